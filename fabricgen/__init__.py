@@ -1,0 +1,7 @@
+"""fabricgen: one RoCEv2 lossless-fabric intent compiled into per-device configs that agree end to end.
+
+The pipeline, one straight road: load → resolve → render → write (→ lint, deploy in later releases).
+The pure core (:func:`fabricgen.api.generate`) touches neither disk nor network.
+"""
+
+__version__ = "0.1.0"

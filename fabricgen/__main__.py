@@ -1,0 +1,3 @@
+from fabricgen.cli import run
+
+run()

@@ -1,0 +1,181 @@
+"""The command line: a thin edge around load → resolve → render → write.
+
+Exit status: 0 success · 1 rendered configs failed validation (``validate``) · 2 bad input or usage
+(every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
+written (the previous tree is left as it was).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fabricgen import __version__
+from fabricgen.api import dump_fabric, generate
+from fabricgen.diagnostics import InputError
+from fabricgen.load import FabricInput, load
+from fabricgen.model import Fabric
+from fabricgen.output import MANIFEST, OutputError, build_manifest, write_output
+from fabricgen.resolve import resolve
+
+EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
+DEFAULT_INTENT = Path("intent/fabric.yaml")
+DEFAULT_INVENTORY = Path("inventory")
+DEFAULT_OUT = Path("out")
+
+F = TypeVar("F", bound=Callable[..., Any])
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
+    err.print(f"[bold red]error:[/] {message}", markup=True)
+    sys.exit(code)
+
+
+def load_and_resolve(intent: Path, inventory: Path) -> tuple[FabricInput, Fabric]:
+    try:
+        loaded = load(intent, inventory)
+        return loaded, resolve(loaded.intent, loaded.inventory, loaded.locate)
+    except InputError as exc:
+        for diagnostic in exc.diagnostics:
+            click.echo(str(diagnostic), err=True)
+        fail(f"{len(exc.diagnostics)} problem(s) in the input; nothing was written")
+
+
+def input_options(func: F) -> F:
+    func = click.option("-i", "--inventory", type=click.Path(path_type=Path), default=DEFAULT_INVENTORY,
+                        show_default=True, help="Nornir SimpleInventory directory")(func)
+    return click.argument("intent", type=click.Path(path_type=Path), default=DEFAULT_INTENT)(func)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fabricgen")
+def main() -> None:
+    """Compile one RoCEv2 fabric intent + Nornir inventory into SONiC, Arista EOS and ConnectX configs.
+
+    \b
+    Exit status: 0 ok, 1 validation failed, 2 bad input/usage, 3 output not written.
+    """
+
+
+@main.command()
+@input_options
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True,
+              help="output directory (replaced atomically)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="summary format")
+def render(intent: Path, inventory: Path, out: Path, fmt: str) -> None:
+    """Render every device's configs into OUT/<device>/ plus OUT/manifest.json.
+
+    \b
+    Examples:
+      fabricgen render                                  # the bundled example: intent/fabric.yaml + inventory/
+      fabricgen render intent/minimal.yaml -o build/minimal
+      fabricgen render site.yaml -i site-inventory --format json
+    """
+    loaded, fabric = load_and_resolve(intent, inventory)
+    files = generate(fabric)
+    try:
+        write_output(out, files, build_manifest(files, loaded.input_hashes))
+    except (OutputError, OSError) as exc:
+        fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
+    _summary(fabric, files, out, fmt)
+
+
+def _summary(fabric: Fabric, files: dict[str, str], out: Path, fmt: str) -> None:
+    per_device = {name: sorted(f.split("/", 1)[1] for f in files if f.startswith(f"{name}/"))
+                  for name in sorted(fabric.devices)}
+    if fmt == "json":
+        click.echo(json.dumps({"fabric": fabric.name, "out": str(out), "files": len(files) + 1,
+                               "devices": {n: {"platform": fabric.devices[n].platform, "role":
+                                               fabric.devices[n].role, "files": f}
+                                           for n, f in per_device.items()}}, indent=2, sort_keys=True))
+        return
+    table = Table(title=f"fabric {fabric.name}: {len(fabric.devices)} devices → {out}/", title_justify="left")
+    for column in ("device", "role", "platform", "files"):
+        table.add_column(column)
+    for name, names in per_device.items():
+        device = fabric.devices[name]
+        table.add_row(name, device.role, device.platform, " ".join(names))
+    Console(highlight=False, width=120).print(table)
+    click.echo(f"wrote {len(files) + 1} files ({MANIFEST} included)")
+
+
+@main.command("resolve")
+@input_options
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("--device", "devices", multiple=True, help="only these devices (repeatable)")
+def resolve_cmd(intent: Path, inventory: Path, fmt: str, devices: tuple[str, ...]) -> None:
+    """Print the resolved device models: every decision fabricgen made, before any vendor syntax."""
+    _, fabric = load_and_resolve(intent, inventory)
+    unknown = sorted(set(devices) - set(fabric.devices))
+    if unknown:
+        fail(f"no such device: {', '.join(unknown)}")
+    if devices:
+        fabric = fabric.model_copy(update={"devices": {n: fabric.devices[n] for n in devices}})
+    click.echo(dump_fabric(fabric, fmt), nl=False)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
+@click.option("--models", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="SONiC YANG models directory (default: $FABRICGEN_SONIC_YANG or ../shared/sonic-yang/models)")
+def validate(paths: tuple[Path, ...], models: Path | None) -> None:
+    """Validate rendered SONiC config_db.json files against SONiC's YANG models.
+
+    PATHS are files or output directories (default: out/). Needs the `yang` extra:
+    pip install 'fabricgen[yang]' (and Debian's libyang2-dev).
+    """
+    from fabricgen.platforms.sonic import BASELINE
+    from fabricgen.validate.sonic_yang import SonicYangValidator, YangUnavailable, find_models_dir, validate_file
+
+    models_dir = models or find_models_dir(Path.cwd())
+    if models_dir is None:
+        fail("no SONiC YANG models found; pass --models DIR or set FABRICGEN_SONIC_YANG")
+    targets = sorted({f for p in (paths or (DEFAULT_OUT,)) for f in _config_dbs(p)})
+    if not targets:
+        fail("no config_db.json found in " + ", ".join(str(p) for p in paths or (DEFAULT_OUT,)))
+    try:
+        validator = SonicYangValidator(models_dir)
+    except YangUnavailable as exc:
+        fail(str(exc))
+    bad = 0
+    for target in targets:
+        issues = validate_file(target, validator, BASELINE)
+        bad += bool(issues)
+        for issue in issues:
+            click.echo(f"{target}: {issue.path}: {issue.message}")
+    click.echo(f"{len(targets) - bad} of {len(targets)} config_db.json valid against {models_dir}")
+    sys.exit(EXIT_INVALID if bad else 0)
+
+
+def _config_dbs(path: Path) -> list[Path]:
+    return [path] if path.is_file() else sorted(path.rglob("config_db.json"))
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(["intent", "inventory"]), default="intent")
+def schema(kind: str) -> None:
+    """Print the JSON Schema of an intent file or of an inventory host (for editors' YAML language server)."""
+    from fabricgen.jsonschema import intent_schema, inventory_schema
+
+    click.echo(json.dumps(intent_schema() if kind == "intent" else inventory_schema(), indent=2,
+                          sort_keys=True))
+
+
+def run() -> None:  # pragma: no cover - console entry guard
+    try:
+        main()
+    except KeyboardInterrupt:
+        fail("interrupted; the previous output (if any) is unchanged", 130)
+    except Exception as exc:
+        if os.environ.get("FABRICGEN_DEBUG"):
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with FABRICGEN_DEBUG=1 and report it)", 70)

@@ -1,0 +1,350 @@
+"""load: YAML files → validated pydantic models, with every problem reported as FILE:LINE:COL.
+
+The inventory is a Nornir SimpleInventory. We read the same three files Nornir reads and apply Nornir's
+inheritance (host → its groups, depth first → defaults, key by key at the top of ``data``), keeping the
+location of every value so that an error inherited from groups.yaml points into groups.yaml.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, format_key_path
+from fabricgen.platforms import platform_names
+from fabricgen.schema.intent import Intent, check_intent, expand_profile
+from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link
+from fabricgen.yamlsource import SourceMap, YamlDocument, load_yaml
+
+INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
+NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
+
+
+@dataclass
+class FabricInput:
+    """Everything loaded, plus where each value came from (keys start with "intent" or "inventory")."""
+
+    intent: Intent
+    inventory: Inventory
+    sources: SourceMap
+    input_hashes: dict[str, str] = field(default_factory=dict)
+    fallback: Location = Location("<input>", 1, 1)
+
+    def locate(self, path: KeyPath) -> Location:
+        return self.sources.locate(path, self.fallback)
+
+
+def load(intent_path: Path, inventory_dir: Path) -> FabricInput:
+    """Load and validate both inputs. Raises InputError with every problem found in either."""
+    problems: list[Diagnostic] = []
+    sources = SourceMap()
+    hashes: dict[str, str] = {}
+    intent = _load_intent(intent_path, sources, problems, hashes)
+    inventory = _load_inventory(inventory_dir, sources, problems, hashes)
+    if problems or intent is None or inventory is None:
+        raise InputError(problems)
+    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1))
+
+
+def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
+    try:
+        hashes[label] = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        pass  # reported by load_yaml
+
+
+# --- intent -------------------------------------------------------------------------------------------
+
+def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
+                 hashes: dict[str, str]) -> Intent | None:
+    _hash(path, f"intent/{path.name}", hashes)
+    doc, found = load_yaml(path)
+    problems += found
+    if doc is None:
+        return None
+    if not isinstance(doc.data, dict):
+        problems.append(Diagnostic(doc.at(()), "<root>", "the intent must be a mapping",
+                                   "start with `fabric: <name>`"))
+        return None
+    sources.graft(("intent",), doc.source)
+    data = expand_profile(doc.data)
+    profile_at = doc.at(("profile",)) if "profile" in doc.data else None
+    intent = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems)
+    if intent is None:
+        return None
+    for key_path, message, hint in check_intent(intent):
+        problems.append(Diagnostic(_intent_location(doc, key_path, profile_at), format_key_path(key_path),
+                                   message, hint))
+    return intent
+
+
+def _intent_location(doc: YamlDocument, path: KeyPath, profile_at: Location | None) -> Location:
+    # A value the user did not write came from the profile: point at `profile:`.
+    if profile_at is not None and path not in doc.source.locations:
+        return profile_at
+    return doc.at(path)
+
+
+# --- pydantic errors → diagnostics ----------------------------------------------------------------------
+
+def _validate(model: type[BaseModel], data: Any, locate: Any, problems: list[Diagnostic],
+              prefix: KeyPath = ()) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
+            message, hint = _explain(model, loc, error)
+            problems.append(Diagnostic(locate(loc), format_key_path(prefix + loc), message, hint))
+        return None
+
+
+def _is_union_tag(part: Any) -> bool:
+    # pydantic inserts the union member's name into `loc` ("list[...]", "literal['default']").
+    return isinstance(part, str) and ("[" in part or part in ("function-before", "function-after"))
+
+
+def _explain(model: type[BaseModel], loc: tuple[Any, ...], error: Any) -> tuple[str, str]:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)}"
+        return f"unknown key {loc[-1]!r}", hint
+    if kind == "missing":
+        return f"missing required key {loc[-1]!r}", "add it (see `fabricgen schema`)"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return message, _value_hint(error)
+
+
+def _value_hint(error: Any) -> str:
+    ctx = error.get("ctx") or {}
+    if "expected" in ctx:
+        return f"expected {ctx['expected']}"
+    if "pattern" in ctx:
+        return "use letters, digits, '-', '_' (names end up in device configs)"
+    return ""
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Walk the schema along ``loc`` to the model whose keys were expected there."""
+    current: Any = model
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field_info = _field_by_key(current, str(part))
+            current = _unwrap(field_info.annotation) if field_info else None
+        elif _is_dict_annotation(current):
+            current = _unwrap(current.__args__[1])
+        else:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return sorted(f.alias or name for name, f in current.model_fields.items())
+    return []
+
+
+def _field_by_key(model: type[BaseModel], key: str) -> Any:
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            return info
+    return None
+
+
+def _is_dict_annotation(annotation: Any) -> bool:
+    return getattr(annotation, "__origin__", None) is dict
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Optional[X] → X; Annotated[X, ...] → X."""
+    args = getattr(annotation, "__args__", ())
+    if getattr(annotation, "__metadata__", None) is not None:
+        return _unwrap(annotation.__origin__)
+    if args and type(None) in args:
+        return _unwrap(next(a for a in args if a is not type(None)))
+    return annotation
+
+
+# --- inventory ------------------------------------------------------------------------------------------
+
+@dataclass
+class _InventoryFiles:
+    hosts: dict[str, Any]
+    groups: dict[str, Any]
+    defaults: dict[str, Any]
+    docs: dict[str, YamlDocument]
+
+
+def _read_inventory_files(directory: Path, problems: list[Diagnostic],
+                          hashes: dict[str, str]) -> _InventoryFiles | None:
+    docs: dict[str, YamlDocument] = {}
+    for name in INVENTORY_FILES:
+        path = directory / name
+        if not path.exists():
+            if name == "hosts.yaml":
+                problems.append(Diagnostic(Location(str(path), 1, 1), "<file>", "inventory has no hosts.yaml",
+                                           "point -i at a Nornir SimpleInventory directory"))
+            continue
+        _hash(path, f"inventory/{name}", hashes)
+        doc, found = load_yaml(path)
+        problems += found
+        if doc is not None and not isinstance(doc.data, dict):
+            problems.append(Diagnostic(doc.at(()), "<root>", f"{name} must be a mapping", "see Nornir's "
+                                       "SimpleInventory format"))
+            doc = None
+        if doc is not None:
+            docs[name] = doc
+    if "hosts.yaml" not in docs:
+        return None
+    data = {name: (docs[name].data if name in docs else {}) for name in INVENTORY_FILES}
+    return _InventoryFiles(data["hosts.yaml"], data["groups.yaml"], data["defaults.yaml"] or {}, docs)
+
+
+def _group_chain(files: _InventoryFiles, groups: list[Any], seen: tuple[str, ...] = ()) -> list[str]:
+    """Groups in Nornir's lookup order: each group, then its parents, depth first."""
+    chain: list[str] = []
+    for group in groups:
+        name = str(group)
+        if name in seen or name not in files.groups:
+            continue
+        chain.append(name)
+        parents = (files.groups[name] or {}).get("groups") or []
+        chain += _group_chain(files, parents, (*seen, name))
+    return chain
+
+
+def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> dict[str, Any]:
+    """One host with Nornir inheritance applied; records each value's origin under ("inventory", name)."""
+    host = files.hosts[name] or {}
+    layers: list[tuple[dict[str, Any], str, KeyPath]] = [(host, "hosts.yaml", (name,))]
+    for group in _group_chain(files, host.get("groups") or []):
+        layers.append((files.groups[group] or {}, "groups.yaml", (group,)))
+    layers.append((files.defaults, "defaults.yaml", ()))
+    effective: dict[str, Any] = {"name": name, "groups": host.get("groups") or [], "data": {}}
+    _graft(sources, files, "hosts.yaml", (name,), ("inventory", name))
+    for layer, file, prefix in layers:
+        for attr in NORNIR_ATTRIBUTES:
+            if attr in layer and attr not in effective:
+                effective[attr] = layer[attr]
+                _graft(sources, files, file, (*prefix, attr), ("inventory", name, attr))
+        data = layer.get("data") or {}
+        for key, value in (data.items() if isinstance(data, dict) else ()):
+            if key not in effective["data"]:
+                effective["data"][key] = value
+                _graft(sources, files, file, (*prefix, "data", key), ("inventory", name, "data", key))
+    return effective
+
+
+def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, to: KeyPath) -> None:
+    doc = files.docs.get(file)
+    if doc is not None:
+        sources.graft(to, doc.source, at)
+
+
+def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic],
+                    hashes: dict[str, str]) -> Inventory | None:
+    files = _read_inventory_files(directory, problems, hashes)
+    if files is None:
+        return None
+    devices: dict[str, Device] = {}
+    for name in files.hosts:
+        effective = _effective_host(files, str(name), sources)
+        device = _validate(Device, effective, lambda loc, n=name: sources.locate(
+            ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),))
+        if device is not None:
+            problems += _check_platform(device, sources)
+            devices[device.name] = device
+    links = _build_links(devices, sources, problems)
+    if problems:
+        return None
+    return Inventory(devices=devices, links=links)
+
+
+def _check_platform(device: Device, sources: SourceMap) -> list[Diagnostic]:
+    if device.platform in platform_names():
+        return []
+    where = sources.locate(("inventory", device.name, "platform"), Location("<inventory>", 1, 1))
+    return [Diagnostic(where, f"{device.name}.platform", f"unknown platform {device.platform!r}",
+                       f"one of: {', '.join(platform_names())}")]
+
+
+# --- links ----------------------------------------------------------------------------------------------
+
+def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[Diagnostic]) -> list[Link]:
+    """Cables from `peer` declarations on either end; both ends must exist and agree."""
+    claimed: dict[tuple[str, str], tuple[str, str]] = {}
+    links: dict[frozenset[tuple[str, str]], Link] = {}
+    for device in sorted(devices.values(), key=lambda d: d.name):
+        for port, spec in device.data.ports.items():
+            if spec.peer is None:
+                continue
+            here = (device.name, port)
+            path = ("inventory", device.name, "data", "ports", port, "peer")
+
+            def report(message: str, hint: str, path: KeyPath = path) -> None:
+                where = sources.locate(path, Location("<inventory>", 1, 1))
+                problems.append(Diagnostic(where, format_key_path(path[1:]), message, hint))
+
+            there = _peer_endpoint(spec.peer, devices, report)
+            if there is None:
+                continue
+            if there == here:
+                report("a port cannot be its own peer", "name the device:port at the other end of the cable")
+                continue
+            _claim(claimed, here, there, report)
+            _claim(claimed, there, here, report)
+            _check_back_reference(devices, here, there, report)
+            _add_link(links, devices, here, there, report)
+    return sorted(links.values(), key=lambda link: (link.a.device, link.a.port))
+
+
+def _peer_endpoint(peer: str, devices: dict[str, Device], report: Any) -> tuple[str, str] | None:
+    name, port = peer.split(":", 1)
+    if name not in devices:
+        close = difflib.get_close_matches(name, list(devices), n=1)
+        report(f"unknown peer device {name!r}", f"did you mean {close[0]!r}?" if close else
+               "add the device to hosts.yaml")
+        return None
+    if port not in devices[name].data.ports:
+        close = difflib.get_close_matches(port, list(devices[name].data.ports), n=1)
+        report(f"{name} has no port {port!r}", f"did you mean {close[0]!r}?" if close else
+               f"add {port} under {name}.data.ports")
+        return None
+    return name, port
+
+
+def _claim(claimed: dict[tuple[str, str], tuple[str, str]], end: tuple[str, str], other: tuple[str, str],
+           report: Any) -> None:
+    previous = claimed.setdefault(end, other)
+    if previous != other:
+        report(f"port {end[0]}:{end[1]} is used twice: cabled to {previous[0]}:{previous[1]} and to "
+               f"{other[0]}:{other[1]}", "a port takes one cable; fix one of the peer entries")
+
+
+def _check_back_reference(devices: dict[str, Device], here: tuple[str, str], there: tuple[str, str],
+                          report: Any) -> None:
+    back = devices[there[0]].data.ports[there[1]].peer
+    if back is not None and back != f"{here[0]}:{here[1]}":
+        report(f"{here[0]}:{here[1]} says its peer is {there[0]}:{there[1]}, but that port says its peer is "
+               f"{back}", "make both ends name each other (or declare the link on one end only)")
+
+
+def _add_link(links: dict[frozenset[tuple[str, str]], Link], devices: dict[str, Device],
+              here: tuple[str, str], there: tuple[str, str], report: Any) -> None:
+    key = frozenset((here, there))
+    if key in links:
+        return
+    a, b = sorted((here, there))
+    spec_a = devices[a[0]].data.ports[a[1]]
+    spec_b = devices[b[0]].data.ports[b[1]]
+    for attr in ("cable_m", "media"):
+        va, vb = getattr(spec_a, attr), getattr(spec_b, attr)
+        if va is not None and vb is not None and va != vb:
+            report(f"the two ends of {a[0]}:{a[1]} ↔ {b[0]}:{b[1]} disagree on {attr}: {va} vs {vb}",
+                   f"one cable has one {attr}; set it on one end only")
+    links[key] = Link(a=Endpoint(device=a[0], port=a[1]), b=Endpoint(device=b[0], port=b[1]),
+                      cable_m=spec_a.cable_m if spec_a.cable_m is not None else spec_b.cable_m,
+                      media=spec_a.media or spec_b.media)

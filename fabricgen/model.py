@@ -1,0 +1,141 @@
+"""The resolved fabric: one DeviceModel per device with every decision already made.
+
+Renderers read these and only format; lint (and config readers) compare these. Dumped as YAML/JSON by
+``fabricgen resolve`` and golden-tested on its own, like AVD's structured config.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Resolved(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EcnThresholds(Resolved):
+    min_bytes: int
+    max_bytes: int
+    probability_pct: int
+
+
+class QueueModel(Resolved):
+    """One egress queue and the class mapped to it."""
+
+    index: int
+    traffic_class: int
+    class_name: str
+    lossless: bool
+    scheduler: Literal["strict", "dwrr"]
+    weight: int | None = None
+    ecn: EcnThresholds | None = None
+
+
+class WatchdogModel(Resolved):
+    detection_ms: int
+    restoration_ms: int
+    poll_ms: int
+    action: Literal["drop", "forward", "alert"]
+
+
+class QosModel(Resolved):
+    """Classification and scheduling, identical on every device of the fabric by construction."""
+
+    dscp_to_tc: dict[int, int] = Field(description="all 64 DSCPs")
+    tc_to_pg: dict[int, int] = Field(description="lossless TC n → PG n; everything else → PG 0")
+    tc_to_queue: dict[int, int]
+    pfc_priority_to_queue: dict[int, int]
+    lossless_priorities: list[int]
+    queues: list[QueueModel]
+    rdma_dscp: int
+    rdma_priority: int
+    cnp_dscp: int
+    cnp_priority: int
+    watchdog: WatchdogModel | None
+
+
+class HeadroomModel(Resolved):
+    """PFC headroom of one lossless priority group, bytes."""
+
+    xon: int
+    xoff: int
+    size: int
+    method: str = Field(description="how it was sized, with the constants' source")
+
+
+PortRole = Literal["host", "fabric", "mgmt", "oob-access", "rdma", "bmc", "frontend", "unused"]
+
+
+class PortModel(Resolved):
+    name: str
+    role: PortRole
+    admin_up: bool
+    speed_mbps: int | None = None
+    lanes: str | None = None
+    fec: str | None = None
+    mtu: int
+    peer: str | None = Field(default=None, description="`device:port` at the other end of the cable")
+    cable_m: int | None = None
+    cable_assumed: bool = Field(default=False, description="cable length not in inventory; default used")
+    media: str | None = None
+    description: str | None = None
+    lossless: bool = False
+    pfc_priorities: list[int] = Field(default_factory=list)
+    headroom: HeadroomModel | None = None
+    access_vlan: int | None = None
+
+
+class MgmtModel(Resolved):
+    vrf: str
+    interface: str
+    address: str | None = Field(default=None, description="ip/prefix on the management interface")
+    gateway: str | None = None
+    vlan: int
+    mtu: int
+
+
+class NicModel(Resolved):
+    """One RDMA NIC port on a GPU host, in the vocabulary of mlnx_qos and the mlx5 sysfs files."""
+
+    interface: str
+    rdma_device: str
+    mtu: int
+    trust: Literal["dscp", "pcp"]
+    pfc: list[int] = Field(description="8 flags, index = priority")
+    prio_tc: list[int] = Field(description="8 TCs, index = priority")
+    tsa: list[Literal["strict", "ets"]] = Field(description="8 values, index = TC")
+    tcbw: list[int] = Field(description="8 ETS shares, index = TC; sum 100, zero on strict TCs")
+    dscp2prio: dict[int, int] = Field(description="only DSCPs whose priority differs from DSCP>>3")
+    dcqcn_priorities: list[int]
+    dcqcn_enabled: bool
+    cnp_dscp: int
+    cnp_priority: int
+    roce_tos: int
+    cable_m: int | None
+    peer: str | None
+    xoff_bytes: int = Field(description="mlx5 port_buffer.c xoff for this speed/cable/MTU")
+
+
+class HostModel(Resolved):
+    nics: list[NicModel]
+    nccl_env: dict[str, str]
+    path_mtu: int
+
+
+class DeviceModel(Resolved):
+    name: str
+    role: str
+    platform: str
+    hardware: str | None
+    asic: str | None
+    mgmt: MgmtModel | None = Field(default=None, description="None on hosts: their BMC is not ours")
+    qos: QosModel | None = Field(default=None, description="None on devices that carry no data traffic")
+    ports: list[PortModel]
+    host: HostModel | None = None
+
+
+class Fabric(Resolved):
+    name: str
+    devices: dict[str, DeviceModel]

@@ -1,0 +1,137 @@
+"""Arista EOS: CLI text for the sections fabricgen owns, laid out the way Arista's pyavd renders them.
+
+Lossless settings live in one ``qos profile`` applied to data ports with ``service-profile`` (AVD's model),
+DSCP→TC maps and the PFC watchdog are global, management sits in its own VRF. Section order, indentation
+and ``!`` separators follow pyavd 6.4 (eos_cli_config_gen), which follows EOS 4.35 running-config, so
+a diff against a pyavd- or device-produced config shows only real differences.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+from fabricgen import __version__
+from fabricgen.model import DeviceModel, PortModel, QosModel, QueueModel
+from fabricgen.platforms import Capability, Platform
+from fabricgen.templating import Templates
+
+PROFILE = "FABRICGEN_ROCE"
+
+# Queue sub-mode per hardware family: Jericho ("sand", VOQ) platforms use `tx-queue`; Trident/Tomahawk
+# shared-buffer platforms split unicast/multicast and take ECN on `uc-tx-queue` (eos.md §2.8).
+_SAND_FAMILIES = ("7280", "7500R", "7800R", "7020R")
+_MGMT0_FAMILIES = ("7500R", "7800R", "7300X3", "7368X4", "7388X5")
+
+CAPABILITY = Capability(
+    name="eos",
+    kind="switch",
+    target="Arista EOS 4.30 or later (CLI; layout of pyavd 6.4 / EOS 4.35 running-config)",
+    max_mtu=9214,
+    mtu_semantics="l3",
+    lossless_class_limit=2,
+    ecn_threshold_unit="bytes",
+    ecn_granularity_bytes=1,
+    programs_headroom=False,  # Jericho: FADT; Trident: `platform trident mmu` profiles, not per-port headroom
+    mgmt_interface="Management1",
+    mgmt_vrf_fixed_name=None,
+    watchdog_step_ms=10,  # `timeout`/`recovery-time` take two decimals of a second
+    owned_sections=("qos profile FABRICGEN_ROCE", "qos map", "priority-flow-control pause watchdog (global)",
+                    "vlan <management vlan> (oob)", "vrf instance <management vrf>",
+                    "interface Ethernet*: description, shutdown, mtu, access vlan (oob), service-profile",
+                    "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
+    commit_strategy="NAPALM eos: configure session, compare, commit with commit-timer (auto-revert)",
+    output_files=("eos.cfg",),
+)
+
+
+def queue_keyword(hardware: str | None) -> str:
+    model = hardware or ""
+    return "tx-queue" if any(f in model for f in _SAND_FAMILIES) or not model else "uc-tx-queue"
+
+
+def natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+def seconds(ms: int) -> str:
+    """200 → "0.2": EOS takes watchdog timers in seconds."""
+    return format((Decimal(ms) / 1000).normalize(), "f")
+
+
+def _queue_lines(queue: QueueModel) -> list[str]:
+    lines = ["priority strict" if queue.scheduler == "strict" else "no priority"]
+    if queue.scheduler == "dwrr":
+        lines.append(f"bandwidth percent {queue.weight}")
+    if queue.ecn:
+        lines.append(f"random-detect ecn minimum-threshold {queue.ecn.min_bytes} bytes maximum-threshold "
+                     f"{queue.ecn.max_bytes} bytes max-mark-probability {queue.ecn.probability_pct}")
+        lines.append("random-detect ecn count")
+    return lines
+
+
+def _profile(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
+    return {
+        "name": PROFILE,
+        "no_drop": qos.lossless_priorities,
+        "watchdog": qos.watchdog is not None and bool(qos.lossless_priorities),
+        "queue_keyword": queue_keyword(device.hardware),
+        "queues": [{"index": q.index, "lines": _queue_lines(q)} for q in qos.queues],
+    }
+
+
+def _dscp_map_lines(qos: QosModel) -> list[str]:
+    by_tc: dict[int, list[int]] = {}
+    for dscp, tc in sorted(qos.dscp_to_tc.items()):
+        by_tc.setdefault(tc, []).append(dscp)
+    lines = [f"{' '.join(map(str, dscps))} to traffic-class {tc}" for tc, dscps in by_tc.items()]
+    return sorted(lines, key=natural_key)
+
+
+def _tc_map_lines(qos: QosModel, keyword: str) -> list[str]:
+    used = sorted({q.traffic_class for q in qos.queues})
+    return [f"{tc} to {keyword} {qos.tc_to_queue[tc]}" for tc in used]
+
+
+def _interface(port: PortModel, profile: str | None) -> dict[str, Any]:
+    data_port = port.role in ("host", "fabric")
+    return {
+        "name": port.name,
+        "description": port.description,
+        "shutdown": not port.admin_up,
+        "mtu": port.mtu if data_port else None,
+        "access_vlan": port.access_vlan,
+        "service_profile": profile if data_port and profile else None,
+    }
+
+
+def build_context(device: DeviceModel) -> dict[str, Any]:
+    qos = device.qos
+    profile = _profile(device, qos) if qos else None
+    ethernet = sorted((p for p in device.ports if p.role != "mgmt"), key=lambda p: natural_key(p.name))
+    mgmt = device.mgmt
+    return {
+        "version": __version__,
+        "device": device,
+        "profile": profile,
+        "vlans": [{"id": mgmt.vlan, "name": "OOB_MGMT"}] if mgmt and device.role == "oob" else [],
+        "interfaces": [_interface(p, profile["name"] if profile else None) for p in ethernet],
+        "mgmt": mgmt,
+        "mgmt_description": "OOB_MANAGEMENT",
+        "dscp_map": _dscp_map_lines(qos) if qos else [],
+        "tc_map": _tc_map_lines(qos, profile["queue_keyword"]) if qos and profile else [],
+        "watchdog": {
+            "timeout": seconds(qos.watchdog.detection_ms),
+            "recovery": seconds(qos.watchdog.restoration_ms),
+            "polling": seconds(qos.watchdog.poll_ms),
+            "action": qos.watchdog.action if qos.watchdog.action != "alert" else "notify-only",
+        } if qos and qos.watchdog else None,
+    }
+
+
+def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
+    return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device))}
+
+
+PLATFORM = Platform(capability=CAPABILITY, render=render)

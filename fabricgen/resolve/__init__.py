@@ -1,0 +1,101 @@
+"""resolve(intent, inventory) → Fabric: every decision in one place, one DeviceModel per device."""
+
+from __future__ import annotations
+
+from ipaddress import ip_address, ip_interface
+
+from fabricgen.diagnostics import InputError
+from fabricgen.model import DeviceModel, Fabric, MgmtModel, PortModel, QosModel
+from fabricgen.platforms import Capability, get_platform
+from fabricgen.resolve.context import Locator, ResolveContext, no_locations
+from fabricgen.resolve.host import resolve_host
+from fabricgen.resolve.ports import mgmt_interface, port_role, resolve_switch_port
+from fabricgen.resolve.qos import resolve_qos
+from fabricgen.schema.intent import Intent
+from fabricgen.schema.inventory import Device, Inventory
+
+__all__ = ["resolve"]
+
+
+def resolve(intent: Intent, inventory: Inventory, locate: Locator = no_locations) -> Fabric:
+    """Resolve every device. Raises InputError listing every problem found (not just the first)."""
+    ctx = ResolveContext(intent, inventory, locate)
+    qos = resolve_qos(intent)
+    devices = {name: _resolve_device(ctx, inventory.devices[name], qos) for name in sorted(inventory.devices)}
+    if ctx.problems:
+        raise InputError(ctx.problems)
+    return Fabric(name=intent.fabric, devices=devices)
+
+
+def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> DeviceModel:
+    cap = get_platform(device.platform).capability
+    _check_platform_limits(ctx, device, cap)
+    if device.role == "gpu-host":
+        return _resolve_gpu_host(ctx, device, qos, cap)
+    ports = [resolve_switch_port(ctx, device, port, cap, qos) for port in device.data.ports]
+    carries_data = device.role in ("leaf", "spine")
+    return DeviceModel(
+        name=device.name, role=device.role, platform=device.platform, hardware=device.data.hardware,
+        asic=device.data.asic, mgmt=_mgmt(ctx, device, cap), qos=qos if carries_data else None,
+        ports=ports,
+    )
+
+
+def _resolve_gpu_host(ctx: ResolveContext, device: Device, qos: QosModel, cap: Capability) -> DeviceModel:
+    roles = {port: port_role(ctx, device, port, cap) for port in device.data.ports}
+    host = resolve_host(ctx, device, [p for p, role in roles.items() if role == "rdma"], qos)
+    ports = [_host_port(ctx, device, port, role) for port, role in roles.items()]
+    return DeviceModel(name=device.name, role=device.role, platform=device.platform,
+                       hardware=device.data.hardware, asic=device.data.asic, mgmt=None, qos=qos,
+                       ports=ports, host=host)
+
+
+def _host_port(ctx: ResolveContext, device: Device, port: str, role: str) -> PortModel:
+    spec = device.data.ports[port]
+    peer = ctx.inventory.peer_of(device.name, port)
+    link = ctx.inventory.link_of(device.name, port)
+    mtu = ctx.intent.mtu.host if role == "rdma" else ctx.intent.mtu.management
+    return PortModel(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,  # type: ignore[arg-type]
+                     fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
+                     cable_m=link.cable_m if link else None, media=link.media if link else None,
+                     lossless=role == "rdma" and bool(ctx.intent.rdma_class().lossless),
+                     pfc_priorities=[ctx.intent.rdma_class().priority] if role == "rdma" else [])
+
+
+def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
+    mgmt = ctx.intent.management
+    address = None
+    try:
+        ip = ip_address(device.hostname)
+    except ValueError:
+        ctx.problem(("inventory", device.name, "hostname"), f"management address {device.hostname!r} of "
+                    f"switch {device.name} is not an IP address", f"use an address in {mgmt.subnet}")
+    else:
+        if ip not in mgmt.subnet:
+            ctx.problem(("inventory", device.name, "hostname"),
+                        f"management address {ip} is outside management subnet {mgmt.subnet}",
+                        "fix the address or intent management.subnet")
+        address = str(ip_interface(f"{ip}/{mgmt.subnet.prefixlen}"))
+    return MgmtModel(vrf=cap.mgmt_vrf_fixed_name or mgmt.vrf, interface=mgmt_interface(device, cap),
+                     address=address, gateway=str(mgmt.gateway), vlan=mgmt.vlan, mtu=ctx.intent.mtu.management)
+
+
+def _check_platform_limits(ctx: ResolveContext, device: Device, cap: Capability) -> None:
+    """Intent features the device's platform cannot express. Messages name the platform, not the device,
+    so a 4,000-host fabric reports each problem once."""
+    intent = ctx.intent
+    key = "host" if cap.kind == "host" else "fabric"
+    mtu = intent.mtu.host if cap.kind == "host" else intent.mtu.fabric
+    if mtu > cap.max_mtu:
+        ctx.problem(("intent", "mtu", key), f"MTU {mtu} exceeds the maximum of platform {cap.name} "
+                    f"({cap.max_mtu})", f"lower mtu.{key} to {cap.max_mtu} or less")
+    lossless = [name for name, cls in intent.qos.classes.items() if cls.lossless]
+    if len(lossless) > cap.lossless_class_limit:
+        ctx.problem(("intent", "qos", "classes"), f"{len(lossless)} lossless classes ({', '.join(lossless)}) "
+                    f"but platform {cap.name} supports {cap.lossless_class_limit}", "make fewer classes lossless")
+    wd = intent.pfc.watchdog
+    for name, value in (("detection_ms", wd.detection_ms), ("restoration_ms", wd.restoration_ms),
+                        ("poll_ms", wd.poll_ms)):
+        if wd.enabled and value % cap.watchdog_step_ms:
+            ctx.problem(("intent", "pfc", "watchdog", name), f"platform {cap.name} sets PFC watchdog timers in "
+                        f"{cap.watchdog_step_ms} ms steps", f"use a multiple of {cap.watchdog_step_ms}")

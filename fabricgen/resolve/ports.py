@@ -1,0 +1,133 @@
+"""Per-port decisions: role from what the cable reaches, MTU, PFC, headroom, descriptions, access VLAN."""
+
+from __future__ import annotations
+
+from fabricgen.model import HeadroomModel, PortModel, PortRole, QosModel
+from fabricgen.platforms import Capability
+from fabricgen.resolve.context import ResolveContext
+from fabricgen.resolve.headroom import (
+    ASIC_CONSTANTS,
+    PAUSE_QUANTA,
+    VENDOR_TABLES,
+    HeadroomInputs,
+    spectrum_headroom,
+    vendor_table_headroom,
+)
+from fabricgen.schema.inventory import Device, PortSpec
+
+DATA_SWITCH_ROLES = frozenset({"leaf", "spine"})
+_DESCRIPTION_PREFIX: dict[str, str] = {"fabric": "P2P", "host": "GPU", "mgmt": "OOB", "oob-access": "MGMT",
+                                       "rdma": "LEAF", "bmc": "OOB"}
+
+
+def mgmt_interface(device: Device, cap: Capability) -> str:
+    return device.data.mgmt_interface or cap.mgmt_interface
+
+
+def port_role(ctx: ResolveContext, device: Device, port: str, cap: Capability) -> PortRole:
+    peer = ctx.inventory.peer_of(device.name, port)
+    peer_role = ctx.inventory.devices[peer.device].role if peer else None
+    if device.role == "gpu-host":
+        return _host_port_role(device, port, peer_role)
+    if port == mgmt_interface(device, cap):
+        return "mgmt"
+    if peer_role is None:
+        return "unused"
+    if device.role == "oob":
+        return "oob-access"
+    if peer_role == "oob":
+        ctx.problem(("inventory", device.name, "data", "ports", port, "peer"),
+                    f"data port {device.name}:{port} is cabled to OOB switch {peer}",
+                    f"only the management interface ({mgmt_interface(device, cap)}) may reach the OOB network")
+        return "unused"
+    return "host" if peer_role == "gpu-host" else "fabric"
+
+
+def _host_port_role(device: Device, port: str, peer_role: str | None) -> PortRole:
+    if port == device.data.frontend_interface:
+        return "frontend"
+    if peer_role == "oob":
+        return "bmc"
+    if peer_role in DATA_SWITCH_ROLES:
+        return "rdma"
+    return "unused"
+
+
+def _speed(ctx: ResolveContext, device: Device, port: str, spec: PortSpec) -> int | None:
+    if spec.speed is not None:
+        return spec.speed
+    peer = ctx.inventory.peer_of(device.name, port)
+    if peer is not None:
+        return ctx.inventory.devices[peer.device].data.ports[peer.port].speed
+    return None
+
+
+def resolve_switch_port(ctx: ResolveContext, device: Device, port: str, cap: Capability,
+                        qos: QosModel) -> PortModel:
+    spec = device.data.ports[port]
+    role = port_role(ctx, device, port, cap)
+    peer = ctx.inventory.peer_of(device.name, port)
+    link = ctx.inventory.link_of(device.name, port)
+    carries_data = role in ("host", "fabric")
+    mtu = ctx.intent.mtu.fabric if carries_data or role == "unused" else ctx.intent.mtu.management
+    cable = link.cable_m if link else None
+    speed = _speed(ctx, device, port, spec)
+    lossless = carries_data and bool(qos.lossless_priorities)
+    headroom = None
+    if lossless and cap.programs_headroom:
+        headroom = _headroom(ctx, device, port, speed, cable, mtu)
+    return PortModel(
+        name=port, role=role, admin_up=role != "unused", speed_mbps=speed, lanes=spec.lanes,
+        fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
+        cable_m=cable if cable is not None or not lossless else ctx.intent.pfc.headroom.default_cable_m,
+        cable_assumed=lossless and cable is None, media=link.media if link else None,
+        description=_description(role, str(peer) if peer else None),
+        lossless=lossless, pfc_priorities=list(qos.lossless_priorities) if lossless else [],
+        headroom=headroom,
+        access_vlan=ctx.intent.management.vlan if role == "oob-access" else None,
+    )
+
+
+def _description(role: str, peer: str | None) -> str | None:
+    if peer is None or role not in _DESCRIPTION_PREFIX:
+        return None
+    return f"{_DESCRIPTION_PREFIX[role]}_{peer.replace(':', '_')}"
+
+
+def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None, cable: int | None,
+              mtu: int) -> HeadroomModel | None:
+    path = ("inventory", device.name, "data", "ports", port)
+    policy = ctx.intent.pfc.headroom
+    cable_m = cable if cable is not None else policy.default_cable_m
+    if speed is None:
+        ctx.problem((*path, "speed"), f"lossless port {device.name}:{port} has no speed",
+                    "set speed (e.g. 400G) on this port or its peer")
+        return None
+    if policy.method == "vendor-table":
+        return _vendor_headroom(ctx, device, port, speed, cable_m)
+    asic = device.data.asic
+    if asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA:
+        ctx.problem(("inventory", device.name, "data", "asic"),
+                    f"no headroom constants for ASIC {asic!r} at {speed} Mb/s on {device.name}",
+                    f"set data.asic to one of {', '.join(sorted(ASIC_CONSTANTS))}")
+        return None
+    lanes = len(device.data.ports[port].lanes.split(",")) if device.data.ports[port].lanes else 4
+    return spectrum_headroom(asic, HeadroomInputs(
+        speed_mbps=speed, cable_m=cable_m, port_mtu=mtu, lanes=lanes, lossless_mtu=policy.lossless_mtu,
+        small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool))
+
+
+def _vendor_headroom(ctx: ResolveContext, device: Device, port: str, speed: int,
+                     cable_m: int) -> HeadroomModel | None:
+    sku = device.data.hardware or ""
+    if sku not in VENDOR_TABLES:
+        ctx.problem(("inventory", device.name, "data", "hardware"),
+                    f"no shipped headroom table for hardware {sku!r}",
+                    f"use pfc.headroom.method: formula, or one of {', '.join(sorted(VENDOR_TABLES))}")
+        return None
+    headroom = vendor_table_headroom(sku, speed, cable_m)
+    if headroom is None:
+        ctx.problem(("inventory", device.name, "data", "ports", port, "cable_m"),
+                    f"{sku}'s table has no row for {speed} Mb/s with a cable of {cable_m} m or longer",
+                    "use pfc.headroom.method: formula")
+    return headroom

@@ -1,0 +1,303 @@
+"""The intent: what the fabric must do, once, independent of vendor.
+
+One file says which DSCP is RDMA, which priority is lossless, where ECN marks, how CNPs travel, the MTUs,
+the PFC watchdog and headroom policy, and the out-of-band management network. ``profile: roce`` fills in
+a complete, sensible class set (NVIDIA's ``nv set qos roce`` recipe) that every key can override.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+
+from fabricgen.schema.common import ClassName, StrictModel, Text
+from fabricgen.units import ByteSize
+
+Dscp = Annotated[int, Field(ge=0, le=63)]
+Priority = Annotated[int, Field(ge=0, le=7, description="802.1p / switch priority; also the traffic class")]
+
+
+class Scheduling(StrictModel):
+    """Egress scheduling of a class: strict priority, or a DWRR share in percent."""
+
+    strict: bool
+    weight: int | None = None
+
+
+def _parse_scheduling(value: Any) -> Any:
+    if isinstance(value, Scheduling):
+        return value
+    if value == "strict":
+        return Scheduling(strict=True)
+    if isinstance(value, dict) and set(value) == {"dwrr"}:
+        weight = value["dwrr"]
+        if isinstance(weight, int) and not isinstance(weight, bool) and 1 <= weight <= 100:
+            return Scheduling(strict=False, weight=weight)
+    raise ValueError("write `strict` or `{dwrr: <weight 1-100>}`")
+
+
+SchedulingSpec = Annotated[
+    Scheduling,
+    BeforeValidator(_parse_scheduling),
+    WithJsonSchema({"anyOf": [{"const": "strict"},
+                              {"type": "object", "additionalProperties": False, "required": ["dwrr"],
+                               "properties": {"dwrr": {"type": "integer", "minimum": 1, "maximum": 100}}}]}),
+]
+
+
+def _parse_dscp_set(value: Any) -> Any:
+    if value == "default":
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    return value
+
+
+DscpSet = Annotated[
+    Literal["default"] | list[Dscp],
+    BeforeValidator(_parse_dscp_set),
+    Field(description="DSCP values of the class, or `default` for every DSCP no other class lists"),
+]
+
+
+class Ecn(StrictModel):
+    """WRED/ECN marking on the class's egress queue: marking starts at ``min`` and reaches
+    ``probability`` % at ``max`` (queue depth)."""
+
+    min: ByteSize
+    max: ByteSize
+    probability: int = Field(default=100, ge=1, le=100, description="mark probability at max, percent")
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self) -> Ecn:
+        if self.min > self.max:
+            raise ValueError(f"ECN min ({self.min} B) is above max ({self.max} B); swap them")
+        return self
+
+
+class QosClass(StrictModel):
+    dscp: DscpSet
+    priority: Priority
+    queue: int | None = Field(default=None, ge=0, le=7, description="egress queue; default = priority")
+    lossless: bool = Field(default=False, description="PFC on this priority (no-drop)")
+    scheduling: SchedulingSpec
+    ecn: Ecn | None = None
+
+    @property
+    def egress_queue(self) -> int:
+        return self.priority if self.queue is None else self.queue
+
+
+class Qos(StrictModel):
+    classes: dict[ClassName, QosClass] = Field(min_length=1)
+
+
+class Rdma(StrictModel):
+    traffic_class: ClassName = Field(alias="class", description="the QoS class that carries RoCEv2")
+    dscp: Dscp | None = Field(default=None, description="DSCP applications mark RoCE with; default: the "
+                                                         "class's only DSCP")
+    cnp_class: ClassName = Field(description="the QoS class CNPs travel in (normally strict priority)")
+    dcqcn: bool = Field(default=True, description="DCQCN reaction+notification points on the NICs")
+    tos_ecn_bits: int = Field(default=0, ge=0, le=3,
+                              description="ECN bits in the application ToS byte: ToS = DSCP<<2 | bits")
+    path_mtu: Literal[1024, 2048, 4096] = Field(default=4096, description="RoCE path MTU (IB MTU enum)")
+    gid_index: int = Field(default=3, ge=0, le=255,
+                           description="NCCL_IB_GID_INDEX: 3 is RoCEv2/IPv4 in the default mlx5 GID table")
+
+
+class Mtu(StrictModel):
+    host: int = Field(default=9000, ge=1280, le=9978, description="NIC netdev MTU on GPU hosts")
+    fabric: int = Field(default=9100, ge=1280, le=9216, description="switch port MTU on every data hop")
+    management: int = Field(default=1500, ge=1280, le=9216)
+
+
+class Watchdog(StrictModel):
+    enabled: bool = True
+    detection_ms: int = Field(default=200, ge=100, le=5000)
+    restoration_ms: int = Field(default=200, ge=100, le=60000)
+    poll_ms: int = Field(default=100, ge=100, le=1000)
+    action: Literal["drop", "forward", "alert"] = "drop"
+
+    @model_validator(mode="after")
+    def _poll_fits(self) -> Watchdog:
+        if self.poll_ms > min(self.detection_ms, self.restoration_ms):
+            raise ValueError("poll_ms must not exceed detection_ms or restoration_ms")
+        return self
+
+
+class Headroom(StrictModel):
+    """How PFC headroom (xon/xoff/size) is sized per lossless port."""
+
+    method: Literal["formula", "vendor-table"] = Field(
+        default="formula",
+        description="formula: SONiC/NVIDIA headroom formula with the ASIC's constants; vendor-table: the "
+                    "SKU's shipped pg_profile_lookup rows (cable rounded up to the next row)")
+    small_packet_percent: int = Field(default=50, ge=0, le=100)
+    lossless_mtu: int = Field(default=1024, ge=64, le=9216, description="assumed lossless packet size")
+    default_cable_m: int = Field(default=40, ge=1, le=10000,
+                                 description="used where the inventory gives no cable length")
+    shared_headroom_pool: bool = False
+
+
+class Pfc(StrictModel):
+    watchdog: Watchdog = Watchdog()
+    headroom: Headroom = Headroom()
+
+
+class Management(StrictModel):
+    """The out-of-band network: its own VLAN on OOB switches, its own VRF on every device."""
+
+    vlan: int = Field(ge=2, le=4094)
+    subnet: IPv4Network | IPv6Network
+    gateway: IPv4Address | IPv6Address
+    vrf: ClassName = "mgmt"
+
+    @model_validator(mode="after")
+    def _gateway_in_subnet(self) -> Management:
+        if self.gateway not in self.subnet:
+            raise ValueError(f"gateway {self.gateway} is outside subnet {self.subnet}")
+        return self
+
+
+class Intent(StrictModel):
+    fabric: ClassName = Field(description="fabric name")
+    description: Text = ""
+    profile: Literal["roce"] | None = Field(
+        default=None, description="one knob: `roce` expands to NVIDIA's RoCE recipe; any key overrides it")
+    qos: Qos
+    rdma: Rdma
+    mtu: Mtu = Mtu()
+    pfc: Pfc = Pfc()
+    management: Management
+
+    def rdma_class(self) -> QosClass:
+        return self.qos.classes[self.rdma.traffic_class]
+
+    def cnp_class(self) -> QosClass:
+        return self.qos.classes[self.rdma.cnp_class]
+
+    def rdma_dscp(self) -> int:
+        if self.rdma.dscp is not None:
+            return self.rdma.dscp
+        dscps = self.rdma_class().dscp
+        assert isinstance(dscps, list)  # check_intent() guarantees a single explicit DSCP here
+        return dscps[0]
+
+
+# The one-knob profile. Values follow NVIDIA's `nv set qos roce` (lossless mode): DSCP 26 → prio 3 lossless
+# with ECN 150 KB..1.5 MB at 100 %, CNP DSCP 48 → prio 6 strict, everything else prio 0; DWRR 50/50.
+PROFILES: dict[str, dict[str, Any]] = {
+    "roce": {
+        "qos": {"classes": {
+            "default": {"dscp": "default", "priority": 0, "scheduling": {"dwrr": 50}},
+            "rdma": {"dscp": [26], "priority": 3, "lossless": True, "scheduling": {"dwrr": 50},
+                     "ecn": {"min": "150KB", "max": "1500KB", "probability": 100}},
+            "cnp": {"dscp": [48], "priority": 6, "scheduling": "strict"},
+        }},
+        "rdma": {"class": "rdma", "cnp_class": "cnp", "dcqcn": True},
+    },
+}
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Override wins; mappings merge key by key; ``null`` in the override deletes the key."""
+    merged = dict(base)
+    for key, value in override.items():
+        if value is None and key in base and isinstance(base[key], dict):
+            merged.pop(key)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = deep_merge(base[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def expand_profile(raw: dict[str, Any]) -> dict[str, Any]:
+    """Apply ``profile:`` (if any) under the user's keys. Unknown profiles are left to schema validation."""
+    profile = PROFILES.get(str(raw.get("profile")))
+    return deep_merge(profile, raw) if profile else raw
+
+
+def check_intent(intent: Intent) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """Cross-field rules a schema cannot express. Returns (key path, message, hint) triples."""
+    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+    classes = intent.qos.classes
+    problems += _check_dscp_coverage(classes)
+    problems += _check_unique(classes, "priority", lambda c: c.priority)
+    problems += _check_unique(classes, "queue", lambda c: c.egress_queue)
+    problems += _check_weights(classes)
+    problems += _check_rdma(intent)
+    return problems
+
+
+def _check_dscp_coverage(classes: dict[str, QosClass]) -> list[tuple[tuple[str | int, ...], str, str]]:
+    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+    owner: dict[int, str] = {}
+    defaults = [name for name, cls in classes.items() if cls.dscp == "default"]
+    for name, cls in classes.items():
+        for dscp in cls.dscp if isinstance(cls.dscp, list) else []:
+            if dscp in owner:
+                problems.append((("qos", "classes", name, "dscp"), f"DSCP {dscp} is already in class "
+                                 f"{owner[dscp]!r}", "every DSCP belongs to exactly one class"))
+            owner[dscp] = name
+    if len(defaults) > 1:
+        problems.append((("qos", "classes", defaults[1], "dscp"), "more than one class has `dscp: default`",
+                         "keep `default` on one class"))
+    if not defaults and len(owner) < 64:
+        problems.append((("qos", "classes"), f"{64 - len(owner)} DSCP values belong to no class",
+                         "give one class `dscp: default` to catch them"))
+    return problems
+
+
+def _check_unique(classes: dict[str, QosClass], what: str,
+                  key: Any) -> list[tuple[tuple[str | int, ...], str, str]]:
+    seen: dict[int, str] = {}
+    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+    for name, cls in classes.items():
+        value = key(cls)
+        if value in seen:
+            problems.append((("qos", "classes", name, what), f"{what} {value} is also used by class "
+                             f"{seen[value]!r}", f"give each class its own {what}"))
+        seen[value] = name
+    return problems
+
+
+def _check_weights(classes: dict[str, QosClass]) -> list[tuple[tuple[str | int, ...], str, str]]:
+    weights = {name: cls.scheduling.weight for name, cls in classes.items() if not cls.scheduling.strict}
+    total = sum(w or 0 for w in weights.values())
+    if weights and total != 100:
+        shares = ", ".join(f"{n}={w}" for n, w in weights.items())
+        return [(("qos", "classes"), f"DWRR weights sum to {total}, not 100 ({shares})",
+                 "NIC ETS (mlnx_qos --tcbw) rejects any other sum; adjust the weights")]
+    return []
+
+
+def _check_rdma(intent: Intent) -> list[tuple[tuple[str | int, ...], str, str]]:
+    classes = intent.qos.classes
+    rdma = intent.rdma
+    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+    for key, name in (("class", rdma.traffic_class), ("cnp_class", rdma.cnp_class)):
+        if name not in classes:
+            problems.append((("rdma", key), f"no QoS class named {name!r}",
+                             f"one of: {', '.join(sorted(classes))}"))
+    if problems:
+        return problems
+    if rdma.traffic_class == rdma.cnp_class:
+        problems.append((("rdma", "cnp_class"), "CNPs must not share the RDMA class",
+                         "give CNPs their own strict-priority class"))
+    rdma_dscps = classes[rdma.traffic_class].dscp
+    if rdma_dscps == "default":
+        problems.append((("qos", "classes", rdma.traffic_class, "dscp"),
+                         "the RDMA class cannot be the default class", "list the RoCE DSCP (e.g. [26])"))
+    elif rdma.dscp is None and len(rdma_dscps) != 1:
+        problems.append((("rdma", "dscp"), "the RDMA class has several DSCPs",
+                         "say which one applications mark: rdma.dscp"))
+    elif rdma.dscp is not None and rdma.dscp not in rdma_dscps:
+        problems.append((("rdma", "dscp"), f"DSCP {rdma.dscp} is not in class {rdma.traffic_class!r}",
+                         "add it to the class's dscp list"))
+    if classes[rdma.cnp_class].dscp == "default":
+        problems.append((("qos", "classes", rdma.cnp_class, "dscp"), "the CNP class cannot be the "
+                         "default class", "list the CNP DSCP (e.g. [48])"))
+    return problems

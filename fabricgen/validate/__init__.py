@@ -1,0 +1,1 @@
+"""Validators for rendered device configs (SONiC YANG, ...)."""

@@ -1,0 +1,145 @@
+"""YAML loading that remembers where every key came from and refuses duplicate keys.
+
+PyYAML silently keeps the last of two equal keys; in a fabric file that silently drops a port or a class.
+We compose the node graph (the C composer when libyaml is present), then build plain Python data
+ourselves so that every key path maps to a file:line:col for error messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
+
+try:  # libyaml makes loading a 4,000-host inventory several times faster
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+_SCALARS = yaml.constructor.SafeConstructor()
+
+
+@dataclass
+class SourceMap:
+    """Key path → location of the key (or value, for list items) that introduced it."""
+
+    locations: dict[KeyPath, Location] = field(default_factory=dict)
+
+    def add(self, path: KeyPath, location: Location) -> None:
+        self.locations[path] = location
+
+    def locate(self, path: KeyPath, fallback: Location) -> Location:
+        """The location of ``path`` or of its closest ancestor that we know."""
+        for cut in range(len(path), -1, -1):
+            found = self.locations.get(path[:cut])
+            if found is not None:
+                return found
+        return fallback
+
+    def graft(self, prefix: KeyPath, other: SourceMap, other_prefix: KeyPath = ()) -> None:
+        """Copy ``other``'s locations under ``other_prefix`` into this map under ``prefix``."""
+        size = len(other_prefix)
+        for path, location in other.locations.items():
+            if path[:size] == other_prefix:
+                self.locations[prefix + path[size:]] = location
+
+
+@dataclass
+class YamlDocument:
+    data: Any
+    source: SourceMap
+    file: str
+
+    def at(self, path: KeyPath) -> Location:
+        return self.source.locate(path, Location(self.file, 1, 1))
+
+
+def _mark(file: str, node: yaml.Node) -> Location:
+    return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+class _Builder:
+    """Turns a composed node graph into dicts/lists/scalars, recording locations and duplicate keys."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.source = SourceMap()
+        self.problems: list[Diagnostic] = []
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for index, child in enumerate(node.value):
+                self.source.add((*path, index), _mark(self.file, child))
+                items.append(self.build(child, (*path, index)))
+            return items
+        return self._scalar(node, path)
+
+    def _scalar(self, node: yaml.Node, path: KeyPath) -> Any:
+        # Calling the tag's constructor directly (not construct_object) keeps no per-node cache alive.
+        constructor = _SCALARS.yaml_constructors.get(node.tag)
+        if constructor is None or not isinstance(node, yaml.ScalarNode):
+            self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
+                                            f"unsupported YAML tag {node.tag}", "remove the tag"))
+            return None
+        return constructor(_SCALARS, node)
+
+    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self.problems.append(
+                    Diagnostic(_mark(self.file, key_node), format_key_path(path), "YAML merge keys (<<) are "
+                               "not supported", "write the keys out, or use groups.yaml for shared values")
+                )
+                continue
+            key = self._scalar(key_node, path)
+            if not isinstance(key, str | int) or isinstance(key, bool):
+                key = str(key)
+            child_path = (*path, key)
+            if key in result:
+                first = self.source.locations[child_path]
+                self.problems.append(
+                    Diagnostic(_mark(self.file, key_node), format_key_path(child_path),
+                               f"duplicate key {key!r} (first defined at line {first.line})",
+                               "YAML keeps only the last one; merge the two entries")
+                )
+                continue
+            self.source.add(child_path, _mark(self.file, key_node))
+            result[key] = self.build(value_node, child_path)
+        return result
+
+
+def load_yaml(path: Path, display_name: str | None = None) -> tuple[YamlDocument | None, list[Diagnostic]]:
+    """Load one YAML file. Returns the document (None if unusable) and the problems found."""
+    name = display_name or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return None, [Diagnostic(Location(name, 1, 1), "<file>", f"cannot read file: {exc.strerror}",
+                                 "check the path")]
+    except UnicodeDecodeError as exc:
+        return None, [Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
+                                 "save the file as UTF-8")]
+    return parse_yaml(text, name)
+
+
+def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name, 1, 1)
+        return None, [Diagnostic(where, "<yaml>", f"YAML syntax error: {exc.problem or exc.context}",
+                                 "check indentation and quoting around this position")]
+    except yaml.YAMLError as exc:
+        return None, [Diagnostic(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
+    builder = _Builder(name)
+    data = {} if node is None else builder.build(node, ())
+    return YamlDocument(data, builder.source, name), builder.problems
