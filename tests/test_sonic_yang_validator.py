@@ -25,7 +25,8 @@ from fabricgen.validate.sonic_yang import (
 MODELS = find_models_dir(Path(__file__))
 if MODELS is None:
     pytest.skip(
-        "needs ../shared/sonic-yang (SONiC YANG models) beside the repo, or FABRICGEN_SONIC_YANG=<models dir>",
+        "needs ../shared/sonic-yang (SONiC YANG models) beside the repo; "
+        "or set FABRICGEN_SONIC_YANG=<models dir>",
         allow_module_level=True,
     )
 try:
@@ -56,7 +57,11 @@ def example_config() -> dict[str, Any]:
     wred_colours = {
         f"{colour}_{what}": value
         for colour in ("green", "yellow", "red")
-        for what, value in (("min_threshold", "1048576"), ("max_threshold", "2097152"), ("drop_probability", "5"))
+        for what, value in (
+            ("min_threshold", "1048576"),
+            ("max_threshold", "2097152"),
+            ("drop_probability", "5"),
+        )
     }
     return {
         "DEVICE_METADATA": {
@@ -87,7 +92,10 @@ def example_config() -> dict[str, Any]:
         "TC_TO_PRIORITY_GROUP_MAP": {"ROCE": {str(tc): str(tc) if tc in (3, 7) else "0" for tc in range(8)}},
         "TC_TO_QUEUE_MAP": {"ROCE": {str(tc): str(tc) for tc in range(8)}},
         "MAP_PFC_PRIORITY_TO_QUEUE": {"ROCE": {str(prio): str(prio) for prio in range(8)}},
-        "PORT_QOS_MAP": {"global": {"dscp_to_tc_map": "ROCE"}, **{port: dict(roce_port_qos) for port in PORTS}},
+        "PORT_QOS_MAP": {
+            "global": {"dscp_to_tc_map": "ROCE"},
+            **{port: dict(roce_port_qos) for port in PORTS},
+        },
         "WRED_PROFILE": {
             "ROCE_LOSSLESS": {
                 "ecn": "ecn_all",
@@ -111,7 +119,12 @@ def example_config() -> dict[str, Any]:
             }
         ),
         "BUFFER_POOL": {
-            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": "164110924", "xoff": "20181824"},
+            "ingress_lossless_pool": {
+                "type": "ingress",
+                "mode": "dynamic",
+                "size": "164110924",
+                "xoff": "20181824",
+            },
             "egress_lossless_pool": {"type": "egress", "mode": "static", "size": "164110924"},
         },
         "BUFFER_PROFILE": {
@@ -143,11 +156,15 @@ def example_config() -> dict[str, Any]:
         "CABLE_LENGTH": {"AZURE": {port: "40m" for port in PORTS}},
         "PFC_WD": {
             "GLOBAL": {"POLL_INTERVAL": "200"},
-            **{port: {"action": "drop", "detection_time": "200", "restoration_time": "200"} for port in PORTS},
+            **{
+                port: {"action": "drop", "detection_time": "200", "restoration_time": "200"} for port in PORTS
+            },
         },
         "VLAN": {"Vlan100": {"vlanid": "100", "mtu": "9100", "admin_status": "up"}},
         "VLAN_MEMBER": {"Vlan100|Ethernet8": {"tagging_mode": "untagged"}},
-        "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up", "speed": "1000", "description": "OOB management"}},
+        "MGMT_PORT": {
+            "eth0": {"alias": "eth0", "admin_status": "up", "speed": "1000", "description": "OOB management"}
+        },
         "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
         "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
     }
@@ -245,9 +262,14 @@ def test_table_without_yang_model_is_refused(validator: SonicYangValidator) -> N
 
 @pytest.mark.parametrize(
     ("table", "key", "leaf"),
-    [("WRED_PROFILE", "ROCE_LOSSLESS", "wred_green_enable"), ("MGMT_VRF_CONFIG", "vrf_global", "mgmtVrfEnabled")],
+    [
+        ("WRED_PROFILE", "ROCE_LOSSLESS", "wred_green_enable"),
+        ("MGMT_VRF_CONFIG", "vrf_global", "mgmtVrfEnabled"),
+    ],
 )
-def test_boolean_written_True_is_refused(validator: SonicYangValidator, table: str, key: str, leaf: str) -> None:
+def test_boolean_written_True_is_refused(
+    validator: SonicYangValidator, table: str, key: str, leaf: str
+) -> None:
     config = example_config()
     config[table][key][leaf] = "True"
     issue = _only_issue(validator.validate(config))
@@ -375,3 +397,31 @@ def test_missing_binding_raises_yang_unavailable(monkeypatch: pytest.MonkeyPatch
         SonicYangValidator(MODELS)
     assert "pip install 'fabricgen[yang]'" in str(raised.value)
     assert "apt-get install libyang2-dev" in str(raised.value)
+
+
+def test_table_shapes_come_from_the_schema(validator: SonicYangValidator) -> None:
+    # Shapes no QoS table has (entries from sonic-yang-models' sample_config_db.json): a table mixing a
+    # container with a 2-key list, container-only tables, JSON-list leaf-lists, a ';'-separated one.
+    config = example_config()
+    config["TELEMETRY_CLIENT"] = {
+        "Global": {"encoding": "JSON_IETF", "retry_interval": "30", "src_ip": "30.57.185.38"},
+        "DestinationGroup|HS": {"dst_addr": "30.57.186.214:8081,30.57.185.39:8081"},
+    }
+    config["FLEX_COUNTER_TABLE"] = {
+        "PFCWD": {"FLEX_COUNTER_STATUS": "enable"},
+        "QUEUE": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
+    }
+    config["SWITCH_HASH"] = {
+        "GLOBAL": {"ecmp_hash": ["DST_IP", "SRC_IP", "L4_DST_PORT"], "lag_hash": ["SRC_IP"]}
+    }
+    config["LOOPBACK_INTERFACE"] = {"Loopback0": {}, "Loopback0|10.1.0.1/32": {}}
+    config["NTP"] = {"global": {"vrf": "mgmt", "src_intf": "eth0;Loopback0"}}
+    assert validator.validate(config) == []
+    config["TELEMETRY_CLIENT"]["Global"]["retry_interval"] = "thirty"
+    config["FLEX_COUNTER_TABLE"]["PFCWD"]["FLEX_COUNTER_STATUS"] = "on"
+    config["NTP"]["global"]["src_intf"] = "eth0;Loopback9"
+    assert sorted(_paths(validator.validate(config))) == [
+        "FLEX_COUNTER_TABLE/PFCWD/FLEX_COUNTER_STATUS",
+        "NTP/global/src_intf",
+        "TELEMETRY_CLIENT/Global/retry_interval",
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, Field, PlainValidator, WithJsonSchema, model_validator
 
 from fabricgen.schema.common import ClassName, StrictModel, Text
 from fabricgen.units import ByteSize
@@ -47,18 +47,28 @@ SchedulingSpec = Annotated[
 ]
 
 
-def _parse_dscp_set(value: Any) -> Any:
+def _parse_dscp_set(value: Any) -> Literal["default"] | list[int]:
+    """`default`, one DSCP, or a list of DSCPs 0..63 — one clear message instead of a union's two."""
     if value == "default":
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value]
-    return value
+        return "default"
+    values = [value] if isinstance(value, int) else value
+    if not isinstance(values, list) or not values:
+        raise ValueError("write `default` or a list of DSCP values, e.g. [26]")
+    for dscp in values:
+        if not isinstance(dscp, int) or isinstance(dscp, bool) or not 0 <= dscp <= 63:
+            raise ValueError(f"{dscp!r} is not a DSCP value (0-63)")
+    if len(set(values)) != len(values):
+        raise ValueError("a DSCP is listed twice")
+    return sorted(values)
 
 
 DscpSet = Annotated[
-    Literal["default"] | list[Dscp],
-    BeforeValidator(_parse_dscp_set),
-    Field(description="DSCP values of the class, or `default` for every DSCP no other class lists"),
+    Literal["default"] | list[int],
+    PlainValidator(_parse_dscp_set),
+    WithJsonSchema({"anyOf": [{"const": "default"},
+                              {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 63},
+                               "minItems": 1, "uniqueItems": True}],
+                    "description": "DSCP values of the class, or `default` for every DSCP no other class lists"}),
 ]
 
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 __all__ = ["SonicYangValidator", "YangIssue", "YangUnavailable", "find_models_dir", "validate_file"]
 
@@ -127,7 +127,7 @@ class _LyError:
 @dataclass(frozen=True)
 class _ValueCheck:
     error: str | None  # libyang's message when the value does not fit the leaf's type
-    json_kind: str  # "int", "bool" or "str": how RFC 7951 JSON must encode the value
+    json_kind: Literal["int", "bool", "str"]  # how RFC 7951 JSON must encode the value
 
 
 def _split_location(message: str, location: str) -> _LyError:
@@ -162,6 +162,7 @@ class _Libyang:
     def check_value(self, snode: Any, value: str) -> _ValueCheck:
         """Check ``value`` against the leaf's type; leafref existence is left to full validation."""
         ffi, lib = self._ffi, self._lib
+        lib.ly_err_clean(self.ctx.cdata, ffi.NULL)  # only this call's errors below
         raw = value.encode()
         realtype = ffi.new("struct lysc_type **")
         ret = lib.lyd_value_validate(self.ctx.cdata, snode.cdata, raw, len(raw), ffi.NULL, realtype, ffi.NULL)
@@ -176,6 +177,7 @@ class _Libyang:
     def validation_errors(self, yang_json: str) -> list[_LyError]:
         """Parse RFC 7951 JSON strictly and run full validation; [] means valid."""
         ffi, lib = self._ffi, self._lib
+        lib.ly_err_clean(self.ctx.cdata, ffi.NULL)  # only this parse's errors below
         raw = yang_json.encode()  # must outlive the ly_in reading it
         data_in = ffi.new("struct ly_in **")
         if lib.ly_in_new_memory(raw, data_in) != lib.LY_SUCCESS:
@@ -613,10 +615,17 @@ class _Translator:
             allowed = self._ly.range_of(leaf.snode) if "range" in check.error else ""
             return None, check.error + (f" (allowed: {allowed})" if allowed else "")
         if check.json_kind == "int":
-            return int(text), None
+            return _as_int(text), None
         if check.json_kind == "bool":
             return text == "true", None
         return text, None  # strings, enums, 64-bit numbers, decimal64, unions of those
+
+
+def _as_int(text: str) -> int | str:
+    try:
+        return int(text, 10)
+    except ValueError:  # libyang accepted a spelling Python does not: let the full parse judge it
+        return text
 
 
 def _shape_hint(table: _Table, key: str) -> str:
@@ -630,6 +639,7 @@ def _shape_hint(table: _Table, key: str) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # Full validation loop
+
 
 def _leafref_targets(ly: _Libyang, spot: _Spot, leaf: _Leaf) -> list[tuple[str, str, str]]:
     """(table, list, key leaf) each leafref of ``leaf`` may point at."""

@@ -1,0 +1,38 @@
+"""Shared fixtures: the bundled examples, loaded and resolved once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricgen.load import FabricInput, load
+from fabricgen.model import Fabric
+from fabricgen.resolve import resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ("fabric", "minimal")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite golden/<example>/ from the current renderers (then review the git diff)")
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+def load_example(name: str) -> FabricInput:
+    return load(ROOT / "intent" / f"{name}.yaml", ROOT / "inventory")
+
+
+@pytest.fixture(scope="session")
+def example_input() -> FabricInput:
+    return load_example("fabric")
+
+
+@pytest.fixture(scope="session")
+def example_fabric(example_input: FabricInput) -> Fabric:
+    return resolve(example_input.intent, example_input.inventory, example_input.locate)

@@ -1,0 +1,182 @@
+"""Bad input is reported as FILE:LINE:COL: key.path: message (hint) — all problems at once, exit 2, no
+traceback, nothing written. One test per kind of mistake people make in fabric files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT
+from fabricgen.cli import main
+from fabricgen.diagnostics import InputError
+from fabricgen.load import load
+from fabricgen.resolve import resolve
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "intent" / "fabric.yaml", tmp_path / "fabric.yaml")
+    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
+    return tmp_path
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"fixture text not found: {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def line_of(path: Path, needle: str, nth: int = 1) -> int:
+    hits = [i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line]
+    return hits[nth - 1]
+
+
+def problems(workspace: Path) -> list[str]:
+    with pytest.raises(InputError) as caught:
+        loaded = load(workspace / "fabric.yaml", workspace / "inventory")
+        resolve(loaded.intent, loaded.inventory, loaded.locate)
+    return [str(d) for d in caught.value.diagnostics]
+
+
+def test_yaml_syntax_error_names_line(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "  vlan: 100", "  vlan: [100")
+    [message] = problems(workspace)
+    assert message.startswith(f"{intent}:{line_of(intent, 'vlan: [100') + 1}:")
+    assert "YAML syntax error" in message
+
+
+def test_duplicate_key_is_an_error(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "      priority: 6\n", "      priority: 6\n      priority: 7\n")
+    [message] = problems(workspace)
+    line = line_of(intent, "priority: 7")
+    assert message == (f"{intent}:{line}:7: qos.classes.cnp.priority: duplicate key 'priority' (first defined "
+                       f"at line {line - 1}) (YAML keeps only the last one; merge the two entries)")
+
+
+def test_unknown_key_suggests_the_right_one(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "      lossless: true", "      loseless: true")
+    [message] = problems(workspace)
+    assert message == (f"{intent}:{line_of(intent, 'loseless')}:7: qos.classes.rdma.loseless: unknown key "
+                       "'loseless' (did you mean 'lossless'?)")
+
+
+def test_values_out_of_range_are_all_reported(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "      dscp: [26]", "      dscp: [64]")
+    edit(intent, "      priority: 6", "      priority: 9")
+    edit(intent, "ecn: {min: 5KB,", "ecn: {min: 5XB,")
+    found = problems(workspace)
+    assert len(found) == 3
+    assert any(f":{line_of(intent, 'dscp: [64]')}:" in m and "qos.classes.rdma.dscp: 64 is not a DSCP value (0-63)"
+               in m for m in found)
+    assert any("qos.classes.cnp.priority" in m and "less than or equal to 7" in m for m in found)
+    assert any("qos.classes.rdma.ecn.min" in m and "'5XB' is not a size" in m for m in found)
+
+
+def test_missing_required_key(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "  gateway: 192.0.2.1\n", "")
+    [message] = problems(workspace)
+    assert "management.gateway: missing required key 'gateway'" in message
+    top_level = [i for i, line in enumerate(intent.read_text().splitlines(), 1) if line == "management:"]
+    assert message.startswith(f"{intent}:{top_level[0]}:1:")
+
+
+def test_cross_field_rules_of_the_intent(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "      dscp: [16]", "      dscp: [16, 26]")
+    edit(intent, "scheduling: {dwrr: 10}", "scheduling: {dwrr: 20}")
+    found = problems(workspace)
+    assert any("qos.classes.rdma.dscp: DSCP 26 is already in class 'management'" in m for m in found)
+    assert any("DWRR weights sum to 110, not 100" in m and "mlnx_qos --tcbw" in m for m in found)
+
+
+def test_unknown_peer_device_and_port(workspace: Path) -> None:
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, 'peer: "leaf1:Ethernet0"', 'peer: "lefa1:Ethernet0"')
+    edit(hosts, 'peer: "leaf2:Ethernet8"', 'peer: "leaf2:Ethernet9"')
+    found = problems(workspace)
+    assert f"{hosts}:{line_of(hosts, 'lefa1')}:" in found[0] or any(
+        f"{hosts}:{line_of(hosts, 'lefa1')}:" in m for m in found)
+    assert any("node1.data.ports.ens1f0np0.peer: unknown peer device 'lefa1' (did you mean 'leaf1'?)" in m
+               for m in found)
+    assert any("leaf2 has no port 'Ethernet9'" in m for m in found)
+
+
+def test_port_used_twice(workspace: Path) -> None:
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, 'peer: "leaf2:Ethernet8"', 'peer: "leaf2:Ethernet0"')
+    found = problems(workspace)
+    assert any("port leaf2:Ethernet0 is used twice: cabled to node1:ens2f0np0 and to node2:ens2f0np0" in m
+               for m in found)
+
+
+def test_peer_of_peer_mismatch(workspace: Path) -> None:
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, "      Ethernet8: {speed: 400G,", '      Ethernet8: {peer: "node3:ens1f0np0", speed: 400G,')
+    found = problems(workspace)
+    assert any("leaf1:Ethernet8 says its peer is node3:ens1f0np0, but that port says its peer is "
+               "leaf1:Ethernet16" in m for m in found)
+
+
+def test_cable_length_disagreement(workspace: Path) -> None:
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, '      Ethernet1/1: {speed: 400G, fec: rs}',
+         '      Ethernet1/1: {speed: 400G, fec: rs, peer: "leaf1:Ethernet224", cable_m: 50}')
+    found = problems(workspace)
+    assert any("disagree on cable_m: 30 vs 50" in m for m in found)
+
+
+def test_error_inherited_from_groups_points_into_groups_yaml(workspace: Path) -> None:
+    groups = workspace / "inventory" / "groups.yaml"
+    edit(groups, "    role: spine", "    role: spline")
+    found = problems(workspace)
+    assert any(m.startswith(f"{groups}:{line_of(groups, 'role: spline')}:") and "spine1.data.role" in m
+               for m in found)
+
+
+def test_unknown_platform(workspace: Path) -> None:
+    groups = workspace / "inventory" / "groups.yaml"
+    edit(groups, "  platform: sonic", "  platform: sonix")
+    found = problems(workspace)
+    assert any("unknown platform 'sonix' (one of: connectx, eos, sonic)" in m for m in found)
+
+
+def test_resolve_errors_have_locations_too(workspace: Path) -> None:
+    hosts = workspace / "inventory" / "hosts.yaml"
+    intent = workspace / "fabric.yaml"
+    edit(hosts, "  hostname: 192.0.2.21", "  hostname: 10.9.9.9")
+    edit(intent, "  fabric: 9100", "  fabric: 9216")
+    found = problems(workspace)
+    assert any(m.startswith(f"{hosts}:{line_of(hosts, '10.9.9.9')}:") and
+               "outside management subnet 192.0.2.0/24" in m for m in found)
+    assert any("MTU 9216 exceeds the maximum of platform eos (9214)" in m for m in found)
+
+
+def test_problem_in_profile_value_points_at_profile(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text("fabric: tiny\nprofile: roce\nqos:\n  classes:\n    rdma: {priority: 6}\n"
+                      "management: {vlan: 100, subnet: 192.0.2.0/24, gateway: 192.0.2.1}\n")
+    found = problems(tmp_path)
+    # The clash is with a value the user never wrote: it is reported at `profile: roce` (line 2).
+    assert f"{intent}:2:1: qos.classes.cnp.priority: priority 6 is also used by class 'rdma' " \
+           "(give each class its own priority)" in found
+
+
+def test_cli_exits_2_without_traceback_and_writes_nothing(workspace: Path) -> None:
+    edit(workspace / "fabric.yaml", "      lossless: true", "      loseless: true")
+    out = workspace / "out"
+    result = CliRunner().invoke(main, ["render", str(workspace / "fabric.yaml"), "-i",
+                                       str(workspace / "inventory"), "-o", str(out)])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "unknown key 'loseless'" in result.output
+    assert "nothing was written" in result.output
+    assert not out.exists()

@@ -1,0 +1,136 @@
+"""resolve: every decision, checked against the numbers vendors ship."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricgen.model import Fabric
+from fabricgen.resolve.headroom import HeadroomInputs, mlx5_xoff, spectrum_headroom, vendor_table_headroom
+from fabricgen.schema.intent import Intent, expand_profile
+from fabricgen.units import parse_bytes, parse_speed_mbps
+
+# roce-numbers.md §1.2: port MTU 9100, lossless MTU 1024, 50 % small packets, no shared headroom pool.
+WORKED = [  # asic, speed, cable, lanes, xon, xoff, size
+    ("spectrum3", 100000, 5, 4, 19456, 59392, 78848),
+    ("spectrum3", 100000, 40, 4, 19456, 66560, 86016),
+    ("spectrum3", 100000, 300, 4, 19456, 118784, 138240),
+    ("spectrum3", 400000, 5, 4, 19456, 115712, 135168),
+    ("spectrum3", 400000, 40, 4, 19456, 143360, 162816),
+    ("spectrum3", 400000, 300, 4, 19456, 352256, 371712),
+    ("spectrum4", 400000, 5, 4, 19456, 142336, 161792),
+    ("spectrum4", 400000, 40, 4, 19456, 177152, 196608),
+    ("spectrum4", 400000, 300, 4, 19456, 433152, 452608),
+    ("spectrum4", 800000, 5, 8, 37888, 147456, 194560),
+    ("spectrum4", 800000, 40, 8, 37888, 216064, 263168),
+    ("spectrum4", 800000, 300, 8, 37888, 729088, 776192),
+]
+
+
+@pytest.mark.parametrize(("asic", "speed", "cable", "lanes", "xon", "xoff", "size"), WORKED)
+def test_spectrum_headroom_matches_worked_numbers(asic: str, speed: int, cable: int, lanes: int, xon: int,
+                                                  xoff: int, size: int) -> None:
+    result = spectrum_headroom(asic, HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=9100, lanes=lanes))
+    assert (result.xon, result.xoff, result.size) == (xon, xoff, size)
+
+
+def test_shared_headroom_pool_reserves_only_xon() -> None:
+    result = spectrum_headroom("spectrum3", HeadroomInputs(400000, 40, 9100, 4, shared_headroom_pool=True))
+    assert (result.xoff, result.size) == (143360, 19456)
+
+
+def test_vendor_table_rounds_cable_up_to_next_row() -> None:
+    row = vendor_table_headroom("ACS-MSN4700", 400000, 30)  # between the 5 m and 40 m rows
+    assert row is not None and (row.size, row.xon, row.xoff) == (124928, 37888, 77824)
+    assert "40m row" in row.method
+    assert vendor_table_headroom("ACS-MSN4700", 400000, 301) is None
+
+
+@pytest.mark.parametrize(("speed", "cable", "mtu", "xoff"), [
+    (100000, 7, 9000, 56080), (400000, 7, 9000, 150880), (400000, 100, 9000, 231280),
+    (400000, None, 9000, 150880), (25000, 7, 1500, 316 * 40 + 4080)])  # speed floored at 40G
+def test_mlx5_xoff_matches_kernel_formula(speed: int, cable: int | None, mtu: int, xoff: int) -> None:
+    assert mlx5_xoff(speed, cable, mtu) == xoff
+
+
+@pytest.mark.parametrize(("text", "value"), [("150KB", 150000), ("1.5MB", 1500000), ("64KiB", 65536),
+                                             (40000, 40000), ("5 KB", 5000), ("1.5KiB", 1536)])
+def test_byte_sizes(text: str | int, value: int) -> None:
+    assert parse_bytes(text) == value
+
+
+@pytest.mark.parametrize("bad", ["1.5B", "5XB", "-1", True, "1.0001KB"])
+def test_bad_byte_sizes(bad: object) -> None:
+    with pytest.raises(ValueError, match="size|bytes|number"):
+        parse_bytes(bad)
+
+
+def test_speeds() -> None:
+    assert parse_speed_mbps("400G") == 400000 and parse_speed_mbps("100M") == 100
+    with pytest.raises(ValueError):
+        parse_speed_mbps(400)
+
+
+def test_example_classification_is_consistent(example_fabric: Fabric) -> None:
+    qos = example_fabric.devices["leaf1"].qos
+    assert qos is not None
+    assert len(qos.dscp_to_tc) == 64
+    assert (qos.dscp_to_tc[26], qos.dscp_to_tc[48], qos.dscp_to_tc[16], qos.dscp_to_tc[0]) == (3, 6, 2, 0)
+    assert qos.lossless_priorities == [3]
+    assert qos.tc_to_pg == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 0, 7: 0}
+    assert (qos.rdma_dscp, qos.rdma_priority, qos.cnp_dscp, qos.cnp_priority) == (26, 3, 48, 6)
+    assert [(q.index, q.scheduler, q.weight) for q in qos.queues] == [
+        (0, "dwrr", 40), (2, "dwrr", 10), (3, "dwrr", 50), (6, "strict", None)]
+    # Every device of the fabric carries the same classification.
+    assert all(d.qos == qos for d in example_fabric.devices.values() if d.qos is not None)
+
+
+def test_example_ports_and_headroom(example_fabric: Fabric) -> None:
+    leaf = {p.name: p for p in example_fabric.devices["leaf1"].ports}
+    host_port, uplink, mgmt = leaf["Ethernet0"], leaf["Ethernet240"], leaf["eth0"]
+    assert (host_port.role, host_port.peer, host_port.cable_m, host_port.mtu) == ("host", "node1:ens1f0np0", 2, 9100)
+    assert (uplink.role, uplink.peer, uplink.cable_m, uplink.media) == ("fabric", "spine2:Ethernet1/1", 45, "optic")
+    assert (mgmt.role, mgmt.lossless, mgmt.mtu) == ("mgmt", False, 1500)
+    # SN4700 400G ports use 8 lanes: buffermgrd's 8-lane adjustment applies (xon 2*19 KB - 1 KB, + port MTU).
+    assert uplink.headroom is not None
+    assert (uplink.headroom.xon, uplink.headroom.xoff, uplink.headroom.size) == (37888, 147456, 194560)
+    assert all(p.headroom is None for p in example_fabric.devices["spine1"].ports)  # EOS: platform-managed
+
+
+def test_example_nic_settings_mirror_the_switches(example_fabric: Fabric) -> None:
+    host = example_fabric.devices["node1"].host
+    assert host is not None
+    nic = host.nics[0]
+    assert (nic.interface, nic.rdma_device, nic.peer) == ("ens1f0np0", "mlx5_0", "leaf1:Ethernet0")
+    assert nic.pfc == [0, 0, 0, 1, 0, 0, 0, 0]
+    assert nic.prio_tc == list(range(8))
+    assert nic.tsa == ["ets", "ets", "ets", "ets", "ets", "ets", "strict", "ets"]
+    assert nic.tcbw == [40, 0, 10, 50, 0, 0, 0, 0] and sum(nic.tcbw) == 100
+    assert nic.dscp2prio == {}  # 16>>3=2, 26>>3=3, 48>>3=6: ConnectX's trust-dscp defaults already agree
+    assert (nic.cnp_dscp, nic.cnp_priority, nic.roce_tos, nic.mtu) == (48, 6, 104, 9000)
+    assert host.nccl_env == {"NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1",
+                             "NCCL_IB_TC": "104", "NCCL_SOCKET_IFNAME": "=eno1"}
+
+
+def test_oob_ports_carry_only_the_management_vlan(example_fabric: Fabric) -> None:
+    oob = example_fabric.devices["oob1"]
+    assert oob.qos is None
+    assert {p.role for p in oob.ports} == {"oob-access"}
+    assert {p.access_vlan for p in oob.ports} == {100}
+    assert all(p.access_vlan is None for d in example_fabric.devices.values() if d.role != "oob" for p in d.ports)
+
+
+def test_profile_expands_to_a_complete_recipe_and_yields_to_overrides() -> None:
+    raw = {"fabric": "x", "profile": "roce", "management": {"vlan": 9, "subnet": "10.0.0.0/24",
+                                                            "gateway": "10.0.0.1"},
+           "qos": {"classes": {"rdma": {"ecn": {"min": "5KB", "max": "40KB"}}}}}
+    intent = Intent.model_validate(expand_profile(raw))
+    rdma = intent.qos.classes["rdma"]
+    assert (rdma.dscp, rdma.priority, rdma.lossless) == ([26], 3, True)
+    assert rdma.ecn is not None and (rdma.ecn.min, rdma.ecn.max, rdma.ecn.probability) == (5000, 40000, 100)
+    assert intent.cnp_class().scheduling.strict and intent.rdma_dscp() == 26
+
+
+def test_profile_class_can_be_removed_with_null() -> None:
+    raw = {"fabric": "x", "profile": "roce", "qos": {"classes": {"cnp": None}},
+           "management": {"vlan": 9, "subnet": "10.0.0.0/24", "gateway": "10.0.0.1"}}
+    assert "cnp" not in expand_profile(raw)["qos"]["classes"]
