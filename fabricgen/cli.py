@@ -134,7 +134,12 @@ def validate(paths: tuple[Path, ...], models: Path | None) -> None:
     pip install 'fabricgen[yang]' (and Debian's libyang2-dev).
     """
     from fabricgen.platforms.sonic import BASELINE
-    from fabricgen.validate.sonic_yang import SonicYangValidator, YangUnavailable, find_models_dir, validate_file
+    from fabricgen.validate.sonic_yang import (
+        SonicYangValidator,
+        YangUnavailable,
+        find_models_dir,
+        validate_file,
+    )
 
     models_dir = models or find_models_dir(Path.cwd())
     if models_dir is None:

@@ -7,6 +7,7 @@ location of every value so that an error inherited from groups.yaml points into 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ class FabricInput:
     inventory: Inventory
     sources: SourceMap
     input_hashes: dict[str, str] = field(default_factory=dict)
-    fallback: Location = Location("<input>", 1, 1)
+    fallback: Location = field(default_factory=lambda: Location("<input>", 1, 1))
 
     def locate(self, path: KeyPath) -> Location:
         return self.sources.locate(path, self.fallback)
@@ -52,10 +53,8 @@ def load(intent_path: Path, inventory_dir: Path) -> FabricInput:
 
 
 def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
-    try:
+    with contextlib.suppress(OSError):  # an unreadable file is reported by load_yaml
         hashes[label] = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        pass  # reported by load_yaml
 
 
 # --- intent -------------------------------------------------------------------------------------------
@@ -74,7 +73,7 @@ def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
     sources.graft(("intent",), doc.source)
     data = expand_profile(doc.data)
     profile_at = doc.at(("profile",)) if "profile" in doc.data else None
-    intent = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems)
+    intent: Intent | None = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems)
     if intent is None:
         return None
     for key_path, message, hint in check_intent(intent):

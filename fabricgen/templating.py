@@ -28,7 +28,7 @@ class Templates:
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(self.root)),
             undefined=jinja2.StrictUndefined,
-            autoescape=False,  # configs, not HTML  # noqa: S701
+            autoescape=False,  # configs, not HTML
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,

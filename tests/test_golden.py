@@ -10,10 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from fabricgen.cli import main
 
 from conftest import EXAMPLES, ROOT
-from fabricgen.cli import main
-from click.testing import CliRunner
 
 
 def _tree(path: Path) -> dict[str, bytes]:

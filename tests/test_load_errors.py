@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT
 from fabricgen.cli import main
 from fabricgen.diagnostics import InputError
 from fabricgen.load import load
 from fabricgen.resolve import resolve
+
+from conftest import ROOT
 
 
 @pytest.fixture
@@ -180,3 +181,15 @@ def test_cli_exits_2_without_traceback_and_writes_nothing(workspace: Path) -> No
     assert "unknown key 'loseless'" in result.output
     assert "nothing was written" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("      Ethernet0: {speed: 400G,", '      "Ethernet0\\n   shutdown": {speed: 400G,', "leaf1.data.ports"),
+    ("    hardware: ConnectX-7", '    hardware: "ConnectX-7\\nhostname pwned"', "node1.data.hardware"),
+])
+def test_strings_cannot_inject_config_lines(workspace: Path, old: str, new: str, key: str) -> None:
+    """Names and free text end up in configs; control characters are refused at load time."""
+    target = workspace / "inventory" / ("hosts.yaml" if "Ethernet0" in old else "groups.yaml")
+    edit(target, old, new)
+    found = problems(workspace)
+    assert any(key in m and "should match pattern" in m for m in found), found

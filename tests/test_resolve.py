@@ -60,7 +60,7 @@ def test_byte_sizes(text: str | int, value: int) -> None:
 
 @pytest.mark.parametrize("bad", ["1.5B", "5XB", "-1", True, "1.0001KB"])
 def test_bad_byte_sizes(bad: object) -> None:
-    with pytest.raises(ValueError, match="size|bytes|number"):
+    with pytest.raises(ValueError, match=r"size|bytes|number"):
         parse_bytes(bad)
 
 

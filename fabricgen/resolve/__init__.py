@@ -5,7 +5,7 @@ from __future__ import annotations
 from ipaddress import ip_address, ip_interface
 
 from fabricgen.diagnostics import InputError
-from fabricgen.model import DeviceModel, Fabric, MgmtModel, PortModel, QosModel
+from fabricgen.model import DeviceModel, Fabric, MgmtModel, PortModel, PortRole, QosModel
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
@@ -50,12 +50,12 @@ def _resolve_gpu_host(ctx: ResolveContext, device: Device, qos: QosModel, cap: C
                        ports=ports, host=host)
 
 
-def _host_port(ctx: ResolveContext, device: Device, port: str, role: str) -> PortModel:
+def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -> PortModel:
     spec = device.data.ports[port]
     peer = ctx.inventory.peer_of(device.name, port)
     link = ctx.inventory.link_of(device.name, port)
     mtu = ctx.intent.mtu.host if role == "rdma" else ctx.intent.mtu.management
-    return PortModel(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,  # type: ignore[arg-type]
+    return PortModel(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,
                      fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
                      cable_m=link.cable_m if link else None, media=link.media if link else None,
                      lossless=role == "rdma" and bool(ctx.intent.rdma_class().lossless),

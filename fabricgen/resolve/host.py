@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fabricgen.model import HostModel, NicModel, QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
@@ -9,10 +11,10 @@ from fabricgen.resolve.qos import dscp_owner
 from fabricgen.schema.inventory import Device
 
 
-def nic_ets(ctx: ResolveContext) -> tuple[list[str], list[int]]:
+def nic_ets(ctx: ResolveContext) -> tuple[list[Literal["strict", "ets"]], list[int]]:
     """TSA and bandwidth per TC (TC = priority). Unused TCs are ETS with 0 %, which mlx5 accepts and which
     keeps stray host traffic out of strict priority; strict TCs carry an explicit 0 as mlnx_qos demands."""
-    tsa: list[str] = ["ets"] * 8
+    tsa: list[Literal["strict", "ets"]] = ["ets"] * 8
     tcbw = [0] * 8
     for cls in ctx.intent.qos.classes.values():
         if cls.scheduling.strict:
@@ -51,7 +53,7 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
     return NicModel(
         interface=port, rdma_device=spec.rdma_device, mtu=mtu, trust="dscp",
         pfc=[1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
-        prio_tc=list(range(8)), tsa=tsa, tcbw=tcbw,  # type: ignore[arg-type]  # values are "strict"/"ets"
+        prio_tc=list(range(8)), tsa=tsa, tcbw=tcbw,
         dscp2prio=nic_dscp2prio(ctx),
         dcqcn_priorities=[qos.rdma_priority], dcqcn_enabled=rdma.dcqcn,
         cnp_dscp=qos.cnp_dscp, cnp_priority=qos.cnp_priority,

@@ -111,7 +111,8 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
                     f"no headroom constants for ASIC {asic!r} at {speed} Mb/s on {device.name}",
                     f"set data.asic to one of {', '.join(sorted(ASIC_CONSTANTS))}")
         return None
-    lanes = len(device.data.ports[port].lanes.split(",")) if device.data.ports[port].lanes else 4
+    lane_list = device.data.ports[port].lanes
+    lanes = len(lane_list.split(",")) if lane_list else 4
     return spectrum_headroom(asic, HeadroomInputs(
         speed_mbps=speed, cable_m=cable_m, port_mtu=mtu, lanes=lanes, lossless_mtu=policy.lossless_mtu,
         small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool))

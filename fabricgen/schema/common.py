@@ -13,8 +13,9 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-# Names end up in device configs (map names, descriptions, comments; SONiC caps names at 32 chars). Restricting them to a safe alphabet
-# is what guarantees that no string from the intent or inventory can inject an extra config line.
+# Names end up in device configs (map names, descriptions, comments; SONiC caps names at 32 chars).
+# Restricting them to a safe alphabet is what guarantees that no string from the intent or inventory
+# can inject an extra config line.
 ClassName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,25}$")]
 DeviceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")]
 PortName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9/._-]{0,63}$")]

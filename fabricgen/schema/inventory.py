@@ -12,7 +12,8 @@ from fabricgen.units import SpeedMbps
 
 Role = Literal["leaf", "spine", "oob", "gpu-host"]
 SWITCH_ROLES: frozenset[str] = frozenset({"leaf", "spine", "oob"})
-PeerRef = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}:[A-Za-z0-9][A-Za-z0-9/._-]{0,63}$")]
+PeerRef = Annotated[str, StringConstraints(
+    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}:[A-Za-z0-9][A-Za-z0-9/._-]{0,63}$")]
 
 
 class PortSpec(StrictModel):

@@ -10,6 +10,7 @@ mlx5 default maps priority 0 to TC 1.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from fabricgen import __version__
@@ -42,11 +43,11 @@ CAPABILITY = Capability(
 )
 
 
-def _csv(values: list[int] | list[str]) -> str:
+def _csv(values: Sequence[int | str]) -> str:
     return ",".join(str(v) for v in values)
 
 
-def _dcb_line(keyword: str, values: list[Any]) -> str:
+def _dcb_line(keyword: str, values: Sequence[Any]) -> str:
     """How `dcb ... show` prints an 8-entry map, e.g. ``prio-pfc 0:off 1:off 2:off 3:on ...``."""
     return " ".join([keyword] + [f"{index}:{value}" for index, value in enumerate(values)])
 

@@ -1,0 +1,134 @@
+"""The command line as people use it: render, resolve, schema, exit codes, atomic output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from fabricgen.cli import main
+from fabricgen.output import MANIFEST, OutputError, build_manifest, write_output
+
+from conftest import ROOT
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_render_without_arguments_renders_the_bundled_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "intent", work / "intent")
+    shutil.copytree(ROOT / "inventory", work / "inventory")
+    monkeypatch.chdir(work)
+    code, output = invoke("render")
+    assert code == 0, output
+    assert (work / "out" / "leaf1" / "config_db.json").is_file()
+    assert (work / "out" / "spine1" / "eos.cfg").is_file()
+    assert (work / "out" / "node1" / "fabricgen-nic.sh").stat().st_mode & 0o111
+    assert "9 devices" in output
+
+
+def test_render_json_summary(tmp_path: Path) -> None:
+    code, output = invoke("render", "intent/minimal.yaml", "-o", str(tmp_path / "o"), "--format", "json")
+    assert code == 0
+    summary = json.loads(output)
+    assert summary["fabric"] == "superpod-32-minimal"
+    assert summary["devices"]["node1"] == {"platform": "connectx", "role": "gpu-host", "files": [
+        "fabricgen-nic.service", "fabricgen-nic.sh", "nccl.env", "resolved.yaml"]}
+
+
+def test_manifest_records_hashes_of_inputs_and_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    assert invoke("render", "-o", str(out))[0] == 0
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["generator"] == "fabricgen" and manifest["version"]
+    assert set(manifest["inputs"]) == {"intent/fabric.yaml", "inventory/hosts.yaml", "inventory/groups.yaml",
+                                       "inventory/defaults.yaml"}
+    import hashlib
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
+
+
+def test_resolve_dumps_yaml_and_json() -> None:
+    code, output = invoke("resolve", "--device", "leaf1")
+    assert code == 0
+    data = yaml.safe_load(output)
+    assert list(data["devices"]) == ["leaf1"]
+    assert data["devices"]["leaf1"]["qos"]["lossless_priorities"] == [3]
+    code, output = invoke("resolve", "--format", "json", "--device", "node1")
+    assert json.loads(output)["devices"]["node1"]["host"]["nics"][0]["roce_tos"] == 104
+
+
+def test_resolve_unknown_device_is_a_usage_error() -> None:
+    code, output = invoke("resolve", "--device", "leaf9")
+    assert code == 2 and "no such device: leaf9" in output
+
+
+def test_missing_inventory_is_reported_not_raised(tmp_path: Path) -> None:
+    code, output = invoke("render", "-i", str(tmp_path / "nowhere"), "-o", str(tmp_path / "o"))
+    assert code == 2 and "inventory has no hosts.yaml" in output and "Traceback" not in output
+
+
+def test_refuses_to_replace_a_directory_it_did_not_write(tmp_path: Path) -> None:
+    precious = tmp_path / "home"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    code, output = invoke("render", "-o", str(precious))
+    assert code == 3 and "refusing to replace it" in output
+    assert (precious / "thesis.tex").read_text() == "years of work"
+
+
+def test_output_is_replaced_atomically_and_stale_files_disappear(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    write_output(out, {"a/x.txt": "1\n"}, build_manifest({"a/x.txt": "1\n"}, {}))
+    write_output(out, {"b/y.txt": "2\n"}, build_manifest({"b/y.txt": "2\n"}, {}))
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == ["b/y.txt", MANIFEST]
+    assert not list(tmp_path.glob(".o.*"))  # no staging left behind
+
+
+def test_failed_write_leaves_previous_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "o"
+    write_output(out, {"a/x.txt": "old\n"}, build_manifest({"a/x.txt": "old\n"}, {}))
+
+    def disk_full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("fabricgen.output._write_tree", disk_full)
+    with pytest.raises(OSError):
+        write_output(out, {"a/x.txt": "new\n"}, build_manifest({"a/x.txt": "new\n"}, {}))
+    assert (out / "a" / "x.txt").read_text() == "old\n"
+    assert not list(tmp_path.glob(".o.*"))
+
+
+def test_output_path_that_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(OutputError, match="not a directory"):
+        write_output(tmp_path / "f", {}, "{}")
+
+
+def test_schema_is_exported_and_in_sync_with_the_committed_copy() -> None:
+    code, output = invoke("schema")
+    assert code == 0
+    schema = json.loads(output)
+    assert schema["additionalProperties"] is False
+    assert "lossless" in json.dumps(schema)
+    committed = (ROOT / "intent" / "fabricgen-intent.schema.json").read_text()
+    assert output == committed, "regenerate: fabricgen schema > intent/fabricgen-intent.schema.json"
+    code, output = invoke("schema", "inventory")
+    assert code == 0 and "rdma_device" in output
+
+
+def test_help_shows_examples() -> None:
+    code, output = invoke("render", "--help")
+    assert code == 0 and "fabricgen render intent/minimal.yaml" in output

@@ -1,0 +1,198 @@
+"""fabricgen's eos.cfg equals what Arista's pyavd (eos_cli_config_gen) renders for the same intent.
+
+For every EOS device of the bundled examples, the equivalent AVD structured config is built here from the
+resolved DeviceModel (never from fabricgen's text), validated with ``pyavd.validate_structured_config`` and
+rendered with ``pyavd.get_device_config``. fabricgen's output without its two leading ``! ...`` comment
+lines must then equal pyavd's output byte for byte, minus pyavd's ``hostname`` section (which fabricgen
+does not own).
+
+Needs pyavd (Arista's Python AVD package, 6.4 is what the layout follows); skipped when it is missing.
+"""
+
+from __future__ import annotations
+
+import difflib
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricgen.api import render_device
+from fabricgen.load import load
+from fabricgen.model import DeviceModel, Fabric, MgmtModel, PortModel, QosModel, QueueModel
+from fabricgen.platforms.eos import PROFILE, queue_keyword
+from fabricgen.resolve import resolve
+
+pyavd = pytest.importorskip(
+    "pyavd", reason="pyavd (Arista AVD's Python package) is not installed: EOS/pyavd parity not checked"
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ("fabric", "minimal")
+COMMENT_LINES = 2  # fabricgen's "! fabricgen <version> ..." header
+
+# AVD's names for the management VLAN and interface description (eos_designs conventions).
+MGMT_VLAN_NAME = "OOB_MGMT"
+MGMT_DESCRIPTION = "OOB_MANAGEMENT"
+# SONiC-flavoured watchdog actions of the model → EOS actions. "forward" has no EOS equivalent: it is passed
+# through unchanged so that pyavd's validation reports it.
+WATCHDOG_ACTION = {"drop": "drop", "alert": "notify-only"}
+DATA_ROLES = ("host", "fabric")  # ports that carry RoCE traffic: MTU and the lossless profile apply
+
+
+@cache
+def example_fabric(example: str) -> Fabric:
+    x = load(ROOT / "intent" / f"{example}.yaml", ROOT / "inventory")
+    return resolve(x.intent, x.inventory, x.locate)
+
+
+def eos_devices(example: str) -> list[str]:
+    return sorted(name for name, device in example_fabric(example).devices.items() if device.platform == "eos")
+
+
+# --- DeviceModel → eos_cli_config_gen structured config ---------------------------------------------------
+
+
+def seconds(ms: int) -> str:
+    """Watchdog timers: EOS (and AVD) take seconds with up to two or three decimals; 200 ms → "0.2"."""
+    return str(Decimal(ms) / 1000)
+
+
+def avd_queue(queue: QueueModel) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": queue.index,
+        "priority": "priority strict" if queue.scheduler == "strict" else "no priority",
+    }
+    if queue.scheduler == "dwrr":
+        data["bandwidth_percent"] = queue.weight
+    if queue.ecn:
+        threshold = {"units": "bytes", "min": queue.ecn.min_bytes, "max": queue.ecn.max_bytes,
+                     "max_probability": queue.ecn.probability_pct}
+        data["random_detect"] = {"ecn": {"threshold": threshold, "count": True}}
+    return data
+
+
+def avd_qos_profile(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
+    profile: dict[str, Any] = {"name": PROFILE, "trust": "dscp"}
+    if qos.lossless_priorities:
+        profile["priority_flow_control"] = {
+            "enabled": True,
+            "priorities": [{"priority": prio, "no_drop": True} for prio in qos.lossless_priorities],
+            **({"watchdog": {"enabled": True}} if qos.watchdog else {}),
+        }
+    queues_key = "tx_queues" if queue_keyword(device.hardware) == "tx-queue" else "uc_tx_queues"
+    profile[queues_key] = [avd_queue(q) for q in qos.queues]
+    return profile
+
+
+def avd_qos_maps(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
+    dscps_by_tc: dict[int, list[int]] = {}
+    for dscp in sorted(qos.dscp_to_tc):
+        dscps_by_tc.setdefault(qos.dscp_to_tc[dscp], []).append(dscp)
+    dscp_map = [f"{' '.join(map(str, dscps))} to traffic-class {tc}" for tc, dscps in sorted(dscps_by_tc.items())]
+    keyword = queue_keyword(device.hardware)
+    classes = sorted({q.traffic_class for q in qos.queues})  # only classes that own a queue are mapped
+    tc_map = [f"{tc} to {keyword} {qos.tc_to_queue[tc]}" for tc in classes]
+    return {"map": {"dscp": dscp_map, "traffic_class": tc_map}}
+
+
+def avd_ethernet_interface(port: PortModel, qos: QosModel | None) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": port.name, "shutdown": not port.admin_up}
+    if port.description:
+        data["description"] = port.description
+    if port.role in DATA_ROLES:
+        data["mtu"] = port.mtu
+        if qos:
+            data["service_profile"] = PROFILE
+    if port.access_vlan is not None:
+        data["switchport"] = {"enabled": True, "mode": "access", "access_vlan": port.access_vlan}
+    return data
+
+
+def avd_management(mgmt: MgmtModel) -> dict[str, Any]:
+    interface: dict[str, Any] = {"name": mgmt.interface, "description": MGMT_DESCRIPTION, "shutdown": False,
+                                 "vrf": mgmt.vrf}
+    if mgmt.address:
+        interface["ip_address"] = mgmt.address
+    data: dict[str, Any] = {
+        "vrfs": [{"name": mgmt.vrf, "ip_routing": False}],
+        "management_interfaces": [interface],
+    }
+    if mgmt.gateway:
+        data["static_routes"] = [{"vrf": mgmt.vrf, "prefix": "0.0.0.0/0", "next_hop": mgmt.gateway}]
+    return data
+
+
+def avd_vlans(device: DeviceModel) -> list[dict[str, Any]]:
+    """Every VLAN an access port sits in (on the example: the management VLAN of the OOB switch)."""
+    mgmt_vlan = device.mgmt.vlan if device.mgmt else None
+    ids = sorted({p.access_vlan for p in device.ports if p.access_vlan is not None})
+    return [{"id": vid, "name": MGMT_VLAN_NAME if vid == mgmt_vlan else f"VLAN{vid}"} for vid in ids]
+
+
+def structured_config(device: DeviceModel) -> dict[str, Any]:
+    qos = device.qos
+    config: dict[str, Any] = {"hostname": device.name}
+    if qos:
+        config["qos_profiles"] = [avd_qos_profile(device, qos)]
+        config["qos"] = avd_qos_maps(device, qos)
+        if qos.watchdog:
+            wd = qos.watchdog
+            config["priority_flow_control"] = {"watchdog": {
+                "action": WATCHDOG_ACTION.get(wd.action, wd.action),
+                "timeout": seconds(wd.detection_ms),
+                "recovery_time": seconds(wd.restoration_ms),
+                "polling_interval": seconds(wd.poll_ms),
+            }}
+    if vlans := avd_vlans(device):
+        config["vlans"] = vlans
+    config["ethernet_interfaces"] = [avd_ethernet_interface(p, qos) for p in device.ports if p.role != "mgmt"]
+    if device.mgmt:
+        config.update(avd_management(device.mgmt))
+    return config
+
+
+# --- rendering and comparison ------------------------------------------------------------------------------
+
+
+def pyavd_config(device: DeviceModel) -> str:
+    """pyavd's EOS CLI for the device, without the hostname section."""
+    result = pyavd.validate_structured_config(structured_config(device))
+    violations = [f"{'.'.join(map(str, v.path))}: {v.message}" for v in result.validation_result.violations]
+    assert not violations, f"{device.name}: pyavd rejects the structured config:\n" + "\n".join(violations)
+    text: str = pyavd.get_device_config(result.validated_data)
+    hostname = f"!\nhostname {device.name}\n"
+    assert text.startswith(hostname), f"{device.name}: pyavd output does not start with {hostname!r}"
+    return text[len(hostname):]
+
+
+def fabricgen_config(device: DeviceModel) -> str:
+    """fabricgen's eos.cfg without its leading comment lines."""
+    lines = render_device(device)["eos.cfg"].splitlines(keepends=True)
+    header, body = lines[:COMMENT_LINES], lines[COMMENT_LINES:]
+    assert all(line.startswith("! ") for line in header), f"{device.name}: unexpected header {header!r}"
+    return "".join(body)
+
+
+def assert_same(device: DeviceModel) -> None:
+    expected, actual = pyavd_config(device), fabricgen_config(device)
+    if actual != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), actual.splitlines(keepends=True),
+                                            f"pyavd {pyavd.__version__}/{device.name}",
+                                            f"fabricgen/{device.name}/eos.cfg"))
+        pytest.fail(f"{device.name}: fabricgen's eos.cfg differs from pyavd's rendering:\n{diff}", pytrace=False)
+
+
+@pytest.mark.parametrize("device", eos_devices("fabric"))
+def test_fabric_example_matches_pyavd(device: str) -> None:
+    assert_same(example_fabric("fabric").devices[device])
+
+
+def test_minimal_example_matches_pyavd() -> None:
+    fabric = example_fabric("minimal")
+    names = eos_devices("minimal")
+    assert names, "the minimal example has no EOS device"
+    for name in names:
+        assert_same(fabric.devices[name])
