@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from ipaddress import ip_address
 from typing import Any
 
 from fabricgen import __version__
@@ -106,6 +107,13 @@ def _interface(port: PortModel, profile: str | None) -> dict[str, Any]:
     }
 
 
+def _ip_words(gateway: str | None) -> dict[str, str]:
+    """EOS spells IPv4 and IPv6 management differently: `ip address`/`ip route` vs `ipv6 ...`."""
+    if gateway is not None and ip_address(gateway).version == 6:
+        return {"keyword": "ipv6", "default": "::/0"}
+    return {"keyword": "ip", "default": "0.0.0.0/0"}
+
+
 def build_context(device: DeviceModel) -> dict[str, Any]:
     qos = device.qos
     profile = _profile(device, qos) if qos else None
@@ -119,6 +127,7 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
         "interfaces": [_interface(p, profile["name"] if profile else None) for p in ethernet],
         "mgmt": mgmt,
         "mgmt_description": "OOB_MANAGEMENT",
+        "ip": _ip_words(mgmt.gateway if mgmt else None),
         "dscp_map": _dscp_map_lines(qos) if qos else [],
         "tc_map": _tc_map_lines(qos, profile["queue_keyword"]) if qos and profile else [],
         "watchdog": {
