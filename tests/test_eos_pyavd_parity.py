@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 from decimal import Decimal
 from functools import cache
+from ipaddress import ip_address, ip_interface
 from pathlib import Path
 from typing import Any
 
@@ -112,16 +113,20 @@ def avd_ethernet_interface(port: PortModel, qos: QosModel | None) -> dict[str, A
 
 
 def avd_management(mgmt: MgmtModel) -> dict[str, Any]:
+    """Management VRF, interface and default route; AVD keys IPv6 apart (``ipv6_address``, ``ipv6_static_routes``)."""
     interface: dict[str, Any] = {"name": mgmt.interface, "description": MGMT_DESCRIPTION, "shutdown": False,
                                  "vrf": mgmt.vrf}
     if mgmt.address:
-        interface["ip_address"] = mgmt.address
+        v6 = ip_interface(mgmt.address).version == 6
+        interface["ipv6_address" if v6 else "ip_address"] = mgmt.address
     data: dict[str, Any] = {
         "vrfs": [{"name": mgmt.vrf, "ip_routing": False}],
         "management_interfaces": [interface],
     }
     if mgmt.gateway:
-        data["static_routes"] = [{"vrf": mgmt.vrf, "prefix": "0.0.0.0/0", "next_hop": mgmt.gateway}]
+        v6 = ip_address(mgmt.gateway).version == 6
+        route = {"vrf": mgmt.vrf, "prefix": "::/0" if v6 else "0.0.0.0/0", "next_hop": mgmt.gateway}
+        data["ipv6_static_routes" if v6 else "static_routes"] = [route]
     return data
 
 

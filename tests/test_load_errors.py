@@ -193,3 +193,12 @@ def test_strings_cannot_inject_config_lines(workspace: Path, old: str, new: str,
     edit(target, old, new)
     found = problems(workspace)
     assert any(key in m and "should match pattern" in m for m in found), found
+
+
+def test_platform_cannot_express_watchdog_action(workspace: Path) -> None:
+    """An intent feature a platform cannot express is an error naming the platform, never dropped."""
+    intent = workspace / "fabric.yaml"
+    edit(intent, "action: drop}", "action: forward}")
+    found = problems(workspace)
+    assert any(f"{intent}:{line_of(intent, 'action: forward')}:" in m and
+               "platform eos has no PFC watchdog action 'forward' (use one of: drop, alert)" in m for m in found)

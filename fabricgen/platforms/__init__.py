@@ -34,6 +34,7 @@ class Capability:
     mgmt_interface: str
     mgmt_vrf_fixed_name: str | None
     watchdog_step_ms: int
+    watchdog_actions: tuple[str, ...]
     owned_sections: tuple[str, ...]
     commit_strategy: str
     output_files: tuple[str, ...]

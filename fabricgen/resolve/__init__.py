@@ -94,6 +94,9 @@ def _check_platform_limits(ctx: ResolveContext, device: Device, cap: Capability)
         ctx.problem(("intent", "qos", "classes"), f"{len(lossless)} lossless classes ({', '.join(lossless)}) "
                     f"but platform {cap.name} supports {cap.lossless_class_limit}", "make fewer classes lossless")
     wd = intent.pfc.watchdog
+    if wd.enabled and wd.action not in cap.watchdog_actions:
+        ctx.problem(("intent", "pfc", "watchdog", "action"), f"platform {cap.name} has no PFC watchdog action "
+                    f"{wd.action!r}", f"use one of: {', '.join(cap.watchdog_actions)}")
     for name, value in (("detection_ms", wd.detection_ms), ("restoration_ms", wd.restoration_ms),
                         ("poll_ms", wd.poll_ms)):
         if wd.enabled and value % cap.watchdog_step_ms:

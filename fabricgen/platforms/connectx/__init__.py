@@ -36,6 +36,7 @@ CAPABILITY = Capability(
     mgmt_interface="bmc",
     mgmt_vrf_fixed_name=None,
     watchdog_step_ms=1,
+    watchdog_actions=("drop", "forward", "alert"),
     owned_sections=("DCBX mode", "trust", "dscp2prio", "PFC", "ETS (prio_tc/tsa/tcbw)", "netdev MTU",
                     "DCQCN enable (roce_np/roce_rp)", "CNP DSCP and 802.1p priority", "RDMA-CM RoCE ToS and mode"),
     commit_strategy="script --apply (idempotent, verifies itself) from a boot-time systemd unit",

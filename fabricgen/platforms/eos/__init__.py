@@ -38,6 +38,7 @@ CAPABILITY = Capability(
     mgmt_interface="Management1",
     mgmt_vrf_fixed_name=None,
     watchdog_step_ms=10,  # `timeout`/`recovery-time` take two decimals of a second
+    watchdog_actions=("drop", "alert"),  # EOS: drop | errdisable | notify-only; no "forward"
     owned_sections=("qos profile FABRICGEN_ROCE", "qos map", "priority-flow-control pause watchdog (global)",
                     "vlan <management vlan> (oob)", "vrf instance <management vrf>",
                     "interface Ethernet*: description, shutdown, mtu, access vlan (oob), service-profile",
@@ -107,9 +108,9 @@ def _interface(port: PortModel, profile: str | None) -> dict[str, Any]:
     }
 
 
-def _ip_words(gateway: str | None) -> dict[str, str]:
+def _ip_words(address: str | None) -> dict[str, str]:
     """EOS spells IPv4 and IPv6 management differently: `ip address`/`ip route` vs `ipv6 ...`."""
-    if gateway is not None and ip_address(gateway).version == 6:
+    if address is not None and ip_address(address).version == 6:
         return {"keyword": "ipv6", "default": "::/0"}
     return {"keyword": "ip", "default": "0.0.0.0/0"}
 
@@ -127,7 +128,7 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
         "interfaces": [_interface(p, profile["name"] if profile else None) for p in ethernet],
         "mgmt": mgmt,
         "mgmt_description": "OOB_MANAGEMENT",
-        "ip": _ip_words(mgmt.gateway if mgmt else None),
+        "ip": _ip_words(mgmt.address.split("/")[0] if mgmt and mgmt.address else None),
         "dscp_map": _dscp_map_lines(qos) if qos else [],
         "tc_map": _tc_map_lines(qos, profile["queue_keyword"]) if qos and profile else [],
         "watchdog": {

@@ -46,6 +46,7 @@ CAPABILITY = Capability(
     mgmt_interface="eth0",
     mgmt_vrf_fixed_name="mgmt",  # interfaces.j2 always builds Linux VRF `mgmt` (table 6000)
     watchdog_step_ms=1,
+    watchdog_actions=("drop", "forward", "alert"),
     owned_sections=OWNED_TABLES,
     commit_strategy="GCU: config checkpoint → config apply-patch (owned tables) → config rollback on failure",
     output_files=("config_db.json",),
