@@ -67,6 +67,8 @@ def nic_context(nic: NicModel) -> dict[str, Any]:
         "prio_tc_arg": _csv(nic.prio_tc),
         "tsa_arg": _csv(nic.tsa),
         "tcbw_arg": _csv(nic.tcbw),
+        # TCs set to 0 %: mlx5 may read them back as 100 (strict) or as a share of the zero-BW group.
+        "zero_bw_tcs": " ".join(str(tc) for tc, bw in enumerate(nic.tcbw) if bw == 0),
         "ets_want": " | ".join([_dcb_line("prio-tc", nic.prio_tc), _dcb_line("tc-tsa", nic.tsa),
                                 _dcb_line("tc-bw", nic.tcbw)]),
         "dscp2prio": [{"dscp": d, "prio": p} for d, p in sorted(nic.dscp2prio.items())],

@@ -24,6 +24,7 @@ for tool in mlnx_qos dcb ip cma_roce_tos cma_roce_mode; do
 done
 
 drift=0
+failed=0
 
 # setting NAME CURRENT WANTED -- COMMAND...: in check mode report a difference, in apply mode fix it.
 setting() {
@@ -35,7 +36,8 @@ setting() {
     drift=1
   else
     printf 'SET  %s: "%s" -> "%s"\n' "$name" "${current:-<unset>}" "$wanted"
-    "$@"
+    # Keep going on failure so one refused setting does not leave the other NICs untouched; exit 1 at the end.
+    "$@" || { echo "error: $name: '$*' failed" >&2; failed=1; }
   fi
 }
 
@@ -44,9 +46,21 @@ words() { local out; out=$("$@" 2>/dev/null) || true; set -f; echo $out; set +f;
 read_file() { if [[ -r $1 ]]; then words cat "$1"; fi; }
 write_file() { printf '%s\n' "$2" > "$1"; }
 mlnx_qos_field() { mlnx_qos -i "$1" 2>/dev/null | sed -n "s/^$2: *//p" | head -n 1; }
-read_ets() { echo "$(words dcb ets show dev "$1" prio-tc) | $(words dcb ets show dev "$1" tc-tsa) | $(words dcb ets show dev "$1" tc-bw)"; }
+# read_ets IFACE ZERO_BW_TC...: mlx5 reads a TC set to 0 % back as 100 (strict TCs, on kernels without the
+# 2026 "report zero bandwidth for non-ETS traffic classes" fix) or as its share of the zero-BW ETS group.
+# Show those TCs as 0: the ETS shares sum to 100, so the weighted TCs still pin the allocation.
+read_ets() {
+  local ifname=$1 word bw=()
+  shift
+  for word in $(words dcb ets show dev "$ifname" tc-bw); do
+    if [[ $word == *:* && " $* " == *" ${word%%:*} "* ]]; then word="${word%%:*}:0"; fi
+    bw+=("$word")
+  done
+  echo "$(words dcb ets show dev "$ifname" prio-tc) | $(words dcb ets show dev "$ifname" tc-tsa) | ${bw[*]}"
+}
 has_dscp_prio() { words dcb -N app show dev "$1" dscp-prio | tr ' ' '\n' | grep -qx "$2:$3" && echo "$2:$3" || true; }
-roce_tos() { words cma_roce_tos -d "$1" -p 1 | grep -o '[0-9]\+' | tail -n 1; }
+# cma_roce_tos prints errors on stdout: accept only a bare number as the current ToS.
+roce_tos() { local v; v=$(words cma_roce_tos -d "$1" -p 1); if [[ $v =~ ^[0-9]+$ ]]; then echo "$v"; fi; }
 roce_mode() { words cma_roce_mode -d "$1" -p 1; }
 
 # DCQCN/CNP knobs: MLNX_OFED exposes them per netdev in sysfs; the upstream driver only in debugfs.
@@ -75,7 +89,7 @@ nic_ens1f0np0() {
   setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
   setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust dscp
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
-  setting "$ifname ets" "$(read_ets "$ifname")" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '50,0,0,50,0,0,0,0'
+  setting "$ifname ets" "$(read_ets "$ifname" 1 2 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '50,0,0,50,0,0,0,0'
   cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
   cc_setting "$ifname" 'dcqcn rp prio 3' 'roce_rp/enable/3' '' '1'
   cc_setting "$ifname" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'
@@ -91,7 +105,7 @@ nic_ens2f0np0() {
   setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
   setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust dscp
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
-  setting "$ifname ets" "$(read_ets "$ifname")" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '50,0,0,50,0,0,0,0'
+  setting "$ifname ets" "$(read_ets "$ifname" 1 2 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '50,0,0,50,0,0,0,0'
   cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
   cc_setting "$ifname" 'dcqcn rp prio 3' 'roce_rp/enable/3' '' '1'
   cc_setting "$ifname" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'
@@ -105,11 +119,14 @@ all_nics() {
   nic_ens2f0np0
 }
 
+if [[ $mode == apply ]] && command -v modprobe >/dev/null; then
+  modprobe -q rdma_cm || true  # cma_roce_tos/cma_roce_mode need the RDMA-CM configfs
+fi
 all_nics
 if [[ $mode == apply ]]; then
   mode=check  # verify: every setting must now read back as wanted
   all_nics
-  if ((drift)); then echo "error: settings above did not take effect" >&2; exit 1; fi
+  if ((drift || failed)); then echo "error: settings above did not take effect" >&2; exit 1; fi
   echo "ok: node3 NIC settings hold"
 elif ((drift)); then
   exit 1
