@@ -10,12 +10,25 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from fabricgen.model import DeviceModel
 from fabricgen.templating import Templates
 
 RenderFn = Callable[[DeviceModel, Templates], dict[str, str]]
+# read(skeleton, files): the skeleton (resolved from intent + inventory) with every owned field replaced by
+# what the device's config files say. Lint then checks configs that already exist, ours or not.
+ReadFn = Callable[[DeviceModel, Mapping[str, str]], DeviceModel]
+# owned(device): the fields this platform's config expresses; read(render(m)) must give back owned(m).
+OwnedFn = Callable[[DeviceModel], dict[str, Any]]
+
+
+class ConfigReadError(Exception):
+    """A config file that cannot be read back: names the file, the line and what was expected."""
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        self.file, self.line, self.message = file, line, message
+        super().__init__(f"{file}:{line}: {message}")
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,8 @@ class Capability:
 class Platform:
     capability: Capability
     render: RenderFn
+    read: ReadFn | None = None
+    owned: OwnedFn | None = None
 
 
 BUILTIN: Mapping[str, str] = {
