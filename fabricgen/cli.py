@@ -20,10 +20,14 @@ from rich.table import Table
 
 from fabricgen import __version__
 from fabricgen.api import dump_fabric, generate
-from fabricgen.diagnostics import InputError
+from fabricgen.diagnostics import InputError, Location
+from fabricgen.lint import all_rules, lint
+from fabricgen.lint.registry import Finding
+from fabricgen.lint.report import explain, rules_markdown, to_json, to_sarif, to_text
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
 from fabricgen.output import MANIFEST, OutputError, build_manifest, write_output
+from fabricgen.platforms import ConfigReadError, get_platform
 from fabricgen.resolve import resolve
 
 EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
@@ -71,7 +75,8 @@ def main() -> None:
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True,
               help="output directory (replaced atomically)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="summary format")
-def render(intent: Path, inventory: Path, out: Path, fmt: str) -> None:
+@click.option("--force", is_flag=True, help="write even when lint finds errors (recorded in the manifest)")
+def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool) -> None:
     """Render every device's configs into OUT/<device>/ plus OUT/manifest.json.
 
     \b
@@ -81,9 +86,16 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str) -> None:
       fabricgen render site.yaml -i site-inventory --format json
     """
     loaded, fabric = load_and_resolve(intent, inventory)
+    report = lint(fabric)
+    if report.errors:
+        click.echo(to_text(report, _intent_locator(loaded)), err=True, nl=False)
+        if not force:
+            fail(f"lint found {report.errors} error(s); nothing was written (fix them, waive them in the intent "
+                 "with a reason, or pass --force)", EXIT_INVALID)
     files = generate(fabric)
+    extra = {"forced": {"lint_errors": report.errors}} if report.errors else None
     try:
-        write_output(out, files, build_manifest(files, loaded.input_hashes))
+        write_output(out, files, build_manifest(files, loaded.input_hashes, extra))
     except (OutputError, OSError) as exc:
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
     _summary(fabric, files, out, fmt)
@@ -173,6 +185,94 @@ def schema(kind: str) -> None:
 
     click.echo(json.dumps(intent_schema() if kind == "intent" else inventory_schema(), indent=2,
                           sort_keys=True))
+
+
+def _intent_locator(loaded: FabricInput) -> Callable[[Finding], Location]:
+    return lambda finding: loaded.locate(finding.source or ())
+
+
+def _config_locator(loaded: FabricInput, files: dict[str, Path]) -> Callable[[Finding], Location]:
+    """Findings on a device read from --configs point into its config file, at the first line naming the port."""
+    def locate(finding: Finding) -> Location:
+        path = files.get(finding.device)
+        if path is None:
+            return loaded.locate(finding.source or ())
+        line = 1
+        if finding.port:
+            text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            line = next((i for i, content in enumerate(text, 1) if finding.port in content), 1)
+        return Location(str(path), line, 1)
+
+    return locate
+
+
+def _read_configs(fabric: Fabric, directory: Path) -> tuple[Fabric, dict[str, Path]]:
+    """Overlay each device's existing configs (DIR/<device>/<files>) on the resolved model."""
+    devices = dict(fabric.devices)
+    first_file: dict[str, Path] = {}
+    missing = []
+    for name, device in sorted(fabric.devices.items()):
+        platform = get_platform(device.platform)
+        paths = {f: directory / name / f for f in platform.capability.output_files if (directory / name / f).is_file()}
+        if not paths or platform.read is None:
+            missing.append(name)
+            continue
+        texts = {f: p.read_text(encoding="utf-8") for f, p in paths.items()}
+        try:
+            devices[name] = platform.read(device, texts)
+        except ConfigReadError as exc:
+            fail(f"{directory / name / exc.file}:{exc.line}: {exc.message}")
+        first_file[name] = next(iter(paths.values()))
+    if missing:
+        err.print(f"note: no configs in {directory} for {', '.join(missing)}; linted as the intent resolves them")
+    return fabric.model_copy(update={"devices": devices}), first_file
+
+
+@main.command("lint")
+@input_options
+@click.option("--configs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
+              help="lint existing configs in DIR/<device>/ (rendered, hand-written or pulled from devices)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="fail (exit 1) on warnings too")
+@click.option("--explain", "explain_id", metavar="RULE", help="print what a rule checks, why, and how to fix it")
+def lint_cmd(intent: Path, inventory: Path, configs: Path | None, fmt: str, strict: bool,
+             explain_id: str | None) -> None:
+    """Check the fabric end to end: NIC ↔ switch ↔ switch classification, PFC, ECN/DCQCN, MTU, headroom,
+    physical layer, scheduling, management isolation.
+
+    \b
+    Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors.
+    Examples:
+      fabricgen lint                                   # the intent as fabricgen would render it
+      fabricgen lint --configs out/                    # configs that exist (ours, hand-written, pulled)
+      fabricgen lint --format sarif > fabricgen.sarif  # GitHub code scanning
+      fabricgen lint --explain FG-PFC-001
+    """
+    if explain_id:
+        found = next((r for r in all_rules() if r.id == explain_id.upper() or r.name == explain_id), None)
+        if found is None:
+            fail(f"no rule {explain_id!r}; `fabricgen rules` lists them")
+        click.echo(explain(found), nl=False)
+        return
+    loaded, fabric = load_and_resolve(intent, inventory)
+    locate = _intent_locator(loaded)
+    if configs is not None:
+        fabric, files = _read_configs(fabric, configs)
+        locate = _config_locator(loaded, files)
+    report = lint(fabric)
+    click.echo({"text": to_text, "json": to_json, "sarif": to_sarif}[fmt](report, locate), nl=False)
+    sys.exit(EXIT_INVALID if report.failed(strict) else 0)
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def rules_cmd(fmt: str) -> None:
+    """List the lint rule catalog (`--format markdown` regenerates docs/rules.md)."""
+    if fmt == "markdown":
+        click.echo(rules_markdown(), nl=False)
+        return
+    for r in all_rules():
+        click.echo(f"{r.id}  {r.severity:<7}  {r.name:<34}  {r.summary}")
 
 
 def run() -> None:  # pragma: no cover - console entry guard

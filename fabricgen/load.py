@@ -37,7 +37,12 @@ class FabricInput:
     fallback: Location = field(default_factory=lambda: Location("<input>", 1, 1))
 
     def locate(self, path: KeyPath) -> Location:
-        return self.sources.locate(path, self.fallback)
+        found = self.sources.locate(path, self.fallback)
+        # A value under the intent that the user never wrote came from `profile:`; point there.
+        if path[:1] == ("intent",) and path not in self.sources.locations and ("intent", "profile") in \
+                self.sources.locations and found in (self.fallback, self.sources.locations.get(("intent",))):
+            return self.sources.locations[("intent", "profile")]
+        return found
 
 
 def load(intent_path: Path, inventory_dir: Path) -> FabricInput:

@@ -136,6 +136,34 @@ class DeviceModel(Resolved):
     host: HostModel | None = None
 
 
+class WaiverModel(Resolved):
+    rule: str
+    reason: str
+    device: str | None = None
+    port: str | None = None
+
+
+class PolicyModel(Resolved):
+    """Fabric-wide expectations lint checks devices against (what the intent asked for)."""
+
+    mgmt_vlan: int
+    mgmt_subnet: str
+    mgmt_vrf: str
+    data_subnets: list[str]
+    rdma_dscp: int
+    rdma_priority: int
+    cnp_dscp: int
+    cnp_priority: int
+    tos_ecn_bits: int
+    dcqcn: bool
+    host_mtu: int
+    fabric_mtu: int
+    path_mtu: int
+    class_dscps: dict[str, list[int]] = Field(description="explicitly listed DSCPs per class (the DSCPs in use)")
+    waivers: list[WaiverModel]
+
+
 class Fabric(Resolved):
     name: str
     devices: dict[str, DeviceModel]
+    policy: PolicyModel | None = None

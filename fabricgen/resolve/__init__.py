@@ -5,7 +5,7 @@ from __future__ import annotations
 from ipaddress import ip_address, ip_interface
 
 from fabricgen.diagnostics import InputError
-from fabricgen.model import DeviceModel, Fabric, MgmtModel, PortModel, PortRole, QosModel
+from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortModel, PortRole, QosModel, WaiverModel
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
@@ -24,7 +24,19 @@ def resolve(intent: Intent, inventory: Inventory, locate: Locator = no_locations
     devices = {name: _resolve_device(ctx, inventory.devices[name], qos) for name in sorted(inventory.devices)}
     if ctx.problems:
         raise InputError(ctx.problems)
-    return Fabric(name=intent.fabric, devices=devices)
+    return Fabric(name=intent.fabric, devices=devices, policy=resolve_policy(intent, qos))
+
+
+def resolve_policy(intent: Intent, qos: QosModel) -> PolicyModel:
+    return PolicyModel(
+        mgmt_vlan=intent.management.vlan, mgmt_subnet=str(intent.management.subnet), mgmt_vrf=intent.management.vrf,
+        data_subnets=[str(net) for net in intent.data_subnets],
+        rdma_dscp=qos.rdma_dscp, rdma_priority=qos.rdma_priority, cnp_dscp=qos.cnp_dscp,
+        cnp_priority=qos.cnp_priority, tos_ecn_bits=intent.rdma.tos_ecn_bits, dcqcn=intent.rdma.dcqcn,
+        host_mtu=intent.mtu.host, fabric_mtu=intent.mtu.fabric, path_mtu=intent.rdma.path_mtu,
+        class_dscps={name: list(cls.dscp) for name, cls in intent.qos.classes.items() if cls.dscp != "default"},
+        waivers=[WaiverModel(**w.model_dump()) for w in intent.lint.waive],
+    )
 
 
 def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> DeviceModel:

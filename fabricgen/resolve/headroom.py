@@ -47,6 +47,13 @@ ASIC_CONSTANTS: dict[str, AsicBufferConstants] = {
     "spectrum6": AsicBufferConstants(256, 42, 0.8, _ASIC_TABLE),
 }
 
+# Total packet buffer per ASIC (NVIDIA Spectrum datasheets: SN2000 16 MB, SN3000 42 MB, SN4000 64 MB,
+# SN5000 160 MB); the budget lint holds the sum of lossless headroom against.
+ASIC_BUFFER_BYTES: dict[str, int] = {
+    "spectrum1": 16 * 1024 * 1024, "spectrum2": 42 * 1024 * 1024, "spectrum3": 64 * 1024 * 1024,
+    "spectrum4": 160 * 1024 * 1024,
+}
+
 # IEEE 802.3 31B.3.7 pause quanta per operating speed (Mb/s); one quantum = 512 bit times.
 PAUSE_QUANTA: dict[int, int] = {
     800000: 905, 400000: 905, 200000: 453, 100000: 394, 50000: 147,

@@ -171,6 +171,19 @@ class Management(StrictModel):
         return self
 
 
+class Waiver(StrictModel):
+    """Accept one lint finding on purpose. The reason is mandatory: it is what the next engineer reads."""
+
+    rule: Annotated[str, Field(pattern=r"^FG-[A-Z]+-\d{3}$", description="rule ID, e.g. FG-ECN-004")]
+    reason: Annotated[Text, Field(min_length=10, description="why this is acceptable here")]
+    device: str | None = Field(default=None, description="only on this device (default: everywhere)")
+    port: str | None = Field(default=None, description="only on this port of `device`")
+
+
+class Lint(StrictModel):
+    waive: list[Waiver] = Field(default_factory=list)
+
+
 class Intent(StrictModel):
     fabric: ClassName = Field(description="fabric name")
     description: Text = ""
@@ -181,6 +194,9 @@ class Intent(StrictModel):
     mtu: Mtu = Mtu()
     pfc: Pfc = Pfc()
     management: Management
+    data_subnets: list[IPv4Network | IPv6Network] = Field(
+        default_factory=list, description="IP subnets of the data fabric; none may overlap management.subnet")
+    lint: Lint = Lint()
 
     def rdma_class(self) -> QosClass:
         return self.qos.classes[self.rdma.traffic_class]

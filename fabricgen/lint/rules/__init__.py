@@ -1,0 +1,13 @@
+"""Every rule module, imported once so its @rule decorators register (order does not matter: IDs sort)."""
+
+from fabricgen.lint.rules import (  # noqa: F401
+    buffers,
+    classification,
+    ecn,
+    inventory,
+    management,
+    mtu,
+    pfc,
+    physical,
+    scheduling,
+)

@@ -1,0 +1,80 @@
+"""Headroom and buffers: lossless PGs sized for the cable they sit on, within the switch's buffer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import device_source, end_source, kib
+from fabricgen.resolve.headroom import (
+    ASIC_BUFFER_BYTES,
+    ASIC_CONSTANTS,
+    PAUSE_QUANTA,
+    HeadroomInputs,
+    spectrum_headroom,
+)
+
+
+@rule("FG-BUF-001", "cable-length-unknown", "warning", "cable length is known for every lossless port")
+def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Headroom grows with the cable: 100 m at 400G holds ~50 KB in flight. A guessed length either wastes
+    buffer or drops packets before PAUSE takes effect (NVIDIA: 'congestion occurs before flow control
+    activates').
+
+    Fix: set cable_m on the port (or its peer) in the inventory."""
+    for end in ctx.ports.values():
+        if end.port.lossless and end.nic is None and (end.port.cable_m is None or end.port.cable_assumed):
+            yield r.finding(end.device.name, "lossless port with no cable length in the inventory "
+                            f"(headroom assumes {end.port.cable_m} m)", "set cable_m", port=end.port.name,
+                            peer=end.port.peer, source=end_source(end))
+
+
+def _required_xoff(ctx: LintContext, end_asic: str | None, speed: int | None, cable: int | None, mtu: int,
+                   lanes: str | None) -> int | None:
+    if end_asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA or cable is None:
+        return None
+    lane_count = len(lanes.split(",")) if lanes else 4
+    return spectrum_headroom(end_asic, HeadroomInputs(speed, cable, mtu, lane_count)).xoff
+
+
+@rule("FG-BUF-002", "headroom-insufficient", "error", "configured headroom covers speed × cable × MTU")
+def headroom_insufficient(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """The xoff headroom must hold everything in flight after PAUSE is sent: one MTU waiting, the round trip on
+    the cable, the peer's reaction time and cell overhead. Less, and a lossless class drops under exactly the
+    congestion PFC exists for. Checked where the ASIC's constants are known (NVIDIA Spectrum formula); shipped
+    tables that rely on a shared headroom pool may show here — waive them with that reason.
+
+    Fix: let fabricgen size headroom (pfc.headroom.method: formula) or raise the profile's xoff."""
+    for end in ctx.ports.values():
+        headroom = end.port.headroom
+        if headroom is None:
+            continue
+        need = _required_xoff(ctx, end.device.asic, end.port.speed_mbps, end.port.cable_m, end.port.mtu,
+                              end.port.lanes)
+        if need is not None and headroom.xoff < need:
+            yield r.finding(end.device.name, f"headroom xoff {kib(headroom.xoff)} < required {kib(need)} for "
+                            f"{end.port.speed_mbps} Mb/s over {end.port.cable_m} m", "raise xoff",
+                            port=end.port.name, peer=end.port.peer, source=end_source(end))
+
+
+@rule("FG-BUF-003", "headroom-over-budget", "error", "total lossless headroom fits the switch buffer")
+def headroom_over_budget(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Headroom is reserved per lossless PG per port out of one shared buffer. Long cables on many ports can
+    reserve more than the ASIC has, and buffer allocation then fails on apply (or starves the shared pool).
+    Above half the buffer is a warning: little is left for the shared pool that absorbs bursts.
+
+    Fix: shorter cables, fewer lossless ports/classes, or a shared headroom pool."""
+    for device in ctx.switches():
+        budget = ASIC_BUFFER_BYTES.get(device.asic or "")
+        total = sum(p.headroom.size * len(p.pfc_priorities) for p in device.ports if p.headroom)
+        if budget is None or not total:
+            continue
+        if total > budget:
+            yield r.finding(device.name, f"lossless headroom {kib(total)} exceeds the {device.asic} buffer "
+                            f"{kib(budget)}", "reduce lossless ports, classes or cable lengths",
+                            source=device_source(device.name))
+        elif total > budget // 2:
+            yield r.finding(device.name, f"lossless headroom {kib(total)} takes over half of the {device.asic} "
+                            f"buffer {kib(budget)}", "consider a shared headroom pool",
+                            source=device_source(device.name), severity="warning")

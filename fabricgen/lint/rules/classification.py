@@ -1,0 +1,116 @@
+"""Classification: the RoCE DSCP must land on the same lossless priority on every switch and every NIC."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import device_source, end_source, port_source
+
+
+@rule("FG-CLS-001", "dscp-unmapped", "error", "every DSCP maps to exactly one traffic class on every switch")
+def dscp_unmapped(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A DSCP the switch's DSCP→TC map does not list falls into whatever the ASIC defaults to, usually TC 0 or 1,
+    so a mis-marked flow silently changes class. SONiC's own templates list all 64 code points.
+
+    Fix: map all 64 DSCPs (fabricgen renders all 64; give one intent class `dscp: default`)."""
+    for device in ctx.switches():
+        if device.qos is None:
+            continue
+        missing = sorted(set(range(64)) - set(device.qos.dscp_to_tc))
+        if missing:
+            yield r.finding(device.name, f"DSCPs {missing[:8]}{'…' if len(missing) > 8 else ''} map to no traffic "
+                            f"class ({len(missing)} of 64)", "map every DSCP; give one class `dscp: default`",
+                            source=device_source(device.name))
+
+
+@rule("FG-CLS-002", "roce-dscp-not-lossless", "error", "the RoCE DSCP lands on a lossless priority everywhere")
+def roce_dscp_not_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """RoCEv2 only behaves when its packets are classified into a PFC-protected priority at every hop and on
+    both NICs. One hop that puts DSCP 26 into a lossy class drops under congestion and NCCL slows to a crawl
+    with no error anywhere (SONiC's default map even sends DSCP 26 to lossy TC 1).
+
+    Fix: map the RoCE DSCP to the lossless class's traffic class and enable PFC on that priority."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    dscp = policy.rdma_dscp
+    for end in ctx.ports.values():
+        qos = end.device.qos
+        if end.port.role not in ("host", "fabric") or qos is None:
+            continue
+        tc = qos.dscp_to_tc.get(dscp)
+        if tc is None or tc not in end.port.pfc_priorities:
+            yield r.finding(end.device.name, f"RoCE DSCP {dscp} → TC {tc}, which is not lossless here (PFC on "
+                            f"{sorted(end.port.pfc_priorities)})", f"map DSCP {dscp} to TC {policy.rdma_priority} "
+                            f"and enable PFC on it", port=end.port.name, source=end_source(end))
+    for host in ctx.hosts():
+        for nic in host.host.nics if host.host else []:
+            prio = nic.dscp2prio.get(dscp, dscp >> 3)
+            if not nic.pfc[prio]:
+                yield r.finding(host.name, f"RoCE DSCP {dscp} → NIC priority {prio}, which has no PFC",
+                                f"mlnx_qos --pfc with priority {policy.rdma_priority} on (and --dscp2prio if needed)",
+                                port=nic.interface, source=port_source(host.name, nic.interface))
+
+
+@rule("FG-CLS-003", "nic-trust-not-dscp", "error", "NICs trust DSCP, as the routed switches do")
+def nic_trust_not_dscp(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """The switches classify routed RoCEv2 by DSCP. A NIC left in PCP trust (the ConnectX boot default) classifies
+    its own egress and the CNPs it sends by the VLAN priority bits, which untagged traffic does not carry: RoCE
+    leaves the host in priority 0, outside the lossless class.
+
+    Fix: `mlnx_qos -i <if> --trust dscp` (fabricgen-nic.sh does it)."""
+    for host in ctx.hosts():
+        for nic in host.host.nics if host.host else []:
+            if nic.trust != "dscp":
+                yield r.finding(host.name, f"NIC trusts {nic.trust}, the switches trust DSCP",
+                                "mlnx_qos -i IF --trust dscp", port=nic.interface, peer=nic.peer,
+                                source=port_source(host.name, nic.interface))
+
+
+@rule("FG-CLS-004", "nic-dscp-priority-mismatch", "error", "NIC DSCP→priority equals the switch DSCP→TC map")
+def nic_dscp_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """For every DSCP a class lists, the priority the NIC assigns (its dscp2prio map, default DSCP>>3) must equal
+    the traffic class the attached switch assigns. Otherwise the NIC sends PFC for one priority while the switch
+    pauses another, and the NIC's egress scheduling disagrees with the fabric's.
+
+    Fix: `mlnx_qos --dscp2prio set,<dscp>,<prio>` for each DSCP whose DSCP>>3 is not its class's priority."""
+    policy = ctx.policy
+    dscps = sorted({d for values in policy.class_dscps.values() for d in values}) if policy else []
+    for host in ctx.hosts():
+        for nic in host.host.nics if host.host else []:
+            end = ctx.ports.get((host.name, nic.interface))
+            switch = ctx.peer_of(end) if end else None
+            if switch is None or switch.device.qos is None:
+                continue
+            for dscp in dscps:
+                nic_prio, switch_tc = nic.dscp2prio.get(dscp, dscp >> 3), switch.device.qos.dscp_to_tc.get(dscp)
+                if nic_prio != switch_tc:
+                    yield r.finding(host.name, f"DSCP {dscp}: NIC priority {nic_prio}, switch TC {switch_tc}",
+                                    f"mlnx_qos --dscp2prio set,{dscp},{switch_tc}", port=nic.interface,
+                                    peer=switch.name, source=port_source(host.name, nic.interface))
+
+
+@rule("FG-CLS-005", "roce-tos-mismatch", "error", "application ToS (cma_roce_tos, NCCL_IB_TC) = RoCE DSCP<<2")
+def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """RDMA-CM applications take their ToS from cma_roce_tos and NCCL from NCCL_IB_TC; both are a ToS byte,
+    DSCP<<2 plus ECN bits. NCCL's default is 0 — DSCP 0, a lossy class — the most common reason NCCL is slower
+    than a point-to-point test.
+
+    Fix: set both to the RoCE DSCP<<2 (104 for DSCP 26), as fabricgen's nccl.env and script do."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    want = policy.rdma_dscp << 2 | policy.tos_ecn_bits
+    for host in ctx.hosts():
+        assert host.host is not None
+        for nic in host.host.nics:
+            if nic.roce_tos >> 2 != policy.rdma_dscp:
+                yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} is DSCP {nic.roce_tos >> 2}, RoCE is DSCP "
+                                f"{policy.rdma_dscp}", f"cma_roce_tos -t {want}", port=nic.interface,
+                                source=port_source(host.name, nic.interface))
+        tc = host.host.nccl_env.get("NCCL_IB_TC")
+        if tc is None or not tc.isdigit() or int(tc) >> 2 != policy.rdma_dscp:
+            yield r.finding(host.name, f"NCCL_IB_TC is {tc or 'unset (NCCL uses 0)'}, not DSCP {policy.rdma_dscp}",
+                            f"NCCL_IB_TC={want}", source=device_source(host.name))

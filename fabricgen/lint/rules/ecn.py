@@ -1,0 +1,134 @@
+"""ECN/DCQCN: marking that starts before PFC, on every switch, answered by every NIC, with CNPs that travel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import kib, port_source, queue_for_tc
+from fabricgen.resolve.headroom import ASIC_BUFFER_BYTES
+
+ECN_SOURCE = ("intent", "qos", "classes")
+
+
+@rule("FG-ECN-001", "ecn-min-not-below-max", "error", "ECN kmin < kmax")
+def ecn_min_not_below_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """WRED/ECN marks with a probability rising from kmin to kmax. kmin = kmax turns marking into a cliff (all or
+    nothing, which makes DCQCN oscillate); kmin > kmax is refused by SONiC's YANG.
+
+    Fix: kmin well below kmax (e.g. 150 KB / 1.5 MB, or the seed's 5 KB / 40 KB)."""
+    for device in ctx.switches():
+        for q in device.qos.queues if device.qos else []:
+            if q.ecn and q.ecn.min_bytes >= q.ecn.max_bytes:
+                yield r.finding(device.name, f"queue {q.index} ECN min {kib(q.ecn.min_bytes)} is not below max "
+                                f"{kib(q.ecn.max_bytes)}", "lower min or raise max",
+                                source=(*ECN_SOURCE, q.class_name, "ecn"))
+
+
+@rule("FG-ECN-002", "ecn-max-above-pfc-pause-point", "error", "ECN kmax below the port's PFC pause point")
+def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """ECN must fire before PFC: if an ingress priority group can reach its pause point before the egress queue
+    marks at full probability, PFC pauses the link while DCQCN has barely started. On shared-buffer switches
+    the pause point is dynamic: with alpha = 2^dynamic_th = 1 (fabricgen's SONiC profiles), one congested PG
+    pauses at alpha/(1+alpha) of the free shared buffer, i.e. half of what the ASIC's buffer leaves after the
+    lossless headroom reservations. Checked where the ASIC's buffer size is known.
+
+    Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB)."""
+    for device in ctx.switches():
+        buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
+        if device.qos is None or buffer is None:
+            continue
+        queue = queue_for_tc(device, device.qos.rdma_priority)
+        reserved = sum(p.headroom.size * len(p.pfc_priorities) for p in device.ports if p.headroom)
+        pause_point = (buffer - reserved) // 2
+        if queue is not None and queue.ecn is not None and queue.ecn.max_bytes >= pause_point:
+            yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point "
+                            f"≈ {kib(pause_point)} (half of the {device.asic} buffer left after headroom)",
+                            "lower ecn.max", source=(*ECN_SOURCE, queue.class_name, "ecn", "max"))
+
+
+@rule("FG-ECN-003", "ecn-min-below-one-frame", "warning", "ECN kmin is at least one MTU-sized frame")
+def ecn_min_below_frame(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A kmin smaller than one frame marks the first jumbo frame that waits in the queue: any two flows meeting
+    on a port get marked, and DCQCN halves their rate although the queue was never really congested.
+
+    Fix: kmin ≥ the port MTU (with MTU 9100, ≥ 9.1 KB; NVIDIA uses 150 KB at 400G)."""
+    for device in ctx.switches():
+        data_mtus = [p.mtu for p in device.ports if p.role in ("host", "fabric")]
+        for q in device.qos.queues if device.qos and data_mtus else []:
+            if q.ecn and q.ecn.min_bytes < max(data_mtus):
+                yield r.finding(device.name, f"queue {q.index} ({q.class_name}) ECN min {kib(q.ecn.min_bytes)} is "
+                                f"below one {max(data_mtus)}-byte frame", "raise ecn.min to at least one MTU",
+                                source=(*ECN_SOURCE, q.class_name, "ecn", "min"))
+
+
+@rule("FG-ECN-004", "ecn-off-on-roce-queue", "error", "ECN marks on the RoCE queue of every switch")
+def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """DCQCN only reacts to CE marks. One switch whose RoCE queue does not mark lets that hop congest until PFC
+    takes over — the 'switch has ECN, nothing marks' complaint.
+
+    Fix: ECN thresholds on the RoCE class (SONiC WRED_PROFILE with ecn_all, EOS random-detect ecn)."""
+    for device in ctx.switches():
+        if device.qos is None or not any(p.role in ("host", "fabric") for p in device.ports):
+            continue
+        queue = queue_for_tc(device, device.qos.rdma_priority)
+        if queue is None or queue.ecn is None:
+            yield r.finding(device.name, f"RoCE queue {queue.index if queue else '?'} marks no ECN",
+                            "add ecn to the RDMA class", source=(*ECN_SOURCE,))
+
+
+@rule("FG-ECN-005", "dcqcn-off-on-nic", "error", "NICs run DCQCN on the RoCE priority")
+def dcqcn_off_on_nic(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """The switch marks, the receiving NIC (notification point) turns marks into CNPs, the sending NIC (reaction
+    point) slows down. A NIC with DCQCN off on the RoCE priority ignores all of it.
+
+    Fix: enable roce_np and roce_rp on the RoCE priority (or set rdma.dcqcn: false fabric-wide on purpose)."""
+    policy = ctx.policy
+    if policy is None or not policy.dcqcn:
+        return
+    for host in ctx.hosts():
+        for nic in host.host.nics if host.host else []:
+            if not nic.dcqcn_enabled or policy.rdma_priority not in nic.dcqcn_priorities:
+                yield r.finding(host.name, f"DCQCN is not enabled on RoCE priority {policy.rdma_priority}",
+                                "enable ecn/roce_np and roce_rp for that priority", port=nic.interface,
+                                source=port_source(host.name, nic.interface))
+
+
+@rule("FG-ECN-006", "cnp-marking-mismatch", "error", "NIC CNP DSCP and priority equal the switches' CNP class")
+def cnp_marking_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """CNPs are marked by the NIC (firmware default DSCP 48, 802.1p 6; NVIDIA's operator uses DSCP 4). If that
+    DSCP is not the switches' CNP class, CNPs queue behind data and arrive too late to help.
+
+    Fix: set cnp_dscp / cnp_802p_prio on the NIC to the intent's CNP class."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for host in ctx.hosts():
+        for nic in host.host.nics if host.host else []:
+            if (nic.cnp_dscp, nic.cnp_priority) != (policy.cnp_dscp, policy.cnp_priority):
+                yield r.finding(host.name, f"NIC sends CNPs with DSCP {nic.cnp_dscp} / priority {nic.cnp_priority},"
+                                f" the fabric's CNP class is DSCP {policy.cnp_dscp} / priority {policy.cnp_priority}",
+                                "set roce_np cnp_dscp and cnp_802p_prio", port=nic.interface,
+                                source=port_source(host.name, nic.interface))
+    for device in ctx.switches():
+        if device.qos and device.qos.dscp_to_tc.get(policy.cnp_dscp) != policy.cnp_priority:
+            yield r.finding(device.name, f"CNP DSCP {policy.cnp_dscp} → TC {device.qos.dscp_to_tc.get(policy.cnp_dscp)}"
+                            f", not the CNP class's {policy.cnp_priority}", "map the CNP DSCP to the CNP class",
+                            source=("intent", "rdma", "cnp_class"))
+
+
+@rule("FG-ECN-007", "cnp-not-strict", "warning", "the CNP class is scheduled strict priority")
+def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """CNPs are small and urgent; in a weighted queue they wait behind bulk traffic exactly when congestion is
+    worst.
+
+    Fix: `scheduling: strict` on the CNP class."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for device in ctx.switches():
+        queue = queue_for_tc(device, policy.cnp_priority)
+        if queue is not None and queue.scheduler != "strict":
+            yield r.finding(device.name, f"CNP queue {queue.index} is {queue.scheduler}, not strict",
+                            "scheduling: strict for the CNP class", source=("intent", "rdma", "cnp_class"))

@@ -1,0 +1,99 @@
+"""Management isolation (seed §2.3): the OOB VLAN, VRF and subnet never touch the data fabric."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from ipaddress import ip_network
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import device_source, end_source, port_source
+
+
+@rule("FG-MGT-001", "mgmt-vlan-on-data-port", "error", "the management VLAN is never on a data or fabric port")
+def mgmt_vlan_on_data_port(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """BMC traffic that leaks into the data fabric competes with training traffic and spreads congestion — the
+    field report's incident of periodic training jitter (seed §2.3).
+
+    Fix: the management VLAN only on OOB access ports."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for end in ctx.ports.values():
+        if end.port.access_vlan == policy.mgmt_vlan and end.port.role != "oob-access":
+            yield r.finding(end.device.name, f"management VLAN {policy.mgmt_vlan} on a {end.port.role} port",
+                            "remove the VLAN from this port", port=end.port.name, peer=end.port.peer,
+                            source=end_source(end))
+
+
+@rule("FG-MGT-002", "mgmt-interface-outside-vrf", "error", "management interfaces live in the management VRF")
+def mgmt_outside_vrf(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A management interface in the default VRF shares the routing table with the fabric: a default route can
+    send management traffic over data links, or data prefixes leak into management.
+
+    Fix: put the management interface in the management VRF (SONiC: MGMT_VRF_CONFIG, VRF `mgmt`)."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for device in ctx.switches():
+        if device.mgmt is None:
+            continue
+        wanted = ctx.capability(device).mgmt_vrf_fixed_name or policy.mgmt_vrf
+        if device.mgmt.vrf != wanted:
+            yield r.finding(device.name, f"{device.mgmt.interface} is in VRF {device.mgmt.vrf!r}, not {wanted!r}",
+                            f"vrf {wanted} on the management interface", port=device.mgmt.interface,
+                            source=device_source(device.name))
+
+
+@rule("FG-MGT-003", "mgmt-subnet-overlaps-data", "error", "the management subnet overlaps no data subnet")
+def mgmt_subnet_overlap(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Overlapping subnets make the same address reachable two ways: the OOB network stops being independent of
+    the fabric it exists to rescue.
+
+    Fix: a management subnet disjoint from every data subnet."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    mgmt = ip_network(policy.mgmt_subnet)
+    for index, text in enumerate(policy.data_subnets):
+        data = ip_network(text)
+        if data.version == mgmt.version and data.overlaps(mgmt):
+            yield r.finding("fabric", f"management subnet {mgmt} overlaps data subnet {data}",
+                            "choose disjoint subnets", source=("intent", "data_subnets", index))
+
+
+@rule("FG-MGT-004", "mgmt-port-off-oob", "error", "BMC and management ports connect only to OOB switches")
+def mgmt_port_off_oob(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A switch management port or a BMC cabled into a data switch puts the management plane on the fabric
+    (and a data switch port into the management VLAN).
+
+    Fix: cable management ports to the OOB switch."""
+    for end in ctx.ports.values():
+        peer = ctx.peer_of(end)
+        if peer is None:
+            continue
+        if end.port.role in ("mgmt", "bmc") and peer.device.role != "oob":
+            yield r.finding(end.device.name, f"management port is cabled to {peer.device.role} {peer.device.name}",
+                            "cable it to the OOB switch", port=end.port.name, peer=peer.name, source=end_source(end))
+        if end.port.role == "oob-access" and peer.port.role not in ("mgmt", "bmc"):
+            yield r.finding(end.device.name, f"OOB access port reaches {peer.port.role} port {peer.name}",
+                            "OOB ports serve only BMCs and management interfaces", port=end.port.name,
+                            peer=peer.name, source=end_source(end))
+
+
+@rule("FG-MGT-005", "nccl-socket-on-wrong-interface", "error", "NCCL_SOCKET_IFNAME is neither RDMA nor BMC")
+def nccl_socket_interface(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """NCCL bootstraps over TCP on NCCL_SOCKET_IFNAME. On an RDMA NIC that TCP traffic lands in the fabric's
+    classes; on the OOB network it rides the management plane the field report keeps isolated.
+
+    Fix: point NCCL_SOCKET_IFNAME at the front-end interface (inventory data.frontend_interface)."""
+    for host in ctx.hosts():
+        assert host.host is not None
+        value = host.host.nccl_env.get("NCCL_SOCKET_IFNAME", "")
+        names = {name for name in value.lstrip("=^").split(",") if name}
+        roles = {p.name: p.role for p in host.ports}
+        bad = sorted(name for name in names if roles.get(name) in ("rdma", "bmc", "mgmt"))
+        if not names or bad:
+            what = f"names {', '.join(bad)} ({roles[bad[0]]})" if bad else "is unset"
+            yield r.finding(host.name, f"NCCL_SOCKET_IFNAME {what}", "set it to the front-end interface",
+                            source=port_source(host.name, bad[0]) if bad else device_source(host.name))

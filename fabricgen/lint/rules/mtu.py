@@ -1,0 +1,68 @@
+"""MTU: equal on both ends of every link, big enough for the host's frames and RoCE's path MTU everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import end_source, port_source
+
+L2_OVERHEAD = 22  # Ethernet header 14 + one 802.1Q tag 4 + FCS 4: what a host's IP MTU needs on the wire
+ROCE_OVERHEAD = 80  # IPv6 40 + UDP 8 + BTH 12 + RETH 16 + ICRC 4: the worst case around a RoCE payload
+
+
+@rule("FG-MTU-001", "link-mtu-mismatch", "error", "MTU is equal at both ends of every switch-to-switch link")
+def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A jumbo frame that one end accepts and the other drops disappears without an error counter anyone
+    watches: the 'MTU black hole' the field report warns about (seed §6.3).
+
+    Fix: the same MTU on both ends (intent mtu.fabric on every switch hop)."""
+    for link in ctx.data_links():
+        if link.a.nic is None and link.b.nic is None and link.a.mtu() != link.b.mtu():
+            yield r.finding(link.a.device.name, f"MTU {link.a.mtu()} vs {link.b.mtu()}", "set the same MTU on both",
+                            port=link.a.port.name, peer=link.b.name, source=end_source(link.a))
+
+
+@rule("FG-MTU-002", "hop-mtu-below-host", "error", "every switch hop carries the host MTU plus L2 overhead")
+def hop_mtu_below_host(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Hosts send IP packets of the NIC MTU; every switch port on the path must take them plus the Ethernet
+    header, a VLAN tag and FCS. One 1500-byte hop in a 9000-byte fabric drops every jumbo RoCE packet.
+
+    Fix: switch MTU ≥ host MTU + 22 (9100 for hosts at 9000)."""
+    host_mtus = [nic.mtu for h in ctx.hosts() for nic in (h.host.nics if h.host else [])]
+    policy = ctx.policy
+    needed = max(host_mtus or [policy.host_mtu if policy else 0]) + L2_OVERHEAD
+    for end in ctx.ports.values():
+        if end.nic is None and end.port.role in ("host", "fabric") and end.port.mtu < needed:
+            yield r.finding(end.device.name, f"MTU {end.port.mtu} is below host MTU + L2 overhead ({needed})",
+                            f"raise the port MTU to at least {needed}", port=end.port.name, peer=end.port.peer,
+                            source=end_source(end))
+
+
+@rule("FG-MTU-003", "roce-path-mtu-too-big", "error", "RoCE path MTU plus headers fits the NIC MTU")
+def roce_path_mtu(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """RoCE negotiates an IB path MTU (1024/2048/4096) that must fit in the netdev MTU with its headers; a NIC at
+    MTU 4096 cannot carry 4096-byte RoCE payloads and silently falls back to 2048, halving message efficiency.
+
+    Fix: NIC MTU ≥ path MTU + 80 (4176 for path MTU 4096; 9000 is the norm)."""
+    for host in ctx.hosts():
+        assert host.host is not None
+        for nic in host.host.nics:
+            if nic.mtu < host.host.path_mtu + ROCE_OVERHEAD:
+                yield r.finding(host.name, f"NIC MTU {nic.mtu} cannot carry RoCE path MTU {host.host.path_mtu}",
+                                f"NIC MTU ≥ {host.host.path_mtu + ROCE_OVERHEAD} or a smaller rdma.path_mtu",
+                                port=nic.interface, source=port_source(host.name, nic.interface))
+
+
+@rule("FG-MTU-004", "mtu-above-platform-max", "error", "no MTU above the platform's maximum")
+def mtu_above_platform_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Platforms cap the MTU differently (SONiC 9216, EOS 9214, ConnectX 9978); a value above the cap is refused
+    on commit, or clamped on some images — never rely on 9216 being accepted everywhere.
+
+    Fix: stay at or under the smallest maximum on the path."""
+    for end in ctx.ports.values():
+        limit = ctx.capability(end.device).max_mtu
+        if end.mtu() > limit:
+            yield r.finding(end.device.name, f"MTU {end.mtu()} exceeds {end.device.platform}'s maximum {limit}",
+                            f"MTU ≤ {limit}", port=end.port.name, source=end_source(end))

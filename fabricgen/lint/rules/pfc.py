@@ -1,0 +1,109 @@
+"""PFC: the same priorities paused at both ends of every link, a watchdog against deadlocks, never on CNPs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import device_source, end_source, fmt_set, port_source
+
+
+@rule("FG-PFC-001", "pfc-priority-mismatch", "error", "PFC priorities are equal at both ends of every link")
+def pfc_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """PFC is hop by hop: the receiver pauses a priority and the sender must honour that same priority. If the
+    two ends of a cable disagree, one side's lossless class is paused by nobody and drops, or a lossy class gets
+    paused and spreads congestion (head-of-line blocking, the road to a PFC deadlock).
+
+    Fix: enable PFC on exactly the lossless priorities on both ends (NIC: mlnx_qos --pfc; switch: pfc_enable /
+    priority-flow-control priority N no-drop)."""
+    for link in ctx.data_links():
+        a, b = link.a.pfc_set(), link.b.pfc_set()
+        if a != b:
+            yield r.finding(link.a.device.name, f"PFC priorities {fmt_set(a)} vs {fmt_set(b)}",
+                            "enable PFC on the same priorities at both ends", port=link.a.port.name,
+                            peer=link.b.name, source=end_source(link.a))
+
+
+@rule("FG-PFC-002", "too-many-lossless-classes", "error", "lossless classes within the platform's limit")
+def too_many_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Each lossless priority needs its own headroom buffer per port; platforms support few (SONiC's templates
+    two, Cumulus one lossless pool). Beyond that the switch either refuses the config or silently shares
+    headroom that is then too small.
+
+    Fix: make fewer classes lossless (one RoCE class is the norm)."""
+    for device in ctx.devices():
+        if device.qos is None:
+            continue
+        limit = ctx.capability(device).lossless_class_limit
+        count = len(device.qos.lossless_priorities)
+        if count > limit:
+            yield r.finding(device.name, f"{count} lossless priorities {device.qos.lossless_priorities}; platform "
+                            f"{device.platform} supports {limit}", "make fewer classes lossless",
+                            source=("intent", "qos", "classes"))
+
+
+@rule("FG-PFC-003", "pfc-watchdog-missing", "error", "a PFC watchdog guards every lossless port")
+def pfc_watchdog_missing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A PFC storm (a NIC that pauses forever) or a cyclic buffer dependency stops every flow of the priority
+    across the fabric. The watchdog detects a queue paused for too long and drops or forwards its traffic so
+    the rest of the fabric keeps moving — the deadlock the field report lost a day to.
+
+    Fix: `pfc.watchdog.enabled: true` (SONiC PFC_WD per port, EOS pause watchdog)."""
+    for device in ctx.switches():
+        lossless = [p.name for p in device.ports if p.pfc_priorities]
+        if lossless and (device.qos is None or device.qos.watchdog is None):
+            yield r.finding(device.name, f"{len(lossless)} lossless ports without a PFC watchdog "
+                            f"({', '.join(lossless[:4])}{'…' if len(lossless) > 4 else ''})",
+                            "enable pfc.watchdog", source=device_source(device.name))
+
+
+@rule("FG-PFC-004", "pfc-watchdog-timing", "error", "watchdog poll ≤ detection, and a sane restoration time")
+def pfc_watchdog_timing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """The watchdog can only notice a stuck queue at its polling interval: a poll longer than the detection
+    time makes detection meaningless (SONiC refuses it). Restoring faster than detecting flaps the queue in
+    and out of drop mode while the storm lasts.
+
+    Fix: poll ≤ detection ≤ restoration (e.g. 100 / 200 / 200 ms); EOS wants poll ≤ half the timeout."""
+    for device in ctx.switches():
+        wd = device.qos.watchdog if device.qos else None
+        if wd is None:
+            continue
+        if wd.poll_ms > wd.detection_ms:
+            yield r.finding(device.name, f"watchdog polls every {wd.poll_ms} ms but detects after "
+                            f"{wd.detection_ms} ms", "poll at most as long as detection",
+                            source=("intent", "pfc", "watchdog", "poll_ms"))
+        if wd.restoration_ms < wd.detection_ms:
+            yield r.finding(device.name, f"watchdog restores after {wd.restoration_ms} ms, faster than it detects "
+                            f"({wd.detection_ms} ms)", "restoration_ms ≥ detection_ms",
+                            source=("intent", "pfc", "watchdog", "restoration_ms"), severity="warning")
+
+
+@rule("FG-PFC-005", "pfc-on-cnp-class", "error", "no PFC on the CNP priority")
+def pfc_on_cnp(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """CNPs tell senders to slow down. Pausing them delays the very signal that would end the congestion, and
+    a paused CNP priority can join a pause loop. CNPs belong in a strict-priority, lossy class.
+
+    Fix: take the CNP priority out of the PFC set."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for end in ctx.ports.values():
+        if policy.cnp_priority in end.pfc_set():
+            yield r.finding(end.device.name, f"PFC is on for CNP priority {policy.cnp_priority}",
+                            f"disable PFC on priority {policy.cnp_priority}", port=end.port.name,
+                            source=port_source(end.device.name, end.port.name))
+
+
+@rule("FG-PFC-006", "lossless-without-ecn", "warning", "a lossless class also marks ECN")
+def lossless_without_ecn(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Without ECN, PFC is the only brake: every congestion event becomes pause frames that spread upstream
+    (PFC storms, victim flows). ECN lets DCQCN slow the senders before PFC has to act.
+
+    Fix: give the lossless class `ecn: {min, max, probability}`."""
+    for device in ctx.switches():
+        for queue in device.qos.queues if device.qos else []:
+            if queue.lossless and queue.ecn is None:
+                yield r.finding(device.name, f"lossless queue {queue.index} ({queue.class_name}) marks no ECN",
+                                "add ecn thresholds to the class", source=("intent", "qos", "classes",
+                                                                            queue.class_name))

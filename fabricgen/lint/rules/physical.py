@@ -1,0 +1,74 @@
+"""Physical layer (seed §3.1, §6.2): both ends agree on speed and FEC; copper within its reach."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import end_source
+
+RS_FEC_FROM_MBPS = 100_000  # 100G (25G NRZ x4 and up) and every PAM4 speed need RS-FEC (IEEE 802.3 CL91/CL119)
+# Longest cable that keeps a clean eye, by media and lane speed (seed §3.1: DAC degrades past 3-5 m).
+SAFE_REACH_M: dict[str, list[tuple[int, int]]] = {  # media → [(up to Mb/s, metres)]
+    "dac": [(100_000, 5), (800_000, 3)],
+    "aec": [(800_000, 7)],
+    "aoc": [(800_000, 100)],
+}
+
+
+@rule("FG-PHY-001", "link-speed-mismatch", "error", "both ends of a link run the same speed")
+def link_speed_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Ends at different speeds do not link up, or come up at the lower speed and halve the fabric's bandwidth
+    on that path — and the headroom computed for the faster speed is wrong.
+
+    Fix: set the same speed on both ports."""
+    for link in ctx.links:
+        a, b = link.a.port.speed_mbps, link.b.port.speed_mbps
+        if a and b and a != b:
+            yield r.finding(link.a.device.name, f"speed {a} vs {b} Mb/s", "set the same speed at both ends",
+                            port=link.a.port.name, peer=link.b.name, source=end_source(link.a))
+
+
+@rule("FG-PHY-002", "link-fec-mismatch", "error", "both ends of a link use the same FEC")
+def link_fec_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Mismatched FEC gives a link that is 'up' with FEC not agreed — the half-healthy state the field report
+    saw after reboots (seed §6.2), with errors that grow slowly.
+
+    Fix: the same FEC (rs at 100G and above) on both ends."""
+    for link in ctx.links:
+        a, b = link.a.port.fec, link.b.port.fec
+        if a and b and a != b:
+            yield r.finding(link.a.device.name, f"FEC {a} vs {b}", "set the same FEC at both ends",
+                            port=link.a.port.name, peer=link.b.name, source=end_source(link.a))
+
+
+@rule("FG-PHY-003", "fec-required", "error", "RS-FEC on 100G and faster ports")
+def fec_required(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """At 100G and above (and every PAM4 lane) the raw bit error rate is above what Ethernet tolerates; without
+    RS-FEC the link errors constantly or does not come up.
+
+    Fix: fec: rs."""
+    for end in ctx.ports.values():
+        port = end.port
+        if port.speed_mbps and port.speed_mbps >= RS_FEC_FROM_MBPS and port.fec in ("none", "fc"):
+            yield r.finding(end.device.name, f"{port.speed_mbps // 1000}G port with FEC {port.fec}", "fec: rs",
+                            port=port.name, peer=port.peer, source=end_source(end))
+
+
+@rule("FG-PHY-004", "copper-past-safe-reach", "warning", "DAC/AEC/AOC within the safe reach for their speed")
+def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Passive copper loses signal quickly at PAM4 speeds: past ~3 m at 200/400/800G (5 m at 100G and below)
+    the link runs on the edge, with FEC counters that climb as the cable ages. AEC reaches ~7 m.
+
+    Fix: AEC or optics for longer runs, or move the switch closer."""
+    for link in ctx.links:
+        media, length = link.a.port.media, link.a.port.cable_m
+        speed = link.a.port.speed_mbps or link.b.port.speed_mbps
+        if media not in SAFE_REACH_M or length is None or speed is None:
+            continue
+        reach = next((metres for upto, metres in SAFE_REACH_M[media] if speed <= upto), None)
+        if reach is not None and length > reach:
+            yield r.finding(link.a.device.name, f"{length} m {media.upper()} at {speed // 1000}G (safe reach "
+                            f"{reach} m)", "use AEC or optics", port=link.a.port.name, peer=link.b.name,
+                            source=end_source(link.a))

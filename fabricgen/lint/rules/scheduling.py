@@ -1,0 +1,65 @@
+"""Scheduling (seed §3.3): weights that add up, RDMA/TCP/management in separate queues, no starving strict class."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import device_source, port_source
+
+
+@rule("FG-SCH-001", "dwrr-weights-not-100", "error", "DWRR weights sum to 100 on every switch and NIC")
+def dwrr_weights(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """ETS shares are percentages of what strict queues leave. A sum other than 100 is refused by the mlx5
+    driver ('BW sum is illegal') and means different shares on platforms that normalise differently.
+
+    Fix: weights that add up to exactly 100."""
+    for device in ctx.switches():
+        weights = [q.weight or 0 for q in device.qos.queues if q.scheduler == "dwrr"] if device.qos else []
+        if weights and sum(weights) != 100:
+            yield r.finding(device.name, f"DWRR weights sum to {sum(weights)}", "make them add up to 100",
+                            source=("intent", "qos", "classes"))
+    for host in ctx.hosts():
+        for nic in host.host.nics if host.host else []:
+            ets = [bw for tsa, bw in zip(nic.tsa, nic.tcbw, strict=True) if tsa == "ets"]
+            if ets and sum(ets) != 100:
+                yield r.finding(host.name, f"ETS shares sum to {sum(ets)}", "mlnx_qos --tcbw summing to 100",
+                                port=nic.interface, source=port_source(host.name, nic.interface))
+
+
+@rule("FG-SCH-002", "classes-share-a-queue", "error", "RDMA, TCP and management traffic use different queues")
+def classes_share_a_queue(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Two classes in one egress queue share its buffer, its ECN marking and — if one is lossless — its PFC
+    pauses: a TCP burst then pauses RDMA, or RDMA's PFC stalls management (seed §3.3).
+
+    Fix: give every class its own queue."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for device in ctx.switches():
+        if device.qos is None:
+            continue
+        by_queue: dict[int, set[int]] = {}
+        for tc in sorted(set(device.qos.dscp_to_tc.values())):
+            by_queue.setdefault(device.qos.tc_to_queue.get(tc, tc), set()).add(tc)
+        for queue, tcs in sorted(by_queue.items()):
+            if len(tcs) > 1:
+                yield r.finding(device.name, f"traffic classes {sorted(tcs)} share queue {queue}",
+                                "map each class to its own queue", source=device_source(device.name))
+
+
+@rule("FG-SCH-003", "strict-class-may-starve-rdma", "warning", "no unlimited strict class besides CNP")
+def strict_may_starve(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Strict priority is served first, always. CNPs are tiny, so strict is right for them; any other strict
+    class without a rate limit can take the whole link and starve RDMA and everything weighted.
+
+    Fix: make the class DWRR, or keep only CNP strict."""
+    policy = ctx.policy
+    if policy is None:
+        return
+    for device in ctx.switches():
+        for q in device.qos.queues if device.qos else []:
+            if q.scheduler == "strict" and q.traffic_class != policy.cnp_priority:
+                yield r.finding(device.name, f"queue {q.index} ({q.class_name}) is strict priority with no rate "
+                                "limit", "use DWRR for this class", source=("intent", "qos", "classes", q.class_name))
