@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Resolved(BaseModel):
@@ -29,8 +29,14 @@ class QueueModel(Resolved):
     class_name: str
     lossless: bool
     scheduler: Literal["strict", "dwrr"]
-    weight: int | None = None
+    weight: int | None = Field(default=None, description="DWRR share, percent; required for dwrr queues")
     ecn: EcnThresholds | None = None
+
+    @model_validator(mode="after")
+    def _dwrr_has_weight(self) -> QueueModel:
+        if self.scheduler == "dwrr" and not self.weight:
+            raise ValueError(f"DWRR queue {self.index} needs a weight")
+        return self
 
 
 class WatchdogModel(Resolved):

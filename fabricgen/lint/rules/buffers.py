@@ -24,6 +24,11 @@ def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
     Fix: set cable_m on the port (or its peer) in the inventory."""
     for end in ctx.ports.values():
+        # Only where the switch sizes headroom from the cable (capability programs_headroom): EOS (FADT) takes
+        # no cable length, so its end of the same cable was reported a second time, with "headroom assumes
+        # 40 m" although no headroom was ever computed for it.
+        if not ctx.capability(end.device).programs_headroom:
+            continue
         if end.port.lossless and end.nic is None and (end.port.cable_m is None or end.port.cable_assumed):
             yield r.finding(end.device.name, "lossless port with no cable length in the inventory "
                             f"(headroom assumes {end.port.cable_m} m)", "set cable_m", port=end.port.name,

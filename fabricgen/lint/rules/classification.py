@@ -112,5 +112,9 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                                 source=port_source(host.name, nic.interface))
         tc = host.host.nccl_env.get("NCCL_IB_TC")
         if tc is None or not tc.isdigit() or int(tc) >> 2 != policy.rdma_dscp:
-            yield r.finding(host.name, f"NCCL_IB_TC is {tc or 'unset (NCCL uses 0)'}, not DSCP {policy.rdma_dscp}",
-                            f"NCCL_IB_TC={want}", source=device_source(host.name))
+            # Say which DSCP the value carries, as for cma_roce_tos: "NCCL_IB_TC is 26, not DSCP 26" (the DSCP
+            # written where the ToS byte belongs) read as a contradiction.
+            got = f"NCCL_IB_TC {tc} is DSCP {int(tc) >> 2}" if tc and tc.isdigit() else \
+                f"NCCL_IB_TC is {tc or 'unset (NCCL uses 0)'}"
+            yield r.finding(host.name, f"{got}, RoCE is DSCP {policy.rdma_dscp}", f"NCCL_IB_TC={want}",
+                            source=device_source(host.name))

@@ -90,10 +90,17 @@ def nccl_socket_interface(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for host in ctx.hosts():
         assert host.host is not None
         value = host.host.nccl_env.get("NCCL_SOCKET_IFNAME", "")
-        names = {name for name in value.lstrip("=^").split(",") if name}
+        # NCCL's syntax: a leading `^` excludes, then a leading `=` asks for exact names; without `=` every entry
+        # is a prefix. Stripping both and comparing whole names took `^bmc` (which keeps NCCL off the BMC) for
+        # the BMC and let `ens` (a prefix of both RDMA NICs) or `^docker,lo` (anything else) pass.
+        exclude = value.startswith("^")
+        spec = value[1:] if exclude else value
+        exact = spec.startswith("=")
+        names = {name for name in (spec[1:] if exact else spec).split(",") if name}
         roles = {p.name: p.role for p in host.ports}
-        bad = sorted(name for name in names if roles.get(name) in ("rdma", "bmc", "mgmt"))
+        selected = [p for p in roles if any(p == n if exact else p.startswith(n) for n in names) != exclude]
+        bad = sorted(name for name in selected if roles[name] in ("rdma", "bmc", "mgmt"))
         if not names or bad:
-            what = f"names {', '.join(bad)} ({roles[bad[0]]})" if bad else "is unset"
+            what = f"selects {', '.join(f'{n} ({roles[n]})' for n in bad)}" if bad else "is unset"
             yield r.finding(host.name, f"NCCL_SOCKET_IFNAME {what}", "set it to the front-end interface",
                             source=port_source(host.name, bad[0]) if bad else device_source(host.name))

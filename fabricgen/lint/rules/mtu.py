@@ -9,7 +9,10 @@ from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import end_source, port_source
 
 L2_OVERHEAD = 22  # Ethernet header 14 + one 802.1Q tag 4 + FCS 4: what a host's IP MTU needs on the wire
-ROCE_OVERHEAD = 80  # IPv6 40 + UDP 8 + BTH 12 + RETH 16 + ICRC 4: the worst case around a RoCE payload
+# What the kernel subtracts from the netdev MTU before picking the RoCE active MTU (include/rdma/ib_addr.h
+# iboe_get_mtu: GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4). It was 80 (IPv6+UDP+BTH+RETH+ICRC), which
+# passed NICs at MTU 4176-4191 that the kernel still runs at active_mtu 2048.
+ROCE_OVERHEAD = 96
 
 
 @rule("FG-MTU-001", "link-mtu-mismatch", "error", "MTU is equal at both ends of every switch-to-switch link")

@@ -9,6 +9,7 @@ from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import end_source
 
 RS_FEC_FROM_MBPS = 100_000  # 100G (25G NRZ x4 and up) and every PAM4 speed need RS-FEC (IEEE 802.3 CL91/CL119)
+PAM4_LANE_FROM_MBPS = 50_000  # 50G and faster per lane is PAM4 (50GBASE-CR/SR: RS(544,514), CL134)
 # Longest cable that keeps a clean eye, by media and lane speed (seed §3.1: DAC degrades past 3-5 m).
 SAFE_REACH_M: dict[str, list[tuple[int, int]]] = {  # media → [(up to Mb/s, metres)]
     "dac": [(100_000, 5), (800_000, 3)],
@@ -51,7 +52,11 @@ def fec_required(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     Fix: fec: rs."""
     for end in ctx.ports.values():
         port = end.port
-        if port.speed_mbps and port.speed_mbps >= RS_FEC_FROM_MBPS and port.fec in ("none", "fc"):
+        # Where the lanes are known, also a PAM4 port below 100G (50G on one lane): the docstring promised
+        # "every PAM4 lane" but only the port speed was compared, so a 50G breakout without FEC passed.
+        lanes = len(port.lanes.split(",")) if port.lanes else None
+        pam4 = bool(port.speed_mbps and lanes and port.speed_mbps // lanes >= PAM4_LANE_FROM_MBPS)
+        if port.speed_mbps and (port.speed_mbps >= RS_FEC_FROM_MBPS or pam4) and port.fec in ("none", "fc"):
             yield r.finding(end.device.name, f"{port.speed_mbps // 1000}G port with FEC {port.fec}", "fec: rs",
                             port=port.name, peer=port.peer, source=end_source(end))
 
@@ -64,6 +69,8 @@ def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     Fix: AEC or optics for longer runs, or move the switch closer."""
     for link in ctx.links:
         media, length = link.a.port.media, link.a.port.cable_m
+        if link.a.port.cable_assumed:  # the headroom default (pfc.headroom.default_cable_m), not a measured cable:
+            length = None              # a DAC of unknown length was reported as "40 m DAC" (FG-BUF-001 covers it)
         speed = link.a.port.speed_mbps or link.b.port.speed_mbps
         if media not in SAFE_REACH_M or length is None or speed is None:
             continue

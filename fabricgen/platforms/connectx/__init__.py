@@ -62,6 +62,7 @@ def nic_context(nic: NicModel) -> dict[str, Any]:
         "function": "nic_" + "".join(c if c.isalnum() else "_" for c in nic.interface),
         "rdma_device": q(nic.rdma_device),
         "mtu": nic.mtu,
+        "trust": nic.trust,
         "pfc_arg": _csv(nic.pfc),
         "pfc_want": _dcb_line("prio-pfc", pfc_flags),
         "prio_tc_arg": _csv(nic.prio_tc),
@@ -103,4 +104,6 @@ def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
     }
 
 
-PLATFORM = Platform(capability=CAPABILITY, render=render)
+from fabricgen.platforms.connectx import reader  # noqa: E402  (at the bottom: reader imports this module)
+
+PLATFORM = Platform(capability=CAPABILITY, render=render, read=reader.read, owned=reader.owned)

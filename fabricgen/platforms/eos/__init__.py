@@ -144,4 +144,6 @@ def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
     return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device))}
 
 
-PLATFORM = Platform(capability=CAPABILITY, render=render)
+from fabricgen.platforms.eos import reader  # noqa: E402  (at the bottom: reader imports this module)
+
+PLATFORM = Platform(capability=CAPABILITY, render=render, read=reader.read, owned=reader.owned)

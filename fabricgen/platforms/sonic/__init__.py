@@ -112,14 +112,13 @@ def _scheduler_name(queue: QueueModel) -> str:
 
 def _qos_tables(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
     ports = _data_ports(device)
-    pfc = ",".join(str(p) for p in qos.lossless_priorities)
     port_qos: dict[str, Any] = {"global": {"dscp_to_tc_map": MAP}}
     queues: dict[str, Any] = {}
     for port in ports:
         entry = {"dscp_to_tc_map": MAP, "tc_to_pg_map": MAP, "tc_to_queue_map": MAP, "pfc_to_queue_map": MAP,
                  "pfc_enable": ",".join(str(p) for p in port.pfc_priorities)}
         if qos.watchdog and port.pfc_priorities:
-            entry["pfcwd_sw_enable"] = pfc
+            entry["pfcwd_sw_enable"] = entry["pfc_enable"]
         port_qos[port.name] = entry
         for queue in qos.queues:
             queue_entry = {"scheduler": _scheduler_name(queue)}
@@ -228,4 +227,6 @@ def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
     return {"config_db.json": text + "\n"}
 
 
-PLATFORM = Platform(capability=CAPABILITY, render=render)
+from fabricgen.platforms.sonic import reader  # noqa: E402  (at the bottom: reader imports this module)
+
+PLATFORM = Platform(capability=CAPABILITY, render=render, read=reader.read, owned=reader.owned)

@@ -87,7 +87,7 @@ nic_ens1f0np0() {
   local ifname=ens1f0np0 rdma=mlx5_0
   setting "$ifname mtu" "$(read_file "$SYSFS/class/net/$ifname/mtu")" '9000' -- ip link set dev "$ifname" mtu '9000'
   setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
-  setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust dscp
+  setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust 'dscp'
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
   setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '40,0,10,50,0,0,0,0'
   cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
@@ -103,7 +103,7 @@ nic_ens2f0np0() {
   local ifname=ens2f0np0 rdma=mlx5_1
   setting "$ifname mtu" "$(read_file "$SYSFS/class/net/$ifname/mtu")" '9000' -- ip link set dev "$ifname" mtu '9000'
   setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
-  setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust dscp
+  setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust 'dscp'
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
   setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '40,0,10,50,0,0,0,0'
   cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'

@@ -1,0 +1,308 @@
+"""Read a GPU host's ``fabricgen-nic.sh`` and ``nccl.env`` back into the DeviceModel.
+
+The script must be one fabricgen wrote (its ``# fabricgen`` header, one ``nic_*()`` function per NIC, an
+``all_nics()`` that calls them); values in it may have been edited by hand. What a line *does* is what is
+read: the arguments of the command a ``setting`` line runs (``ip link set ... mtu``, ``mlnx_qos --trust /
+--dscp2prio / --pfc / --prio_tc --tsa --tcbw``, ``cma_roce_tos -t``) and the value a ``cc_setting`` line
+writes. The quoted "wanted" value a ``setting`` line compares against is not read: when a hand edit makes
+it disagree with the command, ``--apply`` writes the command's value (and then fails its own check), so
+the command is what the NIC gets.
+
+Owned — what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device``
+(``local ... rdma=``), ``mtu``, ``trust``, ``pfc``, ``prio_tc``, ``tsa``, ``tcbw``, ``dscp2prio``,
+``dcqcn_priorities`` (priorities with a ``roce_np``/``roce_rp`` ``enable`` line), ``dcqcn_enabled`` (every
+such line writes 1; None in ``owned()`` when there are no such lines, since the script then cannot say),
+``cnp_dscp``, ``cnp_priority``, ``roce_tos``; and the host's ``nccl_env`` (``nccl.env``; a missing file
+reads as no settings).
+
+Not recoverable, kept from the skeleton: ``cable_m``, ``peer`` and ``xoff_bytes`` of each NIC (comments or
+derived numbers, not settings), ``path_mtu``, the host's ports (their MTU is the NIC's, but the NIC is the
+owned view), ``qos`` (switch-side maps: the host only carries them for resolve) and role/hardware/name.
+
+NICs: the NICs the script configures, in ``all_nics()`` order. A skeleton NIC the script does not configure
+is dropped (the script leaves it at whatever the driver has, which the model cannot state); a NIC the
+skeleton lacks is added with no cable, no peer and ``xoff_bytes`` 0. A NIC function missing one of the
+settings fabricgen always writes (mtu, trust, pfc, ets, cnp dscp/priority, roce tos) is not a fabricgen
+script: ``ConfigReadError``, as for unbalanced quotes, a vector that is not 8 values, or a value outside
+what mlnx_qos accepts.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fabricgen.model import DeviceModel, HostModel, NicModel
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.connectx import NCCL_ENV, SCRIPT
+
+REQUIRED = ("mtu", "trust", "pfc", "prio_tc", "tsa", "tcbw", "cnp_dscp", "cnp_priority", "roce_tos")
+DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
+
+
+# --- owned ----------------------------------------------------------------------------------------------
+
+def owned(device: DeviceModel) -> dict[str, Any]:
+    """The fields the script and nccl.env express, as plain data (see the module docstring)."""
+    host = device.host
+    if host is None:
+        return {"nics": {}, "nccl_env": {}}
+    return {"nics": {nic.interface: _owned_nic(nic) for nic in host.nics}, "nccl_env": dict(host.nccl_env)}
+
+
+def _owned_nic(nic: NicModel) -> dict[str, Any]:
+    return {
+        "rdma_device": nic.rdma_device, "mtu": nic.mtu, "trust": nic.trust, "pfc": list(nic.pfc),
+        "prio_tc": list(nic.prio_tc), "tsa": list(nic.tsa), "tcbw": list(nic.tcbw),
+        "dscp2prio": dict(sorted(nic.dscp2prio.items())), "dcqcn_priorities": sorted(nic.dcqcn_priorities),
+        "dcqcn_enabled": nic.dcqcn_enabled if nic.dcqcn_priorities else None,
+        "cnp_dscp": nic.cnp_dscp, "cnp_priority": nic.cnp_priority, "roce_tos": nic.roce_tos,
+    }
+
+
+# --- the script -----------------------------------------------------------------------------------------
+
+@dataclass
+class _Nic:
+    """What one ``nic_*()`` function sets, field by field as NicModel names them."""
+
+    function: str
+    line: int
+    interface: str = ""
+    rdma_device: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+    dscp2prio: dict[int, int] = field(default_factory=dict)
+    dcqcn: dict[int, list[int]] = field(default_factory=dict)  # priority → values written (np, rp)
+
+
+def _error(line: int, message: str) -> ConfigReadError:
+    return ConfigReadError(SCRIPT, line, message)
+
+
+def _words(text: str, line: int) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError as exc:  # unbalanced quotes
+        raise _error(line, f"cannot split into shell words: {exc}") from exc
+
+
+def _number(text: str, line: int, what: str, high: int) -> int:
+    if not re.fullmatch(r"\d+", text) or int(text) > high:
+        raise _error(line, f"{what}: expected a number 0-{high}, found {text!r}")
+    return int(text)
+
+
+def _vector(text: str, line: int, what: str) -> list[str]:
+    values = [v.strip() for v in text.split(",")]
+    if len(values) != 8:
+        raise _error(line, f"{what}: expected 8 comma-separated values, found {len(values)} in {text!r}")
+    return values
+
+
+def _numbers(text: str, line: int, what: str, high: int) -> list[int]:
+    return [_number(v, line, what, high) for v in _vector(text, line, what)]
+
+
+def _tsa(text: str, line: int) -> list[Literal["strict", "ets"]]:
+    values: list[Literal["strict", "ets"]] = []
+    for value in _vector(text, line, "--tsa"):
+        if value not in ("strict", "ets"):
+            raise _error(line, f"--tsa: {value!r} is not strict or ets")
+        values.append("strict" if value == "strict" else "ets")
+    return values
+
+
+def _options(words: list[str]) -> dict[str, str]:
+    """``--opt value`` and ``--opt=value`` pairs of an mlnx_qos call."""
+    options: dict[str, str] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word.startswith("--") and "=" in word:
+            key, _, value = word.partition("=")
+            options[key] = value
+        elif word.startswith("-") and index + 1 < len(words):
+            options[word] = words[index + 1]
+            index += 1
+        index += 1
+    return options
+
+
+def _mlnx_qos(nic: _Nic, words: list[str], line: int) -> None:
+    options = _options(words[1:])
+    if "--trust" in options:
+        if options["--trust"] not in ("dscp", "pcp"):
+            raise _error(line, f"--trust: {options['--trust']!r} is not dscp or pcp")
+        nic.values["trust"] = options["--trust"]
+    if "--pfc" in options:
+        nic.values["pfc"] = _numbers(options["--pfc"], line, "--pfc", 1)
+    if "--prio_tc" in options:
+        nic.values["prio_tc"] = _numbers(options["--prio_tc"], line, "--prio_tc", 7)
+    if "--tsa" in options:
+        nic.values["tsa"] = _tsa(options["--tsa"], line)
+    if "--tcbw" in options:
+        nic.values["tcbw"] = _numbers(options["--tcbw"], line, "--tcbw", 100)
+    if "--dscp2prio" in options:
+        _dscp2prio(nic, options["--dscp2prio"], line)
+
+
+def _dscp2prio(nic: _Nic, text: str, line: int) -> None:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3 or parts[0] not in ("set", "del"):
+        raise _error(line, f"--dscp2prio: expected set,DSCP,PRIORITY, found {text!r}")
+    dscp, prio = _number(parts[1], line, "--dscp2prio DSCP", 63), _number(parts[2], line, "--dscp2prio priority", 7)
+    if parts[0] == "set":
+        nic.dscp2prio[dscp] = prio
+    elif nic.dscp2prio.get(dscp) == prio:
+        del nic.dscp2prio[dscp]
+
+
+def _command(nic: _Nic, words: list[str], line: int) -> None:
+    """The command a ``setting`` line runs in apply mode."""
+    if not words:
+        return
+    if words[0] == "mlnx_qos":
+        _mlnx_qos(nic, words, line)
+    elif words[:3] == ["ip", "link", "set"] and "mtu" in words[:-1]:
+        nic.values["mtu"] = _number(words[words.index("mtu") + 1], line, "mtu", 65535)
+    elif words[0] == "cma_roce_tos" and "-t" in words[:-1]:
+        nic.values["roce_tos"] = _number(words[words.index("-t") + 1], line, "roce tos", 255)
+
+
+def _setting(nic: _Nic, text: str, line: int) -> None:
+    _, sep, command = text.partition(" -- ")
+    if not sep:
+        raise _error(line, "a `setting` line without ` -- COMMAND`")
+    _command(nic, _words(command, line), line)
+
+
+_CC_FILES: dict[str, tuple[str, int]] = {"roce_np/cnp_dscp": ("cnp_dscp", 63),
+                                         "roce_np/cnp_802p_prio": ("cnp_priority", 7)}
+
+
+def _cc_setting(nic: _Nic, text: str, line: int) -> None:
+    """``cc_setting IFACE NAME OFED_FILE DEBUGFS_FILE WANTED``: WANTED is what gets written."""
+    words = _words(text, line)
+    if len(words) != 6:
+        raise _error(line, f"cc_setting takes 5 arguments, found {len(words) - 1}")
+    ofed_file, value = words[3], words[5]
+    enable = re.fullmatch(r"roce_(?:np|rp)/enable/(\d+)", ofed_file)
+    if enable is not None:
+        prio = _number(enable.group(1), line, "dcqcn priority", 7)
+        nic.dcqcn.setdefault(prio, []).append(_number(value, line, "dcqcn enable", 1))
+    elif ofed_file in _CC_FILES:
+        name, high = _CC_FILES[ofed_file]
+        nic.values[name] = _number(value, line, name, high)
+
+
+def _local(nic: _Nic, text: str, line: int) -> None:
+    for word in _words(text, line)[1:]:
+        key, _, value = word.partition("=")
+        if key == "ifname":
+            nic.interface = value
+        elif key == "rdma":
+            nic.rdma_device = value
+
+
+_LINES: dict[str, Callable[[_Nic, str, int], None]] = {
+    "local": _local, "setting": _setting, "cc_setting": _cc_setting,
+}
+
+
+@dataclass
+class _Script:
+    nics: dict[str, _Nic] = field(default_factory=dict)  # by function name
+    calls: list[str] | None = None  # the functions all_nics() calls
+
+
+def _parse_script(text: str) -> _Script:
+    lines = text.splitlines()
+    if not any(line.startswith("# fabricgen ") for line in lines[:3]):
+        raise _error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
+    script = _Script()
+    current: _Nic | None = None
+    calls: list[str] | None = None
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        opened = re.fullmatch(r"(\w+)\(\) \{", line)
+        if opened is not None:
+            current, calls = _open_function(script, opened.group(1), number)
+        elif line == "}":
+            current, calls = None, None
+        elif current is not None:
+            keyword = line.split(" ", 1)[0]
+            if keyword in _LINES:
+                _LINES[keyword](current, line, number)
+        elif calls is not None and re.fullmatch(r"\w+", line):
+            calls.append(line)
+    if script.calls is None:
+        raise _error(len(lines), "no all_nics() function: not a script fabricgen wrote")
+    return script
+
+
+def _open_function(script: _Script, name: str, line: int) -> tuple[_Nic | None, list[str] | None]:
+    if name == "all_nics":
+        script.calls = []
+        return None, script.calls
+    if name.startswith("nic_"):
+        nic = script.nics[name] = _Nic(name, line)
+        return nic, None
+    return None, None  # the script's helpers
+
+
+def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
+    missing = [name for name in REQUIRED if name not in nic.values]
+    if not nic.interface or missing:
+        what = ", ".join(missing) if missing else "`local ifname=`"
+        raise _error(nic.line, f"{nic.function}() does not set {what}: not a script fabricgen wrote")
+    values: dict[str, Any] = {
+        **nic.values, "interface": nic.interface, "rdma_device": nic.rdma_device or nic.interface,
+        "dscp2prio": dict(sorted(nic.dscp2prio.items())), "dcqcn_priorities": sorted(nic.dcqcn),
+        "dcqcn_enabled": bool(nic.dcqcn) and all(v == 1 for vs in nic.dcqcn.values() for v in vs),
+    }
+    if skeleton is not None:
+        return skeleton.model_copy(update=values)
+    return NicModel(**values, cable_m=None, peer=None, xoff_bytes=0)
+
+
+# --- nccl.env -------------------------------------------------------------------------------------------
+
+def _parse_env(text: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines as ``set -a; . ./nccl.env`` reads them (``export`` and quoted values too)."""
+    env: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
+        if match is None:
+            raise ConfigReadError(NCCL_ENV, number, f"expected KEY=VALUE, found {line!r}")
+        value = match.group(2)
+        if value[:1] in ("'", '"'):
+            try:
+                value = "".join(shlex.split(value))
+            except ValueError as exc:
+                raise ConfigReadError(NCCL_ENV, number, f"unbalanced quotes in {line!r}") from exc
+        env[match.group(1)] = value
+    return env
+
+
+# --- read -----------------------------------------------------------------------------------------------
+
+def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
+    """``skeleton`` with every owned field replaced by what the script and nccl.env say."""
+    if SCRIPT not in files:
+        raise ConfigReadError(SCRIPT, 0, "file missing")
+    script = _parse_script(files[SCRIPT])
+    old = {nic.interface: nic for nic in (skeleton.host.nics if skeleton.host else [])}
+    nics = [_nic_model(script.nics[name], old.get(script.nics[name].interface))
+            for name in (script.calls or []) if name in script.nics]
+    env = _parse_env(files.get(NCCL_ENV, ""))
+    if skeleton.host is None:
+        host = HostModel(nics=nics, nccl_env=env, path_mtu=DEFAULT_PATH_MTU)
+    else:
+        host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
+    return skeleton.model_copy(update={"host": host})

@@ -1,0 +1,468 @@
+"""Read Arista EOS CLI (fabricgen's ``eos.cfg`` or a whole running-config) back into the DeviceModel.
+
+Owned — what ``owned()`` projects and ``read()`` replaces with what the config says:
+
+* every non-management port (``interface ...`` blocks): ``admin_up`` (``shutdown``; absent = up, the EOS
+  default), ``description``, ``access_vlan`` (``switchport access vlan``; None under ``no switchport``);
+* on data ports (role host/fabric): ``mtu`` (absent = ``interface defaults`` ``mtu`` or 1500) and, on a device
+  with QoS, ``pfc_priorities``/``lossless`` — from the ``qos profile`` applied with ``service-profile`` and
+  the interface's own ``priority-flow-control on`` / ``no priority-flow-control`` / ``priority-flow-control
+  priority N no-drop|drop`` lines, which override the profile as they do on EOS. This is how "the lossless
+  profile is applied" shows in the model: a data port without it has no PFC priorities;
+* ``qos``: ``dscp_to_tc`` (``qos map dscp``), ``tc_to_queue`` of the TCs the queues use (``qos map
+  traffic-class``), ``lossless_priorities`` (the profile's ``no-drop`` priorities under ``priority-flow-control
+  on``), the queues' index/scheduler/weight/ECN (the profile's ``tx-queue``/``uc-tx-queue`` blocks; a block
+  without ``no priority`` is strict, EOS's default) and the PFC watchdog (global timers and action);
+* ``mgmt``: ``interface``, ``vrf`` (absent = ``default``), ``address`` (``ip``/``ipv6 address``), ``gateway``
+  (the default route in that VRF).
+
+The device-wide values come from *the* profile: the one most data ports apply (ties: by name), else
+fabricgen's ``FABRICGEN_ROCE``. A watchdog whose timers are configured but which the profile does not arm
+(``priority-flow-control pause watchdog`` missing while it has no-drop priorities) reads as None.
+
+Not recoverable, kept from the skeleton: class names (queues are named by the skeleton's class on that
+queue index, else ``queue<N>``), ``qos.rdma_*``/``cnp_*``, ``tc_to_pg`` and ``pfc_priority_to_queue`` (EOS
+has no such maps), cable length/peer/speed/media of ports, the management VLAN and MTU, hardware/role/name.
+DSCPs and TCs the config does not map are left out of the maps rather than guessed (EOS defaults differ
+per platform). ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not
+converted: such a queue reads as without ECN. Watchdog timers the config leaves out keep the skeleton's
+value, and an action other than ``drop``/``notify-only`` (``errdisable``) is not expressible and keeps the
+skeleton's action. A skeleton without QoS or management stays without.
+
+Brownfield: unknown sections and unknown lines inside known ones are ignored (a running-config has far more
+than fabricgen owns); ``banner`` text is skipped. Ports: a skeleton port with no ``interface`` block keeps
+its skeleton values except ``admin_up`` = False (EOS lists every physical interface, so it does not
+exist); an ``Ethernet`` interface the skeleton lacks is added as role ``unused``. Other interface types
+(Loopback, Vlan, Port-Channel) are added only when the skeleton has them.
+
+A recognised line with a value the model cannot take (``mtu jumbo``, ``qos map dscp 99 ...``) raises
+``ConfigReadError(file, line, message)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from ipaddress import ip_address, ip_interface
+from typing import Any, Literal
+
+from fabricgen.model import DeviceModel, EcnThresholds, MgmtModel, PortModel, QosModel, QueueModel, WatchdogModel
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.eos import PROFILE, natural_key
+
+FILE = "eos.cfg"
+DATA_ROLES = ("host", "fabric")
+DEFAULT_MTU = 1500  # EOS's L3 MTU unless `interface defaults` says otherwise
+WATCHDOG_ACTIONS: dict[str, Literal["drop", "alert"]] = {"drop": "drop", "notify-only": "alert"}
+# Watchdog fields for a config that configures only some of them and a skeleton that has none (the intent
+# schema's defaults).
+WATCHDOG_FALLBACK = WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=100, action="drop")
+
+
+# --- owned ----------------------------------------------------------------------------------------------
+
+def owned(device: DeviceModel) -> dict[str, Any]:
+    """The fields eos.cfg expresses, as plain data (see the module docstring)."""
+    return {
+        "ports": {p.name: _owned_port(p, device.qos is not None) for p in device.ports if p.role != "mgmt"},
+        "qos": _owned_qos(device.qos) if device.qos is not None else None,
+        "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
+    }
+
+
+def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
+                             "access_vlan": port.access_vlan or None}
+    if port.role in DATA_ROLES:
+        entry["mtu"] = port.mtu
+        if with_qos:
+            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless}
+    return entry
+
+
+def _owned_qos(qos: QosModel) -> dict[str, Any]:
+    used = sorted({q.traffic_class for q in qos.queues})
+    watchdog = qos.watchdog
+    return {
+        "dscp_to_tc": dict(qos.dscp_to_tc),
+        "tc_to_queue": {tc: qos.tc_to_queue.get(tc) for tc in used},
+        "lossless_priorities": sorted(qos.lossless_priorities),
+        "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
+        "watchdog": None if watchdog is None else watchdog.model_dump(),
+    }
+
+
+def _owned_queue(queue: QueueModel) -> dict[str, Any]:
+    return {"index": queue.index, "scheduler": queue.scheduler,
+            "weight": queue.weight if queue.scheduler == "dwrr" else None,
+            "ecn": None if queue.ecn is None else queue.ecn.model_dump()}
+
+
+def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
+    return {"interface": mgmt.interface, "vrf": mgmt.vrf, "address": mgmt.address, "gateway": mgmt.gateway}
+
+
+# --- the config as a tree -------------------------------------------------------------------------------
+
+@dataclass
+class _Node:
+    """One CLI line and the lines indented under it."""
+
+    text: str
+    line: int
+    children: list[_Node] = field(default_factory=list)
+
+    def error(self, message: str) -> ConfigReadError:
+        return ConfigReadError(FILE, self.line, f"{message}: `{self.text}`")
+
+    def each(self, pattern: str) -> Iterator[tuple[re.Match[str], _Node]]:
+        """Children matching ``pattern`` in order (later lines win where callers keep the last)."""
+        compiled = re.compile(pattern)
+        for child in self.children:
+            match = compiled.fullmatch(child.text)
+            if match is not None:
+                yield match, child
+
+    def last(self, pattern: str) -> re.Match[str] | None:
+        found = None
+        for match, _ in self.each(pattern):
+            found = match
+        return found
+
+    def last_int(self, pattern: str, low: int, high: int) -> int | None:
+        """The number in group 1 of the last child matching ``pattern``; a bad one is reported at its line."""
+        found = None
+        for match, child in self.each(pattern):
+            found = _int(match.group(1), child, low, high)
+        return found
+
+
+def _tree(text: str) -> _Node:
+    """Indentation is structure in EOS CLI; ``!`` lines are separators or comments."""
+    root = _Node("", 0)
+    stack: list[tuple[int, _Node]] = [(-1, root)]
+    in_banner = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if in_banner:
+            in_banner = stripped != "EOF"
+            continue
+        if not stripped or stripped.startswith("!") or stripped == "end":
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        while stack[-1][0] >= indent:
+            stack.pop()
+        node = _Node(stripped, number)
+        stack[-1][1].children.append(node)
+        stack.append((indent, node))
+        in_banner = stripped.startswith("banner ")  # banner text runs to a line `EOF`, whatever it says
+    return root
+
+
+def _int(text: str, node: _Node, low: int = 0, high: int = 2**31) -> int:
+    if not re.fullmatch(r"\d+", text) or not low <= int(text) <= high:
+        raise node.error(f"expected a number {low}-{high}, found {text!r}")
+    return int(text)
+
+
+def _int_list(text: str, node: _Node, high: int) -> list[int]:
+    """``"0 1 2-5"`` → [0, 1, 2, 3, 4, 5] (EOS may print ranges)."""
+    values: list[int] = []
+    for word in text.split():
+        first, _, last = word.partition("-")
+        low = _int(first, node, 0, high)
+        values += range(low, _int(last, node, 0, high) + 1) if last else [low]
+    return values
+
+
+def _ms(text: str, node: _Node) -> int:
+    """``0.2`` (seconds, as EOS takes watchdog timers) → 200."""
+    try:
+        value = Decimal(text) * 1000
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value != value.to_integral_value() or value < 0:
+        raise node.error(f"expected seconds with at most three decimals, found {text!r}")
+    return int(value)
+
+
+# --- sections -------------------------------------------------------------------------------------------
+
+@dataclass
+class _Pfc:
+    """PFC as a profile or an interface states it: ``on`` None means "not said here"."""
+
+    on: bool | None = None
+    no_drop: set[int] = field(default_factory=set)
+    drop: set[int] = field(default_factory=set)
+
+
+def _read_pfc(node: _Node) -> _Pfc:
+    pfc = _Pfc()
+    for match, _ in node.each(r"(no )?priority-flow-control(?: mode)?(?: (on|off))?"):
+        if match.group(1) or match.group(2):
+            pfc.on = not match.group(1) and match.group(2) == "on"
+    for match, child in node.each(r"priority-flow-control priority (\S+) (no-drop|drop)"):
+        prio = _int(match.group(1), child, 0, 7)
+        (pfc.no_drop if match.group(2) == "no-drop" else pfc.drop).add(prio)
+        (pfc.drop if match.group(2) == "no-drop" else pfc.no_drop).discard(prio)
+    return pfc
+
+
+@dataclass
+class _Profile:
+    pfc: _Pfc
+    watchdog: bool
+    queues: dict[int, _Node]
+
+    @property
+    def lossless(self) -> list[int]:
+        return sorted(self.pfc.no_drop) if self.pfc.on else []
+
+
+def _read_profile(node: _Node) -> _Profile:
+    queues = {_int(m.group(1), child, 0, 7): child for m, child in node.each(r"(?:uc-)?tx-queue (\S+)")}
+    return _Profile(_read_pfc(node), node.last(r"priority-flow-control pause watchdog") is not None, queues)
+
+
+@dataclass
+class _Interface:
+    node: _Node
+    pfc: _Pfc
+    profile: str | None
+
+
+@dataclass
+class _Config:
+    interfaces: dict[str, _Interface] = field(default_factory=dict)
+    profiles: dict[str, _Profile] = field(default_factory=dict)
+    dscp_to_tc: dict[int, int] = field(default_factory=dict)
+    tc_to_queue: dict[int, int] = field(default_factory=dict)
+    watchdog: dict[str, Any] = field(default_factory=dict)
+    routes: list[tuple[str | None, str]] = field(default_factory=list)  # (vrf, next hop) of default routes
+    default_mtu: int = DEFAULT_MTU
+
+
+def _add_interface(config: _Config, name: str, node: _Node) -> None:
+    if name == "defaults":  # `interface defaults` holds defaults, not an interface
+        config.default_mtu = node.last_int(r"mtu (\S+)", 68, 65535) or config.default_mtu
+        return
+    profile = node.last(r"service-profile (\S+)")
+    config.interfaces[name] = _Interface(node, _read_pfc(node), profile.group(1) if profile else None)
+
+
+def _add_dscp_map(config: _Config, match: re.Match[str], node: _Node) -> None:
+    tc = _int(match.group(2), node, 0, 7)
+    for dscp in _int_list(match.group(1), node, 63):
+        config.dscp_to_tc[dscp] = tc
+
+
+def _add_tc_map(config: _Config, match: re.Match[str], node: _Node) -> None:
+    queue = _int(match.group(2), node, 0, 7)
+    for tc in _int_list(match.group(1), node, 7):
+        config.tc_to_queue[tc] = queue
+
+
+def _add_watchdog(config: _Config, match: re.Match[str], node: _Node) -> None:
+    key, value = match.group(1), match.group(2)
+    if key == "action":
+        if value in WATCHDOG_ACTIONS:  # errdisable has no DeviceModel equivalent: see the docstring
+            config.watchdog["action"] = WATCHDOG_ACTIONS[value]
+    else:
+        config.watchdog[key] = _ms(value, node)
+
+
+def _add_route(config: _Config, match: re.Match[str], node: _Node) -> None:
+    for word in match.group(3).split():  # next hop: the first address (an egress interface may precede it)
+        try:
+            config.routes.append((match.group(1), str(ip_address(word))))
+        except ValueError:
+            continue
+        return
+
+
+# Top-level lines fabricgen reads; everything else is someone else's configuration.
+_Handler = Callable[[_Config, re.Match[str], _Node], None]
+_TOP: list[tuple[re.Pattern[str], _Handler]] = [
+    (re.compile(r"qos profile (\S+)"), lambda c, m, n: c.profiles.__setitem__(m.group(1), _read_profile(n))),
+    (re.compile(r"interface (\S+)"), lambda c, m, n: _add_interface(c, m.group(1), n)),
+    (re.compile(r"qos map dscp (.+?) to traffic-class (\S+)(?: .*)?"), _add_dscp_map),
+    (re.compile(r"qos map traffic-class (.+?) to (?:uc-)?tx-queue (\S+)"), _add_tc_map),
+    (re.compile(r"priority-flow-control pause watchdog (?:default )?(timeout|recovery-time|polling-interval|action) "
+                r"(\S+)"), _add_watchdog),
+    (re.compile(r"(?:ip|ipv6) route (?:vrf (\S+) )?(0\.0\.0\.0/0|::/0) (.+)"), _add_route),
+]
+
+
+def _parse(files: Mapping[str, str]) -> _Config:
+    if FILE not in files:
+        raise ConfigReadError(FILE, 0, "file missing")
+    config = _Config()
+    for node in _tree(files[FILE]).children:
+        for pattern, handler in _TOP:
+            match = pattern.fullmatch(node.text)
+            if match is not None:
+                handler(config, match, node)
+                break
+    return config
+
+
+# --- ports ----------------------------------------------------------------------------------------------
+
+def _port_pfc(config: _Config, intf: _Interface) -> list[int]:
+    """The interface's own PFC lines override the applied profile's, as on EOS."""
+    profile = config.profiles.get(intf.profile) if intf.profile else None
+    base = profile.pfc if profile else _Pfc()
+    on = intf.pfc.on if intf.pfc.on is not None else bool(base.on)
+    priorities = (base.no_drop - intf.pfc.drop) | intf.pfc.no_drop
+    return sorted(priorities) if on else []
+
+
+def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
+    node = intf.node
+    shutdown = node.last(r"(no )?shutdown")
+    mtu = node.last_int(r"mtu (\S+)", 68, 65535)
+    vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
+    description = node.last(r"description (.+)")
+    switchport = node.last(r"(no )?switchport")
+    routed = switchport is not None and switchport.group(1) is not None  # `no switchport`: no access VLAN
+    pfc = _port_pfc(config, intf)
+    return port.model_copy(update={
+        "admin_up": shutdown is None or shutdown.group(1) is not None,
+        "mtu": mtu or config.default_mtu,
+        "access_vlan": vlan if not routed else None,
+        "description": description.group(1) if description else None,
+        "pfc_priorities": pfc, "lossless": bool(pfc),
+    })
+
+
+def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:
+    ports: list[PortModel] = []
+    for port in skeleton.ports:
+        intf = config.interfaces.get(port.name)
+        if port.role == "mgmt":
+            ports.append(port)  # the Management interface is read into mgmt
+        elif intf is None:
+            ports.append(port.model_copy(update={"admin_up": False}))  # EOS lists every port: this one is absent
+        else:
+            ports.append(_read_port(config, port, intf))
+    known = {p.name for p in skeleton.ports}
+    for name in sorted(config.interfaces, key=natural_key):
+        if name not in known and name.startswith("Ethernet"):
+            blank = PortModel(name=name, role="unused", admin_up=False, mtu=config.default_mtu)
+            ports.append(_read_port(config, blank, config.interfaces[name]))
+    return ports
+
+
+# --- qos ------------------------------------------------------------------------------------------------
+
+def _main_profile(config: _Config, ports: list[PortModel]) -> _Profile | None:
+    applied = [config.interfaces[p.name].profile for p in ports
+               if p.role in DATA_ROLES and p.name in config.interfaces]
+    counts = Counter(name for name in applied if name in config.profiles)
+    if counts:
+        return config.profiles[min(counts, key=lambda name: (-counts[name], name))]
+    return config.profiles.get(PROFILE)
+
+
+def _read_queue(node: _Node, index: int, tc: int, class_name: str, lossless: bool) -> QueueModel:
+    dwrr = node.last(r"(no )?priority(?: strict)?")  # EOS tx-queues are strict until `no priority`
+    weight = node.last_int(r"bandwidth percent (\S+)", 0, 100)
+    scheduler: Literal["strict", "dwrr"] = "dwrr" if dwrr is not None and dwrr.group(1) else "strict"
+    return QueueModel(index=index, traffic_class=tc, class_name=class_name, lossless=lossless, scheduler=scheduler,
+                      weight=weight if scheduler == "dwrr" else None,
+                      ecn=_read_ecn(node))
+
+
+def _read_ecn(node: _Node) -> EcnThresholds | None:
+    pattern = (r"random-detect ecn minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
+               r"(?: max-mark-probability (\S+))?(?: .*)?")
+    for match, child in node.each(pattern):
+        if match.group(2) != "bytes" or match.group(4) != "bytes":
+            continue  # kbytes/segments/milliseconds: not converted, see the docstring
+        # Without max-mark-probability EOS marks every packet at the maximum threshold.
+        return EcnThresholds(min_bytes=_int(match.group(1), child), max_bytes=_int(match.group(3), child),
+                             probability_pct=_int(match.group(5), child, 1, 100) if match.group(5) else 100)
+    return None
+
+
+def _read_queues(config: _Config, profile: _Profile | None, skeleton: QosModel,
+                 lossless: list[int]) -> list[QueueModel]:
+    if profile is None:
+        return []
+    names = {q.index: q.class_name for q in skeleton.queues}
+    queues = []
+    for index in sorted(profile.queues):
+        tcs = sorted(tc for tc, queue in config.tc_to_queue.items() if queue == index)
+        tc = tcs[0] if tcs else index
+        queues.append(_read_queue(profile.queues[index], index, tc, names.get(index, f"queue{index}"),
+                                  tc in lossless))
+    return queues
+
+
+def _read_watchdog(config: _Config, profile: _Profile | None, skeleton: WatchdogModel | None) -> WatchdogModel | None:
+    if not config.watchdog or (profile is not None and profile.lossless and not profile.watchdog):
+        return None  # no timers, or the profile has lossless priorities and does not arm the watchdog
+    base = skeleton or WATCHDOG_FALLBACK
+    timers = config.watchdog
+    return WatchdogModel(detection_ms=timers.get("timeout", base.detection_ms),
+                         restoration_ms=timers.get("recovery-time", base.restoration_ms),
+                         poll_ms=timers.get("polling-interval", base.poll_ms),
+                         action=timers.get("action", base.action))
+
+
+def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
+    profile = _main_profile(config, ports)
+    if profile is not None:
+        lossless = profile.lossless
+    else:  # PFC configured on interfaces only
+        lossless = sorted({prio for port in ports if port.role in DATA_ROLES for prio in port.pfc_priorities})
+    return skeleton.model_copy(update={
+        "dscp_to_tc": dict(sorted(config.dscp_to_tc.items())),
+        "tc_to_queue": dict(sorted(config.tc_to_queue.items())),
+        "lossless_priorities": lossless,
+        "queues": _read_queues(config, profile, skeleton, lossless),
+        "watchdog": _read_watchdog(config, profile, skeleton.watchdog),
+    })
+
+
+# --- management -----------------------------------------------------------------------------------------
+
+def _read_mgmt(config: _Config, skeleton: MgmtModel | None) -> MgmtModel | None:
+    management = sorted((n for n in config.interfaces if n.startswith("Management")), key=natural_key)
+    if skeleton is None or not management:
+        return None
+    name = skeleton.interface if skeleton.interface in management else management[0]
+    node = config.interfaces[name].node
+    vrf_line = node.last(r"vrf (?:forwarding )?(\S+)")
+    vrf = vrf_line.group(1) if vrf_line else "default"
+    address = _mgmt_address(node, skeleton.address)
+    v6 = address is not None and ":" in address
+    hops = [hop for route_vrf, hop in config.routes if (route_vrf or "default") == vrf]
+    gateway = next((hop for hop in hops if (":" in hop) == v6), hops[0] if hops else None)
+    return skeleton.model_copy(update={"interface": name, "vrf": vrf, "address": address, "gateway": gateway})
+
+
+def _mgmt_address(node: _Node, wanted: str | None) -> str | None:
+    """The interface's primary address of the skeleton's family if it has both (``dhcp`` reads as None)."""
+    found: list[str] = []
+    for match, _ in node.each(r"ipv?6? address (\S+)"):
+        try:
+            found.append(str(ip_interface(match.group(1))))
+        except ValueError:
+            continue
+    want_v6 = wanted is not None and ":" in wanted
+    return next((a for a in found if (":" in a) == want_v6), found[0] if found else None)
+
+
+# --- read -----------------------------------------------------------------------------------------------
+
+def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
+    """``skeleton`` with every owned field replaced by what eos.cfg says."""
+    config = _parse(files)
+    ports = _read_ports(config, skeleton)
+    qos = _read_qos(config, skeleton.qos, ports) if skeleton.qos is not None else None
+    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})

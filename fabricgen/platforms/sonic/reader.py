@@ -1,0 +1,472 @@
+"""Read a SONiC ``config_db.json`` back into the DeviceModel: the inverse of the renderer, brownfield-tolerant.
+
+Owned — what ``owned()`` projects and ``read()`` replaces with what the file says:
+
+* every non-management port (PORT): ``admin_up``, ``mtu``, ``speed_mbps``, ``fec``, ``lanes``, ``description``;
+* on data ports (role host/fabric) of a device with QoS: ``pfc_priorities`` (PORT_QOS_MAP ``pfc_enable``),
+  ``lossless`` (= PFC on some priority), ``headroom`` xon/xoff/size (BUFFER_PG → BUFFER_PROFILE) and
+  ``cable_m`` (CABLE_LENGTH);
+* ``qos``: the four maps (``dscp_to_tc``, ``tc_to_pg``, ``tc_to_queue``, ``pfc_priority_to_queue``), the
+  queues' index/scheduler/weight/ECN thresholds (QUEUE → SCHEDULER, WRED_PROFILE) and the PFC watchdog
+  (PFC_WD; detection/restoration/action only when some data port has PFC — the renderer writes per-port
+  entries only there);
+* ``mgmt``: ``interface`` (MGMT_PORT key), ``mtu``, ``vrf`` (MGMT_VRF_CONFIG: ``mgmt`` or ``default``),
+  ``address``/``gateway`` (MGMT_INTERFACE; the renderer writes them only as a pair).
+
+Also set by ``read()`` but not compared (derived, or not a field of its own in config_db):
+``qos.lossless_priorities`` = union of the ports' ``pfc_enable``; each queue's ``traffic_class`` (inverse of
+TC_TO_QUEUE_MAP), ``class_name`` (from the ``scheduler.<class>`` name when it has that form) and ``lossless``.
+
+Not recoverable, kept from the skeleton: port roles, peers, media, ``cable_assumed``, headroom ``method``
+(replaced by where the numbers were read), ``qos.rdma_*``/``cnp_*`` (which class is RDMA or CNP is intent,
+not config), ``mgmt.vlan``, hardware/asic/role/name. A skeleton without QoS (or management) stays without: a QosModel
+needs the RDMA/CNP identity and a MgmtModel the VLAN, neither of which config_db holds. MGMT_PORT
+description/speed/admin_status are written by the renderer from the cabling and not read.
+
+Brownfield: tables fabricgen does not own are ignored. The maps are the ones the ports actually reference
+(the most common reference in PORT_QOS_MAP, else fabricgen's ``ROCE``), so a switch still pointing at SONiC's
+``AZURE`` maps reads as such. Per-port queues and watchdog settings collapse to one device-wide value taken
+from the first data port (natural name order) that has them: the DeviceModel has no per-port scheduling.
+With the dynamic buffer model (profile ``NULL`` or without xon/xoff/size) headroom reads as None.
+
+Ports: a skeleton port missing from PORT does not exist on the switch; it keeps its skeleton values except
+``admin_up`` = False, so lint sees an intended-up port as down. A PORT entry the skeleton lacks is added as
+role ``unused`` with what the file says. Values SONiC leaves to defaults read as those defaults
+(``admin_status`` absent = down, ``mtu`` absent = 9100, PFC watchdog 200/200/200 ms drop).
+
+A file that is not JSON, not an object of tables, or holds a number or choice the model cannot take raises
+``ConfigReadError(file, line, message)``; the line of a bad value is the line of its key (best effort).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fabricgen.model import (
+    DeviceModel,
+    EcnThresholds,
+    HeadroomModel,
+    MgmtModel,
+    PortModel,
+    QosModel,
+    QueueModel,
+    WatchdogModel,
+)
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.sonic import CABLE_MAP, MAP
+
+FILE = "config_db.json"
+DATA_ROLES = ("host", "fabric")
+DEFAULT_PORT_MTU = 9100  # SONiC's port default (portmgrd)
+DEFAULT_MGMT_MTU = 1500  # Linux default for eth0
+# pfcwd's own defaults (sonic-utilities pfcwd/main.py), used for keys a PFC_WD table leaves out.
+PFCWD_DEFAULTS = {"poll": 200, "detection": 200, "restoration": 200, "action": "drop"}
+WATCHDOG_ACTIONS: dict[str, Literal["drop", "forward", "alert"]] = {"drop": "drop", "forward": "forward",
+                                                                     "alert": "alert"}
+
+# (table, PORT_QOS_MAP field, QosModel field) of the four maps, in the order the model declares them.
+MAPS = (
+    ("DSCP_TO_TC_MAP", "dscp_to_tc_map", "dscp_to_tc"),
+    ("TC_TO_PRIORITY_GROUP_MAP", "tc_to_pg_map", "tc_to_pg"),
+    ("TC_TO_QUEUE_MAP", "tc_to_queue_map", "tc_to_queue"),
+    ("MAP_PFC_PRIORITY_TO_QUEUE", "pfc_to_queue_map", "pfc_priority_to_queue"),
+)
+
+
+# --- owned ----------------------------------------------------------------------------------------------
+
+def owned(device: DeviceModel) -> dict[str, Any]:
+    """The fields config_db.json expresses, as plain data (see the module docstring)."""
+    with_qos = device.qos is not None
+    return {
+        "ports": {p.name: _owned_port(p, with_qos) for p in device.ports if p.role != "mgmt"},
+        "qos": _owned_qos(device, device.qos) if device.qos is not None else None,
+        "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
+    }
+
+
+def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
+    # Empty strings and zero speed are not written (SONiC cannot store empty fields): they read as None.
+    entry: dict[str, Any] = {"admin_up": port.admin_up, "mtu": port.mtu, "speed_mbps": port.speed_mbps or None,
+                             "fec": port.fec or None, "lanes": port.lanes or None,
+                             "description": port.description or None}
+    if with_qos and port.role in DATA_ROLES:
+        headroom = port.headroom if port.speed_mbps else None  # no speed, no buffermgrd profile name
+        entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless, "cable_m": port.cable_m,
+                  "headroom": _owned_headroom(headroom)}
+    return entry
+
+
+def _owned_headroom(headroom: HeadroomModel | None) -> dict[str, int] | None:
+    return None if headroom is None else {"xon": headroom.xon, "xoff": headroom.xoff, "size": headroom.size}
+
+
+def _owned_qos(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
+    data_ports = [p for p in device.ports if p.role in DATA_ROLES]
+    # QUEUE and the per-port PFC_WD entries exist only on data ports: without any, the config cannot say.
+    return {
+        "dscp_to_tc": dict(qos.dscp_to_tc), "tc_to_pg": dict(qos.tc_to_pg), "tc_to_queue": dict(qos.tc_to_queue),
+        "pfc_priority_to_queue": dict(qos.pfc_priority_to_queue),
+        "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)] if data_ports else [],
+        "watchdog": _owned_watchdog(qos.watchdog, any(p.pfc_priorities for p in data_ports)),
+    }
+
+
+def _owned_queue(queue: QueueModel) -> dict[str, Any]:
+    ecn = queue.ecn
+    return {"index": queue.index, "scheduler": queue.scheduler,
+            "weight": queue.weight if queue.scheduler == "dwrr" else None,
+            "ecn": None if ecn is None else {"min_bytes": ecn.min_bytes, "max_bytes": ecn.max_bytes,
+                                             "probability_pct": ecn.probability_pct}}
+
+
+def _owned_watchdog(watchdog: WatchdogModel | None, per_port: bool) -> dict[str, Any] | None:
+    if watchdog is None:
+        return None
+    entry: dict[str, Any] = {"poll_ms": watchdog.poll_ms}
+    if per_port:
+        entry |= {"detection_ms": watchdog.detection_ms, "restoration_ms": watchdog.restoration_ms,
+                  "action": watchdog.action}
+    return entry
+
+
+def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
+    paired = bool(mgmt.address and mgmt.gateway)
+    return {"interface": mgmt.interface, "vrf": mgmt.vrf, "mtu": mgmt.mtu,
+            "address": mgmt.address if paired else None, "gateway": mgmt.gateway if paired else None}
+
+
+# --- parsing helpers ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Db:
+    """The parsed file plus its text, so that a bad value can be reported at the line of its key."""
+
+    tables: dict[str, Any]
+    text: str
+
+    def table(self, name: str) -> dict[str, dict[str, Any]]:
+        table = self.tables.get(name, {})
+        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+            raise self.error(f"table {name} must map keys to objects of fields", name)
+        return table
+
+    def error(self, message: str, *path: str) -> ConfigReadError:
+        return ConfigReadError(FILE, _line_of(self.text, path), message)
+
+    def number(self, value: Any, *path: str) -> int:
+        text = str(value).strip()
+        if not re.fullmatch(r"-?\d+", text):
+            raise self.error(f"{'|'.join(path)}: expected a number, found {value!r}", *path)
+        return int(text)
+
+    def ints(self, values: Iterable[Any], *path: str) -> list[int]:
+        return [self.number(v, *path) for v in values]
+
+
+def _line_of(text: str, path: Iterable[str]) -> int:
+    """1-based line of the last of ``path``'s keys found in order (pretty-printed JSON: one key per line)."""
+    lines = text.splitlines()
+    found, start = 1, 0
+    for key in path:
+        needle = json.dumps(key) + ":"
+        for index in range(start, len(lines)):
+            if needle in lines[index]:
+                found, start = index + 1, index + 1
+                break
+    return found
+
+
+def _parse(files: Mapping[str, str]) -> _Db:
+    if FILE not in files:
+        raise ConfigReadError(FILE, 0, "file missing")
+    text = files[FILE]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigReadError(FILE, exc.lineno, f"not JSON: {exc.msg} (column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise ConfigReadError(FILE, 1, "expected a JSON object of tables")
+    return _Db(data, text)
+
+
+def _natural(name: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _ref(value: Any) -> str:
+    """A reference as its bare name: SONiC before 202012 wrote ``[BUFFER_PROFILE|name]``."""
+    text = str(value).strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].split("|", 1)[-1]
+    return text
+
+
+def _index_range(db: _Db, text: str, *path: str) -> list[int]:
+    """``"3"`` → [3], ``"3-4"`` → [3, 4] (queue and PG keys)."""
+    first, _, last = text.partition("-")
+    low = db.number(first, *path)
+    return list(range(low, db.number(last, *path) + 1)) if last else [low]
+
+
+def _per_port(db: _Db, table: str) -> dict[str, list[tuple[list[int], str, dict[str, Any]]]]:
+    """``port|index`` keyed tables (QUEUE, BUFFER_PG) as port → [(indices, key, entry)]; the old
+    ``EthernetA,EthernetB|0-2`` form is expanded too."""
+    index: dict[str, list[tuple[list[int], str, dict[str, Any]]]] = {}
+    for key, entry in db.table(table).items():
+        ports, sep, suffix = key.partition("|")
+        if not sep:
+            continue  # not a per-port key: not ours to interpret
+        indices = _index_range(db, suffix, table, key)
+        for port in ports.split(","):
+            index.setdefault(port, []).append((indices, key, entry))
+    return index
+
+
+# --- ports ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _PortTables:
+    port: dict[str, dict[str, Any]]
+    qos: dict[str, dict[str, Any]]
+    cables: dict[str, Any]
+    pgs: dict[str, list[tuple[list[int], str, dict[str, Any]]]]
+    profiles: dict[str, dict[str, Any]]
+
+
+def _port_tables(db: _Db) -> _PortTables:
+    cable_entries = db.table("CABLE_LENGTH")
+    cables = cable_entries.get(CABLE_MAP) or next((cable_entries[k] for k in sorted(cable_entries)), {})
+    return _PortTables(db.table("PORT"), db.table("PORT_QOS_MAP"), cables, _per_port(db, "BUFFER_PG"),
+                       db.table("BUFFER_PROFILE"))
+
+
+def _read_ports(db: _Db, skeleton: DeviceModel) -> list[PortModel]:
+    tables = _port_tables(db)
+    ports: list[PortModel] = []
+    for port in skeleton.ports:
+        entry = tables.port.get(port.name)
+        if port.role == "mgmt":
+            ports.append(port)  # eth0 lives in MGMT_PORT: see _read_mgmt
+        elif entry is None:
+            ports.append(port.model_copy(update={"admin_up": False}))  # not in PORT: the port does not exist
+        else:
+            ports.append(_read_port(db, tables, port, entry))
+    known = {p.name for p in skeleton.ports}
+    for name in sorted(set(tables.port) - known, key=_natural):
+        blank = PortModel(name=name, role="unused", admin_up=False, mtu=DEFAULT_PORT_MTU)
+        ports.append(_read_port(db, tables, blank, tables.port[name]))
+    return ports
+
+
+def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, Any]) -> PortModel:
+    name = port.name
+    pfc = _pfc_enable(db, tables.qos.get(name, {}), name)
+    speed = entry.get("speed")
+    return port.model_copy(update={
+        "admin_up": str(entry.get("admin_status", "down")) == "up",
+        "mtu": db.number(entry.get("mtu", DEFAULT_PORT_MTU), "PORT", name, "mtu"),
+        "speed_mbps": db.number(speed, "PORT", name, "speed") if speed is not None else None,
+        "fec": _text(entry.get("fec")), "lanes": _text(entry.get("lanes")),
+        "description": _text(entry.get("description")),
+        "pfc_priorities": pfc, "lossless": bool(pfc),
+        "cable_m": _cable(db, tables.cables.get(name), name),
+        "headroom": _headroom(db, tables, name, pfc),
+    })
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _pfc_enable(db: _Db, entry: dict[str, Any], port: str) -> list[int]:
+    text = str(entry.get("pfc_enable", "")).strip()
+    priorities = sorted(set(db.ints((p for p in text.split(",") if p.strip()), "PORT_QOS_MAP", port, "pfc_enable")))
+    if any(not 0 <= p <= 7 for p in priorities):
+        raise db.error(f"PORT_QOS_MAP|{port}: pfc_enable {text!r} is not a list of priorities 0-7",
+                       "PORT_QOS_MAP", port, "pfc_enable")
+    return priorities
+
+
+def _cable(db: _Db, value: Any, port: str) -> int | None:
+    if value is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*m?\s*", str(value))
+    if match is None:
+        raise db.error(f"CABLE_LENGTH: {port} length {value!r} is not like `40m`", "CABLE_LENGTH", port)
+    return int(match.group(1))
+
+
+def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int]) -> HeadroomModel | None:
+    """The profile of the port's lossless PG: the BUFFER_PG entry whose PGs include a PFC priority (lossy
+    PG 0 entries of a brownfield switch are skipped by that)."""
+    for indices, key, entry in sorted(tables.pgs.get(port, []), key=lambda item: _natural(item[1])):
+        if not set(indices) & set(pfc):
+            continue
+        name = _ref(entry.get("profile", ""))
+        profile = tables.profiles.get(name, {})
+        if not all(field in profile for field in ("xon", "xoff", "size")):
+            return None  # dynamic buffer model (NULL profile): headroom is computed, not configured
+        path = ("BUFFER_PROFILE", name)
+        return HeadroomModel(xon=db.number(profile["xon"], *path, "xon"),
+                             xoff=db.number(profile["xoff"], *path, "xoff"),
+                             size=db.number(profile["size"], *path, "size"),
+                             method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})")
+    return None
+
+
+# --- qos ------------------------------------------------------------------------------------------------
+
+def _data_ports(ports: list[PortModel]) -> list[PortModel]:
+    return sorted((p for p in ports if p.role in DATA_ROLES), key=lambda p: _natural(p.name))
+
+
+def _map_name(db: _Db, field: str, ports: list[PortModel]) -> str:
+    """The map the data ports reference most (ties: by name); fabricgen's own when nothing references one."""
+    port_qos = db.table("PORT_QOS_MAP")
+    refs = [_ref(port_qos[p.name][field]) for p in ports if field in port_qos.get(p.name, {})]
+    if field in port_qos.get("global", {}):
+        refs.append(_ref(port_qos["global"][field]))
+    if not refs:
+        return MAP
+    counts = Counter(refs)
+    return min(counts, key=lambda name: (-counts[name], name))
+
+
+def _read_map(db: _Db, table: str, field: str, ports: list[PortModel]) -> dict[int, int]:
+    name = _map_name(db, field, ports)
+    entries = db.table(table).get(name, {})
+    return {db.number(k, table, name, k): db.number(v, table, name, k) for k, v in entries.items()}
+
+
+def _read_qos(db: _Db, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
+    data_ports = _data_ports(ports)
+    maps = {model_field: _read_map(db, table, field, data_ports) for table, field, model_field in MAPS}
+    lossless = sorted({prio for port in ports for prio in port.pfc_priorities})
+    queues = _read_queues(db, skeleton, data_ports, maps["tc_to_queue"], lossless)
+    watchdog = _read_watchdog(db, skeleton.watchdog, data_ports)
+    return skeleton.model_copy(update={**maps, "lossless_priorities": lossless, "queues": queues,
+                                       "watchdog": watchdog})
+
+
+def _reference_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortModel]) -> list[Any]:
+    """Entries of the first data port that has any, else of the first port that has any (natural order)."""
+    for port in data_ports:
+        if per_port.get(port.name):
+            return per_port[port.name]
+    for name in sorted(per_port, key=_natural):
+        if per_port[name]:
+            return per_port[name]
+    return []
+
+
+def _read_queues(db: _Db, skeleton: QosModel, data_ports: list[PortModel], tc_to_queue: dict[int, int],
+                 lossless: list[int]) -> list[QueueModel]:
+    entries = _reference_entries(_per_port(db, "QUEUE"), data_ports)
+    by_index = {index: entry for indices, _, entry in entries for index in indices}
+    old_names = {q.index: q.class_name for q in skeleton.queues}
+    queues: list[QueueModel] = []
+    for index in sorted(by_index):
+        entry = by_index[index]
+        scheduler, weight, class_name = _scheduler(db, _ref(entry.get("scheduler", "")))
+        tcs = sorted(tc for tc, queue in tc_to_queue.items() if queue == index)
+        tc = tcs[0] if tcs else index
+        queues.append(QueueModel(
+            index=index, traffic_class=tc, class_name=class_name or old_names.get(index, f"queue{index}"),
+            lossless=tc in lossless, scheduler=scheduler, weight=weight,
+            ecn=_ecn(db, _ref(entry["wred_profile"])) if "wred_profile" in entry else None))
+    return queues
+
+
+def _scheduler(db: _Db, name: str) -> tuple[Literal["strict", "dwrr"], int | None, str | None]:
+    """(scheduler, weight, class name) of a SCHEDULER entry. No scheduler: SAI's default round robin."""
+    entry = db.table("SCHEDULER").get(name, {})
+    class_name = name.removeprefix("scheduler.") if name.startswith("scheduler.") else None
+    if str(entry.get("type", "")).upper() == "STRICT":
+        return "strict", None, class_name
+    weight = entry.get("weight")
+    return "dwrr", db.number(weight, "SCHEDULER", name, "weight") if weight is not None else None, class_name
+
+
+def _ecn(db: _Db, name: str) -> EcnThresholds | None:
+    """Green thresholds of a WRED profile that marks (``ecn`` other than ``ecn_none``); fabricgen writes the
+    same numbers for every colour."""
+    profile = db.table("WRED_PROFILE").get(name, {})
+    if profile.get("ecn", "ecn_none") == "ecn_none":
+        return None
+    if "green_min_threshold" not in profile or "green_max_threshold" not in profile:
+        return None
+    path = ("WRED_PROFILE", name)
+    return EcnThresholds(min_bytes=db.number(profile["green_min_threshold"], *path, "green_min_threshold"),
+                         max_bytes=db.number(profile["green_max_threshold"], *path, "green_max_threshold"),
+                         probability_pct=db.number(profile.get("green_drop_probability", 100), *path,
+                                                "green_drop_probability"))
+
+
+def _read_watchdog(db: _Db, skeleton: WatchdogModel | None, data_ports: list[PortModel]) -> WatchdogModel | None:
+    table = db.table("PFC_WD")
+    if not table:
+        return None
+    poll = db.number(table.get("GLOBAL", {}).get("POLL_INTERVAL", PFCWD_DEFAULTS["poll"]), "PFC_WD", "GLOBAL")
+    ports = {name: [entry] for name, entry in table.items() if name != "GLOBAL"}
+    entries = _reference_entries(ports, data_ports)
+    if not entries:
+        # GLOBAL only: the timers of no port are configured; owned() does not compare them either.
+        if skeleton is not None:
+            return skeleton.model_copy(update={"poll_ms": poll})
+        return WatchdogModel(detection_ms=PFCWD_DEFAULTS["detection"], restoration_ms=PFCWD_DEFAULTS["restoration"],
+                             poll_ms=poll, action="drop")
+    entry = entries[0]
+    action = WATCHDOG_ACTIONS.get(str(entry.get("action", PFCWD_DEFAULTS["action"])))
+    if action is None:
+        raise db.error(f"PFC_WD: action {entry.get('action')!r} is not one of {', '.join(WATCHDOG_ACTIONS)}",
+                       "PFC_WD", "action")
+    return WatchdogModel(
+        detection_ms=db.number(entry.get("detection_time", PFCWD_DEFAULTS["detection"]), "PFC_WD", "detection_time"),
+        restoration_ms=db.number(entry.get("restoration_time", PFCWD_DEFAULTS["restoration"]), "PFC_WD",
+                              "restoration_time"),
+        poll_ms=poll, action=action)
+
+
+# --- management -----------------------------------------------------------------------------------------
+
+def _read_mgmt(db: _Db, skeleton: MgmtModel | None) -> MgmtModel | None:
+    """None when the skeleton has none (the VLAN is not in config_db) or the file has no MGMT_PORT."""
+    ports = db.table("MGMT_PORT")
+    if skeleton is None or not ports:
+        return None
+    addresses = {key.partition("|")[2]: (key.partition("|")[0], entry)
+                 for key, entry in db.table("MGMT_INTERFACE").items() if "|" in key}
+    with_address = sorted(iface for iface, _ in addresses.values() if iface in ports)
+    interface = skeleton.interface if skeleton.interface in ports else (with_address or sorted(ports))[0]
+    mine = {address: entry for address, (iface, entry) in addresses.items() if iface == interface}
+    address = _pick_address(sorted(mine), skeleton.address)
+    vrf_enabled = str(db.table("MGMT_VRF_CONFIG").get("vrf_global", {}).get("mgmtVrfEnabled", "false")) == "true"
+    return skeleton.model_copy(update={
+        "interface": interface, "vrf": "mgmt" if vrf_enabled else "default",
+        "mtu": db.number(ports[interface].get("mtu", DEFAULT_MGMT_MTU), "MGMT_PORT", interface, "mtu"),
+        "address": address, "gateway": _text(mine[address].get("gwaddr")) if address else None,
+    })
+
+
+def _pick_address(addresses: list[str], wanted: str | None) -> str | None:
+    """The address of the skeleton's family (IPv4 or IPv6) when there are both, else the first."""
+    if not addresses:
+        return None
+    want_v6 = wanted is not None and ":" in wanted
+    return next((a for a in addresses if (":" in a) == want_v6), addresses[0])
+
+
+# --- read -----------------------------------------------------------------------------------------------
+
+def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
+    """``skeleton`` with every owned field replaced by what config_db.json says."""
+    db = _parse(files)
+    ports = _read_ports(db, skeleton)
+    qos = _read_qos(db, skeleton.qos, ports) if skeleton.qos is not None else None
+    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(db, skeleton.mgmt)})

@@ -1,0 +1,291 @@
+"""Config readers: golden files read back to the resolved model, hand edits, brownfield extras, bad files.
+
+Every read here goes over a skeleton that is NOT the model the file came from (the minimal example's
+device), so a value can only come out right if the reader took it from the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+from fabricgen.model import DeviceModel, Fabric, PortModel
+from fabricgen.platforms import ConfigReadError, get_platform
+from fabricgen.platforms.connectx import reader as connectx
+from fabricgen.platforms.eos import reader as eos
+from fabricgen.platforms.sonic import reader as sonic
+from fabricgen.resolve import resolve
+
+from conftest import ROOT, load_example
+
+GOLDEN = ROOT / "golden" / "fabric"
+FILES = {"sonic": ("config_db.json",), "eos": ("eos.cfg",), "connectx": ("fabricgen-nic.sh", "nccl.env")}
+READERS: dict[str, ModuleType] = {"sonic": sonic, "eos": eos, "connectx": connectx}
+
+
+@pytest.fixture(scope="module")
+def minimal_fabric() -> Fabric:
+    loaded = load_example("minimal")
+    return resolve(loaded.intent, loaded.inventory, loaded.locate)
+
+
+def golden(device: str, platform: str) -> dict[str, str]:
+    return {name: (GOLDEN / device / name).read_text() for name in FILES[platform]}
+
+
+def edit(text: str, old: str, new: str, count: int = 1) -> str:
+    assert text.count(old) >= count, f"{old!r} not in the file"
+    return text.replace(old, new, count)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def port(device: DeviceModel, name: str) -> PortModel:
+    return next(p for p in device.ports if p.name == name)
+
+
+@pytest.fixture
+def read_over(example_fabric: Fabric, minimal_fabric: Fabric) -> Callable[[str, dict[str, str]], DeviceModel]:
+    """read(files) of a fabric device over the minimal example's device of the same name."""
+    def read(device: str, files: dict[str, str]) -> DeviceModel:
+        platform = example_fabric.devices[device].platform
+        result: DeviceModel = READERS[platform].read(minimal_fabric.devices[device], files)
+        return result
+    return read
+
+
+# --- wiring and goldens -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_platforms_expose_their_reader(name: str) -> None:
+    platform = get_platform(name)
+    assert platform.read is READERS[name].read and platform.owned is READERS[name].owned
+
+
+@pytest.mark.parametrize("device", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
+def test_golden_file_reads_back_to_the_resolved_model(device: str, example_fabric: Fabric,
+                                                      minimal_fabric: Fabric) -> None:
+    model = example_fabric.devices[device]
+    reader = READERS[model.platform]
+    # The examples agree on the OOB switch: stale descriptions and admin states keep the skeleton different.
+    skeleton = minimal_fabric.devices[device]
+    skeleton = skeleton.model_copy(update={"ports": [
+        p.model_copy(update={"description": "stale", "admin_up": not p.admin_up}) for p in skeleton.ports]})
+    assert reader.owned(skeleton) != reader.owned(model)  # else the test would prove nothing
+    assert reader.owned(reader.read(skeleton, golden(device, model.platform))) == reader.owned(model)
+
+
+# --- SONiC --------------------------------------------------------------------------------------------
+
+def test_sonic_hand_edited_pfc_enable(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"
+    device = read_over("leaf1", {"config_db.json": json.dumps(db)})
+    assert port(device, "Ethernet0").pfc_priorities == [4] and port(device, "Ethernet0").lossless
+    assert port(device, "Ethernet0").headroom is None  # its lossless PG is 3: no buffer for priority 4
+    assert port(device, "Ethernet8").pfc_priorities == [3]
+
+
+def test_sonic_brownfield_tables_are_ignored(example_fabric: Fabric,
+                                             read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    db["DEVICE_METADATA"] = {"localhost": {"hostname": "leaf1", "hwsku": "ACS-MSN4700", "bgp_asn": "65100"}}
+    db["BGP_NEIGHBOR"] = {"10.0.0.1": {"asn": "65200", "name": "spine1"}}
+    db["LOOPBACK_INTERFACE"] = {"Loopback0": {}, "Loopback0|10.1.0.1/32": {}}
+    # SONiC's own lossy PG and an AZURE map nobody references any more.
+    db["BUFFER_PG"]["Ethernet0|0"] = {"profile": "ingress_lossy_profile"}
+    db["BUFFER_PROFILE"]["ingress_lossy_profile"] = {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"}
+    db["DSCP_TO_TC_MAP"]["AZURE"] = {str(d): "1" for d in range(64)}
+    device = read_over("leaf1", {"config_db.json": json.dumps(db, indent=4)})
+    assert sonic.owned(device) == sonic.owned(example_fabric.devices["leaf1"])
+
+
+def test_sonic_reads_the_maps_the_ports_use(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    db["DSCP_TO_TC_MAP"]["AZURE"] = {str(d): "1" for d in range(64)}
+    for name, entry in db["PORT_QOS_MAP"].items():
+        if name != "global":
+            entry["dscp_to_tc_map"] = "AZURE"
+    qos = read_over("leaf1", {"config_db.json": json.dumps(db)}).qos
+    assert qos is not None and set(qos.dscp_to_tc.values()) == {1}
+
+
+def test_sonic_missing_and_extra_ports(read_over: Callable[[str, dict[str, str]], DeviceModel],
+                                       example_fabric: Fabric) -> None:
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    del db["PORT"]["Ethernet8"]
+    db["PORT"]["Ethernet64"] = {"admin_status": "up", "mtu": "9100", "speed": "100000"}
+    device = read_over("leaf1", {"config_db.json": json.dumps(db)})
+    missing = port(device, "Ethernet8")
+    assert not missing.admin_up and missing.mtu == port(example_fabric.devices["leaf1"], "Ethernet8").mtu
+    extra = port(device, "Ethernet64")
+    assert (extra.role, extra.admin_up, extra.speed_mbps) == ("unused", True, 100000)
+
+
+def test_sonic_bad_json_names_file_and_line() -> None:
+    text = golden("leaf1", "sonic")["config_db.json"]
+    lines = text.splitlines()
+    lines.insert(9, "        oops")
+    with pytest.raises(ConfigReadError) as error:
+        sonic.read(DeviceModel(name="x", role="leaf", platform="sonic", hardware=None, asic=None, ports=[]),
+                   {"config_db.json": "\n".join(lines)})
+    assert (error.value.file, error.value.line) == ("config_db.json", 10)
+
+
+def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = golden("leaf1", "sonic")["config_db.json"]
+    start = line_of(text, '"PORT": {')
+    bad = edit(text, '"mtu": "9100"', '"mtu": "jumbo"')
+    with pytest.raises(ConfigReadError, match="expected a number") as error:
+        read_over("leaf1", {"config_db.json": bad})
+    assert error.value.line == line_of(bad, '"jumbo"') and error.value.line > start
+
+
+# --- EOS ----------------------------------------------------------------------------------------------
+
+def test_eos_hand_edited_mtu(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = edit(golden("spine1", "eos")["eos.cfg"], "   mtu 9100\n", "   mtu 1500\n")
+    device = read_over("spine1", {"eos.cfg": text})
+    assert port(device, "Ethernet1/1").mtu == 1500 and port(device, "Ethernet2/1").mtu == 9100
+
+
+BROWNFIELD_HEAD = """! Command: show running-config
+! device: spine1 (DCS-7280DR3-24, EOS-4.32.2F)
+!
+no aaa root
+!
+username admin privilege 15 role network-admin secret sha512 $6$abc
+!
+transceiver qsfp default-mode 4x10G
+!
+hostname spine1
+!
+spanning-tree mode mstp
+!
+banner motd
+interface Ethernet9/1
+   shutdown
+EOF
+!
+"""
+
+BROWNFIELD_TAIL = """!
+interface Loopback0
+   ip address 10.1.0.21/32
+!
+router bgp 65000
+   router-id 10.1.0.21
+   neighbor 10.0.0.1 remote-as 65100
+   !
+   address-family ipv4
+      neighbor 10.0.0.1 activate
+!
+management api http-commands
+   no shutdown
+   !
+   vrf mgmt
+      no shutdown
+!
+end
+"""
+
+
+def running_config(text: str) -> str:
+    """fabricgen's eos.cfg as a device would show it: defaults (`no shutdown`) left out, interfaces carrying
+    routing and physical settings, and sections fabricgen does not own around it."""
+    text = text.replace("   no shutdown\n", "")
+    text = edit(text, "   description P2P_leaf1_Ethernet224\n", "   description P2P_leaf1_Ethernet224\n"
+                "   load-interval 5\n   speed forced 400gfull\n   no switchport\n   ip address 10.0.0.0/31\n"
+                "   bfd interval 100 min-rx 100 multiplier 3\n")
+    return BROWNFIELD_HEAD + text + BROWNFIELD_TAIL
+
+
+def test_eos_running_config_extras_are_ignored(example_fabric: Fabric,
+                                               read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    device = read_over("spine1", {"eos.cfg": running_config(golden("spine1", "eos")["eos.cfg"])})
+    assert eos.owned(device) == eos.owned(example_fabric.devices["spine1"])
+    assert "Loopback0" not in {p.name for p in device.ports}
+    assert "Ethernet9/1" not in {p.name for p in device.ports}  # banner text, not an interface
+
+
+def test_eos_pfc_on_the_interface_itself(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = golden("spine1", "eos")["eos.cfg"]
+    block = "   mtu 9100\n   service-profile FABRICGEN_ROCE\n"
+    text = edit(text, block, "   mtu 9100\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n")
+    text = edit(text, block, "   mtu 9100\n")  # second port: no profile, no PFC
+    text = edit(text, block, block + "   priority-flow-control priority 4 no-drop\n")  # third: profile + extra
+    device = read_over("spine1", {"eos.cfg": text})
+    pfc = {p.name: p.pfc_priorities for p in device.ports if p.role == "fabric"}
+    assert pfc == {"Ethernet1/1": [3], "Ethernet2/1": [], "Ethernet3/1": [3, 4], "Ethernet4/1": [3]}
+
+
+def test_eos_missing_and_extra_interfaces(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = golden("spine1", "eos")["eos.cfg"]
+    text = edit(text, "interface Ethernet4/1\n", "interface Ethernet5/1\n")
+    device = read_over("spine1", {"eos.cfg": text})
+    assert not port(device, "Ethernet4/1").admin_up
+    extra = port(device, "Ethernet5/1")
+    assert (extra.role, extra.admin_up, extra.mtu, extra.description) == ("unused", True, 9100, "P2P_leaf2_Ethernet232")
+
+
+def test_eos_bad_value_names_file_and_line(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = edit(golden("spine1", "eos")["eos.cfg"], "   mtu 9100\n", "   mtu jumbo\n")
+    with pytest.raises(ConfigReadError) as error:
+        read_over("spine1", {"eos.cfg": text})
+    assert (error.value.file, error.value.line) == ("eos.cfg", line_of(text, "mtu jumbo"))
+
+
+# --- ConnectX -----------------------------------------------------------------------------------------
+
+def test_connectx_hand_edited_trust_and_pfc(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    files = golden("node1", "connectx")
+    script = edit(files["fabricgen-nic.sh"], "--trust 'dscp'", "--trust 'pcp'")  # the first NIC only
+    script = edit(script, "--pfc '0,0,0,1,0,0,0,0'", "--pfc '0,0,0,1,1,0,0,0'")
+    host = read_over("node1", {**files, "fabricgen-nic.sh": script}).host
+    assert host is not None
+    first, second = host.nics
+    assert (first.trust, first.pfc) == ("pcp", [0, 0, 0, 1, 1, 0, 0, 0])
+    assert (second.trust, second.pfc) == ("dscp", [0, 0, 0, 1, 0, 0, 0, 0])
+
+
+def test_connectx_nics_follow_all_nics(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    files = golden("node1", "connectx")
+    script = edit(files["fabricgen-nic.sh"], "  nic_ens2f0np0\n}", "}")  # defined, never called
+    host = read_over("node1", {"fabricgen-nic.sh": script}).host  # and no nccl.env
+    assert host is not None
+    assert [nic.interface for nic in host.nics] == ["ens1f0np0"] and host.nccl_env == {}
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("--pfc '0,0,0,1,0,0,0,0'", "--pfc '0,0,1'", "expected 8"),
+    ("--trust 'dscp'", "--trust 'vlan'", "not dscp or pcp"),
+    ("--tcbw '40,0,10,50,0,0,0,0'", "--tcbw '40,0,10,50,0,0,0,0", "shell words"),
+    ("cc_setting \"$ifname\" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'", "", "does not set cnp_dscp"),
+])
+def test_connectx_bad_script_names_file_and_line(old: str, new: str, message: str,
+                                                 read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    files = golden("node1", "connectx")
+    script = edit(files["fabricgen-nic.sh"], old, new)
+    with pytest.raises(ConfigReadError, match=message) as error:
+        read_over("node1", {**files, "fabricgen-nic.sh": script})
+    expected = line_of(script, "nic_ens1f0np0() {") if not new else line_of(script, new)
+    assert (error.value.file, error.value.line) == ("fabricgen-nic.sh", expected)
+
+
+def test_connectx_script_must_be_fabricgens(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    with pytest.raises(ConfigReadError, match="not a script fabricgen wrote") as error:
+        read_over("node1", {"fabricgen-nic.sh": "#!/bin/sh\nmlnx_qos -i ens1f0np0 --trust dscp\n"})
+    assert error.value.line == 1
+
+
+def test_connectx_bad_nccl_env_line(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    files = golden("node1", "connectx")
+    env = files["nccl.env"] + "this is not an assignment\n"
+    with pytest.raises(ConfigReadError) as error:
+        read_over("node1", {**files, "nccl.env": env})
+    assert (error.value.file, error.value.line) == ("nccl.env", len(env.splitlines()))
