@@ -146,7 +146,7 @@ def test_unknown_platform(workspace: Path) -> None:
     groups = workspace / "inventory" / "groups.yaml"
     edit(groups, "  platform: sonic", "  platform: sonix")
     found = problems(workspace)
-    assert any("unknown platform 'sonix' (one of: connectx, eos, sonic)" in m for m in found)
+    assert any("unknown platform 'sonix' (one of: connectx, eos, linux-dcb, nvue, nxos, sonic)" in m for m in found)
 
 
 def test_resolve_errors_have_locations_too(workspace: Path) -> None:

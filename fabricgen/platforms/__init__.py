@@ -64,7 +64,10 @@ class Platform:
 BUILTIN: Mapping[str, str] = {
     "sonic": "fabricgen.platforms.sonic",
     "eos": "fabricgen.platforms.eos",
+    "nvue": "fabricgen.platforms.nvue",
+    "nxos": "fabricgen.platforms.nxos",
     "connectx": "fabricgen.platforms.connectx",
+    "linux-dcb": "fabricgen.platforms.linux_dcb",
 }
 
 _loaded: dict[str, Platform] = {}
