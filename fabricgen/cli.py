@@ -275,6 +275,21 @@ def rules_cmd(fmt: str) -> None:
         click.echo(f"{r.id}  {r.severity:<7}  {r.name:<34}  {r.summary}")
 
 
+@main.command("platforms")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def platforms_cmd(fmt: str) -> None:
+    """List the platforms and what they can express (`--format markdown` regenerates docs/platforms.md)."""
+    from fabricgen.platforms import platform_names
+    from fabricgen.platforms.matrix import platforms_markdown
+
+    if fmt == "markdown":
+        click.echo(platforms_markdown(), nl=False)
+        return
+    for name in platform_names():
+        cap = get_platform(name).capability
+        click.echo(f"{name:<10} {cap.kind:<6} max MTU {cap.max_mtu:<5} {cap.target}")
+
+
 def run() -> None:  # pragma: no cover - console entry guard
     try:
         main()

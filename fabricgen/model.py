@@ -162,6 +162,11 @@ class PolicyModel(Resolved):
     cnp_priority: int
     tos_ecn_bits: int
     dcqcn: bool
+    rdma_lossless: bool = Field(description="false: a deliberately lossy RoCE design (ECN only)")
+    headroom_method: str
+    small_packet_percent: int
+    lossless_mtu: int
+    shared_headroom_pool: bool
     host_mtu: int
     fabric_mtu: int
     path_mtu: int

@@ -11,7 +11,9 @@ from fabricgen.model import Fabric
 from fabricgen.resolve import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ("fabric", "minimal")
+# Bundled examples: intent/<name>.yaml rendered against this inventory into golden/<name>/.
+EXAMPLE_INVENTORY = {"fabric": "inventory", "minimal": "inventory"}
+EXAMPLES = tuple(EXAMPLE_INVENTORY)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,7 +27,7 @@ def root() -> Path:
 
 
 def load_example(name: str) -> FabricInput:
-    return load(ROOT / "intent" / f"{name}.yaml", ROOT / "inventory")
+    return load(ROOT / "intent" / f"{name}.yaml", ROOT / EXAMPLE_INVENTORY[name])
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from fabricgen.cli import main
 
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLE_INVENTORY, EXAMPLES, ROOT
 
 
 def _tree(path: Path) -> dict[str, bytes]:
@@ -22,7 +22,8 @@ def _tree(path: Path) -> dict[str, bytes]:
 
 
 def _render(example: str, out: Path) -> None:
-    result = CliRunner().invoke(main, ["render", f"intent/{example}.yaml", "-i", "inventory", "-o", str(out)])
+    result = CliRunner().invoke(main, ["render", f"intent/{example}.yaml", "-i", EXAMPLE_INVENTORY[example],
+                                       "-o", str(out)])
     assert result.exit_code == 0, result.output
 
 

@@ -2,7 +2,8 @@
 
 A fixture starts from a bundled example and changes it in one of three ways, the way problems reach a real
 fabric: `intent:` (merged into the intent file), `inventory:` (merged into hosts.yaml), or `model:` (merged into
-the resolved device models — what `fabricgen lint --configs` reads from configs that drifted). `expect` lists
+the resolved device models — what `fabricgen lint --configs` reads from configs that drifted). In a mapping,
+the key "-" lists keys to delete. `expect` lists
 the rule's findings as `subject: message`, exactly; a passing case expects none.
 """
 
@@ -29,16 +30,19 @@ LIST_KEYS = {"ports": "name", "nics": "interface", "queues": "index"}
 def merge(base: Any, edit: Any) -> Any:
     """Deep merge; a mapping applied to a list of named objects edits the element with that name."""
     if isinstance(base, dict) and isinstance(edit, dict):
-        merged = dict(base)
+        gone = {str(k) for k in edit.get("-", [])}  # "-": keys to delete (null only sets a value to None)
+        merged = {k: v for k, v in base.items() if str(k) not in gone}
         for key, value in edit.items():
+            if key == "-":
+                continue
             merged[key] = merge(base[key], value) if key in base else value
         return merged
     if isinstance(base, list) and isinstance(edit, dict) and base and isinstance(base[0], dict):
         key = next(k for k in LIST_KEYS.values() if k in base[0])
-        by_id = {str(item[key]): item for item in base}
-        unknown = set(map(str, edit)) - set(by_id)
+        edits = {str(name): change for name, change in edit.items()}  # YAML may key queues by int
+        unknown = set(edits) - {str(item[key]) for item in base}
         assert not unknown, f"fixture edits unknown {key}s: {sorted(unknown)}"
-        return [merge(item, edit[str(item[key])]) if str(item[key]) in map(str, edit) else item for item in base]
+        return [merge(item, edits[str(item[key])]) if str(item[key]) in edits else item for item in base]
     return edit
 
 

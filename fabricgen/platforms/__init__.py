@@ -51,6 +51,9 @@ class Capability:
     owned_sections: tuple[str, ...]
     commit_strategy: str
     output_files: tuple[str, ...]
+    # How the platform spells each intent feature (docs/platforms.md); a feature it cannot express is absent
+    # here and refused by resolve, never dropped.
+    spelling: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,23 @@ BUILTIN: Mapping[str, str] = {
 }
 
 _loaded: dict[str, Platform] = {}
+
+
+FEATURES: tuple[tuple[str, str], ...] = (
+    ("trust", "classify by DSCP"),
+    ("dscp_map", "DSCP → traffic class"),
+    ("queue_map", "traffic class → egress queue"),
+    ("pfc", "PFC on the lossless priorities"),
+    ("pfc_watchdog", "PFC watchdog"),
+    ("headroom", "PFC headroom / cable length"),
+    ("ecn", "ECN marking thresholds"),
+    ("scheduling", "strict / DWRR scheduling"),
+    ("mtu", "MTU"),
+    ("mgmt", "management VRF and interface"),
+    ("dcqcn", "DCQCN and CNP marking"),
+    ("roce_tos", "RoCE ToS for applications"),
+    ("nccl", "NCCL environment"),
+)
 
 
 def platform_names() -> list[str]:

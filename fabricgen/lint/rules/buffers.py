@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, end_source, kib
+from fabricgen.model import PortModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
@@ -35,28 +36,37 @@ def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                             peer=end.port.peer, source=end_source(end))
 
 
-def _required_xoff(ctx: LintContext, end_asic: str | None, speed: int | None, cable: int | None, mtu: int,
-                   lanes: str | None) -> int | None:
-    if end_asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA or cable is None:
+def _required_xoff(ctx: LintContext, asic: str | None, port: PortModel) -> int | None:
+    """The formula's xoff for this port under the intent's own headroom assumptions (small packets, lossless
+    packet size); None where the ASIC's constants are unknown."""
+    speed, cable = port.speed_mbps, port.cable_m
+    if asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA or cable is None:
         return None
-    lane_count = len(lanes.split(",")) if lanes else 4
-    return spectrum_headroom(end_asic, HeadroomInputs(speed, cable, mtu, lane_count)).xoff
+    lanes = len(port.lanes.split(",")) if port.lanes else 4
+    policy = ctx.policy
+    params = HeadroomInputs(speed, cable, port.mtu, lanes)
+    if policy is not None:
+        params = HeadroomInputs(speed, cable, port.mtu, lanes, lossless_mtu=policy.lossless_mtu,
+                                small_packet_percent=policy.small_packet_percent)
+    return spectrum_headroom(asic, params).xoff
 
 
 @rule("FG-BUF-002", "headroom-insufficient", "error", "configured headroom covers speed × cable × MTU")
 def headroom_insufficient(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """The xoff headroom must hold everything in flight after PAUSE is sent: one MTU waiting, the round trip on
     the cable, the peer's reaction time and cell overhead. Less, and a lossless class drops under exactly the
-    congestion PFC exists for. Checked where the ASIC's constants are known (NVIDIA Spectrum formula); shipped
-    tables that rely on a shared headroom pool may show here — waive them with that reason.
+    congestion PFC exists for. Checked where the ASIC's constants are known (NVIDIA Spectrum formula, with the
+    intent's small-packet and lossless-MTU assumptions). Fabrics that take headroom from the SKU's shipped
+    tables (pfc.headroom.method: vendor-table) trust those tables and are not checked.
 
     Fix: let fabricgen size headroom (pfc.headroom.method: formula) or raise the profile's xoff."""
+    if ctx.policy is not None and ctx.policy.headroom_method == "vendor-table":
+        return
     for end in ctx.ports.values():
         headroom = end.port.headroom
         if headroom is None:
             continue
-        need = _required_xoff(ctx, end.device.asic, end.port.speed_mbps, end.port.cable_m, end.port.mtu,
-                              end.port.lanes)
+        need = _required_xoff(ctx, end.device.asic, end.port)
         if need is not None and headroom.xoff < need:
             yield r.finding(end.device.name, f"headroom xoff {kib(headroom.xoff)} < required {kib(need)} for "
                             f"{end.port.speed_mbps} Mb/s over {end.port.cable_m} m", "raise xoff",

@@ -33,8 +33,8 @@ def roce_dscp_not_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
     Fix: map the RoCE DSCP to the lossless class's traffic class and enable PFC on that priority."""
     policy = ctx.policy
-    if policy is None:
-        return
+    if policy is None or not policy.rdma_lossless:
+        return  # a deliberately lossy RoCE design (ECN only) has no lossless priority to land on
     dscp = policy.rdma_dscp
     for end in ctx.ports.values():
         qos = end.device.qos

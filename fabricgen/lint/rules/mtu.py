@@ -10,8 +10,8 @@ from fabricgen.lint.rules._util import end_source, port_source
 
 L2_OVERHEAD = 22  # Ethernet header 14 + one 802.1Q tag 4 + FCS 4: what a host's IP MTU needs on the wire
 # What the kernel subtracts from the netdev MTU before picking the RoCE active MTU (include/rdma/ib_addr.h
-# iboe_get_mtu: GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4). It was 80 (IPv6+UDP+BTH+RETH+ICRC), which
-# passed NICs at MTU 4176-4191 that the kernel still runs at active_mtu 2048.
+# iboe_get_mtu: GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4). Less would pass
+# NICs at MTU 4176-4191 that the kernel still runs at active_mtu 2048.
 ROCE_OVERHEAD = 96
 
 
@@ -48,7 +48,7 @@ def roce_path_mtu(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """RoCE negotiates an IB path MTU (1024/2048/4096) that must fit in the netdev MTU with its headers; a NIC at
     MTU 4096 cannot carry 4096-byte RoCE payloads and silently falls back to 2048, halving message efficiency.
 
-    Fix: NIC MTU ≥ path MTU + 80 (4176 for path MTU 4096; 9000 is the norm)."""
+    Fix: NIC MTU ≥ path MTU + 96, the headers the kernel reserves (4192 for path MTU 4096; 9000 is the norm)."""
     for host in ctx.hosts():
         assert host.host is not None
         for nic in host.host.nics:

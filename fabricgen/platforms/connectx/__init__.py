@@ -41,6 +41,18 @@ CAPABILITY = Capability(
                     "DCQCN enable (roce_np/roce_rp)", "CNP DSCP and 802.1p priority", "RDMA-CM RoCE ToS and mode"),
     commit_strategy="script --apply (idempotent, verifies itself) from a boot-time systemd unit",
     output_files=(SCRIPT, UNIT, NCCL_ENV),
+    spelling={
+        "trust": "mlnx_qos --trust dscp",
+        "dscp_map": "mlnx_qos --dscp2prio set,D,P (only where P ≠ D>>3)",
+        "queue_map": "mlnx_qos --prio_tc (identity)",
+        "pfc": "mlnx_qos --pfc (8 flags)",
+        "ecn": "n/a (NIC is the notification/reaction point)",
+        "scheduling": "mlnx_qos --tsa + --tcbw together",
+        "mtu": "ip link set dev IF mtu",
+        "dcqcn": "ecn/roce_np|roce_rp/enable/<prio>, roce_np/cnp_dscp, cnp_802p_prio (MLNX_OFED) or debugfs",
+        "roce_tos": "cma_roce_tos -t, cma_roce_mode -m 2",
+        "nccl": "nccl.env: NCCL_IB_TC, NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_SOCKET_IFNAME",
+    },
 )
 
 

@@ -45,6 +45,18 @@ CAPABILITY = Capability(
                     "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
     commit_strategy="NAPALM eos: configure session, compare, commit with commit-timer (auto-revert)",
     output_files=("eos.cfg",),
+    spelling={
+        "trust": "qos trust dscp (in qos profile)",
+        "dscp_map": "qos map dscp … to traffic-class N",
+        "queue_map": "qos map traffic-class N to tx-queue|uc-tx-queue M",
+        "pfc": "priority-flow-control on + priority N no-drop (qos profile, service-profile on ports)",
+        "pfc_watchdog": "priority-flow-control pause watchdog default timeout/recovery-time/polling-interval, action",
+        "headroom": "platform-managed (Jericho FADT / Trident MMU profiles): not rendered",
+        "ecn": "random-detect ecn minimum-threshold … bytes maximum-threshold … bytes max-mark-probability P",
+        "scheduling": "tx-queue N: priority strict | no priority + bandwidth percent W",
+        "mtu": "interface mtu",
+        "mgmt": "vrf instance, interface Management1 vrf …, ip route vrf … 0.0.0.0/0",
+    },
 )
 
 

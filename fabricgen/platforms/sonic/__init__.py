@@ -50,6 +50,18 @@ CAPABILITY = Capability(
     owned_sections=OWNED_TABLES,
     commit_strategy="GCU: config checkpoint → config apply-patch (owned tables) → config rollback on failure",
     output_files=("config_db.json",),
+    spelling={
+        "trust": "PORT_QOS_MAP|<port>.dscp_to_tc_map (DSCP trust is implied)",
+        "dscp_map": "DSCP_TO_TC_MAP|ROCE (all 64 code points)",
+        "queue_map": "TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP, MAP_PFC_PRIORITY_TO_QUEUE",
+        "pfc": "PORT_QOS_MAP|<port>.pfc_enable",
+        "pfc_watchdog": "PFC_WD|<port> + PFC_WD|GLOBAL.POLL_INTERVAL, pfcwd_sw_enable",
+        "headroom": "BUFFER_PROFILE pg_lossless_<speed>_<cable>_profile, BUFFER_PG, CABLE_LENGTH",
+        "ecn": "WRED_PROFILE (ecn_all, bytes) on QUEUE|<port>|<q>",
+        "scheduling": "SCHEDULER type STRICT / DWRR weight on QUEUE",
+        "mtu": "PORT.mtu",
+        "mgmt": "MGMT_VRF_CONFIG (VRF mgmt), MGMT_INTERFACE, MGMT_PORT",
+    },
 )
 
 

@@ -1,0 +1,41 @@
+"""docs/platforms.md: what each platform supports and how it spells each intent feature, from the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fabricgen.platforms import FEATURES, Capability, get_platform, platform_names
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def platforms_markdown() -> str:
+    platforms = [get_platform(name) for name in platform_names()]
+    caps = [p.capability for p in platforms]
+    out = ["# fabricgen platform matrix", "",
+           "Generated from the platform registry by `fabricgen platforms --format markdown`; do not edit by hand.",
+           "A feature a platform cannot express is refused at render time with the platform's name, never dropped.",
+           "", "## Capabilities", "",
+           "| | " + " | ".join(c.name for c in caps) + " |", "|---" * (len(caps) + 1) + "|"]
+    rows: list[tuple[str, Callable[[Capability], str]]] = [
+        ("target", lambda c: c.target), ("kind", lambda c: c.kind), ("max MTU", lambda c: str(c.max_mtu)),
+        ("MTU semantics", lambda c: c.mtu_semantics),
+        ("lossless classes", lambda c: str(c.lossless_class_limit)),
+        ("ECN unit / granularity", lambda c: f"{c.ecn_threshold_unit} / {c.ecn_granularity_bytes} B"),
+        ("programs headroom", lambda c: "yes" if c.programs_headroom else "no"),
+        ("management", lambda c: f"{c.mgmt_interface}, VRF {c.mgmt_vrf_fixed_name or '(intent)'}"),
+        ("PFC watchdog", lambda c: f"{c.watchdog_step_ms} ms steps; {', '.join(c.watchdog_actions)}"),
+        ("apply / rollback", lambda c: c.commit_strategy), ("files", lambda c: ", ".join(c.output_files)),
+        ("reads configs back", lambda c: "yes" if get_platform(c.name).read else "no"),
+    ]
+    out += [f"| {label} | " + " | ".join(_cell(value(c)) for c in caps) + " |" for label, value in rows]
+    out += ["", "## Intent features and how each platform spells them", "",
+            "| feature | " + " | ".join(c.name for c in caps) + " |", "|---" * (len(caps) + 1) + "|"]
+    for key, label in FEATURES:
+        out.append(f"| {label} | " + " | ".join(_cell(c.spelling.get(key, "—")) for c in caps) + " |")
+    out += ["", "## Owned sections", ""]
+    for c in caps:
+        out += [f"- **{c.name}**: " + "; ".join(_cell(s) for s in c.owned_sections)]
+    return "\n".join(out) + "\n"
