@@ -49,17 +49,17 @@ def _check_target(out: Path) -> None:
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:
+    made: set[Path] = set()
     for name, text in sorted(files.items()):
         path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if name.endswith(".sh"):
-            path.chmod(0o755)
-        else:
-            path.chmod(0o644)
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        path.write_bytes(text.encode("utf-8"))
+        path.chmod(0o755 if name.endswith(".sh") else 0o644)
+    # One flush of everything before the swap instead of an fsync per file: 20,000 fsyncs would take minutes,
+    # and the tree only becomes visible (renamed into place) after this returns.
+    os.sync()
 
 
 def _exchange(a: Path, b: Path) -> bool:
