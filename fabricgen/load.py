@@ -39,9 +39,10 @@ class FabricInput:
     def locate(self, path: KeyPath) -> Location:
         found = self.sources.locate(path, self.fallback)
         # A value under the intent that the user never wrote came from `profile:`; point there.
-        if path[:1] == ("intent",) and path not in self.sources.locations and ("intent", "profile") in \
-                self.sources.locations and found in (self.fallback, self.sources.locations.get(("intent",))):
-            return self.sources.locations[("intent", "profile")]
+        profile = self.sources.exact(("intent", "profile"))
+        if path[:1] == ("intent",) and profile is not None and self.sources.exact(path) is None and \
+                found in (self.fallback, self.sources.exact(("intent",))):
+            return profile
         return found
 
 

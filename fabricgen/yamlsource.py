@@ -25,27 +25,42 @@ _SCALARS = yaml.constructor.SafeConstructor()
 
 @dataclass
 class SourceMap:
-    """Key path → location of the key (or value, for list items) that introduced it."""
+    """Key path → location of the key (or value, for list items) that introduced it.
+
+    ``alias`` makes a subtree of another map appear under a prefix of this one without copying it (Nornir
+    inheritance points each host's keys at hosts.yaml or groups.yaml; copying would be quadratic)."""
 
     locations: dict[KeyPath, Location] = field(default_factory=dict)
+    aliases: dict[KeyPath, tuple[SourceMap, KeyPath]] = field(default_factory=dict)
 
     def add(self, path: KeyPath, location: Location) -> None:
         self.locations[path] = location
 
+    def exact(self, path: KeyPath) -> Location | None:
+        """The location recorded for exactly ``path`` (through aliases), or None."""
+        return self._find(path, ancestors=False)
+
     def locate(self, path: KeyPath, fallback: Location) -> Location:
         """The location of ``path`` or of its closest ancestor that we know."""
+        return self._find(path, ancestors=True) or fallback
+
+    def _find(self, path: KeyPath, ancestors: bool) -> Location | None:
         for cut in range(len(path), -1, -1):
-            found = self.locations.get(path[:cut])
-            if found is not None:
+            prefix = path[:cut]
+            found = self.locations.get(prefix)
+            if found is not None and (ancestors or cut == len(path)):
                 return found
-        return fallback
+            alias = self.aliases.get(prefix)
+            if alias is not None:
+                other, at = alias
+                return other._find(at + path[cut:], ancestors)
+            if not ancestors and cut < len(path):
+                continue
+        return None
 
     def graft(self, prefix: KeyPath, other: SourceMap, other_prefix: KeyPath = ()) -> None:
-        """Copy ``other``'s locations under ``other_prefix`` into this map under ``prefix``."""
-        size = len(other_prefix)
-        for path, location in other.locations.items():
-            if path[:size] == other_prefix:
-                self.locations[prefix + path[size:]] = location
+        """Make ``other``'s subtree at ``other_prefix`` answer for ``prefix`` here. O(1)."""
+        self.aliases[prefix] = (other, other_prefix)
 
 
 @dataclass
