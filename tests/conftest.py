@@ -12,7 +12,7 @@ from fabricgen.resolve import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 # Bundled examples: intent/<name>.yaml rendered against this inventory into golden/<name>/.
-EXAMPLE_INVENTORY = {"fabric": "inventory", "minimal": "inventory"}
+EXAMPLE_INVENTORY = {"fabric": "inventory", "minimal": "inventory", "mixed": "inventory/mixed"}
 EXAMPLES = tuple(EXAMPLE_INVENTORY)
 
 

@@ -21,7 +21,7 @@ from fabricgen.load import load
 from fabricgen.model import Fabric
 from fabricgen.resolve import resolve
 
-from conftest import ROOT
+from conftest import EXAMPLE_INVENTORY, ROOT
 
 CASES_DIR = Path(__file__).parent / "lint_cases"
 LIST_KEYS = {"ports": "name", "nics": "interface", "queues": "index"}
@@ -48,12 +48,13 @@ def merge(base: Any, edit: Any) -> Any:
 
 def build(case: dict[str, Any], tmp_path: Path) -> Fabric:
     example = case.get("example", "fabric")
+    source = ROOT / EXAMPLE_INVENTORY[example]
     intent = yaml.safe_load((ROOT / "intent" / f"{example}.yaml").read_text())
-    hosts = yaml.safe_load((ROOT / "inventory" / "hosts.yaml").read_text())
+    hosts = yaml.safe_load((source / "hosts.yaml").read_text())
     inventory = tmp_path / "inventory"
     inventory.mkdir()
     for name in ("groups.yaml", "defaults.yaml"):
-        (inventory / name).write_text((ROOT / "inventory" / name).read_text())
+        (inventory / name).write_text((source / name).read_text())
     (inventory / "hosts.yaml").write_text(yaml.safe_dump(merge(hosts, case.get("inventory", {}))))
     (tmp_path / "intent.yaml").write_text(yaml.safe_dump(merge(intent, case.get("intent", {}))))
     loaded = load(tmp_path / "intent.yaml", inventory)

@@ -163,3 +163,10 @@ def test_pre_commit_hook_runs_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     failed = hook()
     assert failed.returncode == 1
     assert "FG-PFC-005" in failed.stdout
+
+
+def test_docs_platforms_md_is_in_sync_with_the_registry() -> None:
+    code, output = invoke("platforms", "--format", "markdown")
+    assert code == 0
+    assert (ROOT / "docs" / "platforms.md").read_text() == output, \
+        "regenerate: fabricgen platforms --format markdown > docs/platforms.md"

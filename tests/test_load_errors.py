@@ -202,3 +202,13 @@ def test_platform_cannot_express_watchdog_action(workspace: Path) -> None:
     found = problems(workspace)
     assert any(f"{intent}:{line_of(intent, 'action: forward')}:" in m and
                "platform eos has no PFC watchdog action 'forward' (use one of: drop, alert)" in m for m in found)
+
+
+def test_watchdog_timer_a_platform_cannot_count_in_polls(tmp_path: Path) -> None:
+    """NX-OS and NVUE set detection as a whole number of polls: 250 ms with a 100 ms poll is refused for both."""
+    shutil.copytree(ROOT / "inventory" / "mixed", tmp_path / "inventory")
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text((ROOT / "intent" / "mixed.yaml").read_text().replace("detection_ms: 200", "detection_ms: 250"))
+    found = problems(tmp_path)
+    assert any("platform nxos" in m and "multiple of poll_ms (100 ms)" in m for m in found)
+    assert any("platform nvue sets the PFC watchdog's detection as a multiple of poll_ms" in m for m in found)

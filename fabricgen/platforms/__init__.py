@@ -51,6 +51,12 @@ class Capability:
     owned_sections: tuple[str, ...]
     commit_strategy: str
     output_files: tuple[str, ...]
+    # Watchdog timers the platform sets as a whole number of polls (NX-OS: detection and restoration
+    # multipliers; NVUE: detection = robustness × polling-interval).
+    watchdog_timers_in_polls: tuple[str, ...] = ()
+    # Intent features the platform leaves to another tool (linux-dcb: DCQCN/CNP need the NIC vendor's tool);
+    # lint warns on every device where the intent asks for them.
+    delegated_features: tuple[str, ...] = ()
     # How the platform spells each intent feature (docs/platforms.md); a feature it cannot express is absent
     # here and refused by resolve, never dropped.
     spelling: Mapping[str, str] = field(default_factory=dict)

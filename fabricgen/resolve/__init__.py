@@ -117,3 +117,8 @@ def _check_platform_limits(ctx: ResolveContext, device: Device, cap: Capability)
         if wd.enabled and value % cap.watchdog_step_ms:
             ctx.problem(("intent", "pfc", "watchdog", name), f"platform {cap.name} sets PFC watchdog timers in "
                         f"{cap.watchdog_step_ms} ms steps", f"use a multiple of {cap.watchdog_step_ms}")
+    for name in cap.watchdog_timers_in_polls if wd.enabled else ():
+        if getattr(wd, name) % wd.poll_ms:
+            ctx.problem(("intent", "pfc", "watchdog", name), f"platform {cap.name} sets the PFC watchdog's "
+                        f"{name.removesuffix('_ms')} as a multiple of poll_ms ({wd.poll_ms} ms)",
+                        f"use a multiple of {wd.poll_ms}")

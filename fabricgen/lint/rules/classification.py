@@ -50,7 +50,8 @@ def roce_dscp_not_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             prio = nic.dscp2prio.get(dscp, dscp >> 3)
             if not nic.pfc[prio]:
                 yield r.finding(host.name, f"RoCE DSCP {dscp} → NIC priority {prio}, which has no PFC",
-                                f"mlnx_qos --pfc with priority {policy.rdma_priority} on (and --dscp2prio if needed)",
+                                f"PFC on priority {policy.rdma_priority} "
+                                f"({ctx.capability(host).spelling.get('pfc', 'pfc')})",
                                 port=nic.interface, source=port_source(host.name, nic.interface))
 
 
@@ -65,7 +66,8 @@ def nic_trust_not_dscp(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for nic in host.host.nics if host.host else []:
             if nic.trust != "dscp":
                 yield r.finding(host.name, f"NIC trusts {nic.trust}, the switches trust DSCP",
-                                "mlnx_qos -i IF --trust dscp", port=nic.interface, peer=nic.peer,
+                                f"trust DSCP ({ctx.capability(host).spelling.get('trust', 'trust dscp')})",
+                                port=nic.interface, peer=nic.peer,
                                 source=port_source(host.name, nic.interface))
 
 
@@ -88,7 +90,9 @@ def nic_dscp_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                 nic_prio, switch_tc = nic.dscp2prio.get(dscp, dscp >> 3), switch.device.qos.dscp_to_tc.get(dscp)
                 if nic_prio != switch_tc:
                     yield r.finding(host.name, f"DSCP {dscp}: NIC priority {nic_prio}, switch TC {switch_tc}",
-                                    f"mlnx_qos --dscp2prio set,{dscp},{switch_tc}", port=nic.interface,
+                                    f"map DSCP {dscp} to priority {switch_tc} "
+                                    f"({ctx.capability(host).spelling.get('dscp_map', 'DSCP app entry')})",
+                                    port=nic.interface,
                                     peer=switch.name, source=port_source(host.name, nic.interface))
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import kib, port_source, queue_for_tc
+from fabricgen.lint.rules._util import device_source, kib, port_source, queue_for_tc
 from fabricgen.resolve.headroom import ASIC_BUFFER_BYTES
 
 ECN_SOURCE = ("intent", "qos", "classes")
@@ -132,3 +132,21 @@ def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         if queue is not None and queue.scheduler != "strict":
             yield r.finding(device.name, f"CNP queue {queue.index} is {queue.scheduler}, not strict",
                             "scheduling: strict for the CNP class", source=("intent", "rdma", "cnp_class"))
+
+
+@rule("FG-ECN-009", "dcqcn-left-to-vendor-tool", "warning", "DCQCN/CNP on hosts whose platform cannot set them")
+def dcqcn_left_to_vendor(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Generic dcbnl has no DCQCN or CNP knobs: on such hosts (platform linux-dcb) fabricgen cannot program or
+    verify the reaction/notification points, so a NIC may run without congestion control while every switch
+    marks ECN. The finding says what to set with the vendor's tool.
+
+    Fix: configure DCQCN on the RoCE priority and the CNP DSCP/priority with the NIC vendor's tool (Broadcom:
+    bnxt_re configfs cc/ or niccli), then waive this finding with that reason."""
+    policy = ctx.policy
+    if policy is None or not policy.dcqcn:
+        return
+    for host in ctx.hosts():
+        if "dcqcn" in ctx.capability(host).delegated_features:
+            yield r.finding(host.name, f"platform {host.platform} does not program DCQCN/CNP", f"with the NIC "
+                            f"vendor's tool: DCQCN on priority {policy.rdma_priority}, CNP DSCP {policy.cnp_dscp} / "
+                            f"priority {policy.cnp_priority}", source=device_source(host.name))

@@ -1,0 +1,152 @@
+"""Generic Linux GPU host (any NIC driver with IEEE dcbnl ops, no vendor tool): an idempotent bash script that
+programs the NIC through the kernel's DCB netlink with iproute2 ``dcb``, a systemd unit that re-applies it at
+boot (dcbnl settings live in the driver and are lost at reboot or driver reload) and nccl.env.
+
+Facts and their sources: /work/shared/reference/nic.md §6 for ``dcb``, and code read for this platform, named
+where it matters -- bnxt_dcb.c at torvalds/linux 0898782 (drivers/net/ethernet/broadcom/bnxt/), iproute2's
+dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0, net/dcb/dcbnl.c; the iproute2 6.1 man pages of Debian 12.
+
+* ETS before PFC, 8 explicit entries each: ``dcb ets set ... prio-tc/tc-tsa/tc-bw`` then ``dcb pfc set ...
+  prio-pfc``. ``dcb`` keeps unnamed array entries from the kernel, so every entry is written. bnxt_en (the mixed
+  example's BCM57608) refuses PFC until ETS is set and refuses more lossless TCs than its ``pfc-cap``
+  (``bnxt_hwrm_queue_pfc_cfg``).
+* Trust DSCP = DSCP APP entries. There is no firmware default DSCP map behind dcbnl, so the script installs one
+  entry for **every** DSCP 0-63: the NicModel's map, i.e. ``dscp2prio`` where it has an entry and DSCP>>3
+  elsewhere -- exactly the 64 entries ``mlnx_qos --trust dscp`` installs on ConnectX (nic.md §1), so both host
+  kinds classify every DSCP alike and every class DSCP (RDMA, CNP, management...) has its entry. The APP table
+  is a table, not an array (dcb-app(8)): ``add`` of DSCP 26 -> 3 keeps an existing 26 -> 0. The script gives
+  ``replace`` semantics -- one priority per DSCP -- with ``dcb app del`` then ``dcb app add``: a DSCP with an
+  unwanted entry loses all its entries, then gets the wanted one, so the driver's last write for it is an add.
+  iproute2's own ``replace`` adds first and deletes last (dcb/dcb_app.c ``dcb_cmd_app_replace``), and bnxt_en's
+  delapp writes the DSCP's hardware entry with mask 0 (``bnxt_hwrm_queue_dscp2pri_cfg``) even when another
+  entry for that DSCP stays in the table; ``dcb_cmd_app_replace`` also exits 0 after "Could not add new APP
+  entries". Only DSCP entries are owned; other selectors (e.g. ``dgram-port-prio 4791``) are left as found.
+  ``dcb apptrust set ... order dscp`` is used where iproute2 (>= 6.2) and the driver have it (in the kernel only
+  lan966x, sparx5 and DSA implement ``dcbnl_setapptrust``); elsewhere the script says so.
+* PFC ``delay`` is left alone: dcb-pfc(8) says round-trip delay in bits, mlx5 reads the same field as cable
+  metres (nic.md §6), bnxt_en stores it and never uses it; receive buffers are firmware-sized.
+* DCQCN and CNP have no dcbnl interface: the script prints the values for the vendor tool (nic.md §7 for
+  Broadcom: bnxt_re configfs ``cc/`` or niccli) and changes nothing -- it does not pretend.
+* RoCE ToS and mode: RDMA-CM configfs ``rdma_cm/<dev>/ports/1/default_roce_tos`` / ``default_roce_mode``
+  written directly, as mlnx-tools' cma_roce_tos does (nic.md §3.2); affects RDMA-CM users, not NCCL.
+* Every setting is read back after apply: dcbnl ignores an attribute whose driver op is missing and answers
+  success (net/dcb/dcbnl.c ``dcbnl_ieee_set``), so an exit status alone proves nothing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from fabricgen import __version__
+from fabricgen.model import DeviceModel, NicModel
+from fabricgen.platforms import Capability, Platform
+from fabricgen.templating import Templates
+
+SCRIPT = "fabricgen-dcb.sh"
+UNIT = "fabricgen-dcb.service"
+NCCL_ENV = "nccl.env"
+INSTALL_PATH = "/usr/local/sbin/fabricgen-dcb.sh"
+
+CAPABILITY = Capability(
+    name="linux-dcb",
+    kind="host",
+    target="Debian 12 (kernel 6.1, iproute2 6.1 dcb) with a NIC driver that has IEEE dcbnl ops (bnxt_en/bnxt_re "
+           "for BCM57608); dcb apptrust where iproute2 >= 6.2 and the driver have it",
+    max_mtu=9500,  # bnxt_en BNXT_MAX_MTU (bnxt.h); other drivers differ (mlx5 9978): the lowest common bound here
+    mtu_semantics="l3",
+    lossless_class_limit=8,  # the dcbnl PFC mask has 8 bits; a driver's pfc-cap may be lower (the script says so)
+    ecn_threshold_unit="n/a",
+    ecn_granularity_bytes=1,
+    programs_headroom=False,  # firmware sizes receive buffers; bnxt_en has no dcbnl buffer ops
+    mgmt_interface="bmc",
+    mgmt_vrf_fixed_name=None,
+    watchdog_step_ms=1,  # the PFC watchdog is the switches' (no dcbnl interface for one on a host), as for connectx
+    watchdog_actions=("drop", "forward", "alert"),
+    delegated_features=("dcqcn",),  # no generic interface: bnxt_re configfs / niccli (nic.md §7)
+    owned_sections=("DCBX mode (host ieee)", "ETS (prio-tc/tc-tsa/tc-bw)", "PFC (prio-pfc)",
+                    "DSCP APP entries (all 64 DSCPs)", "APP trust order (where iproute2 and the driver have it)",
+                    "netdev MTU", "RDMA-CM RoCE ToS and mode"),
+    commit_strategy="script --apply (idempotent, verifies itself) from a boot-time systemd unit",
+    output_files=(SCRIPT, UNIT, NCCL_ENV),
+    spelling={
+        "trust": "dcb app dscp-prio entries for all 64 DSCPs (+ dcb apptrust set ... order dscp where supported)",
+        "dscp_map": "dcb app del/add dev IF dscp-prio D:P (one priority per DSCP)",
+        "queue_map": "dcb ets set dev IF prio-tc (identity)",
+        "pfc": "dcb pfc set dev IF prio-pfc (8 entries)",
+        "ecn": "n/a (NIC is the notification/reaction point)",
+        "scheduling": "dcb ets set dev IF tc-tsa + tc-bw together",
+        "mtu": "ip link set dev IF mtu",
+        "roce_tos": "rdma_cm configfs ports/1/default_roce_tos and default_roce_mode",
+        "nccl": "nccl.env: NCCL_IB_TC, NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_SOCKET_IFNAME",
+    },
+)
+
+
+def dcb_map(keyword: str, values: Sequence[Any]) -> str:
+    """An 8-entry ``dcb`` array as ``dcb ... show`` prints it and ``dcb ... set`` takes it: ``prio-tc 0:0 1:1 ...``."""
+    return " ".join([keyword] + [f"{index}:{value}" for index, value in enumerate(values)])
+
+
+def dscp_map(nic: NicModel) -> dict[int, int]:
+    """The priority of every DSCP the NIC is to trust: ``dscp2prio`` where it has an entry, DSCP>>3 elsewhere
+    (the NicModel's meaning, shared with ConnectX); none under PCP trust."""
+    if nic.trust != "dscp":
+        return {}
+    return {dscp: nic.dscp2prio.get(dscp, dscp >> 3) for dscp in range(64)}
+
+
+def nic_context(nic: NicModel) -> dict[str, Any]:
+    pfc_flags = ["on" if flag else "off" for flag in nic.pfc]
+    ets = [dcb_map("prio-tc", nic.prio_tc), dcb_map("tc-tsa", nic.tsa), dcb_map("tc-bw", nic.tcbw)]
+    dcqcn = ", ".join(str(prio) for prio in sorted(nic.dcqcn_priorities)) or "none"
+    return {
+        "interface": shlex.quote(nic.interface),
+        "function": "nic_" + "".join(c if c.isalnum() else "_" for c in nic.interface),
+        "rdma_device": shlex.quote(nic.rdma_device),
+        "mtu": nic.mtu,
+        "ets": " ".join(ets),
+        # TCs set to 0 %: a driver may read them back as 100 (mlx5 strict TCs) or as a share of a zero-BW group.
+        "zero_bw_tcs": " ".join(str(tc) for tc, bw in enumerate(nic.tcbw) if bw == 0),
+        "pfc": dcb_map("prio-pfc", pfc_flags),
+        "tcs": max(nic.prio_tc) + 1,
+        "lossless": sum(nic.pfc),
+        # Leading space per entry: `dscp_setting "$ifname"` alone (no entries) flushes the DSCP APP entries.
+        "dscp_args": "".join(f" {dscp}:{prio}" for dscp, prio in sorted(dscp_map(nic).items())),
+        "trust": nic.trust,
+        "dcqcn": f"DCQCN {'on' if nic.dcqcn_enabled else 'off'} for priority {dcqcn}",
+        "cnp": f"CNP DSCP {nic.cnp_dscp} and 802.1p priority {nic.cnp_priority}",
+        "roce_tos": nic.roce_tos,
+        "peer": nic.peer or "no peer in inventory",
+    }
+
+
+def render_script(device: DeviceModel, templates: Templates) -> str:
+    assert device.host is not None
+    return templates.render("linux_dcb/fabricgen-dcb.sh.j2", version=__version__, device=device,
+                            nics=[nic_context(nic) for nic in device.host.nics])
+
+
+def render_env(device: DeviceModel) -> str:
+    """``KEY=VALUE`` lines (sorted) that NCCL reads from the environment or /etc/nccl.conf."""
+    assert device.host is not None
+    lines = [f"# fabricgen {__version__}: NCCL settings of {device.name} that match the fabric's RoCE class",
+             "# NCCL_IB_TC is the ToS byte (DSCP << 2); NCCL_IB_HCA: the RDMA devices fabricgen-dcb.sh configures.",
+             "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."]
+    lines += [f"{key}={value}" for key, value in sorted(device.host.nccl_env.items())]
+    return "\n".join(lines) + "\n"
+
+
+def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
+    return {
+        SCRIPT: render_script(device, templates),
+        UNIT: templates.render("linux_dcb/fabricgen-dcb.service.j2", version=__version__, device=device,
+                               install_path=INSTALL_PATH),
+        NCCL_ENV: render_env(device),
+    }
+
+
+from fabricgen.platforms.linux_dcb import reader  # noqa: E402  (at the bottom: reader imports this module)
+
+PLATFORM = Platform(capability=CAPABILITY, render=render, read=reader.read, owned=reader.owned)

@@ -1,0 +1,325 @@
+"""Read a GPU host's ``fabricgen-dcb.sh`` and ``nccl.env`` back into the DeviceModel.
+
+The script must be one fabricgen wrote (its ``# fabricgen`` header, one ``nic_*()`` function per NIC, an
+``all_nics()`` that calls them); values in it may have been edited by hand. What a line *does* is what is
+read: the command a ``setting`` line runs (``ip link set ... mtu``, ``dcb ets set``, ``dcb pfc set``,
+``write_file .../default_roce_tos``), the entries a ``dscp_setting`` line installs and the selector an
+``apptrust`` line trusts. The quoted "wanted" value a ``setting`` line compares against is not read: when a
+hand edit makes it disagree with the command, ``--apply`` runs the command (and then fails its own check), so
+the command is what the NIC gets. ``dcb`` arrays may use ``all:`` and later entries override earlier ones, as
+``dcb`` evaluates them; an array that leaves an entry out is refused (``dcb`` keeps that entry from the kernel,
+which a script cannot tell).
+
+Owned -- what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device``
+(``local ... rdma=``), ``mtu``, ``trust`` (the ``apptrust`` line), the NIC's DSCP map (``dscp_prio``: the
+priority of each of the 64 DSCPs under DSCP trust, none under PCP trust -- read into ``dscp2prio`` as the
+entries that differ from DSCP>>3; a DSCP the script gives no entry reads as priority 0, the priority of traffic
+no APP entry matches), ``pfc``, ``prio_tc``, ``tsa``, ``tcbw``, ``roce_tos``; and the host's ``nccl_env``
+(``nccl.env``; a missing file reads as no settings).
+
+Not owned, kept from the skeleton: DCQCN and CNP (``dcqcn_priorities``, ``dcqcn_enabled``, ``cnp_dscp``,
+``cnp_priority``: the script only prints them for the vendor tool), ``cable_m``, ``peer``, ``xoff_bytes``,
+``path_mtu``, the host's ports, ``qos`` and role/hardware/name. The DCBX line and the RoCE mode line are
+settings with one value fabricgen always writes; they are not read.
+
+NICs: those the script configures, in ``all_nics()`` order. A skeleton NIC the script does not configure is
+dropped; a NIC the skeleton lacks is added with no cable, no peer, ``xoff_bytes`` 0 and DCQCN/CNP unknown
+(off, 0). A NIC function missing a setting fabricgen always writes (mtu, ets, pfc, DSCP entries, apptrust, roce
+tos) is not a fabricgen script: ``ConfigReadError``, as for unbalanced quotes, an array that misses an entry, a
+DSCP given two priorities or a value outside what ``dcb`` accepts.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricgen.model import DeviceModel, HostModel, NicModel
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.linux_dcb import NCCL_ENV, SCRIPT, dscp_map
+
+# What every NIC function of a fabricgen script sets, and how an error names it.
+REQUIRED = {"mtu": "mtu", "prio_tc": "prio-tc", "tsa": "tc-tsa", "tcbw": "tc-bw", "pfc": "prio-pfc",
+            "dscp": "the DSCP entries (dscp_setting)", "trust": "trust (apptrust)", "roce_tos": "roce tos"}
+DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
+# iproute2 accepts the names of /etc/iproute2/rt_dsfield for DSCPs (dcb-app(8)); these are the DSCP ones.
+DSCP_NAMES = {**{f"CS{n}": 8 * n for n in range(8)}, "EF": 46,
+              **{f"AF{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)}}
+# The `dcb ... set` keywords that take a one-word value rather than KEY:VALUE entries.
+SINGLE_VALUE = ("willing", "delay", "macsec-bypass")
+
+
+# --- owned ----------------------------------------------------------------------------------------------
+
+def owned(device: DeviceModel) -> dict[str, Any]:
+    """The fields the script and nccl.env express, as plain data (see the module docstring)."""
+    host = device.host
+    if host is None:
+        return {"nics": {}, "nccl_env": {}}
+    return {"nics": {nic.interface: _owned_nic(nic) for nic in host.nics}, "nccl_env": dict(host.nccl_env)}
+
+
+def _owned_nic(nic: NicModel) -> dict[str, Any]:
+    return {
+        "rdma_device": nic.rdma_device, "mtu": nic.mtu, "trust": nic.trust, "dscp_prio": dscp_map(nic),
+        "pfc": list(nic.pfc), "prio_tc": list(nic.prio_tc), "tsa": list(nic.tsa), "tcbw": list(nic.tcbw),
+        "roce_tos": nic.roce_tos,
+    }
+
+
+# --- the script -----------------------------------------------------------------------------------------
+
+@dataclass
+class _Nic:
+    """What one ``nic_*()`` function sets, field by field as NicModel names them."""
+
+    function: str
+    line: int
+    interface: str = ""
+    rdma_device: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def _error(line: int, message: str) -> ConfigReadError:
+    return ConfigReadError(SCRIPT, line, message)
+
+
+def _words(text: str, line: int) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError as exc:  # unbalanced quotes
+        raise _error(line, f"cannot split into shell words: {exc}") from exc
+
+
+def _number(text: str, line: int, what: str, high: int) -> int:
+    if not re.fullmatch(r"\d+", text) or int(text) > high:
+        raise _error(line, f"{what}: expected a number 0-{high}, found {text!r}")
+    return int(text)
+
+
+def _tsa(text: str, line: int, what: str) -> str:
+    if text not in ("strict", "ets"):
+        raise _error(line, f"{what}: {text!r} is not strict or ets (the only TSAs fabricgen models)")
+    return text
+
+
+def _on_off(text: str, line: int, what: str) -> int:
+    if text not in ("on", "off"):
+        raise _error(line, f"{what}: expected on or off, found {text!r}")
+    return 1 if text == "on" else 0
+
+
+_ARRAYS: dict[str, tuple[str, Callable[[str, int, str], Any]]] = {
+    "prio-tc": ("prio_tc", lambda text, line, what: _number(text, line, what, 7)),
+    "tc-tsa": ("tsa", _tsa),
+    "tc-bw": ("tcbw", lambda text, line, what: _number(text, line, what, 100)),
+    "prio-pfc": ("pfc", _on_off),
+}
+# Arrays `dcb` takes that no NicModel field holds: parsed for syntax only.
+_OTHER_ARRAYS = ("pg-bw", "reco-tc-bw", "reco-tc-tsa", "reco-prio-tc")
+
+
+def _array(keyword: str, entries: list[str], line: int) -> list[Any]:
+    """``KEY:VALUE`` entries of an 8-entry ``dcb`` array, evaluated left to right like ``dcb`` does."""
+    parse = _ARRAYS[keyword][1] if keyword in _ARRAYS else (lambda text, _line, _what: text)
+    values: list[Any] = [None] * 8
+    for entry in entries:
+        key, _, value = entry.partition(":")
+        parsed = parse(value, line, f"{keyword} {entry}")
+        keys = range(8) if key == "all" else [_number(key, line, f"{keyword} {entry}", 7)]
+        for index in keys:
+            values[index] = parsed
+    missing = [str(index) for index, value in enumerate(values) if value is None]
+    if missing:
+        raise _error(line, f"{keyword} leaves out {', '.join(missing)}: dcb keeps those from the NIC, which a script "
+                           "cannot state; list all 8 (or start with all:)")
+    return values
+
+
+def _dcb_set(nic: _Nic, words: list[str], line: int) -> None:
+    """``dcb {ets|pfc} set dev DEV KEYWORD ...``: the arrays it sets."""
+    if words[3:4] != ["dev"] or len(words) < 5:
+        raise _error(line, f"expected `dcb {words[1]} set dev DEV ...`")
+    index = 5
+    while index < len(words):
+        keyword = words[index]
+        if keyword in SINGLE_VALUE:
+            index += 2
+            continue
+        if keyword not in _ARRAYS and keyword not in _OTHER_ARRAYS:
+            raise _error(line, f"dcb {words[1]} set: unknown keyword {keyword!r}")
+        entries: list[str] = []
+        index += 1
+        while index < len(words) and ":" in words[index]:
+            entries.append(words[index])
+            index += 1
+        values = _array(keyword, entries, line)
+        if keyword in _ARRAYS:
+            nic.values[_ARRAYS[keyword][0]] = values
+
+
+def _command(nic: _Nic, words: list[str], line: int) -> None:
+    """The command a ``setting`` line runs in apply mode."""
+    if words[:1] == ["dcb"] and len(words) > 2 and words[1] in ("ets", "pfc") and words[2] == "set":
+        _dcb_set(nic, words, line)
+    elif words[:3] == ["ip", "link", "set"] and "mtu" in words[:-1]:
+        nic.values["mtu"] = _number(words[words.index("mtu") + 1], line, "mtu", 65535)
+    elif words[:1] == ["write_file"] and len(words) == 3 and words[1].endswith("/default_roce_tos"):
+        nic.values["roce_tos"] = _number(words[2], line, "roce tos", 255)
+
+
+def _setting(nic: _Nic, text: str, line: int) -> None:
+    _, sep, command = text.partition(" -- ")
+    if not sep:
+        raise _error(line, "a `setting` line without ` -- COMMAND`")
+    _command(nic, _words(command, line), line)
+
+
+def _dscp_key(text: str, line: int) -> list[int]:
+    if text == "all":
+        return list(range(64))
+    if text in DSCP_NAMES:
+        return [DSCP_NAMES[text]]
+    return [_number(text, line, "dscp-prio DSCP", 63)]
+
+
+def _dscp_setting(nic: _Nic, text: str, line: int) -> None:
+    """``dscp_setting IFACE [DSCP:PRIO ...]``: the DSCP APP entries (none: flushed)."""
+    entries: dict[int, int] = {}
+    for entry in _words(text, line)[2:]:
+        key, sep, value = entry.partition(":")
+        if not sep:
+            raise _error(line, f"dscp-prio: expected DSCP:PRIORITY, found {entry!r}")
+        prio = _number(value, line, "dscp-prio priority", 7)
+        for dscp in _dscp_key(key, line):
+            if entries.setdefault(dscp, prio) != prio:
+                raise _error(line, f"dscp-prio gives DSCP {dscp} priorities {entries[dscp]} and {prio}: the APP table "
+                                   "keeps both (it is a table, not an array), so the NIC's choice is undefined")
+    nic.values["dscp"] = entries
+
+
+def _apptrust(nic: _Nic, text: str, line: int) -> None:
+    words = _words(text, line)
+    if len(words) != 3 or words[2] not in ("dscp", "pcp"):
+        raise _error(line, "expected `apptrust IFACE dscp|pcp`")
+    nic.values["trust"] = words[2]
+
+
+def _local(nic: _Nic, text: str, line: int) -> None:
+    for word in _words(text, line)[1:]:
+        key, _, value = word.partition("=")
+        if key == "ifname":
+            nic.interface = value
+        elif key == "rdma":
+            nic.rdma_device = value
+
+
+_LINES: dict[str, Callable[[_Nic, str, int], None]] = {
+    "local": _local, "setting": _setting, "dscp_setting": _dscp_setting, "apptrust": _apptrust,
+}
+
+
+@dataclass
+class _Script:
+    nics: dict[str, _Nic] = field(default_factory=dict)  # by function name
+    calls: list[str] | None = None  # the functions all_nics() calls
+
+
+def _parse_script(text: str) -> _Script:
+    lines = text.splitlines()
+    if not any(line.startswith("# fabricgen ") for line in lines[:3]):
+        raise _error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
+    script = _Script()
+    current: _Nic | None = None
+    calls: list[str] | None = None
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        opened = re.fullmatch(r"(\w+)\(\) \{", line)
+        if opened is not None:
+            current, calls = _open_function(script, opened.group(1), number)
+        elif line == "}":
+            current, calls = None, None
+        elif current is not None:
+            keyword = line.split(" ", 1)[0]
+            if keyword in _LINES:
+                _LINES[keyword](current, line, number)
+        elif calls is not None and re.fullmatch(r"\w+", line):
+            calls.append(line)
+    if script.calls is None:
+        raise _error(len(lines), "no all_nics() function: not a script fabricgen wrote")
+    return script
+
+
+def _open_function(script: _Script, name: str, line: int) -> tuple[_Nic | None, list[str] | None]:
+    if name == "all_nics":
+        script.calls = []
+        return None, script.calls
+    if name.startswith("nic_"):
+        nic = script.nics[name] = _Nic(name, line)
+        return nic, None
+    return None, None  # the script's helpers
+
+
+def _dscp2prio(trust: str, entries: dict[int, int]) -> dict[int, int]:
+    """NicModel's dscp2prio (entries that differ from DSCP>>3). Under DSCP trust a DSCP without an entry gets the
+    priority of unmatched traffic, 0."""
+    if trust == "dscp":
+        entries = {dscp: entries.get(dscp, 0) for dscp in range(64)}
+    return {dscp: prio for dscp, prio in sorted(entries.items()) if prio != dscp >> 3}
+
+
+def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
+    missing = [what for name, what in REQUIRED.items() if name not in nic.values]
+    if not nic.interface or missing:
+        what = ", ".join(missing) if missing else "`local ifname=`"
+        raise _error(nic.line, f"{nic.function}() does not set {what}: not a script fabricgen wrote")
+    values = {key: value for key, value in nic.values.items() if key != "dscp"}
+    values.update(interface=nic.interface, rdma_device=nic.rdma_device or nic.interface,
+                  dscp2prio=_dscp2prio(values["trust"], nic.values["dscp"]))
+    if skeleton is not None:
+        return skeleton.model_copy(update=values)
+    return NicModel(**values, dcqcn_priorities=[], dcqcn_enabled=False, cnp_dscp=0, cnp_priority=0,
+                    cable_m=None, peer=None, xoff_bytes=0)
+
+
+# --- nccl.env -------------------------------------------------------------------------------------------
+
+def _parse_env(text: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines as ``set -a; . ./nccl.env`` reads them (``export`` and quoted values too)."""
+    env: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
+        if match is None:
+            raise ConfigReadError(NCCL_ENV, number, f"expected KEY=VALUE, found {line!r}")
+        value = match.group(2)
+        if value[:1] in ("'", '"'):
+            try:
+                value = "".join(shlex.split(value))
+            except ValueError as exc:
+                raise ConfigReadError(NCCL_ENV, number, f"unbalanced quotes in {line!r}") from exc
+        env[match.group(1)] = value
+    return env
+
+
+# --- read -----------------------------------------------------------------------------------------------
+
+def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
+    """``skeleton`` with every owned field replaced by what the script and nccl.env say."""
+    if SCRIPT not in files:
+        raise ConfigReadError(SCRIPT, 0, "file missing")
+    script = _parse_script(files[SCRIPT])
+    old = {nic.interface: nic for nic in (skeleton.host.nics if skeleton.host else [])}
+    nics = [_nic_model(script.nics[name], old.get(script.nics[name].interface))
+            for name in (script.calls or []) if name in script.nics]
+    env = _parse_env(files.get(NCCL_ENV, ""))
+    if skeleton.host is None:
+        host = HostModel(nics=nics, nccl_env=env, path_mtu=DEFAULT_PATH_MTU)
+    else:
+        host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
+    return skeleton.model_copy(update={"host": host})

@@ -1,0 +1,410 @@
+"""NVIDIA Cumulus Linux (NVUE): the same settings as an ``nv set`` command file and as an ``nv config patch`` YAML.
+
+Both files come from one list of :class:`Setting` (an NVUE path and its value), so they cannot disagree:
+``nvue.commands`` prints each setting as ``nv set <path> <value>`` (DSCP lists grouped per switch priority),
+``nvue.yaml`` inserts the same paths into a dict — NVUE's YAML mirrors the command path word by word, list ids
+become map keys, presence-only leaves become ``{}`` — and serialises it with sorted keys.
+
+Written for one pinned release, :data:`RELEASE` (Cumulus Linux 5.15). 5.15 renamed many paths; the ones this
+renderer touches live in :class:`Release` so another release is one more entry in :data:`RELEASES`:
+``interface <if> ipv4 address`` (5.14: ``ip address``), ``interface <if> vrf`` (5.14: ``ip vrf``),
+``ipv4 dhcp-client state`` (5.14: ``ip address dhcp``) — `CumulusNetworks/docs:content/cumulus-linux-515/
+Whats-New/New-and-Changed-NVUE-Commands.md`. The QoS leaves keep ``enable``/``disable`` in 5.15/5.16
+(``qos pfc … tx enable``, ``congestion-control … ecn enable``: the 5.16 QoS page; ``interface … qos
+pfc-watchdog state enable`` next to ``qos roce state enabled`` in NVIDIA-generated 5.15 configs). The YAML
+nesting of the QoS leaves is inferred from the command paths (nvue-nxos.md §1.5, "unverified as a whole"):
+``nv config translate filename nvue.yaml`` on a 5.15 switch is the check.
+
+Everything is set explicitly; ``nv set qos roce`` is never enabled (it would impose its own maps). Where a
+value equals what that profile applies, a comment says so (:data:`ROCE`).
+
+Headroom is Cumulus's: it sizes the lossless buffer from each port's PFC ``cable-length``, so ports are grouped
+into one PFC profile per (priorities, cable length). Lossless traffic needs the ``default-lossless`` pool (the
+QoS page: "Before configuring PFC, first modify the switch buffer allocation"); there is one lossless pool.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from ipaddress import ip_address, ip_interface
+from typing import Any
+
+import yaml
+
+from fabricgen import __version__
+from fabricgen.model import DeviceModel, MgmtModel, PortModel, QosModel, WatchdogModel
+from fabricgen.platforms import Capability, Platform
+from fabricgen.templating import Templates
+
+COMMANDS = "nvue.commands"
+YAML_FILE = "nvue.yaml"
+DATA_ROLES = ("host", "fabric")
+PROFILE = "default-global"  # NVUE's profile that applies to every port without a named one
+BRIDGE = "br_default"  # Cumulus's default VLAN-aware bridge (access VLANs of an OOB-role switch)
+
+
+@dataclass(frozen=True)
+class Release:
+    """The NVUE spellings that differ between Cumulus Linux releases (only the ones rendered here)."""
+
+    version: str
+    ip_family: dict[int, str]  # address family container under interface: 4 -> "ipv4"
+    interface_vrf: tuple[str, ...]  # path under `interface <if>` that puts it in a VRF
+    dhcp_client_state: tuple[str, ...] | None  # under the family container; None: no such leaf
+    enable: str = "enable"  # qos pfc tx/rx, congestion-control ecn, interface qos pfc-watchdog state
+    disable: str = "disable"
+    disabled: str = "disabled"  # the 5.15 on/off -> enabled/disabled renames
+
+    @property
+    def label(self) -> str:
+        return f"NVIDIA Cumulus Linux {self.version}"
+
+
+RELEASES: dict[str, Release] = {
+    "5.15": Release(version="5.15", ip_family={4: "ipv4", 6: "ipv6"}, interface_vrf=("vrf",),
+                    dhcp_client_state=("dhcp-client", "state")),
+}
+RELEASE = RELEASES["5.15"]
+
+# Cumulus defaults fabricgen relies on (QoS page and NVUE command reference unless noted).
+DEFAULT_CABLE_M = 10  # `qos pfc <profile> cable-length`: "The default is 10 meters"
+MAX_MTU = 9216  # `link mtu`: "Interface MTU (default:9216 | integer:552 - 9216)" (NVUE-CLI page)
+LOSSLESS_POOL_PERCENT = 50  # QoS page, "Flow Control Buffers": default-lossless 50 + default-lossy 50
+WATCHDOG_POLL_RANGE = (100, 5000)  # `qos pfc-watchdog polling-interval 100-5000` (ms)
+WATCHDOG_ROBUSTNESS_RANGE = (1, 1000)  # `qos pfc-watchdog robustness 1-1000` (polling intervals)
+
+# What `nv set qos roce` (mode lossless) applies, from the CL 5.15 RoCE page (table "Default RoCE
+# Configuration" and `nv show qos roce`): the default trust-L3 map puts DSCP 26 on switch priority 3 and 48 on 6;
+# SP 3 -> TC 3, SP 6 -> TC 6; PFC on SP 3, tx and rx; ECN on TC 3 from 150000 to 1500000 B at probability 100;
+# TC 6 strict, TC 3 and TC 0 DWRR 50 %. (Its trust is `both`, its cable length 100 m: fabricgen's differ.)
+ROCE: dict[str, Any] = {
+    "dscp": {26: 3, 48: 6},
+    "queue": {3: 3, 6: 6},
+    "pfc": [3],
+    "ecn": {3: (150_000, 1_500_000, 100)},
+    "scheduler": {6: ("strict", None), 3: ("dwrr", 50), 0: ("dwrr", 50)},
+}
+
+CAPABILITY = Capability(
+    name="nvue",
+    kind="switch",
+    target=f"{RELEASE.label} (NVUE; nv set commands and nv config patch YAML)",
+    max_mtu=MAX_MTU,
+    mtu_semantics="l3",  # `link mtu` is the Linux netdev MTU: IP packet size, Ethernet header not counted
+    # One lossless pool (default-lossless, or roce-lossless with `qos roce`) and one lossless priority group
+    # ("QoS currently supports a single lossless priority group", NVUE reference, shared-headroom-pool): a PFC
+    # profile accepts several priorities (`switch-priority 3,5`) but they would share one PG's headroom and
+    # pool, not be two independent lossless classes.
+    lossless_class_limit=1,
+    ecn_threshold_unit="bytes",  # `min-threshold`/`max-threshold` take whole bytes
+    ecn_granularity_bytes=1,  # as configured; the ASIC rounds on its own (Spectrum-4: 150000 -> 159744 B)
+    programs_headroom=False,  # Cumulus sizes headroom from `cable-length`; fabricgen renders only the length
+    mgmt_interface="eth0",
+    mgmt_vrf_fixed_name="mgmt",  # management VRF `mgmt` is on by default and eth0 is in it
+    watchdog_step_ms=1,  # `polling-interval` in ms; detection = robustness x polling-interval (see render)
+    watchdog_actions=("drop",),  # the watchdog "discards new incoming packets to this egress queue"
+    watchdog_timers_in_polls=("detection_ms",),  # detection = robustness × polling-interval
+    owned_sections=(
+        "qos mapping default-global (trust, dscp)", "qos egress-queue-mapping default-global",
+        "qos traffic-pool default-lossless, default-lossy (memory-percent)",
+        "qos pfc pfc-sp<priorities>-<cable>m", "qos pfc-watchdog", "qos congestion-control default-global",
+        "qos egress-scheduler default-global",
+        "interface swp*: type, description, link state, link mtu, bridge access, qos pfc profile, "
+        "qos pfc-watchdog", "interface eth0: type, vrf, ipv4|ipv6 address and dhcp-client, link mtu",
+        "vrf <management vrf> router static default route", "bridge domain br_default vlan (access VLANs)",
+    ),
+    commit_strategy="nv config patch nvue.yaml (pending revision) -> nv config diff -> nv config apply --confirm "
+                    "10m -y, confirmed once checks pass (else automatic rollback); later rollback: nv config "
+                    "history -> nv config apply <revision>",
+    output_files=(YAML_FILE, COMMANDS),  # nvue.yaml first: the file read back and the one lint points at
+    spelling={
+        "trust": "qos mapping default-global trust l3",
+        "dscp_map": "qos mapping default-global dscp <list> switch-priority N (all 64)",
+        "queue_map": "qos egress-queue-mapping default-global switch-priority N traffic-class Q",
+        "pfc": "qos pfc pfc-sp<P>-<L>m switch-priority, tx/rx enable; interface qos pfc profile",
+        "pfc_watchdog": "qos pfc-watchdog polling-interval + robustness (detection = product); interface qos "
+                        "pfc-watchdog state enable; restores after one polling interval without pauses",
+        "headroom": "computed by Cumulus from qos pfc <profile> cable-length (rendered per port group)",
+        "ecn": "qos congestion-control default-global traffic-class Q ecn, min-/max-threshold (bytes), "
+               "probability",
+        "scheduling": "qos egress-scheduler default-global traffic-class Q mode strict | dwrr + bw-percent",
+        "mtu": "interface swpN link mtu",
+        "mgmt": "interface eth0 vrf mgmt, ipv4 address; vrf mgmt router static 0.0.0.0/0 via <gw>",
+    },
+)
+
+
+class UnsupportedOnPlatform(ValueError):
+    """A resolved value NVUE cannot express and that resolve does not check yet (named in the message)."""
+
+
+# --- settings: one NVUE path and its value ------------------------------------------------------------
+
+Word = str | tuple[str, ...]  # a tuple is several ids: `0,1,2` in a command, one map key each in YAML
+
+
+@dataclass(frozen=True)
+class Setting:
+    """``nv set <path> <value>``; ``value`` None means the last word is an id (``switch-priority 3``)."""
+
+    path: tuple[Word, ...]
+    value: str | int | None = None
+
+    def command(self) -> str:
+        words = [",".join(word) if isinstance(word, tuple) else word for word in self.path]
+        if self.value is not None:
+            words.append(str(self.value))
+        return "nv set " + " ".join(shlex.quote(word) for word in words)
+
+    def paths(self) -> Iterator[tuple[str, ...]]:
+        """Every concrete path (one per id of each list word)."""
+        choices = [word if isinstance(word, tuple) else (word,) for word in self.path]
+        yield from itertools.product(*choices)
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    settings: tuple[Setting, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def pfc_profile_name(priorities: Sequence[int], cable_m: int) -> str:
+    """One PFC profile per (priorities, cable length): Cumulus sizes headroom per profile."""
+    return f"pfc-sp{''.join(str(p) for p in sorted(priorities))}-{cable_m}m"
+
+
+def port_cable(port: PortModel) -> int:
+    return port.cable_m if port.cable_m is not None else DEFAULT_CABLE_M
+
+
+def pfc_ports(device: DeviceModel) -> list[PortModel]:
+    if device.qos is None:
+        return []
+    return [p for p in device.ports if p.role in DATA_ROLES and p.pfc_priorities]
+
+
+# --- qos sections ---------------------------------------------------------------------------------------
+
+def _qos(*words: Word) -> tuple[Word, ...]:
+    return ("qos", *words)
+
+
+def _classification(qos: QosModel) -> Section:
+    by_priority: dict[int, list[int]] = {}
+    for dscp, priority in sorted(qos.dscp_to_tc.items()):
+        by_priority.setdefault(priority, []).append(dscp)
+    settings = [Setting(_qos("mapping", PROFILE, "trust"), "l3")]
+    settings += [Setting(_qos("mapping", PROFILE, "dscp", tuple(map(str, dscps)), "switch-priority"), priority)
+                 for priority, dscps in sorted(by_priority.items())]
+    matches = [f"DSCP {dscp} -> switch-priority {sp}" for dscp, sp in ROCE["dscp"].items()
+               if qos.dscp_to_tc.get(dscp) == sp]
+    return Section("classification: trust DSCP, DSCP -> switch priority", tuple(settings), _roce_note(matches))
+
+
+def _queue_mapping(qos: QosModel) -> Section:
+    settings = tuple(Setting(_qos("egress-queue-mapping", PROFILE, "switch-priority", str(sp), "traffic-class"),
+                             queue) for sp, queue in sorted(qos.tc_to_queue.items()))
+    matches = [f"switch-priority {sp} -> traffic-class {tc}" for sp, tc in ROCE["queue"].items()
+               if qos.tc_to_queue.get(sp) == tc]
+    return Section("switch priority -> traffic class (egress queue)", settings, _roce_note(matches))
+
+
+def _pfc(device: DeviceModel) -> Section | None:
+    ports = pfc_ports(device)
+    if not ports:
+        return None
+    settings = [Setting(_qos("traffic-pool", pool, "memory-percent"), LOSSLESS_POOL_PERCENT)
+                for pool in ("default-lossless", "default-lossy")]
+    groups = sorted({(tuple(sorted(p.pfc_priorities)), port_cable(p)) for p in ports})
+    for priorities, cable in groups:
+        name = pfc_profile_name(priorities, cable)
+        settings += [Setting(_qos("pfc", name, "switch-priority", tuple(map(str, priorities)))),
+                     Setting(_qos("pfc", name, "tx"), RELEASE.enable),
+                     Setting(_qos("pfc", name, "rx"), RELEASE.enable),
+                     Setting(_qos("pfc", name, "cable-length"), cable)]
+    same = {priorities for priorities, _ in groups} == {tuple(ROCE["pfc"])}
+    notes = ["one lossless pool (default-lossless) holds every lossless priority; Cumulus sizes each port's "
+             "headroom from its profile's cable length"]
+    notes += _roce_note(["PFC on switch-priority 3, tx and rx"] if same else [])
+    return Section("PFC: lossless buffer pool, one profile per (priorities, cable length)", tuple(settings),
+                   tuple(notes))
+
+
+def watchdog_settings(watchdog: WatchdogModel) -> tuple[Setting, ...]:
+    """NVUE counts detection in polling intervals (``robustness``) and restores on its own, after one polling
+    interval without pause frames: ``restoration_ms`` has no NVUE setting. A detection time that is not a
+    whole number of polling intervals, or a timer out of NVUE's range, is refused here (resolve cannot check
+    it with today's Capability fields)."""
+    poll, detection = watchdog.poll_ms, watchdog.detection_ms
+    if watchdog.action not in CAPABILITY.watchdog_actions:
+        raise UnsupportedOnPlatform(f"platform nvue has no PFC watchdog action {watchdog.action!r} (it drops)")
+    if not WATCHDOG_POLL_RANGE[0] <= poll <= WATCHDOG_POLL_RANGE[1]:
+        raise UnsupportedOnPlatform(f"platform nvue polls the PFC watchdog every 100-5000 ms, not {poll} ms")
+    robustness, rest = divmod(detection, poll)
+    if rest or not WATCHDOG_ROBUSTNESS_RANGE[0] <= robustness <= WATCHDOG_ROBUSTNESS_RANGE[1]:
+        raise UnsupportedOnPlatform(f"platform nvue detects PFC storms after 1-1000 whole polling intervals: "
+                                    f"detection_ms {detection} is not a multiple of poll_ms {poll}")
+    return (Setting(_qos("pfc-watchdog", "polling-interval"), poll),
+            Setting(_qos("pfc-watchdog", "robustness"), robustness))
+
+
+def _watchdog(qos: QosModel) -> Section | None:
+    if qos.watchdog is None:
+        return None
+    notes = (f"detection = robustness x polling-interval = {qos.watchdog.detection_ms} ms; NVUE restores PFC "
+             f"after one polling interval without pause frames (restoration_ms {qos.watchdog.restoration_ms} has "
+             "no NVUE setting); armed per port below",)
+    return Section("PFC watchdog", watchdog_settings(qos.watchdog), notes)
+
+
+def _ecn(qos: QosModel) -> Section:
+    queues = {q.index: q for q in qos.queues}
+    settings: list[Setting] = []
+    matches: list[str] = []
+    for tc in range(8):
+        path = _qos("congestion-control", PROFILE, "traffic-class", str(tc))
+        ecn = queues[tc].ecn if tc in queues else None
+        if ecn is None:
+            settings.append(Setting((*path, "ecn"), RELEASE.disable))
+            continue
+        settings += [Setting((*path, "ecn"), RELEASE.enable), Setting((*path, "min-threshold"), ecn.min_bytes),
+                     Setting((*path, "max-threshold"), ecn.max_bytes),
+                     Setting((*path, "probability"), ecn.probability_pct)]
+        if ROCE["ecn"].get(tc) == (ecn.min_bytes, ecn.max_bytes, ecn.probability_pct):
+            matches.append(f"ECN on traffic-class {tc}, 150000-1500000 B, probability 100")
+    notes = ("thresholds in bytes as written; default-global marks traffic-class 0 unless told otherwise, so "
+             "every traffic class is set",)
+    return Section("ECN per traffic class", tuple(settings), notes + _roce_note(matches))
+
+
+def _scheduler(qos: QosModel) -> Section:
+    settings: list[Setting] = []
+    matches: list[str] = []
+    for queue in sorted(qos.queues, key=lambda q: q.index):
+        path = _qos("egress-scheduler", PROFILE, "traffic-class", str(queue.index))
+        settings.append(Setting((*path, "mode"), queue.scheduler))
+        if queue.scheduler == "dwrr":
+            settings.append(Setting((*path, "bw-percent"), queue.weight or 0))
+        weight = queue.weight if queue.scheduler == "dwrr" else None
+        if ROCE["scheduler"].get(queue.index) == (queue.scheduler, weight):
+            matches.append(f"traffic-class {queue.index} {queue.scheduler}" + (f" {weight} %" if weight else ""))
+    return Section("egress scheduler (traffic classes without a class: DWRR 0)", tuple(settings),
+                   _roce_note(matches))
+
+
+def _roce_note(matches: list[str]) -> tuple[str, ...]:
+    return (f"as `nv set qos roce` applies it: {'; '.join(matches)}",) if matches else ()
+
+
+# --- interfaces and management --------------------------------------------------------------------------
+
+def _port(device: DeviceModel, port: PortModel) -> list[Setting]:
+    path: tuple[Word, ...] = ("interface", port.name)
+    settings = [Setting((*path, "type"), "swp")]
+    if port.description:
+        settings.append(Setting((*path, "description"), port.description))
+    settings.append(Setting((*path, "link", "state"), "up" if port.admin_up else "down"))
+    if port.role in DATA_ROLES:
+        settings.append(Setting((*path, "link", "mtu"), port.mtu))
+    if port.access_vlan is not None:
+        settings.append(Setting((*path, "bridge", "domain", BRIDGE, "access"), port.access_vlan))
+    if device.qos is not None and port.role in DATA_ROLES and port.pfc_priorities:
+        settings.append(Setting((*path, "qos", "pfc", "profile"),
+                                pfc_profile_name(port.pfc_priorities, port_cable(port))))
+        if device.qos.watchdog is not None:
+            settings.append(Setting((*path, "qos", "pfc-watchdog", "state"), RELEASE.enable))
+    return settings
+
+
+def _ports(device: DeviceModel) -> Section:
+    ports = sorted((p for p in device.ports if p.role != "mgmt"), key=lambda p: natural_key(p.name))
+    vlans = sorted({p.access_vlan for p in ports if p.access_vlan is not None})
+    settings = [Setting(("bridge", "domain", BRIDGE, "vlan", str(vlan))) for vlan in vlans]
+    settings += [s for port in ports for s in _port(device, port)]
+    return Section("switch ports: state, MTU on data ports, PFC profile and watchdog", tuple(settings))
+
+
+def _mgmt(mgmt: MgmtModel) -> Section:
+    path: tuple[Word, ...] = ("interface", mgmt.interface)
+    settings = [Setting((*path, "type"), "eth"), Setting((*path, *RELEASE.interface_vrf), mgmt.vrf)]
+    if mgmt.address:
+        family = RELEASE.ip_family[ip_interface(mgmt.address).version]
+        if RELEASE.dhcp_client_state:
+            settings.append(Setting((*path, family, *RELEASE.dhcp_client_state), RELEASE.disabled))
+        settings.append(Setting((*path, family, "address", mgmt.address)))
+    settings.append(Setting((*path, "link", "mtu"), mgmt.mtu))
+    if mgmt.gateway:
+        default = "0.0.0.0/0" if ip_address(mgmt.gateway).version == 4 else "::/0"
+        settings.append(Setting(("vrf", mgmt.vrf, "router", "static", default, "via", mgmt.gateway)))
+    return Section(f"management: {mgmt.interface} in VRF {mgmt.vrf}", tuple(settings))
+
+
+# --- the device -----------------------------------------------------------------------------------------
+
+def sections(device: DeviceModel) -> list[Section]:
+    """Everything fabricgen sets on the switch, in the order the command file lists it."""
+    found: list[Section | None] = []
+    qos = device.qos
+    if qos is not None:
+        found += [_classification(qos), _queue_mapping(qos), _pfc(device), _watchdog(qos), _ecn(qos),
+                  _scheduler(qos)]
+    found.append(_ports(device))
+    if device.mgmt is not None:
+        found.append(_mgmt(device.mgmt))
+    return [section for section in found if section is not None]
+
+
+def settings_tree(settings: Iterable[Setting]) -> dict[str, Any]:
+    """The ``set`` body of the patch: each path word a key, ids as keys, presence-only leaves ``{}``."""
+    root: dict[str, Any] = {}
+    for setting in settings:
+        for keys in setting.paths():
+            node = root
+            last = keys if setting.value is None else keys[:-1]
+            for key in last:
+                child = node.setdefault(key, {})
+                if not isinstance(child, dict):
+                    raise ValueError(f"NVUE path {' '.join(keys)} crosses the value of {key}")
+                node = child
+            if setting.value is not None:
+                node[keys[-1]] = setting.value
+    return root
+
+
+def _header(device: DeviceModel) -> list[str]:
+    return [f"fabricgen {__version__} intended NVUE configuration of {device.name} ({device.role}, "
+            f"{device.hardware or 'cumulus'}) for {RELEASE.label}",
+            "Only what fabricgen owns; generated, do not edit by hand. nvue.yaml holds the same settings."]
+
+
+def render_yaml(device: DeviceModel, found: list[Section]) -> str:
+    tree = settings_tree(s for section in found for s in section.settings)
+    notes = [*_header(device), "Load: nv config patch nvue.yaml; nv config diff; nv config apply --confirm 10m -y"]
+    notes += [note for section in found for note in section.notes if note.startswith("as `nv set qos roce`")]
+    body = yaml.dump([{"set": tree}], Dumper=yaml.SafeDumper, sort_keys=True, default_flow_style=False,
+                     allow_unicode=False, width=1000)
+    return "".join(f"# {line}\n" for line in notes) + body
+
+
+def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
+    found = sections(device)
+    context = {
+        "header": _header(device),
+        "sections": [{"title": s.title, "notes": s.notes, "commands": [x.command() for x in s.settings]}
+                     for s in found],
+    }
+    return {COMMANDS: templates.render("nvue/nvue.commands.j2", **context), YAML_FILE: render_yaml(device, found)}
+
+
+from fabricgen.platforms.nvue import reader  # noqa: E402  (at the bottom: reader imports this module)
+
+PLATFORM = Platform(capability=CAPABILITY, render=render, read=reader.read, owned=reader.owned)

@@ -1,0 +1,286 @@
+"""Cisco NX-OS (Nexus 9000): CLI text for the sections fabricgen owns, in NX-OS's 8-queue ("8q") system classes.
+
+Sources (docs: /work/shared/reference/nvue-nxos.md §2, roce-numbers.md §3-4): the syntax follows Microsoft's
+reference ToR QoS policy for Nexus (``Azure/AzureLocal-Supportability:TSG/Networking/Top-Of-Rack-Switch/
+Reference-TOR-QOS-Policy-Configuration.md``, a complete config run on NX-OS 10.3.x) and the AI-fabric
+variant of it in nvue-nxos.md §2.1: a ``type qos`` policy classifies DSCP into qos-groups on every data
+port, a ``type network-qos`` policy makes a qos-group no-drop (``pause pfc-cos``) and sets its MTU
+system-wide, a ``type queuing`` policy schedules and ECN-marks the egress queues, ``system qos`` attaches
+the last two, and data ports turn PFC on with ``priority-flow-control mode on``.
+
+How the intent maps onto the 8q system classes (one rule, applied by the renderer and inverted by the reader):
+
+* qos-group = the class's egress queue (``QueueModel.index``, i.e. ``tc_to_queue[priority]``; equal to the
+  priority unless the intent sets ``queue``). In 8q mode qos-group n *is* ingress class ``c-8q-nq<n>`` and
+  egress queue ``c-out-8q-q<n>`` (n = 0 is ``…-default``): NX-OS has no separate TC→queue map, so the TC
+  itself is not visible on the box, only the qos-group it lands in.
+* DSCP → qos-group: ``dscp_to_tc`` then ``tc_to_queue``. Each qos-group but one gets a ``match dscp``
+  class-map; the qos-group with the most DSCPs (ties: the lowest) is ``class-default``, so the 64 code
+  points are covered without listing the default class's 60-odd values.
+* CoS: a lossless priority p whose class egresses on queue q becomes ``pause pfc-cos p`` in ``c-8q-nq<q>``:
+  PFC frames for CoS p pause qos-group q and congestion of qos-group q sends PFC on CoS p. Routed RoCE is
+  untagged, so no CoS is matched or rewritten; the priority only exists in PFC frames.
+* Scheduling: strict queues get ``priority level N`` (level 1 = the highest strict queue index, served
+  first, as SONiC/Spectrum order strict queues), DWRR queues ``bandwidth remaining percent W``; the queues the
+  intent does not use keep ``bandwidth remaining percent 0`` as in the reference template. Several strict
+  levels are standard NX-OS 9000 queuing syntax **(unverified here: the reference shows only level 1)**.
+
+Target: NX-OS 10.3(x), standalone (not ACI), Nexus 9000 Cloud Scale in the default 8q queuing mode.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import ip_address
+from typing import Any
+
+from fabricgen import __version__
+from fabricgen.model import DeviceModel, PortModel, QosModel, QueueModel, WatchdogModel
+from fabricgen.platforms import Capability, Platform
+from fabricgen.templating import Templates
+
+FILE = "nxos.cfg"
+QOS_POLICY = "FABRICGEN_QOS"  # policy-map type qos, input on every data port
+NETWORK_POLICY = "FABRICGEN_NETWORK_QOS"  # policy-map type network-qos, system qos
+QUEUING_POLICY = "FABRICGEN_QUEUING"  # policy-map type queuing, system qos output
+QUEUES = 8  # 8q mode: qos-groups 0..7
+DATA_ROLES = ("host", "fabric")
+MGMT_VRF = "management"  # NX-OS: mgmt0 always lives in VRF `management`; the name cannot be chosen
+# One kbyte of `random-detect … kbytes`. The reference templates write thresholds in kbytes without saying
+# whether a kbyte is 1,000 or 1,024 bytes (nvue-nxos.md §2.1, unverified). We take 1,024 and round DOWN:
+# the threshold on the box is then at or below the intent's under either reading, so marking never starts
+# later than asked (ECN must fire before PFC: the conservative side).
+KBYTE = 1024
+# network-qos class MTU. The Azure Local reference sets 9216 on every class it lists ("setting the MTU to
+# 9216 also initiates buffer carving for the ingress queue"); the port MTU is then enforced by the interface.
+CLASS_MTU = 9216
+
+CAPABILITY = Capability(
+    name="nxos",
+    kind="switch",
+    target="Cisco NX-OS 10.3(x) standalone, Nexus 9000 Cloud Scale (e.g. N9K-C9364D-GX2A), default 8q queuing "
+           "mode (CLI; syntax of the Azure Local reference ToR QoS policy, tested there on 10.3.x)",
+    max_mtu=9216,  # interface and network-qos MTU (roce-numbers.md §4: Azure Local reference)
+    mtu_semantics="l3",  # interface `mtu` counts the IP packet (routed ports), like EOS and SONiC
+    # roce-numbers.md §3: "number of simultaneous no-drop classes is platform-limited (unverified; commonly
+    # ≤ 3)". Conservative choice: the one no-drop class every source actually configures (c-8q-nq3).
+    lossless_class_limit=1,
+    ecn_threshold_unit="kbytes (1 kbyte taken as 1024 B, rounded down, at least 1)",
+    ecn_granularity_bytes=KBYTE,
+    programs_headroom=False,  # buffer carving follows the network-qos MTU; no per-port headroom knob
+    mgmt_interface="mgmt0",
+    mgmt_vrf_fixed_name=MGMT_VRF,
+    # `priority-flow-control watch-dog interval` is in ms (100-1000); detection and restoration are
+    # interval × shutdown-/restore-multiplier (nvue-nxos.md §2.1, spellings unverified). 100 ms steps: the
+    # coarsest granularity any source shows, so every accepted value is one the CLI takes.
+    watchdog_step_ms=100,
+    # A stuck no-drop queue is shut and its packets dropped; no forward or alert-only mode is documented.
+    watchdog_actions=("drop",),
+    watchdog_timers_in_polls=("detection_ms", "restoration_ms"),
+    owned_sections=(
+        "class-map type qos FG_*", f"policy-map type qos {QOS_POLICY}", f"policy-map type queuing {QUEUING_POLICY}",
+        f"policy-map type network-qos {NETWORK_POLICY}", "system qos (network-qos and queuing service-policies)",
+        "priority-flow-control watch-dog (global)", "vlan <management vlan> (oob)",
+        f"vrf context {MGMT_VRF}: default route",
+        "interface Ethernet*: description, shutdown, switchport mode (routed data ports, access on oob), mtu, "
+        "priority-flow-control mode and watch-dog-interval, service-policy type qos input",
+        "interface mgmt0: vrf member, ip/ipv6 address, mtu",
+    ),
+    commit_strategy="checkpoint fabricgen-<run> → apply nxos.cfg (merge of the owned sections) → verify → on "
+                    "failure `rollback running-config checkpoint fabricgen-<run>`; then copy run start. No "
+                    "commit-confirm timer: NAPALM nxos has no revert_in (nvue-nxos.md §2.2-2.3)",
+    output_files=(FILE,),
+    spelling={
+        "trust": f"service-policy type qos input {QOS_POLICY} on data ports (DSCP class-maps)",
+        "dscp_map": "class-map type qos match-all … match dscp …; policy-map type qos: set qos-group N",
+        "queue_map": "qos-group N = 8q system classes c-8q-nqN / c-out-8q-qN (qos-group = egress queue)",
+        "pfc": "network-qos c-8q-nqN: pause pfc-cos P; interface priority-flow-control mode on",
+        "pfc_watchdog": "priority-flow-control watch-dog-interval on, watch-dog interval / shutdown-multiplier / "
+                        "restore-multiplier (timers must be multiples of the poll interval)",
+        "headroom": "platform buffer carving (network-qos mtu): not rendered",
+        "ecn": "random-detect minimum-threshold … kbytes maximum-threshold … kbytes drop-probability P weight 0 ecn",
+        "scheduling": "queuing class: priority level N | bandwidth remaining percent W",
+        "mtu": "interface mtu (routed ports); network-qos class mtu 9216",
+        "mgmt": "interface mgmt0 vrf member management; vrf context management ip route 0.0.0.0/0",
+    },
+)
+
+
+# --- naming and numbers shared with the reader ------------------------------------------------------------
+
+def natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+def nq_class(group: int) -> str:
+    return "c-8q-nq-default" if group == 0 else f"c-8q-nq{group}"
+
+
+def out_class(group: int) -> str:
+    return "c-out-8q-q-default" if group == 0 else f"c-out-8q-q{group}"
+
+
+def qos_group(qos: QosModel, tc: int) -> int:
+    """The qos-group (= egress queue) of a traffic class."""
+    return qos.tc_to_queue.get(tc, tc)
+
+
+def dscp_groups(qos: QosModel) -> dict[int, int]:
+    """DSCP → qos-group, as the type-qos policy expresses it."""
+    return {dscp: qos_group(qos, tc) for dscp, tc in sorted(qos.dscp_to_tc.items())}
+
+
+def pfc_groups(qos: QosModel) -> dict[int, int]:
+    """Lossless priority (pfc-cos) → the qos-group it pauses (``pfc_priority_to_queue``, = ``tc_to_queue``)."""
+    return {prio: qos.pfc_priority_to_queue.get(prio, qos_group(qos, prio)) for prio in sorted(qos.lossless_priorities)}
+
+
+def kbytes(value: int) -> int:
+    """Bytes → the kbytes written on the box: rounded down (see KBYTE), never 0."""
+    return max(1, value // KBYTE)
+
+
+def ranges(values: list[int]) -> str:
+    """[16, 24, 25, 26, 40] → "16,24-26,40" (NX-OS match dscp syntax)."""
+    runs: list[list[int]] = []
+    for value in sorted(values):
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
+
+
+def watchdog_multipliers(wd: WatchdogModel) -> tuple[int, int]:
+    """(shutdown-multiplier, restore-multiplier) of the poll interval."""
+    return wd.detection_ms // wd.poll_ms, wd.restoration_ms // wd.poll_ms
+
+
+# --- what NX-OS cannot say (resolve refuses the rest through the capability record) -----------------------
+
+def check(device: DeviceModel) -> None:
+    """Refuse a model this renderer could only express by changing it. Resolve already enforces the capability
+    record; these are constraints the record has no field for yet (proposed: a capability flag
+    ``watchdog_timers_in_polls`` that resolve checks, so the intent is refused with its location)."""
+    qos = device.qos
+    wd = qos.watchdog if qos else None
+    if wd is not None:
+        if wd.detection_ms % wd.poll_ms or wd.restoration_ms % wd.poll_ms:
+            raise ValueError(f"platform nxos sets PFC watchdog detection and restoration as multiples of the "
+                             f"poll interval: {wd.detection_ms}/{wd.restoration_ms} ms are not multiples of "
+                             f"{wd.poll_ms} ms")
+        if wd.action not in CAPABILITY.watchdog_actions:
+            raise ValueError(f"platform nxos has no PFC watchdog action {wd.action!r}")
+    lossless = sorted(qos.lossless_priorities) if qos else []
+    for port in device.ports:
+        if port.pfc_priorities and sorted(port.pfc_priorities) != lossless:
+            raise ValueError(f"platform nxos pauses the system no-drop classes on every PFC port: {port.name} "
+                             f"cannot have priorities {port.pfc_priorities} of {lossless}")
+
+
+# --- context ----------------------------------------------------------------------------------------------
+
+def _class_map_names(queues: list[QueueModel]) -> dict[int, str]:
+    """qos-group → class-map name, FG_<CLASS> (suffixed with the group when two names fold to one)."""
+    upper = [q.class_name.upper() for q in queues]
+    return {q.index: f"FG_{q.class_name.upper()}" + (f"_Q{q.index}" if upper.count(q.class_name.upper()) > 1 else "")
+            for q in queues}
+
+
+def _classification(qos: QosModel) -> dict[str, Any]:
+    by_group: dict[int, list[int]] = {}
+    for dscp, group in dscp_groups(qos).items():
+        by_group.setdefault(group, []).append(dscp)
+    default = min(by_group, key=lambda g: (-len(by_group[g]), g)) if by_group else 0
+    names = _class_map_names(qos.queues)
+    classes = [{"name": names.get(group, f"FG_QOS_GROUP_{group}"), "dscp": ranges(dscps), "group": group}
+               for group, dscps in sorted(by_group.items()) if group != default]
+    return {"classes": classes, "default_group": default}
+
+
+def _queue_lines(queue: QueueModel | None, level: int | None) -> list[str]:
+    if queue is None:
+        return ["bandwidth remaining percent 0"]
+    strict = queue.scheduler == "strict"
+    lines = [f"priority level {level}" if strict else f"bandwidth remaining percent {queue.weight}"]
+    if queue.ecn is not None:
+        ecn = queue.ecn
+        lines.append(f"random-detect minimum-threshold {kbytes(ecn.min_bytes)} kbytes maximum-threshold "
+                     f"{kbytes(ecn.max_bytes)} kbytes drop-probability {ecn.probability_pct} weight 0 ecn")
+    return lines
+
+
+def _queuing(qos: QosModel) -> list[dict[str, Any]]:
+    by_index = {q.index: q for q in qos.queues}
+    strict = sorted((q.index for q in qos.queues if q.scheduler == "strict"), reverse=True)
+    order = [*range(QUEUES - 1, 0, -1), 0]  # q7 … q1, q-default: NX-OS's own policy order
+    return [{"class": out_class(group),
+             "lines": _queue_lines(by_index.get(group), strict.index(group) + 1 if group in strict else None)}
+            for group in order]
+
+
+def _network(qos: QosModel) -> list[dict[str, Any]]:
+    pause: dict[int, list[int]] = {}
+    for prio, group in pfc_groups(qos).items():
+        pause.setdefault(group, []).append(prio)
+    groups = [*sorted({q.index for q in qos.queues} - {0}, reverse=True), 0]  # nq-default always: the catch-all
+    return [{"class": nq_class(g), "pause": ",".join(map(str, pause[g])) if g in pause else None, "mtu": CLASS_MTU}
+            for g in groups]
+
+
+def _qos(qos: QosModel) -> dict[str, Any]:
+    return {"policy": QOS_POLICY, "network_policy": NETWORK_POLICY, "queuing_policy": QUEUING_POLICY,
+            **_classification(qos), "network": _network(qos), "queuing": _queuing(qos)}
+
+
+def _interface(port: PortModel, qos: QosModel | None) -> dict[str, Any]:
+    data_port = port.role in DATA_ROLES
+    with_qos = data_port and qos is not None
+    return {
+        "name": port.name,
+        "description": port.description,
+        "shutdown": not port.admin_up,
+        "routed": data_port,
+        "access_vlan": port.access_vlan,
+        "pfc": ("on" if port.pfc_priorities else "off") if with_qos else None,
+        "watchdog": with_qos and bool(port.pfc_priorities) and qos is not None and qos.watchdog is not None,
+        "mtu": port.mtu if data_port else None,
+        "service_policy": QOS_POLICY if with_qos else None,
+    }
+
+
+def _mgmt(device: DeviceModel) -> dict[str, Any] | None:
+    mgmt = device.mgmt
+    if mgmt is None:
+        return None
+    v6 = mgmt.address is not None and ip_address(mgmt.address.split("/")[0]).version == 6
+    return {"vrf": mgmt.vrf, "interface": mgmt.interface, "description": "OOB_MANAGEMENT",
+            "address": mgmt.address, "gateway": mgmt.gateway, "mtu": mgmt.mtu,
+            "keyword": "ipv6" if v6 else "ip", "default": "::/0" if v6 else "0.0.0.0/0"}
+
+
+def build_context(device: DeviceModel) -> dict[str, Any]:
+    check(device)
+    qos = device.qos
+    ethernet = sorted((p for p in device.ports if p.role != "mgmt"), key=lambda p: natural_key(p.name))
+    wd = qos.watchdog if qos else None
+    shutdown, restore = watchdog_multipliers(wd) if wd else (0, 0)
+    mgmt = device.mgmt
+    return {
+        "version": __version__,
+        "device": device,
+        "qos": _qos(qos) if qos else None,
+        "watchdog": {"interval": wd.poll_ms, "shutdown": shutdown, "restore": restore} if wd else None,
+        "vlans": [{"id": mgmt.vlan, "name": "OOB_MGMT"}] if mgmt and device.role == "oob" else [],
+        "interfaces": [_interface(p, qos) for p in ethernet],
+        "mgmt": _mgmt(device),
+    }
+
+
+def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
+    return {FILE: templates.render("nxos/nxos.cfg.j2", **build_context(device))}
+
+
+from fabricgen.platforms.nxos import reader  # noqa: E402  (at the bottom: reader imports this module)
+
+PLATFORM = Platform(capability=CAPABILITY, render=render, read=reader.read, owned=reader.owned)

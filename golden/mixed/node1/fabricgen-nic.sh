@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# fabricgen 0.1.0: RoCEv2 NIC settings of node1, matching the switches' lossless recipe.
+# Generated; do not edit by hand.
+#
+# Usage: fabricgen-nic.sh [--apply | --check]
+#   --apply  (default) change only what differs, then verify; exit 0 when every setting holds
+#   --check  change nothing; print every difference; exit 1 when anything differs
+# Exit status 2: usage error or a missing tool. ConnectX QoS settings are runtime only (lost at reboot
+# or driver reload): fabricgen-nic.service runs --apply at boot.
+set -euo pipefail
+
+SYSFS="${FABRICGEN_SYSFS:-/sys}"  # the real /sys unless a test points it at a fake tree
+
+mode=apply
+case "${1:-}" in
+  "" | --apply) mode=apply ;;
+  --check) mode=check ;;
+  -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+  *) echo "usage: $0 [--apply | --check]" >&2; exit 2 ;;
+esac
+
+for tool in mlnx_qos dcb ip cma_roce_tos cma_roce_mode; do
+  command -v "$tool" >/dev/null || { echo "error: $tool not found (install mlnx-tools and iproute2)" >&2; exit 2; }
+done
+
+drift=0
+failed=0
+
+# setting NAME CURRENT WANTED -- COMMAND...: in check mode report a difference, in apply mode fix it.
+setting() {
+  local name=$1 current=$2 wanted=$3
+  shift 4
+  [[ "$current" == "$wanted" ]] && return 0
+  if [[ $mode == check ]]; then
+    printf 'DIFF %s: have "%s", want "%s"\n' "$name" "${current:-<unset>}" "$wanted"
+    drift=1
+  else
+    printf 'SET  %s: "%s" -> "%s"\n' "$name" "${current:-<unset>}" "$wanted"
+    # Keep going on failure so one refused setting does not leave the other NICs untouched; exit 1 at the end.
+    "$@" || { echo "error: $name: '$*' failed" >&2; failed=1; }
+  fi
+}
+
+# Readers print the current value in the same words as the wanted value (whitespace collapsed).
+words() { local out; out=$("$@" 2>/dev/null) || true; set -f; echo $out; set +f; }
+read_file() { if [[ -r $1 ]]; then words cat "$1"; fi; }
+write_file() { printf '%s\n' "$2" > "$1"; }
+mlnx_qos_field() { mlnx_qos -i "$1" 2>/dev/null | sed -n "s/^$2: *//p" | head -n 1; }
+# read_ets IFACE ZERO_BW_TC...: mlx5 reads a TC set to 0 % back as 100 (strict TCs, on kernels without the
+# 2026 "report zero bandwidth for non-ETS traffic classes" fix) or as its share of the zero-BW ETS group.
+# Show those TCs as 0: the ETS shares sum to 100, so the weighted TCs still pin the allocation.
+read_ets() {
+  local ifname=$1 word bw=()
+  shift
+  for word in $(words dcb ets show dev "$ifname" tc-bw); do
+    if [[ $word == *:* && " $* " == *" ${word%%:*} "* ]]; then word="${word%%:*}:0"; fi
+    bw+=("$word")
+  done
+  echo "$(words dcb ets show dev "$ifname" prio-tc) | $(words dcb ets show dev "$ifname" tc-tsa) | ${bw[*]}"
+}
+has_dscp_prio() { words dcb -N app show dev "$1" dscp-prio | tr ' ' '\n' | grep -qx "$2:$3" && echo "$2:$3" || true; }
+# cma_roce_tos prints errors on stdout: accept only a bare number as the current ToS.
+roce_tos() { local v; v=$(words cma_roce_tos -d "$1" -p 1); if [[ $v =~ ^[0-9]+$ ]]; then echo "$v"; fi; }
+roce_mode() { words cma_roce_mode -d "$1" -p 1; }
+
+# DCQCN/CNP knobs: MLNX_OFED exposes them per netdev in sysfs; the upstream driver only in debugfs.
+cc_dir() {
+  local ofed="$SYSFS/class/net/$1/ecn"
+  if [[ -d $ofed ]]; then echo "$ofed"; return; fi
+  local bdf
+  bdf=$(basename "$(readlink -f "$SYSFS/class/net/$1/device")")
+  echo "$SYSFS/kernel/debug/mlx5/$bdf/cc_params"
+}
+cc_setting() {  # cc_setting IFACE NAME OFED_FILE DEBUGFS_FILE WANTED
+  local dir file
+  dir=$(cc_dir "$1")
+  if [[ $dir == */ecn ]]; then file="$dir/$3"; else file="$dir/$4"; fi
+  if [[ -z $4 && $dir != */ecn ]]; then
+    echo "note: $1: no $2 knob without MLNX_OFED; firmware ROCE_CC_PRIO_MASK (mlxconfig) decides" >&2
+    return 0
+  fi
+  setting "$1 $2" "$(read_file "$file")" "$5" -- write_file "$file" "$5"
+}
+
+# ens1f0np0 (mlx5_0) <-> leaf1:Ethernet0
+nic_ens1f0np0() {
+  local ifname=ens1f0np0 rdma=mlx5_0
+  setting "$ifname mtu" "$(read_file "$SYSFS/class/net/$ifname/mtu")" '9000' -- ip link set dev "$ifname" mtu '9000'
+  setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
+  setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust 'dscp'
+  setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
+  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '40,0,10,50,0,0,0,0'
+  cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
+  cc_setting "$ifname" 'dcqcn rp prio 3' 'roce_rp/enable/3' '' '1'
+  cc_setting "$ifname" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'
+  cc_setting "$ifname" 'cnp 802.1p priority' 'roce_np/cnp_802p_prio' 'np_cnp_prio' '6'
+  setting "$rdma roce tos" "$(roce_tos "$rdma")" '104' -- cma_roce_tos -d "$rdma" -p 1 -t '104'
+  setting "$rdma roce mode" "$(roce_mode "$rdma")" 'RoCE v2' -- cma_roce_mode -d "$rdma" -p 1 -m 2
+}
+
+# ens2f0np0 (mlx5_1) <-> leaf3:swp1
+nic_ens2f0np0() {
+  local ifname=ens2f0np0 rdma=mlx5_1
+  setting "$ifname mtu" "$(read_file "$SYSFS/class/net/$ifname/mtu")" '9000' -- ip link set dev "$ifname" mtu '9000'
+  setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
+  setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust 'dscp'
+  setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
+  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '40,0,10,50,0,0,0,0'
+  cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
+  cc_setting "$ifname" 'dcqcn rp prio 3' 'roce_rp/enable/3' '' '1'
+  cc_setting "$ifname" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'
+  cc_setting "$ifname" 'cnp 802.1p priority' 'roce_np/cnp_802p_prio' 'np_cnp_prio' '6'
+  setting "$rdma roce tos" "$(roce_tos "$rdma")" '104' -- cma_roce_tos -d "$rdma" -p 1 -t '104'
+  setting "$rdma roce mode" "$(roce_mode "$rdma")" 'RoCE v2' -- cma_roce_mode -d "$rdma" -p 1 -m 2
+}
+
+all_nics() {
+  nic_ens1f0np0
+  nic_ens2f0np0
+}
+
+if [[ $mode == apply ]] && command -v modprobe >/dev/null; then
+  modprobe -q rdma_cm || true  # cma_roce_tos/cma_roce_mode need the RDMA-CM configfs
+fi
+all_nics
+if [[ $mode == apply ]]; then
+  mode=check  # verify: every setting must now read back as wanted
+  all_nics
+  if ((drift || failed)); then echo "error: settings above did not take effect" >&2; exit 1; fi
+  echo "ok: node1 NIC settings hold"
+elif ((drift)); then
+  exit 1
+else
+  echo "ok: node1 NIC settings match"
+fi

@@ -1,0 +1,628 @@
+"""NVIDIA Cumulus Linux (NVUE): renderer snippets, the two files' equivalence, the reader over hand-edited and
+brownfield configs, and the round trip owned(read(render(m))) == owned(m) on leaf3 of the mixed example and on
+generated intents, always over a skeleton that differs from the model.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from test_roundtrip import _classes, scramble
+
+from fabricgen.api import render_device
+from fabricgen.diagnostics import InputError
+from fabricgen.load import load
+from fabricgen.model import DeviceModel, EcnThresholds, Fabric, MgmtModel, PortModel, QueueModel, WatchdogModel
+from fabricgen.platforms import ConfigReadError, get_platform
+from fabricgen.platforms.nvue import (
+    CAPABILITY,
+    COMMANDS,
+    RELEASE,
+    RELEASES,
+    YAML_FILE,
+    UnsupportedOnPlatform,
+    pfc_profile_name,
+    watchdog_settings,
+)
+from fabricgen.platforms.nvue import reader as nvue
+from fabricgen.resolve import resolve
+from fabricgen.schema.intent import Intent, check_intent
+from fabricgen.schema.inventory import Inventory
+
+from conftest import ROOT
+
+MIXED_INTENT = ROOT / "intent" / "mixed.yaml"
+MIXED_INVENTORY = ROOT / "inventory" / "mixed"
+
+
+# --- the mixed example --------------------------------------------------------------------------------------
+
+def _stand_in(inventory: Inventory) -> Inventory:
+    """Every device but the NVUE ones becomes an EOS switch or a ConnectX host, so that generated intents meet
+    only NVUE's limits. The NVUE leaf's model depends on the intent, its own platform and its peers' roles and
+    ports, never on their platforms."""
+    devices = {name: device if device.platform == "nvue" else device.model_copy(
+        update={"platform": "connectx" if device.role == "gpu-host" else "eos"})
+        for name, device in inventory.devices.items()}
+    return inventory.model_copy(update={"devices": devices})
+
+
+@functools.cache
+def mixed_inventory(stand_ins: bool = False) -> Inventory:
+    inventory = load(MIXED_INTENT, MIXED_INVENTORY).inventory
+    return _stand_in(inventory) if stand_ins else inventory
+
+
+@functools.cache
+def mixed(intent: Path = MIXED_INTENT) -> Fabric:
+    loaded = load(intent, MIXED_INVENTORY)
+    return resolve(loaded.intent, mixed_inventory(), loaded.locate)
+
+
+@pytest.fixture(scope="module")
+def leaf3() -> DeviceModel:
+    return mixed().devices["leaf3"]
+
+
+@pytest.fixture(scope="module")
+def files(leaf3: DeviceModel) -> dict[str, str]:
+    return render_device(leaf3)
+
+
+def nvue_devices() -> list[str]:
+    return sorted(name for name, device in mixed().devices.items() if device.platform == "nvue")
+
+
+def port(device: DeviceModel, name: str) -> PortModel:
+    return next(p for p in device.ports if p.name == name)
+
+
+def block(text: str, first: str, count: int) -> str:
+    """``count`` lines of ``text`` starting at the line ``first``."""
+    lines = text.splitlines()
+    start = lines.index(first)
+    return "\n".join(lines[start:start + count])
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert old in text, f"{old!r} not in the file"
+    return text.replace(old, new, 1)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+# --- capability ---------------------------------------------------------------------------------------------
+
+def test_capability_names_the_pinned_release() -> None:
+    assert RELEASE is RELEASES["5.15"] and RELEASE.version in CAPABILITY.target
+    assert CAPABILITY.output_files == (YAML_FILE, COMMANDS)
+    assert (CAPABILITY.max_mtu, CAPABILITY.lossless_class_limit, CAPABILITY.watchdog_actions) == (9216, 1, ("drop",))
+    assert CAPABILITY.mgmt_vrf_fixed_name == "mgmt" and not CAPABILITY.programs_headroom
+    assert get_platform("nvue").read is nvue.read and get_platform("nvue").owned is nvue.owned
+
+
+def test_mixed_example_has_one_nvue_leaf() -> None:
+    assert nvue_devices() == ["leaf3"]
+
+
+# --- renderer -----------------------------------------------------------------------------------------------
+
+def test_classification_and_queue_map(files: dict[str, str]) -> None:
+    text = files[COMMANDS]
+    assert "nv set qos mapping default-global trust l3\n" in text
+    assert "nv set qos mapping default-global dscp 16 switch-priority 2\n" in text
+    assert "nv set qos mapping default-global dscp 26 switch-priority 3\n" in text
+    assert "nv set qos mapping default-global dscp 48 switch-priority 6\n" in text
+    zero = re.search(r"^nv set qos mapping default-global dscp (\S+) switch-priority 0$", text, re.M)
+    assert zero is not None and len(zero.group(1).split(",")) == 61
+    assert "nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 3\n" in text
+    assert text.count("nv set qos egress-queue-mapping") == 8
+
+
+def test_pfc_profiles_per_cable_length(files: dict[str, str]) -> None:
+    text = files[COMMANDS]
+    assert block(text, "nv set qos traffic-pool default-lossless memory-percent 50", 6) == (
+        "nv set qos traffic-pool default-lossless memory-percent 50\n"
+        "nv set qos traffic-pool default-lossy memory-percent 50\n"
+        "nv set qos pfc pfc-sp3-3m switch-priority 3\n"
+        "nv set qos pfc pfc-sp3-3m tx enable\n"
+        "nv set qos pfc pfc-sp3-3m rx enable\n"
+        "nv set qos pfc pfc-sp3-3m cable-length 3")
+    assert "nv set qos pfc pfc-sp3-34m cable-length 34\n" in text  # swp63 -> spine1, 34 m
+    assert "nv set qos pfc pfc-sp3-39m cable-length 39\n" in text  # swp64 -> spine2, 39 m
+    assert "nv set interface swp1 qos pfc profile pfc-sp3-3m\n" in text
+    assert "nv set interface swp64 qos pfc profile pfc-sp3-39m\n" in text
+
+
+def test_watchdog_ecn_and_scheduler(files: dict[str, str]) -> None:
+    text = files[COMMANDS]
+    assert "nv set qos pfc-watchdog polling-interval 100\nnv set qos pfc-watchdog robustness 2\n" in text
+    assert text.count("qos pfc-watchdog state enable\n") == 4
+    assert block(text, "nv set qos congestion-control default-global traffic-class 3 ecn enable", 4) == (
+        "nv set qos congestion-control default-global traffic-class 3 ecn enable\n"
+        "nv set qos congestion-control default-global traffic-class 3 min-threshold 5000\n"
+        "nv set qos congestion-control default-global traffic-class 3 max-threshold 40000\n"
+        "nv set qos congestion-control default-global traffic-class 3 probability 10")
+    # default-global marks TC 0 unless told: every class without ECN is switched off explicitly
+    assert "nv set qos congestion-control default-global traffic-class 0 ecn disable\n" in text
+    assert text.count(" ecn disable\n") == 7
+    assert block(text, "nv set qos egress-scheduler default-global traffic-class 0 mode dwrr", 7) == (
+        "nv set qos egress-scheduler default-global traffic-class 0 mode dwrr\n"
+        "nv set qos egress-scheduler default-global traffic-class 0 bw-percent 40\n"
+        "nv set qos egress-scheduler default-global traffic-class 2 mode dwrr\n"
+        "nv set qos egress-scheduler default-global traffic-class 2 bw-percent 10\n"
+        "nv set qos egress-scheduler default-global traffic-class 3 mode dwrr\n"
+        "nv set qos egress-scheduler default-global traffic-class 3 bw-percent 50\n"
+        "nv set qos egress-scheduler default-global traffic-class 6 mode strict")
+
+
+def test_ports_and_management(files: dict[str, str]) -> None:
+    text = files[COMMANDS]
+    assert block(text, "nv set interface swp63 type swp", 6) == (
+        "nv set interface swp63 type swp\n"
+        "nv set interface swp63 description P2P_spine1_Ethernet16\n"
+        "nv set interface swp63 link state up\n"
+        "nv set interface swp63 link mtu 9100\n"
+        "nv set interface swp63 qos pfc profile pfc-sp3-34m\n"
+        "nv set interface swp63 qos pfc-watchdog state enable")
+    assert block(text, "nv set interface eth0 type eth", 6) == (
+        "nv set interface eth0 type eth\n"
+        "nv set interface eth0 vrf mgmt\n"
+        "nv set interface eth0 ipv4 dhcp-client state disabled\n"
+        "nv set interface eth0 ipv4 address 192.0.2.13/24\n"
+        "nv set interface eth0 link mtu 1500\n"
+        "nv set vrf mgmt router static 0.0.0.0/0 via 192.0.2.1")
+    assert "interface eth0 qos" not in text and "eth0 link state" not in text
+
+
+def test_yaml_is_the_same_settings_as_a_patch(files: dict[str, str]) -> None:
+    document = yaml.safe_load(files[YAML_FILE])
+    assert isinstance(document, list) and list(document[0]) == ["set"] and len(document) == 1
+    body = document[0]["set"]
+    assert body["qos"]["pfc"]["pfc-sp3-34m"] == {"cable-length": 34, "rx": "enable", "switch-priority": {"3": {}},
+                                                 "tx": "enable"}
+    assert body["qos"]["congestion-control"]["default-global"]["traffic-class"]["3"] == {
+        "ecn": "enable", "min-threshold": 5000, "max-threshold": 40000, "probability": 10}
+    assert body["interface"]["eth0"] == {"ipv4": {"address": {"192.0.2.13/24": {}},
+                                                  "dhcp-client": {"state": "disabled"}},
+                                         "link": {"mtu": 1500}, "type": "eth", "vrf": "mgmt"}
+    assert body["vrf"] == {"mgmt": {"router": {"static": {"0.0.0.0/0": {"via": {"192.0.2.1": {}}}}}}}
+    assert len(body["qos"]["mapping"]["default-global"]["dscp"]) == 64
+    # The command file and the patch are one set of settings.
+    assert nvue._from_commands(files[COMMANDS]).root == nvue._from_yaml(files[YAML_FILE]).root
+
+
+def test_yaml_keys_are_sorted_and_output_is_deterministic(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    body = files[YAML_FILE].split("- set:\n", 1)[1]
+    top = [line.strip() for line in body.splitlines() if re.fullmatch(r" {4}\S.*", line)]
+    assert top == sorted(top) == ["interface:", "qos:", "vrf:"]
+    assert render_device(leaf3) == files
+    assert all(text.isascii() and text.endswith("\n") for text in files.values())
+
+
+def test_roce_profile_comments_only_where_values_match(files: dict[str, str]) -> None:
+    notes = [line for line in files[COMMANDS].splitlines() if "`nv set qos roce`" in line]
+    assert notes == [
+        "# as `nv set qos roce` applies it: DSCP 26 -> switch-priority 3; DSCP 48 -> switch-priority 6",
+        "# as `nv set qos roce` applies it: switch-priority 3 -> traffic-class 3; switch-priority 6 -> "
+        "traffic-class 6",
+        "# as `nv set qos roce` applies it: PFC on switch-priority 3, tx and rx",
+        "# as `nv set qos roce` applies it: traffic-class 3 dwrr 50 %; traffic-class 6 strict",
+    ]  # ECN (5 KB..40 KB at 10 %) and traffic-class 0 (DWRR 40) differ from the profile: no comment
+    assert [line[2:] for line in files[YAML_FILE].splitlines() if "`nv set qos roce`" in line] == \
+        [note[2:] for note in notes]
+    assert "nv set qos roce" not in "\n".join(line for line in files[COMMANDS].splitlines()
+                                             if not line.startswith("#"))
+
+
+def test_roce_recipe_intent_matches_the_profile_in_ecn_and_scheduling() -> None:
+    text = render_device(mixed(ROOT / "intent" / "minimal.yaml").devices["leaf3"])[COMMANDS]
+    assert "# as `nv set qos roce` applies it: ECN on traffic-class 3, 150000-1500000 B, probability 100\n" in text
+    assert ("# as `nv set qos roce` applies it: traffic-class 0 dwrr 50 %; traffic-class 3 dwrr 50 %; "
+            "traffic-class 6 strict\n") in text
+
+
+def test_watchdog_timers_nvue_cannot_express_are_refused() -> None:
+    assert [s.command() for s in watchdog_settings(WatchdogModel(detection_ms=600, restoration_ms=200, poll_ms=200,
+                                                                 action="drop"))] == [
+        "nv set qos pfc-watchdog polling-interval 200", "nv set qos pfc-watchdog robustness 3"]
+    with pytest.raises(UnsupportedOnPlatform, match=r"platform nvue .* not a multiple of poll_ms 200"):
+        watchdog_settings(WatchdogModel(detection_ms=500, restoration_ms=200, poll_ms=200, action="drop"))
+    with pytest.raises(UnsupportedOnPlatform, match="platform nvue has no PFC watchdog action 'alert'"):
+        watchdog_settings(WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=100, action="alert"))
+
+
+def _mixed_intent(**changes: Any) -> Intent:
+    raw = yaml.safe_load(MIXED_INTENT.read_text())
+    for path, value in changes.items():
+        node = raw
+        *parents, last = path.split("__")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return Intent.model_validate(raw)
+
+
+def test_resolve_refuses_what_nvue_cannot_express() -> None:
+    inventory = mixed_inventory(stand_ins=True)
+    with pytest.raises(InputError, match=r"2 lossless classes .* platform nvue supports 1"):
+        resolve(_mixed_intent(qos__classes__management__lossless=True), inventory)
+    with pytest.raises(InputError, match="platform nvue has no PFC watchdog action 'alert'"):
+        resolve(_mixed_intent(pfc__watchdog__action="alert"), inventory)
+
+
+def test_ipv6_management_and_default_cable(leaf3: DeviceModel) -> None:
+    assert leaf3.mgmt is not None
+    mgmt = leaf3.mgmt.model_copy(update={"address": "2001:db8::13/64", "gateway": "2001:db8::1"})
+    ports = [p.model_copy(update={"cable_m": None}) if p.name == "swp63" else p for p in leaf3.ports]
+    device = leaf3.model_copy(update={"mgmt": mgmt, "ports": ports})
+    rendered = render_device(device)
+    text = rendered[COMMANDS]
+    assert "nv set interface eth0 ipv6 dhcp-client state disabled\n" in text
+    assert "nv set interface eth0 ipv6 address 2001:db8::13/64\n" in text
+    assert "nv set vrf mgmt router static ::/0 via 2001:db8::1\n" in text
+    assert "nv set interface swp63 qos pfc profile pfc-sp3-10m\n" in text  # Cumulus's default 10 m, explicit
+    read_back = nvue.read(scramble(device), rendered)
+    assert nvue.owned(read_back) == nvue.owned(device)
+    assert port(read_back, "swp63").cable_m == 10
+
+
+def test_access_vlan_on_an_oob_role_switch(leaf3: DeviceModel) -> None:
+    ports = [p.model_copy(update={"role": "oob-access", "access_vlan": 100, "pfc_priorities": [], "lossless": False})
+             if p.name.startswith("swp") else p for p in leaf3.ports]
+    device = leaf3.model_copy(update={"role": "oob", "qos": None, "ports": ports})
+    rendered = render_device(device)
+    assert "nv set bridge domain br_default vlan 100\n" in rendered[COMMANDS]
+    assert "nv set interface swp1 bridge domain br_default access 100\n" in rendered[COMMANDS]
+    assert "nv set qos" not in rendered[COMMANDS] and "qos pfc" not in rendered[COMMANDS]
+    assert nvue.owned(nvue.read(scramble(device), rendered)) == nvue.owned(device)
+
+
+def test_profile_names_are_unique_per_priorities_and_cable() -> None:
+    assert pfc_profile_name([3], 34) == "pfc-sp3-34m"
+    assert pfc_profile_name([4, 3], 5) == "pfc-sp34-5m"
+
+
+# --- reader: hand edits -------------------------------------------------------------------------------------
+
+def test_hand_edited_yaml(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    text = files[YAML_FILE]
+    text = edit(text, "      swp63:\n        description: P2P_spine1_Ethernet16\n        link:\n          mtu: 9100",
+                "      swp63:\n        description: P2P_spine1_Ethernet16\n        link:\n          mtu: 1500")
+    text = edit(text, "              min-threshold: 5000", "              min-threshold: 6000")
+    text = edit(text, "          cable-length: 39", "          cable-length: 100")
+    device = nvue.read(scramble(leaf3), {YAML_FILE: text})
+    assert port(device, "swp63").mtu == 1500 and port(device, "swp64").mtu == 9100
+    assert port(device, "swp64").cable_m == 100 and port(device, "swp63").cable_m == 34
+    assert device.qos is not None
+    queue3 = next(q for q in device.qos.queues if q.index == 3)
+    assert queue3.ecn == EcnThresholds(min_bytes=6000, max_bytes=40000, probability_pct=10)
+
+
+def test_hand_edited_commands_later_lines_win(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    text = files[COMMANDS] + (
+        "nv set interface swp2 link mtu 9000\n"
+        "nv unset interface swp63 qos pfc-watchdog\n"
+        "nv set qos mapping default-global dscp 24,25 switch-priority 3\n"
+        "nv set qos pfc pfc-sp3-3m rx disable\n")
+    device = nvue.read(scramble(leaf3), {COMMANDS: text})
+    assert port(device, "swp2").mtu == 9000
+    assert device.qos is not None and device.qos.watchdog is None  # one lossless port is no longer guarded
+    assert (device.qos.dscp_to_tc[24], device.qos.dscp_to_tc[25], device.qos.dscp_to_tc[27]) == (3, 3, 0)
+    # rx off on the host-facing profile: PFC is not both ways any more, so those ports read as lossy
+    assert port(device, "swp1").pfc_priorities == [] and not port(device, "swp1").lossless
+    assert port(device, "swp63").pfc_priorities == [3]
+
+
+def test_trust_l2_means_no_dscp_classification(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    text = edit(files[YAML_FILE], "trust: l3", "trust: l2")
+    device = nvue.read(leaf3, {YAML_FILE: text})
+    assert device.qos is not None and device.qos.dscp_to_tc == {}
+
+
+def test_yaml_wins_over_commands(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    commands = edit(files[COMMANDS], "nv set interface swp1 link mtu 9100", "nv set interface swp1 link mtu 1500")
+    device = nvue.read(leaf3, {YAML_FILE: files[YAML_FILE], COMMANDS: commands})
+    assert port(device, "swp1").mtu == 9100
+
+
+# --- reader: brownfield -------------------------------------------------------------------------------------
+
+BROWNFIELD_YAML = """\
+- header:
+    model: SN5600
+    nvue-api-version: nvue_v1
+    rev-id: 1.0
+    version: Cumulus Linux 5.14.0
+- set:
+    system:
+      hostname: leaf3
+      config:
+        auto-save:
+          enable: on
+    router:
+      bgp:
+        autonomous-system: 65103
+        enable: on
+    interface:
+      lo:
+        ip:
+          address:
+            10.0.0.13/32: {}
+        type: loopback
+      eth0:
+        ip:
+          address:
+            192.0.2.13/24: {}
+          vrf: mgmt
+        type: eth
+      swp1-2,swp63:
+        link:
+          mtu: 9216
+        qos:
+          pfc-watchdog: {}
+        type: swp
+      swp64:
+        link:
+          state: down
+        type: swp
+      swp65:
+        type: swp
+    qos:
+      mapping:
+        default-global:
+          trust: both
+          dscp:
+            0-7:
+              switch-priority: 1
+            '26':
+              switch-priority: 3
+      pfc:
+        default-global:
+          switch-priority:
+            '3': {}
+          cable-length: 50
+      congestion-control:
+        default-global:
+          traffic-class:
+            4,5:
+              ecn: enable
+              min-threshold: 40000
+              max-threshold: 200000
+      egress-scheduler:
+        default-global:
+          traffic-class:
+            '3': {mode: dwrr, bw-percent: 50}
+            '6': {mode: strict}
+            '7': {mode: dwrr}
+    vrf:
+      mgmt:
+        router:
+          static:
+            0.0.0.0/0:
+              address-family: ipv4-unicast
+              via:
+                192.0.2.1:
+                  type: ipv4-address
+- unset:
+    interface:
+      swp2:
+        qos: null
+"""
+
+
+def test_brownfield_yaml_of_an_older_release(leaf3: DeviceModel) -> None:
+    device = nvue.read(leaf3, {YAML_FILE: BROWNFIELD_YAML})
+    assert port(device, "swp1").mtu == 9216 and port(device, "swp1").admin_up
+    assert not port(device, "swp64").admin_up and port(device, "swp64").mtu == 9216  # Cumulus default MTU
+    # default-global PFC covers every port, with its cable length
+    assert port(device, "swp64").pfc_priorities == [3] and port(device, "swp64").cable_m == 50
+    extra = port(device, "swp65")
+    assert (extra.role, extra.admin_up) == ("unused", True)
+    qos = device.qos
+    assert qos is not None
+    assert [qos.dscp_to_tc[d] for d in (0, 7, 8, 26, 27, 48)] == [1, 1, 1, 3, 3, 6]  # over the default map
+    assert [(q.index, q.scheduler, q.weight) for q in qos.queues] == [(3, "dwrr", 50), (6, "strict", None)]
+    assert qos.watchdog is None  # swp2 lost its watchdog in the `unset` block; swp64 never had one
+    assert device.mgmt is not None
+    assert (device.mgmt.vrf, device.mgmt.address, device.mgmt.gateway, device.mgmt.mtu) == (
+        "mgmt", "192.0.2.13/24", "192.0.2.1", 1500)
+
+
+def test_brownfield_ecn_lists_and_default_tc0(leaf3: DeviceModel) -> None:
+    text = BROWNFIELD_YAML.replace("'3': {mode: dwrr, bw-percent: 50}",
+                                   "'0': {mode: dwrr, bw-percent: 40}\n            '4': {mode: dwrr, bw-percent: 10}")
+    qos = nvue.read(leaf3, {YAML_FILE: text}).qos
+    assert qos is not None
+    ecn = {q.index: q.ecn for q in qos.queues}
+    assert ecn[0] == EcnThresholds(min_bytes=150000, max_bytes=1500000, probability_pct=100)  # default-global TC 0
+    assert ecn[4] == EcnThresholds(min_bytes=40000, max_bytes=200000, probability_pct=100)
+
+
+BROWNFIELD_COMMANDS = """\
+#!/bin/bash
+# NVUE CLI Configuration for leaf3
+nv set system hostname leaf3
+nv set router bgp state enabled
+nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
+nv set interface eth0 ipv4 address 192.0.2.13/24
+nv set interface eth0 ipv4 gateway 192.0.2.254
+nv set interface swp1-2,63-64 type swp
+nv set interface swp1-2,63-64 link mtu 9000
+nv set interface swp64 link state down
+nv set interface swp1,swp2 description 'GPU port'
+nv set qos roce state enabled
+nv set qos pfc lossless switch-priority 3
+nv set interface swp1-2,63-64 qos pfc profile lossless
+nv set interface swp1-2,63-64 qos pfc-watchdog state enable
+nv set qos pfc-watchdog polling-interval 200
+nv set qos egress-scheduler default-global traffic-class 3,4 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 3,4 bw-percent 20
+nv config apply -y
+"""
+
+
+def test_brownfield_commands_script(leaf3: DeviceModel) -> None:
+    device = nvue.read(scramble(leaf3), {COMMANDS: BROWNFIELD_COMMANDS})
+    assert [p.mtu for p in device.ports if p.name.startswith("swp")] == [9000] * 4
+    assert port(device, "swp1").description == "GPU port" and port(device, "swp63").description is None
+    assert not port(device, "swp64").admin_up and port(device, "swp63").admin_up
+    assert port(device, "swp63").pfc_priorities == [3] and port(device, "swp63").cable_m == 10
+    qos = device.qos
+    assert qos is not None and qos.watchdog is not None
+    assert (qos.watchdog.poll_ms, qos.watchdog.detection_ms, qos.watchdog.action) == (200, 600, "drop")
+    assert [(q.index, q.weight) for q in qos.queues] == [(3, 20), (4, 20)]
+    assert device.mgmt is not None and (device.mgmt.interface, device.mgmt.gateway) == ("eth0", "192.0.2.254")
+
+
+def test_empty_config_reads_as_cumulus_defaults(leaf3: DeviceModel) -> None:
+    device = nvue.read(leaf3, {YAML_FILE: "- header:\n    rev-id: 1.0\n"})
+    assert not any(p.admin_up for p in device.ports if p.role != "mgmt")
+    qos = device.qos
+    assert qos is not None and qos.watchdog is None and qos.lossless_priorities == []
+    assert qos.dscp_to_tc == {d: d >> 3 for d in range(64)} and qos.tc_to_queue == {sp: sp for sp in range(8)}
+    assert [q.weight for q in qos.queues] == [12, 13, 12, 13, 12, 13, 12, 13]
+    assert device.mgmt is not None and (device.mgmt.vrf, device.mgmt.address, device.mgmt.mtu) == ("mgmt", None, 1500)
+
+
+# --- reader: errors -----------------------------------------------------------------------------------------
+
+def test_bad_yaml_names_file_and_line(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    lines = files[YAML_FILE].splitlines()
+    at = line_of(files[YAML_FILE], "      swp63:")
+    lines.insert(at, "        oops: [")
+    with pytest.raises(ConfigReadError) as error:
+        nvue.read(leaf3, {YAML_FILE: "\n".join(lines)})
+    assert error.value.file == YAML_FILE and error.value.line > at
+
+
+def test_bad_value_names_its_line(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    bad = edit(files[YAML_FILE], "          mtu: 9100\n          state: up\n        qos:\n          pfc:\n"
+               "            profile: pfc-sp3-34m", "          mtu: jumbo\n          state: up\n        qos:\n"
+               "          pfc:\n            profile: pfc-sp3-34m")
+    with pytest.raises(ConfigReadError, match="expected a number 552-9216") as error:
+        nvue.read(leaf3, {YAML_FILE: bad})
+    assert (error.value.file, error.value.line) == (YAML_FILE, line_of(bad, "jumbo"))
+    commands = files[COMMANDS] + "nv set qos mapping default-global dscp 70 switch-priority 3\n"
+    with pytest.raises(ConfigReadError, match="expected an id 0-63") as error:
+        nvue.read(leaf3, {COMMANDS: commands})
+    assert (error.value.file, error.value.line) == (COMMANDS, len(commands.splitlines()))
+    with pytest.raises(ConfigReadError, match="expected enabled or disabled"):
+        nvue.read(leaf3, {COMMANDS: files[COMMANDS] + "nv set qos pfc pfc-sp3-3m tx maybe\n"})
+
+
+def test_unsplittable_command_and_missing_file(leaf3: DeviceModel) -> None:
+    with pytest.raises(ConfigReadError) as error:
+        nvue.read(leaf3, {COMMANDS: "nv set system hostname leaf3\nnv set interface swp1 description 'open\n"})
+    assert (error.value.file, error.value.line) == (COMMANDS, 2)
+    with pytest.raises(ConfigReadError, match="file missing"):
+        nvue.read(leaf3, {})
+
+
+def test_id_lists_and_ranges() -> None:
+    assert nvue.expand_ids("swp1-3,swp7") == ["swp1", "swp2", "swp3", "swp7"]
+    assert nvue.expand_ids("swp2-5,10-11") == ["swp2", "swp3", "swp4", "swp5", "swp10", "swp11"]
+    assert nvue.expand_ids("swp1s0-1,swp1-swp2") == ["swp1s0", "swp1s1", "swp1", "swp2"]
+    assert nvue.expand_ids("0-3,26") == ["0", "1", "2", "3", "26"]
+    assert nvue.expand_ids("eth0") == ["eth0"]
+
+
+# --- round trip ---------------------------------------------------------------------------------------------
+
+def _leaves(view: Any, path: str = "") -> dict[str, Any]:
+    if isinstance(view, dict) and view:
+        return {k: v for key, value in view.items() for k, v in _leaves(value, f"{path}/{key}").items()}
+    return {path: view}
+
+
+def test_scrambled_skeleton_differs_in_every_owned_field(leaf3: DeviceModel) -> None:
+    original, scrambled = _leaves(nvue.owned(leaf3)), _leaves(nvue.owned(scramble(leaf3)))
+    assert [path for path, value in original.items() if scrambled.get(path) == value] == []
+
+
+@pytest.mark.parametrize("name", nvue_devices())
+def test_mixed_example_round_trip(name: str) -> None:
+    device = mixed().devices[name]
+    other = mixed(ROOT / "intent" / "minimal.yaml").devices[name]
+    rendered = render_device(device)
+    for skeleton in (other, scramble(device)):
+        assert nvue.owned(skeleton) != nvue.owned(device)
+        for files in (rendered, {YAML_FILE: rendered[YAML_FILE]}, {COMMANDS: rendered[COMMANDS]}):
+            assert nvue.owned(nvue.read(skeleton, files)) == nvue.owned(device)
+
+
+@st.composite
+def nvue_intents(draw: st.DrawFn) -> dict[str, Any]:
+    """Intents NVUE can express over the mixed inventory: at most one lossless class, watchdog detection a
+    whole number of polling intervals, action drop (resolve refuses the rest; see the capability test)."""
+    classes = _classes(draw)
+    lossless = [name for name, cls in classes.items() if cls["lossless"]]
+    for name in lossless[1:]:
+        classes[name]["lossless"] = False
+    poll = 10 * draw(st.integers(10, 100))
+    detection = poll * draw(st.integers(1, 5000 // poll))
+    return {
+        "fabric": "generated",
+        "qos": {"classes": classes},
+        "rdma": {"class": "class0", "cnp_class": "class1"},
+        "mtu": {"host": draw(st.integers(1280, 9000)), "fabric": draw(st.integers(1280, 9214)),
+                "management": draw(st.integers(1280, 9214))},
+        "pfc": {"watchdog": {"enabled": draw(st.sampled_from([True, True, False])), "detection_ms": detection,
+                             "restoration_ms": 10 * draw(st.integers(poll // 10, 6000)), "poll_ms": poll,
+                             "action": "drop"},
+                "headroom": {"default_cable_m": draw(st.integers(1, 300))}},
+        "management": {"vlan": draw(st.integers(2, 4094)), "subnet": "192.0.2.0/24",
+                       "gateway": draw(st.sampled_from(["192.0.2.1", "192.0.2.254"])),
+                       "vrf": draw(st.sampled_from(["mgmt", "MGMT", "oob_vrf"]))},
+    }
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(raw=nvue_intents())
+def test_generated_intents_round_trip(raw: dict[str, Any]) -> None:
+    try:
+        intent = Intent.model_validate(raw)
+    except ValidationError:
+        assume(False)
+        raise
+    assume(not check_intent(intent))
+    try:
+        fabric = resolve(intent, mixed_inventory(stand_ins=True))
+    except InputError:
+        assume(False)
+        raise
+    bundled = mixed().devices
+    for name, device in fabric.devices.items():
+        if device.platform != "nvue":
+            continue
+        rendered = render_device(device)
+        for skeleton in (bundled[name], scramble(device)):
+            for files in ({YAML_FILE: rendered[YAML_FILE]}, {COMMANDS: rendered[COMMANDS]}):
+                assert nvue.owned(nvue.read(skeleton, files)) == nvue.owned(device), name
+
+
+def test_read_back_lints_like_the_model() -> None:
+    from fabricgen.lint import lint
+
+    fabric = mixed()
+    leaf = fabric.devices["leaf3"]
+    read_back = nvue.read(mixed(ROOT / "intent" / "minimal.yaml").devices["leaf3"], render_device(leaf))
+    findings = lint(fabric.model_copy(update={"devices": {**fabric.devices, "leaf3": read_back}})).findings
+    assert [f for f in findings if f.device == "leaf3"] == []
+
+
+def test_queue_and_mgmt_models_stay_valid(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    device = nvue.read(leaf3, files)
+    assert device.qos is not None and all(isinstance(q, QueueModel) for q in device.qos.queues)
+    assert isinstance(device.mgmt, MgmtModel)
