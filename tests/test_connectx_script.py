@@ -338,7 +338,7 @@ def test_script_is_valid_bash(tmp_path: Path, example: Rendered) -> None:
 def test_script_passes_shellcheck(tmp_path: Path, example: Rendered) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
-        pytest.skip("shellcheck is not installed (Debian/Ubuntu: apt-get install shellcheck)")
+        pytest.skip(reason="shellcheck is not installed (Debian/Ubuntu: apt-get install shellcheck)")
     script = tmp_path / "fabricgen-nic.sh"
     script.write_text(example.script)
     done = subprocess.run([shellcheck, "--severity=warning", str(script)], capture_output=True, text=True,

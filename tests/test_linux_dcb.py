@@ -200,7 +200,7 @@ def test_script_is_valid_bash(tmp_path: Path) -> None:
 def test_script_passes_shellcheck(tmp_path: Path) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
-        pytest.skip("shellcheck is not installed (Debian/Ubuntu: apt-get install shellcheck)")
+        pytest.skip(reason="shellcheck is not installed (Debian/Ubuntu: apt-get install shellcheck)")
     for device in variants():
         script = tmp_path / SCRIPT
         script.write_text(script_of(device))

@@ -58,13 +58,13 @@ def _validator() -> Any:
     if models is None:
         if required:
             pytest.fail("FABRICGEN_REQUIRE_YANG=1 but ../shared/sonic-yang is absent")
-        pytest.skip("SONiC YANG models not found (../shared/sonic-yang or $FABRICGEN_SONIC_YANG)")
+        pytest.skip(reason="SONiC YANG models not found (../shared/sonic-yang or $FABRICGEN_SONIC_YANG)")
     try:
         return SonicYangValidator(models)
     except YangUnavailable as exc:
         if required:
             pytest.fail(str(exc))
-        pytest.skip(f"libyang not installed: {exc}")
+        pytest.skip(reason=f"libyang not installed: {exc}")
 
 
 @pytest.fixture(scope="module")

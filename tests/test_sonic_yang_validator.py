@@ -25,7 +25,7 @@ from fabricgen.validate.sonic_yang import (
 MODELS = find_models_dir(Path(__file__))
 if MODELS is None:
     pytest.skip(
-        "needs ../shared/sonic-yang (SONiC YANG models) beside the repo; "
+        reason="needs ../shared/sonic-yang (SONiC YANG models) beside the repo; "
         "or set FABRICGEN_SONIC_YANG=<models dir>",
         allow_module_level=True,
     )
@@ -33,7 +33,7 @@ try:
     importlib.import_module("libyang")
 except (ImportError, OSError) as exc:  # OSError: binding installed but libyang.so.2 missing
     pytest.skip(
-        f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})",
+        reason=f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})",
         allow_module_level=True,
     )
 

@@ -134,11 +134,12 @@ def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                             "scheduling: strict for the CNP class", source=("intent", "rdma", "cnp_class"))
 
 
-@rule("FG-ECN-009", "dcqcn-left-to-vendor-tool", "warning", "DCQCN/CNP on hosts whose platform cannot set them")
+@rule("FG-ECN-009", "dcqcn-left-to-vendor-tool", "error", "DCQCN/CNP on hosts whose platform cannot set them")
 def dcqcn_left_to_vendor(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Generic dcbnl has no DCQCN or CNP knobs: on such hosts (platform linux-dcb) fabricgen cannot program or
     verify the reaction/notification points, so a NIC may run without congestion control while every switch
-    marks ECN. The finding says what to set with the vendor's tool.
+    marks ECN. An intent feature a platform cannot express is an error, never dropped in silence; the finding
+    says what to set with the vendor's tool, and a waiver records that it was done.
 
     Fix: configure DCQCN on the RoCE priority and the CNP DSCP/priority with the NIC vendor's tool (Broadcom:
     bnxt_re configfs cc/ or niccli), then waive this finding with that reason."""
