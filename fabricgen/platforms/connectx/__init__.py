@@ -15,13 +15,15 @@ from typing import Any
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, NicModel
-from fabricgen.platforms import Capability, Platform
+from fabricgen.platforms import Capability, Platform, hostscript
+from fabricgen.platforms.hostscript import dcb_map
 from fabricgen.templating import Templates
 
 SCRIPT = "fabricgen-nic.sh"
 UNIT = "fabricgen-nic.service"
-NCCL_ENV = "nccl.env"
+NCCL_ENV = hostscript.NCCL_ENV
 INSTALL_PATH = "/usr/local/sbin/fabricgen-nic.sh"
+FILES = hostscript.HostFiles(folder="connectx", script=SCRIPT, unit=UNIT, install_path=INSTALL_PATH)
 
 CAPABILITY = Capability(
     name="connectx",
@@ -60,30 +62,25 @@ def _csv(values: Sequence[int | str]) -> str:
     return ",".join(str(v) for v in values)
 
 
-def _dcb_line(keyword: str, values: Sequence[Any]) -> str:
-    """How `dcb ... show` prints an 8-entry map, e.g. ``prio-pfc 0:off 1:off 2:off 3:on ...``."""
-    return " ".join([keyword] + [f"{index}:{value}" for index, value in enumerate(values)])
-
-
 def nic_context(nic: NicModel) -> dict[str, Any]:
     q = shlex.quote
     pfc_flags = ["on" if flag else "off" for flag in nic.pfc]
     prio = nic.dcqcn_priorities
     return {
         "interface": q(nic.interface),
-        "function": "nic_" + "".join(c if c.isalnum() else "_" for c in nic.interface),
+        "function": hostscript.nic_function(nic.interface),
         "rdma_device": q(nic.rdma_device),
         "mtu": nic.mtu,
         "trust": nic.trust,
         "pfc_arg": _csv(nic.pfc),
-        "pfc_want": _dcb_line("prio-pfc", pfc_flags),
+        "pfc_want": dcb_map("prio-pfc", pfc_flags),
         "prio_tc_arg": _csv(nic.prio_tc),
         "tsa_arg": _csv(nic.tsa),
         "tcbw_arg": _csv(nic.tcbw),
         # TCs set to 0 %: mlx5 may read them back as 100 (strict) or as a share of the zero-BW group.
         "zero_bw_tcs": " ".join(str(tc) for tc, bw in enumerate(nic.tcbw) if bw == 0),
-        "ets_want": " | ".join([_dcb_line("prio-tc", nic.prio_tc), _dcb_line("tc-tsa", nic.tsa),
-                                _dcb_line("tc-bw", nic.tcbw)]),
+        "ets_want": " | ".join([dcb_map("prio-tc", nic.prio_tc), dcb_map("tc-tsa", nic.tsa),
+                                dcb_map("tc-bw", nic.tcbw)]),
         "dscp2prio": [{"dscp": d, "prio": p} for d, p in sorted(nic.dscp2prio.items())],
         "dcqcn": [{"prio": p, "value": 1 if nic.dcqcn_enabled else 0} for p in prio],
         "cnp_dscp": nic.cnp_dscp,
@@ -93,27 +90,15 @@ def nic_context(nic: NicModel) -> dict[str, Any]:
     }
 
 
-def render_script(device: DeviceModel, templates: Templates) -> str:
-    assert device.host is not None
-    return templates.render("connectx/fabricgen-nic.sh.j2", version=__version__, device=device,
-                            nics=[nic_context(nic) for nic in device.host.nics])
-
-
 def render_env(device: DeviceModel) -> str:
-    assert device.host is not None
-    lines = [f"# fabricgen {__version__}: NCCL settings that match the fabric's RoCE class ({device.name})",
-             "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."]
-    lines += [f"{key}={value}" for key, value in sorted(device.host.nccl_env.items())]
-    return "\n".join(lines) + "\n"
+    """nccl.env under ConnectX's header comment (hostscript.render_env writes the rest)."""
+    return hostscript.render_env(device, [
+        f"# fabricgen {__version__}: NCCL settings that match the fabric's RoCE class ({device.name})"])
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
-    return {
-        SCRIPT: render_script(device, templates),
-        UNIT: templates.render("connectx/fabricgen-nic.service.j2", version=__version__, device=device,
-                               install_path=INSTALL_PATH),
-        NCCL_ENV: render_env(device),
-    }
+    """The script, its boot-time unit and nccl.env (the layout every host platform shares: hostscript)."""
+    return FILES.render(device, nic_context, render_env(device), templates)
 
 
 from fabricgen.platforms.connectx import reader  # noqa: E402  (at the bottom: reader imports this module)

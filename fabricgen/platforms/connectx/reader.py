@@ -30,27 +30,23 @@ what mlnx_qos accepts.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fabricgen.model import DeviceModel, HostModel, NicModel
-from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.connectx import NCCL_ENV, SCRIPT
+from fabricgen.model import DeviceModel, NicModel
+from fabricgen.platforms import hostscript
+from fabricgen.platforms.connectx import SCRIPT
 
 REQUIRED = ("mtu", "trust", "pfc", "prio_tc", "tsa", "tcbw", "cnp_dscp", "cnp_priority", "roce_tos")
-DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
+DEFAULT_PATH_MTU = hostscript.DEFAULT_PATH_MTU  # for a skeleton without a host part: not in the script
 
 
 # --- owned ----------------------------------------------------------------------------------------------
 
 def owned(device: DeviceModel) -> dict[str, Any]:
     """The fields the script and nccl.env express, as plain data (see the module docstring)."""
-    host = device.host
-    if host is None:
-        return {"nics": {}, "nccl_env": {}}
-    return {"nics": {nic.interface: _owned_nic(nic) for nic in host.nics}, "nccl_env": dict(host.nccl_env)}
+    return hostscript.owned(device, _owned_nic)
 
 
 def _owned_nic(nic: NicModel) -> dict[str, Any]:
@@ -66,33 +62,16 @@ def _owned_nic(nic: NicModel) -> dict[str, Any]:
 # --- the script -----------------------------------------------------------------------------------------
 
 @dataclass
-class _Nic:
-    """What one ``nic_*()`` function sets, field by field as NicModel names them."""
+class _Nic(hostscript.Nic):
+    """hostscript.Nic plus what ConnectX lines set outside ``values``: dscp2prio entries, DCQCN writes."""
 
-    function: str
-    line: int
-    interface: str = ""
-    rdma_device: str = ""
-    values: dict[str, Any] = field(default_factory=dict)
     dscp2prio: dict[int, int] = field(default_factory=dict)
     dcqcn: dict[int, list[int]] = field(default_factory=dict)  # priority → values written (np, rp)
 
 
-def _error(line: int, message: str) -> ConfigReadError:
-    return ConfigReadError(SCRIPT, line, message)
-
-
-def _words(text: str, line: int) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError as exc:  # unbalanced quotes
-        raise _error(line, f"cannot split into shell words: {exc}") from exc
-
-
-def _number(text: str, line: int, what: str, high: int) -> int:
-    if not re.fullmatch(r"\d+", text) or int(text) > high:
-        raise _error(line, f"{what}: expected a number 0-{high}, found {text!r}")
-    return int(text)
+# Errors, shell words and numbers that name this script and the line.
+_FILE = hostscript.ScriptFile(SCRIPT)
+_error, _words, _number = _FILE.error, _FILE.words, _FILE.number
 
 
 def _vector(text: str, line: int, what: str) -> list[str]:
@@ -172,13 +151,6 @@ def _command(nic: _Nic, words: list[str], line: int) -> None:
         nic.values["roce_tos"] = _number(words[words.index("-t") + 1], line, "roce tos", 255)
 
 
-def _setting(nic: _Nic, text: str, line: int) -> None:
-    _, sep, command = text.partition(" -- ")
-    if not sep:
-        raise _error(line, "a `setting` line without ` -- COMMAND`")
-    _command(nic, _words(command, line), line)
-
-
 _CC_FILES: dict[str, tuple[str, int]] = {"roce_np/cnp_dscp": ("cnp_dscp", 63),
                                          "roce_np/cnp_802p_prio": ("cnp_priority", 7)}
 
@@ -198,59 +170,9 @@ def _cc_setting(nic: _Nic, text: str, line: int) -> None:
         nic.values[name] = _number(value, line, name, high)
 
 
-def _local(nic: _Nic, text: str, line: int) -> None:
-    for word in _words(text, line)[1:]:
-        key, _, value = word.partition("=")
-        if key == "ifname":
-            nic.interface = value
-        elif key == "rdma":
-            nic.rdma_device = value
-
-
 _LINES: dict[str, Callable[[_Nic, str, int], None]] = {
-    "local": _local, "setting": _setting, "cc_setting": _cc_setting,
+    "local": _FILE.local, "setting": _FILE.setting(_command), "cc_setting": _cc_setting,
 }
-
-
-@dataclass
-class _Script:
-    nics: dict[str, _Nic] = field(default_factory=dict)  # by function name
-    calls: list[str] | None = None  # the functions all_nics() calls
-
-
-def _parse_script(text: str) -> _Script:
-    lines = text.splitlines()
-    if not any(line.startswith("# fabricgen ") for line in lines[:3]):
-        raise _error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
-    script = _Script()
-    current: _Nic | None = None
-    calls: list[str] | None = None
-    for number, raw in enumerate(lines, 1):
-        line = raw.strip()
-        opened = re.fullmatch(r"(\w+)\(\) \{", line)
-        if opened is not None:
-            current, calls = _open_function(script, opened.group(1), number)
-        elif line == "}":
-            current, calls = None, None
-        elif current is not None:
-            keyword = line.split(" ", 1)[0]
-            if keyword in _LINES:
-                _LINES[keyword](current, line, number)
-        elif calls is not None and re.fullmatch(r"\w+", line):
-            calls.append(line)
-    if script.calls is None:
-        raise _error(len(lines), "no all_nics() function: not a script fabricgen wrote")
-    return script
-
-
-def _open_function(script: _Script, name: str, line: int) -> tuple[_Nic | None, list[str] | None]:
-    if name == "all_nics":
-        script.calls = []
-        return None, script.calls
-    if name.startswith("nic_"):
-        nic = script.nics[name] = _Nic(name, line)
-        return nic, None
-    return None, None  # the script's helpers
 
 
 def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
@@ -268,41 +190,8 @@ def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
     return NicModel(**values, cable_m=None, peer=None, xoff_bytes=0)
 
 
-# --- nccl.env -------------------------------------------------------------------------------------------
-
-def _parse_env(text: str) -> dict[str, str]:
-    """``KEY=VALUE`` lines as ``set -a; . ./nccl.env`` reads them (``export`` and quoted values too)."""
-    env: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = re.fullmatch(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
-        if match is None:
-            raise ConfigReadError(NCCL_ENV, number, f"expected KEY=VALUE, found {line!r}")
-        value = match.group(2)
-        if value[:1] in ("'", '"'):
-            try:
-                value = "".join(shlex.split(value))
-            except ValueError as exc:
-                raise ConfigReadError(NCCL_ENV, number, f"unbalanced quotes in {line!r}") from exc
-        env[match.group(1)] = value
-    return env
-
-
 # --- read -----------------------------------------------------------------------------------------------
 
 def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     """``skeleton`` with every owned field replaced by what the script and nccl.env say."""
-    if SCRIPT not in files:
-        raise ConfigReadError(SCRIPT, 0, "file missing")
-    script = _parse_script(files[SCRIPT])
-    old = {nic.interface: nic for nic in (skeleton.host.nics if skeleton.host else [])}
-    nics = [_nic_model(script.nics[name], old.get(script.nics[name].interface))
-            for name in (script.calls or []) if name in script.nics]
-    env = _parse_env(files.get(NCCL_ENV, ""))
-    if skeleton.host is None:
-        host = HostModel(nics=nics, nccl_env=env, path_mtu=DEFAULT_PATH_MTU)
-    else:
-        host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
-    return skeleton.model_copy(update={"host": host})
+    return hostscript.read(skeleton, files, _FILE, _Nic, _LINES, _nic_model)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from ipaddress import ip_address, ip_interface
@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 from fabricgen.model import DeviceModel, EcnThresholds, MgmtModel, PortModel, QosModel, QueueModel, WatchdogModel
 from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.clitext import Handler, Node, dispatch, number, tree
 from fabricgen.platforms.eos import PROFILE, natural_key
 
 FILE = "eos.cfg"
@@ -107,78 +108,27 @@ def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
 
 # --- the config as a tree -------------------------------------------------------------------------------
 
-@dataclass
-class _Node:
-    """One CLI line and the lines indented under it."""
-
-    text: str
-    line: int
-    children: list[_Node] = field(default_factory=list)
-
-    def error(self, message: str) -> ConfigReadError:
-        return ConfigReadError(FILE, self.line, f"{message}: `{self.text}`")
-
-    def each(self, pattern: str) -> Iterator[tuple[re.Match[str], _Node]]:
-        """Children matching ``pattern`` in order (later lines win where callers keep the last)."""
-        compiled = re.compile(pattern)
-        for child in self.children:
-            match = compiled.fullmatch(child.text)
-            if match is not None:
-                yield match, child
-
-    def last(self, pattern: str) -> re.Match[str] | None:
-        found = None
-        for match, _ in self.each(pattern):
-            found = match
-        return found
-
-    def last_int(self, pattern: str, low: int, high: int) -> int | None:
-        """The number in group 1 of the last child matching ``pattern``; a bad one is reported at its line."""
-        found = None
-        for match, child in self.each(pattern):
-            found = _int(match.group(1), child, low, high)
-        return found
+def _tree(text: str) -> Node:
+    """Indentation is structure in EOS CLI; ``!`` lines are separators or comments, ``end`` closes the config."""
+    return tree(text, FILE, _banner_end, skipped=("end",))
 
 
-def _tree(text: str) -> _Node:
-    """Indentation is structure in EOS CLI; ``!`` lines are separators or comments."""
-    root = _Node("", 0)
-    stack: list[tuple[int, _Node]] = [(-1, root)]
-    in_banner = False
-    for number, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip()
-        if in_banner:
-            in_banner = stripped != "EOF"
-            continue
-        if not stripped or stripped.startswith("!") or stripped == "end":
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        while stack[-1][0] >= indent:
-            stack.pop()
-        node = _Node(stripped, number)
-        stack[-1][1].children.append(node)
-        stack.append((indent, node))
-        in_banner = stripped.startswith("banner ")  # banner text runs to a line `EOF`, whatever it says
-    return root
+def _banner_end(line: str) -> Callable[[str], bool] | None:
+    """``banner ...`` text runs to a line ``EOF``, whatever it says."""
+    return (lambda text: text == "EOF") if line.startswith("banner ") else None
 
 
-def _int(text: str, node: _Node, low: int = 0, high: int = 2**31) -> int:
-    if not re.fullmatch(r"\d+", text) or not low <= int(text) <= high:
-        raise node.error(f"expected a number {low}-{high}, found {text!r}")
-    return int(text)
-
-
-def _int_list(text: str, node: _Node, high: int) -> list[int]:
+def _int_list(text: str, node: Node, high: int) -> list[int]:
     """``"0 1 2-5"`` → [0, 1, 2, 3, 4, 5] (EOS may print ranges)."""
     values: list[int] = []
     for word in text.split():
         first, _, last = word.partition("-")
-        low = _int(first, node, 0, high)
-        values += range(low, _int(last, node, 0, high) + 1) if last else [low]
+        low = number(first, node, 0, high)
+        values += range(low, number(last, node, 0, high) + 1) if last else [low]
     return values
 
 
-def _ms(text: str, node: _Node) -> int:
+def _ms(text: str, node: Node) -> int:
     """``0.2`` (seconds, as EOS takes watchdog timers) → 200."""
     try:
         value = Decimal(text) * 1000
@@ -200,13 +150,13 @@ class _Pfc:
     drop: set[int] = field(default_factory=set)
 
 
-def _read_pfc(node: _Node) -> _Pfc:
+def _read_pfc(node: Node) -> _Pfc:
     pfc = _Pfc()
     for match, _ in node.each(r"(no )?priority-flow-control(?: mode)?(?: (on|off))?"):
         if match.group(1) or match.group(2):
             pfc.on = not match.group(1) and match.group(2) == "on"
     for match, child in node.each(r"priority-flow-control priority (\S+) (no-drop|drop)"):
-        prio = _int(match.group(1), child, 0, 7)
+        prio = number(match.group(1), child, 0, 7)
         (pfc.no_drop if match.group(2) == "no-drop" else pfc.drop).add(prio)
         (pfc.drop if match.group(2) == "no-drop" else pfc.no_drop).discard(prio)
     return pfc
@@ -216,21 +166,21 @@ def _read_pfc(node: _Node) -> _Pfc:
 class _Profile:
     pfc: _Pfc
     watchdog: bool
-    queues: dict[int, _Node]
+    queues: dict[int, Node]
 
     @property
     def lossless(self) -> list[int]:
         return sorted(self.pfc.no_drop) if self.pfc.on else []
 
 
-def _read_profile(node: _Node) -> _Profile:
-    queues = {_int(m.group(1), child, 0, 7): child for m, child in node.each(r"(?:uc-)?tx-queue (\S+)")}
+def _read_profile(node: Node) -> _Profile:
+    queues = {number(m.group(1), child, 0, 7): child for m, child in node.each(r"(?:uc-)?tx-queue (\S+)")}
     return _Profile(_read_pfc(node), node.last(r"priority-flow-control pause watchdog") is not None, queues)
 
 
 @dataclass
 class _Interface:
-    node: _Node
+    node: Node
     pfc: _Pfc
     profile: str | None
 
@@ -246,7 +196,7 @@ class _Config:
     default_mtu: int = DEFAULT_MTU
 
 
-def _add_interface(config: _Config, name: str, node: _Node) -> None:
+def _add_interface(config: _Config, name: str, node: Node) -> None:
     if name == "defaults":  # `interface defaults` holds defaults, not an interface
         config.default_mtu = node.last_int(r"mtu (\S+)", 68, 65535) or config.default_mtu
         return
@@ -254,19 +204,19 @@ def _add_interface(config: _Config, name: str, node: _Node) -> None:
     config.interfaces[name] = _Interface(node, _read_pfc(node), profile.group(1) if profile else None)
 
 
-def _add_dscp_map(config: _Config, match: re.Match[str], node: _Node) -> None:
-    tc = _int(match.group(2), node, 0, 7)
+def _add_dscp_map(config: _Config, match: re.Match[str], node: Node) -> None:
+    tc = number(match.group(2), node, 0, 7)
     for dscp in _int_list(match.group(1), node, 63):
         config.dscp_to_tc[dscp] = tc
 
 
-def _add_tc_map(config: _Config, match: re.Match[str], node: _Node) -> None:
-    queue = _int(match.group(2), node, 0, 7)
+def _add_tc_map(config: _Config, match: re.Match[str], node: Node) -> None:
+    queue = number(match.group(2), node, 0, 7)
     for tc in _int_list(match.group(1), node, 7):
         config.tc_to_queue[tc] = queue
 
 
-def _add_watchdog(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_watchdog(config: _Config, match: re.Match[str], node: Node) -> None:
     key, value = match.group(1), match.group(2)
     if key == "action":
         if value in WATCHDOG_ACTIONS:  # errdisable has no DeviceModel equivalent: see the docstring
@@ -275,7 +225,7 @@ def _add_watchdog(config: _Config, match: re.Match[str], node: _Node) -> None:
         config.watchdog[key] = _ms(value, node)
 
 
-def _add_route(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_route(config: _Config, match: re.Match[str], node: Node) -> None:
     for word in match.group(3).split():  # next hop: the first address (an egress interface may precede it)
         try:
             config.routes.append((match.group(1), str(ip_address(word))))
@@ -285,8 +235,7 @@ def _add_route(config: _Config, match: re.Match[str], node: _Node) -> None:
 
 
 # Top-level lines fabricgen reads; everything else is someone else's configuration.
-_Handler = Callable[[_Config, re.Match[str], _Node], None]
-_TOP: list[tuple[re.Pattern[str], _Handler]] = [
+_TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
     (re.compile(r"qos profile (\S+)"), lambda c, m, n: c.profiles.__setitem__(m.group(1), _read_profile(n))),
     (re.compile(r"interface (\S+)"), lambda c, m, n: _add_interface(c, m.group(1), n)),
     (re.compile(r"qos map dscp (.+?) to traffic-class (\S+)(?: .*)?"), _add_dscp_map),
@@ -300,14 +249,7 @@ _TOP: list[tuple[re.Pattern[str], _Handler]] = [
 def _parse(files: Mapping[str, str]) -> _Config:
     if FILE not in files:
         raise ConfigReadError(FILE, 0, "file missing")
-    config = _Config()
-    for node in _tree(files[FILE]).children:
-        for pattern, handler in _TOP:
-            match = pattern.fullmatch(node.text)
-            if match is not None:
-                handler(config, match, node)
-                break
-    return config
+    return dispatch(_tree(files[FILE]), _TOP, _Config())
 
 
 # --- ports ----------------------------------------------------------------------------------------------
@@ -368,7 +310,7 @@ def _main_profile(config: _Config, ports: list[PortModel]) -> _Profile | None:
     return config.profiles.get(PROFILE)
 
 
-def _read_queue(node: _Node, index: int, tc: int, class_name: str, lossless: bool) -> QueueModel:
+def _read_queue(node: Node, index: int, tc: int, class_name: str, lossless: bool) -> QueueModel:
     dwrr = node.last(r"(no )?priority(?: strict)?")  # EOS tx-queues are strict until `no priority`
     weight = node.last_int(r"bandwidth percent (\S+)", 0, 100)
     scheduler: Literal["strict", "dwrr"] = "dwrr" if dwrr is not None and dwrr.group(1) else "strict"
@@ -377,15 +319,15 @@ def _read_queue(node: _Node, index: int, tc: int, class_name: str, lossless: boo
                       ecn=_read_ecn(node))
 
 
-def _read_ecn(node: _Node) -> EcnThresholds | None:
+def _read_ecn(node: Node) -> EcnThresholds | None:
     pattern = (r"random-detect ecn minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
                r"(?: max-mark-probability (\S+))?(?: .*)?")
     for match, child in node.each(pattern):
         if match.group(2) != "bytes" or match.group(4) != "bytes":
             continue  # kbytes/segments/milliseconds: not converted, see the docstring
         # Without max-mark-probability EOS marks every packet at the maximum threshold.
-        return EcnThresholds(min_bytes=_int(match.group(1), child), max_bytes=_int(match.group(3), child),
-                             probability_pct=_int(match.group(5), child, 1, 100) if match.group(5) else 100)
+        return EcnThresholds(min_bytes=number(match.group(1), child), max_bytes=number(match.group(3), child),
+                             probability_pct=number(match.group(5), child, 1, 100) if match.group(5) else 100)
     return None
 
 
@@ -446,7 +388,7 @@ def _read_mgmt(config: _Config, skeleton: MgmtModel | None) -> MgmtModel | None:
     return skeleton.model_copy(update={"interface": name, "vrf": vrf, "address": address, "gateway": gateway})
 
 
-def _mgmt_address(node: _Node, wanted: str | None) -> str | None:
+def _mgmt_address(node: Node, wanted: str | None) -> str | None:
     """The interface's primary address of the skeleton's family if it has both (``dhcp`` reads as None)."""
     found: list[str] = []
     for match, _ in node.each(r"ipv?6? address (\S+)"):

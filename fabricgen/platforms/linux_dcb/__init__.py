@@ -36,18 +36,19 @@ dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0, net/dcb/dcbnl.c; the iproute2
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 from typing import Any
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, NicModel
-from fabricgen.platforms import Capability, Platform
+from fabricgen.platforms import Capability, Platform, hostscript
+from fabricgen.platforms.hostscript import dcb_map
 from fabricgen.templating import Templates
 
 SCRIPT = "fabricgen-dcb.sh"
 UNIT = "fabricgen-dcb.service"
-NCCL_ENV = "nccl.env"
+NCCL_ENV = hostscript.NCCL_ENV
 INSTALL_PATH = "/usr/local/sbin/fabricgen-dcb.sh"
+FILES = hostscript.HostFiles(folder="linux_dcb", script=SCRIPT, unit=UNIT, install_path=INSTALL_PATH)
 
 CAPABILITY = Capability(
     name="linux-dcb",
@@ -84,11 +85,6 @@ CAPABILITY = Capability(
 )
 
 
-def dcb_map(keyword: str, values: Sequence[Any]) -> str:
-    """An 8-entry ``dcb`` array as ``dcb ... show`` prints it and ``dcb ... set`` takes it: ``prio-tc 0:0 1:1 ...``."""
-    return " ".join([keyword] + [f"{index}:{value}" for index, value in enumerate(values)])
-
-
 def dscp_map(nic: NicModel) -> dict[int, int]:
     """The priority of every DSCP the NIC is to trust: ``dscp2prio`` where it has an entry, DSCP>>3 elsewhere
     (the NicModel's meaning, shared with ConnectX); none under PCP trust."""
@@ -103,7 +99,7 @@ def nic_context(nic: NicModel) -> dict[str, Any]:
     dcqcn = ", ".join(str(prio) for prio in sorted(nic.dcqcn_priorities)) or "none"
     return {
         "interface": shlex.quote(nic.interface),
-        "function": "nic_" + "".join(c if c.isalnum() else "_" for c in nic.interface),
+        "function": hostscript.nic_function(nic.interface),
         "rdma_device": shlex.quote(nic.rdma_device),
         "mtu": nic.mtu,
         "ets": " ".join(ets),
@@ -122,29 +118,16 @@ def nic_context(nic: NicModel) -> dict[str, Any]:
     }
 
 
-def render_script(device: DeviceModel, templates: Templates) -> str:
-    assert device.host is not None
-    return templates.render("linux_dcb/fabricgen-dcb.sh.j2", version=__version__, device=device,
-                            nics=[nic_context(nic) for nic in device.host.nics])
-
-
 def render_env(device: DeviceModel) -> str:
-    """``KEY=VALUE`` lines (sorted) that NCCL reads from the environment or /etc/nccl.conf."""
-    assert device.host is not None
-    lines = [f"# fabricgen {__version__}: NCCL settings of {device.name} that match the fabric's RoCE class",
-             "# NCCL_IB_TC is the ToS byte (DSCP << 2); NCCL_IB_HCA: the RDMA devices fabricgen-dcb.sh configures.",
-             "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."]
-    lines += [f"{key}={value}" for key, value in sorted(device.host.nccl_env.items())]
-    return "\n".join(lines) + "\n"
+    """nccl.env under this platform's header, which also says what NCCL_IB_TC and NCCL_IB_HCA hold."""
+    return hostscript.render_env(device, [
+        f"# fabricgen {__version__}: NCCL settings of {device.name} that match the fabric's RoCE class",
+        "# NCCL_IB_TC is the ToS byte (DSCP << 2); NCCL_IB_HCA: the RDMA devices fabricgen-dcb.sh configures."])
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
-    return {
-        SCRIPT: render_script(device, templates),
-        UNIT: templates.render("linux_dcb/fabricgen-dcb.service.j2", version=__version__, device=device,
-                               install_path=INSTALL_PATH),
-        NCCL_ENV: render_env(device),
-    }
+    """The script, its boot-time unit and nccl.env (the layout every host platform shares: hostscript)."""
+    return FILES.render(device, nic_context, render_env(device), templates)
 
 
 from fabricgen.platforms.linux_dcb import reader  # noqa: E402  (at the bottom: reader imports this module)

@@ -31,20 +31,18 @@ DSCP given two priorities or a value outside what ``dcb`` accepts.
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from fabricgen.model import DeviceModel, HostModel, NicModel
-from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.linux_dcb import NCCL_ENV, SCRIPT, dscp_map
+from fabricgen.model import DeviceModel, NicModel
+from fabricgen.platforms import hostscript
+from fabricgen.platforms.hostscript import Nic
+from fabricgen.platforms.linux_dcb import SCRIPT, dscp_map
 
 # What every NIC function of a fabricgen script sets, and how an error names it.
 REQUIRED = {"mtu": "mtu", "prio_tc": "prio-tc", "tsa": "tc-tsa", "tcbw": "tc-bw", "pfc": "prio-pfc",
             "dscp": "the DSCP entries (dscp_setting)", "trust": "trust (apptrust)", "roce_tos": "roce tos"}
-DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
+DEFAULT_PATH_MTU = hostscript.DEFAULT_PATH_MTU  # for a skeleton without a host part: not in the script
 # iproute2 accepts the names of /etc/iproute2/rt_dsfield for DSCPs (dcb-app(8)); these are the DSCP ones.
 DSCP_NAMES = {**{f"CS{n}": 8 * n for n in range(8)}, "EF": 46,
               **{f"AF{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)}}
@@ -56,10 +54,7 @@ SINGLE_VALUE = ("willing", "delay", "macsec-bypass")
 
 def owned(device: DeviceModel) -> dict[str, Any]:
     """The fields the script and nccl.env express, as plain data (see the module docstring)."""
-    host = device.host
-    if host is None:
-        return {"nics": {}, "nccl_env": {}}
-    return {"nics": {nic.interface: _owned_nic(nic) for nic in host.nics}, "nccl_env": dict(host.nccl_env)}
+    return hostscript.owned(device, _owned_nic)
 
 
 def _owned_nic(nic: NicModel) -> dict[str, Any]:
@@ -72,32 +67,9 @@ def _owned_nic(nic: NicModel) -> dict[str, Any]:
 
 # --- the script -----------------------------------------------------------------------------------------
 
-@dataclass
-class _Nic:
-    """What one ``nic_*()`` function sets, field by field as NicModel names them."""
-
-    function: str
-    line: int
-    interface: str = ""
-    rdma_device: str = ""
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-def _error(line: int, message: str) -> ConfigReadError:
-    return ConfigReadError(SCRIPT, line, message)
-
-
-def _words(text: str, line: int) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError as exc:  # unbalanced quotes
-        raise _error(line, f"cannot split into shell words: {exc}") from exc
-
-
-def _number(text: str, line: int, what: str, high: int) -> int:
-    if not re.fullmatch(r"\d+", text) or int(text) > high:
-        raise _error(line, f"{what}: expected a number 0-{high}, found {text!r}")
-    return int(text)
+# Errors, shell words and numbers that name this script and the line.
+_FILE = hostscript.ScriptFile(SCRIPT)
+_error, _words, _number = _FILE.error, _FILE.words, _FILE.number
 
 
 def _tsa(text: str, line: int, what: str) -> str:
@@ -139,7 +111,7 @@ def _array(keyword: str, entries: list[str], line: int) -> list[Any]:
     return values
 
 
-def _dcb_set(nic: _Nic, words: list[str], line: int) -> None:
+def _dcb_set(nic: Nic, words: list[str], line: int) -> None:
     """``dcb {ets|pfc} set dev DEV KEYWORD ...``: the arrays it sets."""
     if words[3:4] != ["dev"] or len(words) < 5:
         raise _error(line, f"expected `dcb {words[1]} set dev DEV ...`")
@@ -161,7 +133,7 @@ def _dcb_set(nic: _Nic, words: list[str], line: int) -> None:
             nic.values[_ARRAYS[keyword][0]] = values
 
 
-def _command(nic: _Nic, words: list[str], line: int) -> None:
+def _command(nic: Nic, words: list[str], line: int) -> None:
     """The command a ``setting`` line runs in apply mode."""
     if words[:1] == ["dcb"] and len(words) > 2 and words[1] in ("ets", "pfc") and words[2] == "set":
         _dcb_set(nic, words, line)
@@ -169,13 +141,6 @@ def _command(nic: _Nic, words: list[str], line: int) -> None:
         nic.values["mtu"] = _number(words[words.index("mtu") + 1], line, "mtu", 65535)
     elif words[:1] == ["write_file"] and len(words) == 3 and words[1].endswith("/default_roce_tos"):
         nic.values["roce_tos"] = _number(words[2], line, "roce tos", 255)
-
-
-def _setting(nic: _Nic, text: str, line: int) -> None:
-    _, sep, command = text.partition(" -- ")
-    if not sep:
-        raise _error(line, "a `setting` line without ` -- COMMAND`")
-    _command(nic, _words(command, line), line)
 
 
 def _dscp_key(text: str, line: int) -> list[int]:
@@ -186,7 +151,7 @@ def _dscp_key(text: str, line: int) -> list[int]:
     return [_number(text, line, "dscp-prio DSCP", 63)]
 
 
-def _dscp_setting(nic: _Nic, text: str, line: int) -> None:
+def _dscp_setting(nic: Nic, text: str, line: int) -> None:
     """``dscp_setting IFACE [DSCP:PRIO ...]``: the DSCP APP entries (none: flushed)."""
     entries: dict[int, int] = {}
     for entry in _words(text, line)[2:]:
@@ -201,66 +166,16 @@ def _dscp_setting(nic: _Nic, text: str, line: int) -> None:
     nic.values["dscp"] = entries
 
 
-def _apptrust(nic: _Nic, text: str, line: int) -> None:
+def _apptrust(nic: Nic, text: str, line: int) -> None:
     words = _words(text, line)
     if len(words) != 3 or words[2] not in ("dscp", "pcp"):
         raise _error(line, "expected `apptrust IFACE dscp|pcp`")
     nic.values["trust"] = words[2]
 
 
-def _local(nic: _Nic, text: str, line: int) -> None:
-    for word in _words(text, line)[1:]:
-        key, _, value = word.partition("=")
-        if key == "ifname":
-            nic.interface = value
-        elif key == "rdma":
-            nic.rdma_device = value
-
-
-_LINES: dict[str, Callable[[_Nic, str, int], None]] = {
-    "local": _local, "setting": _setting, "dscp_setting": _dscp_setting, "apptrust": _apptrust,
+_LINES: dict[str, Callable[[Nic, str, int], None]] = {
+    "local": _FILE.local, "setting": _FILE.setting(_command), "dscp_setting": _dscp_setting, "apptrust": _apptrust,
 }
-
-
-@dataclass
-class _Script:
-    nics: dict[str, _Nic] = field(default_factory=dict)  # by function name
-    calls: list[str] | None = None  # the functions all_nics() calls
-
-
-def _parse_script(text: str) -> _Script:
-    lines = text.splitlines()
-    if not any(line.startswith("# fabricgen ") for line in lines[:3]):
-        raise _error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
-    script = _Script()
-    current: _Nic | None = None
-    calls: list[str] | None = None
-    for number, raw in enumerate(lines, 1):
-        line = raw.strip()
-        opened = re.fullmatch(r"(\w+)\(\) \{", line)
-        if opened is not None:
-            current, calls = _open_function(script, opened.group(1), number)
-        elif line == "}":
-            current, calls = None, None
-        elif current is not None:
-            keyword = line.split(" ", 1)[0]
-            if keyword in _LINES:
-                _LINES[keyword](current, line, number)
-        elif calls is not None and re.fullmatch(r"\w+", line):
-            calls.append(line)
-    if script.calls is None:
-        raise _error(len(lines), "no all_nics() function: not a script fabricgen wrote")
-    return script
-
-
-def _open_function(script: _Script, name: str, line: int) -> tuple[_Nic | None, list[str] | None]:
-    if name == "all_nics":
-        script.calls = []
-        return None, script.calls
-    if name.startswith("nic_"):
-        nic = script.nics[name] = _Nic(name, line)
-        return nic, None
-    return None, None  # the script's helpers
 
 
 def _dscp2prio(trust: str, entries: dict[int, int]) -> dict[int, int]:
@@ -271,7 +186,7 @@ def _dscp2prio(trust: str, entries: dict[int, int]) -> dict[int, int]:
     return {dscp: prio for dscp, prio in sorted(entries.items()) if prio != dscp >> 3}
 
 
-def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
+def _nic_model(nic: Nic, skeleton: NicModel | None) -> NicModel:
     missing = [what for name, what in REQUIRED.items() if name not in nic.values]
     if not nic.interface or missing:
         what = ", ".join(missing) if missing else "`local ifname=`"
@@ -285,41 +200,8 @@ def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
                     cable_m=None, peer=None, xoff_bytes=0)
 
 
-# --- nccl.env -------------------------------------------------------------------------------------------
-
-def _parse_env(text: str) -> dict[str, str]:
-    """``KEY=VALUE`` lines as ``set -a; . ./nccl.env`` reads them (``export`` and quoted values too)."""
-    env: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = re.fullmatch(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
-        if match is None:
-            raise ConfigReadError(NCCL_ENV, number, f"expected KEY=VALUE, found {line!r}")
-        value = match.group(2)
-        if value[:1] in ("'", '"'):
-            try:
-                value = "".join(shlex.split(value))
-            except ValueError as exc:
-                raise ConfigReadError(NCCL_ENV, number, f"unbalanced quotes in {line!r}") from exc
-        env[match.group(1)] = value
-    return env
-
-
 # --- read -----------------------------------------------------------------------------------------------
 
 def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     """``skeleton`` with every owned field replaced by what the script and nccl.env say."""
-    if SCRIPT not in files:
-        raise ConfigReadError(SCRIPT, 0, "file missing")
-    script = _parse_script(files[SCRIPT])
-    old = {nic.interface: nic for nic in (skeleton.host.nics if skeleton.host else [])}
-    nics = [_nic_model(script.nics[name], old.get(script.nics[name].interface))
-            for name in (script.calls or []) if name in script.nics]
-    env = _parse_env(files.get(NCCL_ENV, ""))
-    if skeleton.host is None:
-        host = HostModel(nics=nics, nccl_env=env, path_mtu=DEFAULT_PATH_MTU)
-    else:
-        host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
-    return skeleton.model_copy(update={"host": host})
+    return hostscript.read(skeleton, files, _FILE, Nic, _LINES, _nic_model)

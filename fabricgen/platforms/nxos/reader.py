@@ -45,13 +45,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_interface
 from typing import Any, Literal
 
 from fabricgen.model import DeviceModel, EcnThresholds, MgmtModel, PortModel, QosModel, QueueModel, WatchdogModel
 from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.clitext import Handler, Node, dispatch, number, tree
 from fabricgen.platforms.nxos import (
     DATA_ROLES,
     FILE,
@@ -120,74 +121,21 @@ def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
 
 # --- the config as a tree -------------------------------------------------------------------------------
 
-@dataclass
-class _Node:
-    """One CLI line and the lines indented under it."""
-
-    text: str
-    line: int
-    children: list[_Node] = field(default_factory=list)
-
-    def error(self, message: str) -> ConfigReadError:
-        return ConfigReadError(FILE, self.line, f"{message}: `{self.text}`")
-
-    def each(self, pattern: str) -> Iterator[tuple[re.Match[str], _Node]]:
-        compiled = re.compile(pattern)
-        for child in self.children:
-            match = compiled.fullmatch(child.text)
-            if match is not None:
-                yield match, child
-
-    def last(self, pattern: str) -> re.Match[str] | None:
-        found = None
-        for match, _ in self.each(pattern):
-            found = match
-        return found
-
-    def last_int(self, pattern: str, low: int, high: int) -> int | None:
-        found = None
-        for match, child in self.each(pattern):
-            found = _int(match.group(1), child, low, high)
-        return found
-
-
-def _tree(text: str) -> _Node:
+def _tree(text: str) -> Node:
     """Indentation is structure in NX-OS CLI; ``!`` lines are comments (``!Command: show running-config``)."""
-    root = _Node("", 0)
-    stack: list[tuple[int, _Node]] = [(-1, root)]
-    banner_end: str | None = None
-    for number, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip()
-        if banner_end is not None:
-            banner_end = None if banner_end in stripped else banner_end
-            continue
-        if not stripped or stripped.startswith("!"):
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        while stack[-1][0] >= indent:
-            stack.pop()
-        node = _Node(stripped, number)
-        stack[-1][1].children.append(node)
-        stack.append((indent, node))
-        banner_end = _banner_delimiter(stripped)
-    return root
+    return tree(text, FILE, _banner_end)
 
 
-def _banner_delimiter(line: str) -> str | None:
+def _banner_end(line: str) -> Callable[[str], bool] | None:
     """``banner motd #`` starts text that runs to the next ``#`` (on the same line or a later one)."""
     match = re.fullmatch(r"banner \S+ (\S)(.*)", line)
     if match is None or match.group(1) in match.group(2):
         return None
-    return match.group(1)
+    delimiter = match.group(1)
+    return lambda text: delimiter in text
 
 
-def _int(text: str, node: _Node, low: int = 0, high: int = 2**31) -> int:
-    if not re.fullmatch(r"\d+", text) or not low <= int(text) <= high:
-        raise node.error(f"expected a number {low}-{high}, found {text!r}")
-    return int(text)
-
-
-def _values(text: str, node: _Node, high: int, names: Mapping[str, int] | None = None) -> list[int]:
+def _values(text: str, node: Node, high: int, names: Mapping[str, int] | None = None) -> list[int]:
     """``"24-26,48 af41"`` → [24, 25, 26, 48, 34] (NX-OS lists take commas, spaces, ranges, DSCP names)."""
     found: list[int] = []
     for word in re.split(r"[,\s]+", text.strip()):
@@ -195,8 +143,8 @@ def _values(text: str, node: _Node, high: int, names: Mapping[str, int] | None =
             found.append(names[word.lower()])
             continue
         first, _, last = word.partition("-")
-        low = _int(first, node, 0, high)
-        found += range(low, _int(last, node, low, high) + 1) if last else [low]
+        low = number(first, node, 0, high)
+        found += range(low, number(last, node, low, high) + 1) if last else [low]
     return found
 
 
@@ -204,14 +152,14 @@ _ETHERNET = re.compile(r"(?i)e(?:th(?:ernet)?)?\s*(\d+(?:/\d+)*)")
 _ETHERNET_RANGE = re.compile(r"(?i)e(?:th(?:ernet)?)?\s*((?:\d+/)*)(\d+)-(\d+)")
 
 
-def _interface_names(text: str, node: _Node) -> list[str]:
+def _interface_names(text: str, node: Node) -> list[str]:
     """``Ethernet1/1``, ``ethernet 1/1``, ``Ethernet1/1-4``, ``Ethernet1/1, Ethernet1/3`` → canonical names."""
     names: list[str] = []
     for part in (p.strip() for p in text.split(",")):
         span = _ETHERNET_RANGE.fullmatch(part)
         single = _ETHERNET.fullmatch(part)
         if span is not None:
-            first, last = _int(span.group(2), node), _int(span.group(3), node)
+            first, last = number(span.group(2), node), number(span.group(3), node)
             names += [f"Ethernet{span.group(1)}{n}" for n in range(first, last + 1)]
         elif single is not None:
             names.append(f"Ethernet{single.group(1)}")
@@ -224,7 +172,7 @@ def _interface_names(text: str, node: _Node) -> list[str]:
 
 @dataclass
 class _Interface:
-    node: _Node
+    node: Node
     pfc_mode: str  # on | off | auto (NX-OS's default)
     watchdog: bool | None  # the interface's own watch-dog-interval line; None = not said
     qos_policy: str | None
@@ -235,16 +183,16 @@ class _Config:
     interfaces: dict[str, _Interface] = field(default_factory=dict)
     dscp_classes: dict[str, set[int]] = field(default_factory=dict)  # type-qos class-map → DSCPs
     group_classes: dict[str, int] = field(default_factory=dict)  # network-qos/queuing class-map → qos-group
-    qos_policies: dict[str, _Node] = field(default_factory=dict)
-    queuing_policies: dict[str, _Node] = field(default_factory=dict)
-    network_policies: dict[str, _Node] = field(default_factory=dict)
+    qos_policies: dict[str, Node] = field(default_factory=dict)
+    queuing_policies: dict[str, Node] = field(default_factory=dict)
+    network_policies: dict[str, Node] = field(default_factory=dict)
     system: dict[str, str] = field(default_factory=dict)  # qos | queuing | network-qos → policy name
     watchdog: dict[str, int] = field(default_factory=dict)
     watchdog_on: bool = False
     routes: list[tuple[str, str]] = field(default_factory=list)  # (vrf, next hop) of default routes
 
 
-def _add_dscp_class(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_dscp_class(config: _Config, match: re.Match[str], node: Node) -> None:
     sets = [set(_values(m.group(1), child, 63, DSCP_NAMES)) for m, child in node.each(r"match dscp (.+)")]
     if match.group(1) == "match-any":
         config.dscp_classes[match.group(2)] = set().union(*sets)
@@ -252,29 +200,29 @@ def _add_dscp_class(config: _Config, match: re.Match[str], node: _Node) -> None:
         config.dscp_classes[match.group(2)] = set.intersection(*sets) if sets else set()
 
 
-def _add_group_class(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_group_class(config: _Config, match: re.Match[str], node: Node) -> None:
     group = node.last_int(r"match qos-group (\S+)", 0, 7)
     if group is not None:
         config.group_classes[match.group(1)] = group
 
 
-def _add_system(config: _Config, _: re.Match[str], node: _Node) -> None:
+def _add_system(config: _Config, _: re.Match[str], node: Node) -> None:
     for match, _child in node.each(r"service-policy type (qos|queuing|network-qos) (?:(?:input|output) )?(\S+)"):
         config.system[match.group(1)] = match.group(2)
 
 
-def _add_watchdog(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_watchdog(config: _Config, match: re.Match[str], node: Node) -> None:
     state = match.group(2)
     if state.isdigit():  # `watch-dog-interval 200`: on, polling every 200 ms (older spelling)
-        config.watchdog["interval"] = _int(state, node, 1, 60000)
+        config.watchdog["interval"] = number(state, node, 1, 60000)
     config.watchdog_on = not match.group(1) and state != "off"
 
 
-def _add_watchdog_timer(config: _Config, match: re.Match[str], node: _Node) -> None:
-    config.watchdog[match.group(1)] = _int(match.group(2), node, 1, 60000)
+def _add_watchdog_timer(config: _Config, match: re.Match[str], node: Node) -> None:
+    config.watchdog[match.group(1)] = number(match.group(2), node, 1, 60000)
 
 
-def _add_vrf(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_vrf(config: _Config, match: re.Match[str], node: Node) -> None:
     for route, _child in node.each(r"(?:ip|ipv6) route (?:0\.0\.0\.0/0|::/0) (.+)"):
         _add_route(config, match.group(1), route.group(1))
 
@@ -288,7 +236,7 @@ def _add_route(config: _Config, vrf: str, words: str) -> None:
         return
 
 
-def _add_interface(config: _Config, match: re.Match[str], node: _Node) -> None:
+def _add_interface(config: _Config, match: re.Match[str], node: Node) -> None:
     mode = node.last(r"(no )?priority-flow-control mode (on|off|auto)(?: .*)?")
     watchdog = node.last(r"(no )?priority-flow-control watch-dog-interval (on|off)")
     policy = node.last(r"service-policy type qos input (\S+)(?: .*)?")
@@ -300,8 +248,7 @@ def _add_interface(config: _Config, match: re.Match[str], node: _Node) -> None:
 
 
 # Top-level lines fabricgen reads; everything else is someone else's configuration.
-_Handler = Callable[[_Config, re.Match[str], _Node], None]
-_TOP: list[tuple[re.Pattern[str], _Handler]] = [
+_TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
     (re.compile(r"class-map (?:type qos )?(?:(match-all|match-any) )?(\S+)"), _add_dscp_class),
     (re.compile(r"class-map type (?:network-qos|queuing) (?:match-(?:all|any) )?(\S+)"), _add_group_class),
     (re.compile(r"policy-map (?:type qos )?(\S+)"), lambda c, m, n: c.qos_policies.__setitem__(m.group(1), n)),
@@ -321,14 +268,7 @@ _TOP: list[tuple[re.Pattern[str], _Handler]] = [
 def _parse(files: Mapping[str, str]) -> _Config:
     if FILE not in files:
         raise ConfigReadError(FILE, 0, "file missing")
-    config = _Config()
-    for node in _tree(files[FILE]).children:
-        for pattern, handler in _TOP:
-            match = pattern.fullmatch(node.text)
-            if match is not None:
-                handler(config, match, node)
-                break
-    return config
+    return dispatch(_tree(files[FILE]), _TOP, _Config())
 
 
 # --- qos-groups -----------------------------------------------------------------------------------------
@@ -341,7 +281,7 @@ def _group(name: str, config: _Config) -> int | None:
     return config.group_classes.get(name)
 
 
-def _policy_dscp_groups(config: _Config, policy: _Node | None) -> dict[int, int]:
+def _policy_dscp_groups(config: _Config, policy: Node | None) -> dict[int, int]:
     """DSCP → qos-group for all 64 code points: classes in policy order, first match wins."""
     found: dict[int, int] = {}
     default = 0
@@ -406,7 +346,7 @@ def _read_ports(config: _Config, skeleton: DeviceModel, lossless: list[int]) -> 
 
 # --- qos ------------------------------------------------------------------------------------------------
 
-def _main_policy(config: _Config, ports: list[PortModel]) -> _Node | None:
+def _main_policy(config: _Config, ports: list[PortModel]) -> Node | None:
     """The type-qos policy most data ports apply (``system qos`` counts for ports without one)."""
     fallback = config.system.get("qos")
     applied = [config.interfaces[p.name].qos_policy or fallback for p in ports
@@ -417,7 +357,7 @@ def _main_policy(config: _Config, ports: list[PortModel]) -> _Node | None:
     return config.qos_policies.get(fallback or QOS_POLICY)
 
 
-def _read_ecn(node: _Node) -> EcnThresholds | None:
+def _read_ecn(node: Node) -> EcnThresholds | None:
     pattern = (r"random-detect minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
                r"(?: drop-probability (\S+))?(?: weight \S+)?( ecn)?")
     found = list(node.each(pattern))
@@ -426,26 +366,26 @@ def _read_ecn(node: _Node) -> EcnThresholds | None:
     match, child = found[-1]
     if not match.group(6) or match.group(2) not in THRESHOLD_UNITS or match.group(4) not in THRESHOLD_UNITS:
         return None  # WRED without ecn drops instead of marking; packets/preset thresholds are not bytes
-    return EcnThresholds(min_bytes=_int(match.group(1), child) * THRESHOLD_UNITS[match.group(2)],
-                         max_bytes=_int(match.group(3), child) * THRESHOLD_UNITS[match.group(4)],
-                         probability_pct=_int(match.group(5), child, 0, 100) if match.group(5) else 100)
+    return EcnThresholds(min_bytes=number(match.group(1), child) * THRESHOLD_UNITS[match.group(2)],
+                         max_bytes=number(match.group(3), child) * THRESHOLD_UNITS[match.group(4)],
+                         probability_pct=number(match.group(5), child, 0, 100) if match.group(5) else 100)
 
 
-def _scheduled(node: _Node) -> bool:
+def _scheduled(node: Node) -> bool:
     """Strict, or a non-zero bandwidth share: a queue the fabric uses (bandwidth 0 = unused)."""
     return _strict(node) or bool(_weight(node))
 
 
-def _strict(node: _Node) -> bool:
+def _strict(node: Node) -> bool:
     return node.last(r"priority(?: level [1-7])?") is not None
 
 
-def _weight(node: _Node) -> int | None:
+def _weight(node: Node) -> int | None:
     weight = node.last_int(r"bandwidth remaining percent (\S+)", 0, 100)
     return weight if weight is not None else node.last_int(r"bandwidth percent (\S+)", 0, 100)
 
 
-def _read_queue(node: _Node, group: int, tc: int, name: str, lossless: bool) -> QueueModel:
+def _read_queue(node: Node, group: int, tc: int, name: str, lossless: bool) -> QueueModel:
     strict = _strict(node)
     scheduler: Literal["strict", "dwrr"] = "strict" if strict else "dwrr"
     return QueueModel(index=group, traffic_class=tc, class_name=name, lossless=lossless, scheduler=scheduler,
@@ -526,7 +466,7 @@ def _read_mgmt(config: _Config, skeleton: MgmtModel | None) -> MgmtModel | None:
                                        "mtu": node.last_int(r"mtu (\S+)", 68, 65535) or DEFAULT_MTU})
 
 
-def _mgmt_address(node: _Node, wanted: str | None) -> str | None:
+def _mgmt_address(node: Node, wanted: str | None) -> str | None:
     """The interface's address of the skeleton's family if it has both (``dhcp`` reads as None)."""
     found: list[str] = []
     for match, _ in node.each(r"ipv?6? address (\S+)(?: .*)?"):

@@ -1,0 +1,105 @@
+"""Indented CLI text (an EOS or NX-OS running-config) as a tree of lines, for the platforms' readers.
+
+Both CLIs nest a block's lines under it by indentation, comment with ``!`` and carry banners whose free text
+must not be read as commands, and both readers hand each top-level block to the handler of its first line.
+What ends a banner, and which other lines are noise, differ per CLI: those are parameters, so the tree walk and
+the dispatch are written once and both readers get the same fixes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from fabricgen.platforms import ConfigReadError
+
+# Given a command line just read: None when it opens no banner, else a test of each later (stripped) line that
+# says whether the banner's text ends with it. Lines up to and including that one are skipped.
+BannerEnd = Callable[[str], Callable[[str], bool] | None]
+C = TypeVar("C")  # a reader's record of what the config says
+
+
+@dataclass
+class Node:
+    """One CLI line and the lines indented under it; it knows its file so that errors can name it."""
+
+    text: str
+    line: int
+    file: str
+    children: list[Node] = field(default_factory=list)
+
+    def error(self, message: str) -> ConfigReadError:
+        """An error at this line that quotes it, since a running-config line alone says what was meant."""
+        return ConfigReadError(self.file, self.line, f"{message}: `{self.text}`")
+
+    def each(self, pattern: str) -> Iterator[tuple[re.Match[str], Node]]:
+        """Children matching ``pattern`` in order (later lines win where callers keep the last)."""
+        compiled = re.compile(pattern)
+        for child in self.children:
+            match = compiled.fullmatch(child.text)
+            if match is not None:
+                yield match, child
+
+    def last(self, pattern: str) -> re.Match[str] | None:
+        """The last child matching ``pattern``: a CLI applies a repeated line's last value."""
+        found = None
+        for match, _ in self.each(pattern):
+            found = match
+        return found
+
+    def last_int(self, pattern: str, low: int, high: int) -> int | None:
+        """The number in group 1 of the last child matching ``pattern``; a bad one is reported at its line."""
+        found = None
+        for match, child in self.each(pattern):
+            found = number(match.group(1), child, low, high)
+        return found
+
+
+def number(text: str, node: Node, low: int = 0, high: int = 2**31) -> int:
+    """``text`` as a whole number in ``low``-``high``; anything else is an error at ``node``'s line, not a
+    Python ValueError, so a bad value in a config names where it is."""
+    if not re.fullmatch(r"\d+", text) or not low <= int(text) <= high:
+        raise node.error(f"expected a number {low}-{high}, found {text!r}")
+    return int(text)
+
+
+def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] = ()) -> Node:
+    """The config's lines nested by indentation (a root Node holds the top level). Blank lines, ``!`` lines
+    (comments or separators), the ``skipped`` lines and banner text are left out."""
+    root = Node("", 0, file)
+    stack: list[tuple[int, Node]] = [(-1, root)]
+    ends_banner: Callable[[str], bool] | None = None
+    for line_number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if ends_banner is not None:
+            ends_banner = None if ends_banner(stripped) else ends_banner
+            continue
+        if not stripped or stripped.startswith("!") or stripped in skipped:
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        while stack[-1][0] >= indent:
+            stack.pop()
+        node = Node(stripped, line_number, file)
+        stack[-1][1].children.append(node)
+        stack.append((indent, node))
+        ends_banner = banner_end(stripped)
+    return root
+
+
+# What a top-level line means to a reader: its pattern, and the handler that records the block in the reader's
+# record (the match, for the line's values, and the block's Node, for the lines under it).
+Handler = Callable[[C, re.Match[str], Node], None]
+
+
+def dispatch(root: Node, handlers: Sequence[tuple[re.Pattern[str], Handler[C]]], record: C) -> C:
+    """Each top-level block to the first handler whose pattern matches its whole line. A block no pattern
+    matches is someone else's configuration (a running-config has far more than fabricgen owns): skipped."""
+    for node in root.children:
+        for pattern, handler in handlers:
+            match = pattern.fullmatch(node.text)
+            if match is not None:
+                handler(record, match, node)
+                break
+    return record
