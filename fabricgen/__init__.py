@@ -1,6 +1,6 @@
 """fabricgen: one RoCEv2 lossless-fabric intent compiled into per-device configs that agree end to end.
 
-The pipeline, one straight road: load → resolve → render → write (→ lint, deploy in later releases).
+The pipeline, one straight road: load → resolve → lint → render → write (→ deploy, in a later release).
 The pure core (:func:`fabricgen.api.generate`) touches neither disk nor network.
 """
 

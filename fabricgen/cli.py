@@ -2,7 +2,8 @@
 
 Exit status: 0 success · 1 rendered configs failed validation (``validate``) · 2 bad input or usage
 (every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
-written (the previous tree is left as it was).
+written (the previous tree is left as it was) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
+report it).
 """
 
 from __future__ import annotations
