@@ -1,6 +1,7 @@
-"""The command line: a thin edge around load → resolve → render → write.
+"""The command line: a thin edge around load → resolve → lint → render → write.
 
-Exit status: 0 success · 1 rendered configs failed validation (``validate``) · 2 bad input or usage
+Exit status: 0 success · 1 lint errors (render, lint; warnings too with --strict) or rendered configs that
+failed validation (``validate``) · 2 bad input or usage
 (every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
 written (the previous tree is left as it was) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
 report it).
