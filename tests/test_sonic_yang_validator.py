@@ -24,16 +24,16 @@ from fabricgen.validate.sonic_yang import (
 
 MODELS = find_models_dir(Path(__file__))
 if MODELS is None:
-    pytest.skip(
-        reason="needs ../shared/sonic-yang (SONiC YANG models) beside the repo; "
-        "or set FABRICGEN_SONIC_YANG=<models dir>",
+    pytest.skip(reason=(
+        "needs ../shared/sonic-yang (SONiC YANG models) beside the repo; "
+        "or set FABRICGEN_SONIC_YANG=<models dir>"),
         allow_module_level=True,
     )
 try:
     importlib.import_module("libyang")
 except (ImportError, OSError) as exc:  # OSError: binding installed but libyang.so.2 missing
-    pytest.skip(
-        reason=f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})",
+    pytest.skip(reason=(
+        f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})"),
         allow_module_level=True,
     )
 
