@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabricgen import __version__
-from fabricgen.api import dump_fabric, generate
+from fabricgen.api import dump_fabric, generate_parallel, shard
 from fabricgen.diagnostics import InputError, Location
 from fabricgen.lint import all_rules, lint
 from fabricgen.lint.registry import Finding
@@ -78,7 +78,11 @@ def main() -> None:
               help="output directory (replaced atomically)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="summary format")
 @click.option("--force", is_flag=True, help="write even when lint finds errors (recorded in the manifest)")
-def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool) -> None:
+@click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="CPU count",
+              help="render in this many processes (output is byte-identical to --jobs 1)")
+@click.option("--shard", metavar="K/N", default=None,
+              help="render only the K-th of N deterministic slices of the devices (CI matrix jobs)")
+def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs: int, shard: str | None) -> None:
     """Render every device's configs into OUT/<device>/ plus OUT/manifest.json.
 
     \b
@@ -94,25 +98,41 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool) -> N
         if not force:
             fail(f"lint found {report.errors} error(s); nothing was written (fix them, waive them in the intent "
                  "with a reason, or pass --force)", EXIT_INVALID)
-    files = generate(fabric)
-    extra = {"forced": {"lint_errors": report.errors}} if report.errors else None
+    devices, extra = _shard_devices(fabric, shard)
+    files = generate_parallel(fabric, jobs, devices)
+    if report.errors:
+        extra["forced"] = {"lint_errors": report.errors}
     try:
-        write_output(out, files, build_manifest(files, loaded.input_hashes, extra))
+        write_output(out, files, build_manifest(files, loaded.input_hashes, extra or None))
     except (OutputError, OSError) as exc:
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
     _summary(fabric, files, out, fmt)
 
 
+def _shard_devices(fabric: Fabric, spec: str | None) -> tuple[list[str] | None, dict[str, Any]]:
+    """`--shard K/N` → the devices to render and what the manifest records about the slice."""
+    if spec is None:
+        return None, {}
+    try:
+        index, count = (int(part) for part in spec.split("/"))
+        names = shard(list(fabric.devices), index, count)
+    except ValueError as exc:
+        fail(f"--shard {spec}: {exc}" if "/" in str(exc) else f"--shard {spec}: write K/N, e.g. 2/8")
+    return names, {"shard": {"index": index, "count": count, "devices": len(names)}}
+
+
 def _summary(fabric: Fabric, files: dict[str, str], out: Path, fmt: str) -> None:
-    per_device = {name: sorted(f.split("/", 1)[1] for f in files if f.startswith(f"{name}/"))
-                  for name in sorted(fabric.devices)}
+    per_device: dict[str, list[str]] = {}
+    for path in sorted(files):
+        owner, _, file = path.partition("/")
+        per_device.setdefault(owner, []).append(file)
     if fmt == "json":
         click.echo(json.dumps({"fabric": fabric.name, "out": str(out), "files": len(files) + 1,
                                "devices": {n: {"platform": fabric.devices[n].platform, "role":
                                                fabric.devices[n].role, "files": f}
                                            for n, f in per_device.items()}}, indent=2, sort_keys=True))
         return
-    table = Table(title=f"fabric {fabric.name}: {len(fabric.devices)} devices → {out}/", title_justify="left")
+    table = Table(title=f"fabric {fabric.name}: {len(per_device)} devices → {out}/", title_justify="left")
     for column in ("device", "role", "platform", "files"):
         table.add_column(column)
     for name, names in per_device.items():
