@@ -7,12 +7,18 @@ ourselves so that every key path maps to a file:line:col for error messages.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import pickle
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
@@ -132,17 +138,69 @@ class _Builder:
 
 
 def load_yaml(path: Path, display_name: str | None = None) -> tuple[YamlDocument | None, list[Diagnostic]]:
-    """Load one YAML file. Returns the document (None if unusable) and the problems found."""
+    """Load one YAML file. Returns the document (None if unusable) and the problems found.
+
+    A 30,000-host inventory takes seconds to parse; an unchanged file (same bytes, same fabricgen) is taken
+    from the parse cache instead (see :func:`cache_dir`)."""
     name = display_name or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except OSError as exc:
         return None, [Diagnostic(Location(name, 1, 1), "<file>", f"cannot read file: {exc.strerror}",
                                  "check the path")]
     except UnicodeDecodeError as exc:
         return None, [Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
                                  "save the file as UTF-8")]
-    return parse_yaml(text, name)
+    key = _cache_key(raw, name)
+    cached = _cache_get(key)
+    if cached is not None:
+        return cached
+    result = parse_yaml(text, name)
+    _cache_put(key, result)
+    return result
+
+
+def cache_dir() -> Path | None:
+    """Per-user parse cache ($FABRICGEN_CACHE_DIR, else $XDG_CACHE_HOME/fabricgen or ~/.cache/fabricgen);
+    None when FABRICGEN_NO_CACHE is set."""
+    if os.environ.get("FABRICGEN_NO_CACHE"):
+        return None
+    base = os.environ.get("FABRICGEN_CACHE_DIR")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fabricgen"
+
+
+def _cache_key(raw: bytes, name: str) -> str:
+    # The display name is part of the value (locations carry it), the version part of the format.
+    digest = hashlib.sha256(raw)
+    digest.update(f"\0{name}\0{__version__}\0{sys.version_info[:2]}".encode())
+    return digest.hexdigest()
+
+
+def _cache_get(key: str) -> tuple[YamlDocument | None, list[Diagnostic]] | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        with (folder / f"{key}.pickle").open("rb") as handle:
+            value = pickle.load(handle)  # our own per-user cache (0700), written by _cache_put
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        return None  # absent or unreadable: parse again
+    return value if isinstance(value, tuple) else None
+
+
+def _cache_put(key: str, value: tuple[YamlDocument | None, list[Diagnostic]]) -> None:
+    folder = cache_dir()
+    if folder is None:
+        return
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        staging = folder / f".{key}.{os.getpid()}.tmp"
+        with staging.open("wb") as handle:
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        staging.replace(folder / f"{key}.pickle")
 
 
 def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # Bundled examples: intent/<name>.yaml rendered against this inventory into golden/<name>/.
 EXAMPLE_INVENTORY = {"fabric": "inventory", "minimal": "inventory", "mixed": "inventory/mixed"}
 EXAMPLES = tuple(EXAMPLE_INVENTORY)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Keep the YAML parse cache of this test run out of the user's ~/.cache.
+    if "FABRICGEN_CACHE_DIR" not in os.environ:
+        os.environ["FABRICGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabricgen-test-cache-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
