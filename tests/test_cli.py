@@ -45,7 +45,7 @@ def test_render_json_summary(tmp_path: Path) -> None:
     summary = json.loads(output)
     assert summary["fabric"] == "superpod-32-minimal"
     assert summary["devices"]["node1"] == {"platform": "connectx", "role": "gpu-host", "files": [
-        "fabricgen-nic.service", "fabricgen-nic.sh", "nccl.env", "resolved.yaml"]}
+        "fabricgen-nic.service", "fabricgen-nic.sh", "nccl.env", "resolved.json"]}
 
 
 def test_manifest_records_hashes_of_inputs_and_outputs(tmp_path: Path) -> None:
