@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from fabricgen.model import DeviceModel, Fabric, NicModel, PolicyModel, PortModel
@@ -48,8 +48,6 @@ class Link:
 @dataclass
 class LintContext:
     fabric: Fabric
-    # Ports whose `peer` names a device or port the fabric does not have (found while indexing links).
-    dangling: list[tuple[End, str]] = field(default_factory=list)
 
     @property
     def policy(self) -> PolicyModel | None:
@@ -83,8 +81,7 @@ class LintContext:
             device, _, port = end.port.peer.partition(":")
             other = self.ports.get((device, port))
             if other is None:
-                self.dangling.append((end, end.port.peer))
-                continue
+                continue  # FG-INV-001 reports it
             pair = frozenset((key, (device, port)))
             if pair not in seen:
                 seen.add(pair)

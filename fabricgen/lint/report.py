@@ -9,7 +9,7 @@ from typing import Any
 from fabricgen import __version__
 from fabricgen.diagnostics import Location
 from fabricgen.lint import LintReport
-from fabricgen.lint.registry import Finding, Rule, all_rules
+from fabricgen.lint.registry import RULES, Finding, Rule, all_rules
 
 Locate = Callable[[Finding], Location]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -34,7 +34,7 @@ def to_text(report: LintReport, locate: Locate) -> str:
 
 
 def _finding_json(finding: Finding, where: Location, waived: str | None) -> dict[str, Any]:
-    return {"rule": finding.rule, "name": _rule(finding.rule).name, "severity": finding.severity,
+    return {"rule": finding.rule, "name": RULES[finding.rule].name, "severity": finding.severity,
             "device": finding.device, "port": finding.port, "peer": finding.peer, "message": finding.message,
             "fix": finding.fix, "file": where.file, "line": where.line, "waived": waived is not None,
             "waiver_reason": waived}
@@ -48,10 +48,6 @@ def to_json(report: LintReport, locate: Locate) -> str:
                     "waived": len(report.waived), "devices": report.devices, "links": report.links},
     }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
-
-
-def _rule(rule_id: str) -> Rule:
-    return next(r for r in all_rules() if r.id == rule_id)
 
 
 def _sarif_rule(rule: Rule) -> dict[str, Any]:

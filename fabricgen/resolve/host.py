@@ -7,6 +7,7 @@ from typing import Literal
 from fabricgen.model import HostModel, NicModel, QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
+from fabricgen.resolve.ports import port_speed
 from fabricgen.resolve.qos import dscp_owner
 from fabricgen.schema.inventory import Device
 
@@ -44,9 +45,7 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
         return None
     peer = ctx.inventory.peer_of(device.name, port)
     link = ctx.inventory.link_of(device.name, port)
-    speed = spec.speed
-    if speed is None and peer is not None:
-        speed = ctx.inventory.devices[peer.device].data.ports[peer.port].speed
+    speed = port_speed(ctx, device, port)
     tsa, tcbw = nic_ets(ctx)
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host

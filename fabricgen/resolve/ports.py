@@ -13,7 +13,7 @@ from fabricgen.resolve.headroom import (
     spectrum_headroom,
     vendor_table_headroom,
 )
-from fabricgen.schema.inventory import Device, PortSpec
+from fabricgen.schema.inventory import Device
 
 DATA_SWITCH_ROLES = frozenset({"leaf", "spine"})
 _DESCRIPTION_PREFIX: dict[str, str] = {"fabric": "P2P", "host": "GPU", "mgmt": "OOB", "oob-access": "MGMT",
@@ -53,7 +53,9 @@ def _host_port_role(device: Device, port: str, peer_role: str | None) -> PortRol
     return "unused"
 
 
-def _speed(ctx: ResolveContext, device: Device, port: str, spec: PortSpec) -> int | None:
+def port_speed(ctx: ResolveContext, device: Device, port: str) -> int | None:
+    """The port's speed, or its peer's when only the other end of the cable declares one."""
+    spec = device.data.ports[port]
     if spec.speed is not None:
         return spec.speed
     peer = ctx.inventory.peer_of(device.name, port)
@@ -71,7 +73,7 @@ def resolve_switch_port(ctx: ResolveContext, device: Device, port: str, cap: Cap
     carries_data = role in ("host", "fabric")
     mtu = ctx.intent.mtu.fabric if carries_data or role == "unused" else ctx.intent.mtu.management
     cable = link.cable_m if link else None
-    speed = _speed(ctx, device, port, spec)
+    speed = port_speed(ctx, device, port)
     lossless = carries_data and bool(qos.lossless_priorities)
     headroom = None
     if lossless and cap.programs_headroom:

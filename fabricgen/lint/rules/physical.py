@@ -18,17 +18,22 @@ SAFE_REACH_M: dict[str, list[tuple[int, int]]] = {  # media → [(up to Mb/s, me
 }
 
 
+def _ends_differ(ctx: LintContext, r: Rule, attr: str, message: str, fix: str) -> Iterator[Finding]:
+    """Links whose two ends both declare ``attr`` and disagree (an end that says nothing is not a mismatch)."""
+    for link in ctx.links:
+        a, b = getattr(link.a.port, attr), getattr(link.b.port, attr)
+        if a and b and a != b:
+            yield r.finding(link.a.device.name, message.format(a, b), fix, port=link.a.port.name,
+                            peer=link.b.name, source=end_source(link.a))
+
+
 @rule("FG-PHY-001", "link-speed-mismatch", "error", "both ends of a link run the same speed")
 def link_speed_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Ends at different speeds do not link up, or come up at the lower speed and halve the fabric's bandwidth
     on that path — and the headroom computed for the faster speed is wrong.
 
     Fix: set the same speed on both ports."""
-    for link in ctx.links:
-        a, b = link.a.port.speed_mbps, link.b.port.speed_mbps
-        if a and b and a != b:
-            yield r.finding(link.a.device.name, f"speed {a} vs {b} Mb/s", "set the same speed at both ends",
-                            port=link.a.port.name, peer=link.b.name, source=end_source(link.a))
+    yield from _ends_differ(ctx, r, "speed_mbps", "speed {} vs {} Mb/s", "set the same speed at both ends")
 
 
 @rule("FG-PHY-002", "link-fec-mismatch", "error", "both ends of a link use the same FEC")
@@ -37,11 +42,7 @@ def link_fec_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     saw after reboots (seed §6.2), with errors that grow slowly.
 
     Fix: the same FEC (rs at 100G and above) on both ends."""
-    for link in ctx.links:
-        a, b = link.a.port.fec, link.b.port.fec
-        if a and b and a != b:
-            yield r.finding(link.a.device.name, f"FEC {a} vs {b}", "set the same FEC at both ends",
-                            port=link.a.port.name, peer=link.b.name, source=end_source(link.a))
+    yield from _ends_differ(ctx, r, "fec", "FEC {} vs {}", "set the same FEC at both ends")
 
 
 @rule("FG-PHY-003", "fec-required", "error", "RS-FEC on 100G and faster ports")
