@@ -76,7 +76,7 @@ def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
         problems.append(Diagnostic(doc.at(()), "<root>", "the intent must be a mapping",
                                    "start with `fabric: <name>`"))
         return None
-    sources.graft(("intent",), doc.source)
+    sources.graft(("intent",), doc)
     data = expand_profile(doc.data)
     profile_at = doc.at(("profile",)) if "profile" in doc.data else None
     intent: Intent | None = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems)
@@ -246,7 +246,7 @@ def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> di
 def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, to: KeyPath) -> None:
     doc = files.docs.get(file)
     if doc is not None:
-        sources.graft(to, doc.source, at)
+        sources.graft(to, doc, at)
 
 
 def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic],

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import marshal
 import os
-import pickle
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ import yaml
 
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
+from fabricgen.fastyaml import load_plain
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
@@ -34,10 +35,11 @@ class SourceMap:
     """Key path → location of the key (or value, for list items) that introduced it.
 
     ``alias`` makes a subtree of another map appear under a prefix of this one without copying it (Nornir
-    inheritance points each host's keys at hosts.yaml or groups.yaml; copying would be quadratic)."""
+    inheritance points each host's keys at hosts.yaml or groups.yaml; copying would be quadratic). The other
+    map may be a document's, built only when a location is first asked for."""
 
     locations: dict[KeyPath, Location] = field(default_factory=dict)
-    aliases: dict[KeyPath, tuple[SourceMap, KeyPath]] = field(default_factory=dict)
+    aliases: dict[KeyPath, tuple[SourceMap | YamlDocument, KeyPath]] = field(default_factory=dict)
 
     def add(self, path: KeyPath, location: Location) -> None:
         self.locations[path] = location
@@ -59,21 +61,33 @@ class SourceMap:
             alias = self.aliases.get(prefix)
             if alias is not None:
                 other, at = alias
-                return other._find(at + path[cut:], ancestors)
+                target = other.source if isinstance(other, YamlDocument) else other
+                return target._find(at + path[cut:], ancestors)
             if not ancestors and cut < len(path):
                 continue
         return None
 
-    def graft(self, prefix: KeyPath, other: SourceMap, other_prefix: KeyPath = ()) -> None:
+    def graft(self, prefix: KeyPath, other: SourceMap | YamlDocument, other_prefix: KeyPath = ()) -> None:
         """Make ``other``'s subtree at ``other_prefix`` answer for ``prefix`` here. O(1)."""
         self.aliases[prefix] = (other, other_prefix)
 
 
-@dataclass
 class YamlDocument:
-    data: Any
-    source: SourceMap
-    file: str
+    """A loaded file's data. Its source map (key path → line) costs as much as a second parse, and is needed
+    only to report a problem, so it is built from the kept text the first time a location is asked for."""
+
+    def __init__(self, data: Any, file: str, text: str, source: SourceMap | None = None) -> None:
+        self.data = data
+        self.file = file
+        self.text = text
+        self._source = source
+
+    @property
+    def source(self) -> SourceMap:
+        if self._source is None:
+            reparsed, _ = parse_yaml(self.text, self.file)
+            self._source = reparsed.source if reparsed is not None else SourceMap()
+        return self._source
 
     def at(self, path: KeyPath) -> Location:
         return self.source.locate(path, Location(self.file, 1, 1))
@@ -140,8 +154,9 @@ class _Builder:
 def load_yaml(path: Path, display_name: str | None = None) -> tuple[YamlDocument | None, list[Diagnostic]]:
     """Load one YAML file. Returns the document (None if unusable) and the problems found.
 
-    A 30,000-host inventory takes seconds to parse; an unchanged file (same bytes, same fabricgen) is taken
-    from the parse cache instead (see :func:`cache_dir`)."""
+    Three ways, fastest first: the parse cache (same bytes, same fabricgen: see :func:`cache_dir`), the
+    rapidyaml fast path for plain YAML (fabricgen.fastyaml), and PyYAML, which has the last word on anything
+    else and reports every problem with its line."""
     name = display_name or str(path)
     try:
         raw = path.read_bytes()
@@ -152,13 +167,17 @@ def load_yaml(path: Path, display_name: str | None = None) -> tuple[YamlDocument
     except UnicodeDecodeError as exc:
         return None, [Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
                                  "save the file as UTF-8")]
-    key = _cache_key(raw, name)
-    cached = _cache_get(key)
-    if cached is not None:
-        return cached
-    result = parse_yaml(text, name)
-    _cache_put(key, result)
-    return result
+    key = _cache_key(raw)
+    found, data = _cache_get(key)
+    if not found:
+        found, data = load_plain(raw)
+    if found:
+        _cache_put(key, data)
+        return YamlDocument(data, name, text), []
+    doc, problems = parse_yaml(text, name)
+    if doc is not None and not problems:
+        _cache_put(key, doc.data)
+    return doc, problems
 
 
 def cache_dir() -> Path | None:
@@ -172,35 +191,34 @@ def cache_dir() -> Path | None:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fabricgen"
 
 
-def _cache_key(raw: bytes, name: str) -> str:
-    # The display name is part of the value (locations carry it), the version part of the format.
+def _cache_key(raw: bytes) -> str:
+    # Only data is cached (locations are rebuilt from the text when needed), so the file's name is not part of
+    # the key; fabricgen's and Python's versions are (marshal's format is Python's).
     digest = hashlib.sha256(raw)
-    digest.update(f"\0{name}\0{__version__}\0{sys.version_info[:2]}".encode())
+    digest.update(f"\0{__version__}\0{sys.version_info[:2]}".encode())
     return digest.hexdigest()
 
 
-def _cache_get(key: str) -> tuple[YamlDocument | None, list[Diagnostic]] | None:
+def _cache_get(key: str) -> tuple[bool, Any]:
     folder = cache_dir()
     if folder is None:
-        return None
+        return False, None
     try:
-        with (folder / f"{key}.pickle").open("rb") as handle:
-            value = pickle.load(handle)  # our own per-user cache (0700), written by _cache_put
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
-        return None  # absent or unreadable: parse again
-    return value if isinstance(value, tuple) else None
+        # marshal: plain data only, and several times faster to read back than pickle or JSON.
+        return True, marshal.loads((folder / f"{key}.marshal").read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return False, None  # absent or unreadable: parse again
 
 
-def _cache_put(key: str, value: tuple[YamlDocument | None, list[Diagnostic]]) -> None:
+def _cache_put(key: str, data: Any) -> None:
     folder = cache_dir()
-    if folder is None:
+    if folder is None or (folder / f"{key}.marshal").exists():
         return
-    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+    with contextlib.suppress(OSError, ValueError):  # a cache that cannot be written only costs time
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         staging = folder / f".{key}.{os.getpid()}.tmp"
-        with staging.open("wb") as handle:
-            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        staging.replace(folder / f"{key}.pickle")
+        staging.write_bytes(marshal.dumps(data))
+        staging.replace(folder / f"{key}.marshal")
 
 
 def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:
@@ -215,4 +233,4 @@ def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnost
         return None, [Diagnostic(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
     builder = _Builder(name)
     data = {} if node is None else builder.build(node, ())
-    return YamlDocument(data, builder.source, name), builder.problems
+    return YamlDocument(data, name, text, builder.source), builder.problems

@@ -1,0 +1,138 @@
+"""The fast path for plain YAML: rapidyaml parses, PyYAML's own resolver types the scalars.
+
+PyYAML (even with libyaml) reads about 2 MB/s here, because every event and node becomes a Python object with
+two marks; a 32,768-GPU inventory is 12 MB of hosts.yaml. rapidyaml parses the same text in C++ in tens of
+milliseconds, and walking its tree costs a tenth of PyYAML's load.
+
+PyYAML stays the reference: this path only answers for the plain subset of YAML that both read the same way
+(block and flow collections, plain and quoted scalars without escapes, comments) and declines anything else —
+anchors, tags, block scalars, merge keys, document markers, duplicate keys, tabs, syntax errors — so that the
+caller falls back to PyYAML, which produces the exact value or the exact error message.
+tests/test_fastyaml.py checks both paths give equal data on generated documents and on every bundled input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+try:
+    import ryml  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it PyYAML does all the work
+    ryml = None
+
+# Text the two parsers might read differently sends the whole file to PyYAML: escapes in quoted scalars,
+# tabs (PyYAML refuses them as indentation), directives and document markers.
+_NOT_PLAIN_TEXT = re.compile(rb"[\\\t]|^(?:%|---|\.\.\.)", re.MULTILINE)
+
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_IMPLICIT = (True, False)
+
+
+class _NotPlain(Exception):
+    """The document needs PyYAML (duplicate key, unsupported construct)."""
+
+
+def load_plain(raw: bytes) -> tuple[bool, Any]:
+    """(True, data) if the fast path read ``raw`` exactly as PyYAML's safe loader would; (False, None) otherwise."""
+    if ryml is None or not raw.strip() or _NOT_PLAIN_TEXT.search(raw):
+        return False, None
+    try:
+        with _quiet_stderr():  # rapidyaml prints its own message before raising; PyYAML reports instead
+            tree = ryml.parse_in_arena(raw)
+        return True, _Walker(tree).document()
+    except (_NotPlain, ryml.ExceptionBasic):
+        return False, None
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    saved = os.dup(2)
+    try:
+        with Path(os.devnull).open("wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@lru_cache(maxsize=4096)
+def _plain_scalar(text: str) -> Any:
+    """A plain (unquoted) scalar typed exactly as PyYAML types it: YAML 1.1 ints, bools, nulls, floats."""
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, _IMPLICIT)  # type: ignore[no-untyped-call]
+    if tag not in _TYPED:
+        raise _NotPlain  # a merge key (<<), a timestamp, a '=' value: PyYAML's path decides what they mean
+    return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+
+
+_TYPED = {f"tag:yaml.org,2002:{kind}" for kind in ("null", "bool", "int", "float", "str")}
+
+
+class _Walker:
+    """Tree → dicts, lists and scalars. One type() call per node; children by sibling links. The extension's
+    functions are bound once: its Python wrapper methods would double the cost of a 300k-node walk."""
+
+    def __init__(self, tree: Any) -> None:
+        self.tree = tree
+        native = ryml.ryml._ryml
+        self.type, self.key, self.val = native.Tree_type, native.Tree_key, native.Tree_val
+        self.first_child, self.next_sibling = native.Tree_first_child, native.Tree_next_sibling
+        self.none = ryml.NONE
+        self.map_flag, self.seq_flag = ryml.MAP, ryml.SEQ
+        self.key_quoted, self.val_quoted = ryml.KEYQUO, ryml.VALQUO
+        # Anchors, aliases, tags and block scalars: PyYAML's path.
+        self.not_plain = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG
+                          | ryml.KEY_LITERAL | ryml.KEY_FOLDED | ryml.VAL_LITERAL | ryml.VAL_FOLDED)
+
+    def document(self) -> Any:
+        root = self.tree.root_id()
+        kind = self.type(self.tree, root)
+        # Explicit documents (a stream is DOC-flagged children under a SEQ-like root): PyYAML's path.
+        if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM:
+            raise _NotPlain
+        return self.node(root, kind)
+
+    def node(self, node: int, kind: int) -> Any:
+        if kind & self.not_plain:
+            raise _NotPlain
+        if kind & self.map_flag:
+            return self.mapping(node)
+        if kind & self.seq_flag:
+            return self.sequence(node)
+        return _scalar(self.val(self.tree, node), kind & self.val_quoted)
+
+    def sequence(self, node: int) -> list[Any]:
+        tree, kind_of, items = self.tree, self.type, []
+        child = self.first_child(tree, node)
+        while child != self.none:
+            items.append(self.node(child, kind_of(tree, child)))
+            child = self.next_sibling(tree, child)
+        return items
+
+    def mapping(self, node: int) -> dict[Any, Any]:
+        tree, kind_of, result = self.tree, self.type, {}
+        child = self.first_child(tree, node)
+        while child != self.none:
+            kind = kind_of(tree, child)
+            key = _scalar(self.key(tree, child), kind & self.key_quoted)
+            if not isinstance(key, str | int) or isinstance(key, bool):
+                key = str(key)  # what the reference builder does with odd keys
+            if key in result:
+                raise _NotPlain  # PyYAML's path reports the duplicate with both lines
+            result[key] = self.node(child, kind)
+            child = self.next_sibling(tree, child)
+        return result
+
+
+def _scalar(text: Any, quoted: int) -> Any:
+    value = "" if text is None else str(text, "utf-8")
+    return value if quoted else _plain_scalar(value)

@@ -1,0 +1,99 @@
+"""The rapidyaml fast path reads plain YAML exactly as PyYAML does, and hands everything else back to PyYAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabricgen.fastyaml import load_plain
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = sorted([*ROOT.glob("intent/*.yaml"), *ROOT.glob("inventory/**/*.yaml")])
+
+
+def reference(raw: bytes) -> Any:
+    return yaml.load(raw, Loader=yaml.SafeLoader)
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_bundled_inputs_read_the_same(path: Path) -> None:
+    raw = path.read_bytes()
+    taken, data = load_plain(raw)
+    if path.parent.name in ("inventory", "mixed"):
+        assert taken, "inventories are plain YAML: the fast path must take them"
+    if taken:
+        assert data == reference(raw)
+
+
+SCALARS = ["yes", "No", "on", "OFF", "~", "null", "", "0x1F", "0o17", "017", "1_000", "1:30", ".inf", "-.Inf",
+           ".nan", "1e3", "3.25", "+12", "-0", "true", "y", "400G", "Ethernet1/1", "r0-spine0:Ethernet0",
+           "10.0.0.1", "a b", "'quoted'", '"dq"', "it's", "x # not a comment", "a#b", "key: value"]
+
+
+@pytest.mark.parametrize("text", SCALARS)
+def test_scalars_are_typed_as_pyyaml_types_them(text: str) -> None:
+    for raw in (f"v: {text}\n", f"l: [{text}]\n", f"- {text}\n"):
+        data = raw.encode()
+        try:
+            expected = reference(data)
+        except yaml.YAMLError:
+            assert load_plain(data) == (False, None)
+            continue
+        taken, got = load_plain(data)
+        if taken:
+            assert got == expected and type(got) is type(expected)
+            assert repr(got) == repr(expected)  # 1 vs 1.0 vs True, nan included
+
+
+@pytest.mark.parametrize("raw", [
+    b"a: 1\na: 2\n",                       # duplicate key: PyYAML's path reports both lines
+    b"a: [1, 2\nb: 3\n",                   # syntax error: PyYAML's message
+    b"a: &x 1\nb: *x\n",                   # anchors
+    b"a: !!str 1\n",                       # tags
+    b"a: |\n  text\n",                     # block scalars
+    b"base: {x: 1}\nb:\n  <<: {y: 2}\n",   # merge keys
+    b"a: 1\n---\nb: 2\n",                  # several documents
+    b"d: 2026-12-02\n",                    # a timestamp
+    b"a: 1\n...\n",                        # document end marker
+    b"x:\n\t- 1\n",                        # a tab as indentation
+    b"s: \"tab\\tescape\"\n",              # escapes
+])
+def test_anything_beyond_plain_yaml_goes_to_pyyaml(raw: bytes, capfd: pytest.CaptureFixture[str]) -> None:
+    assert load_plain(raw) == (False, None)
+    assert capfd.readouterr().err == ""  # rapidyaml's own error print is kept off the user's terminal
+
+
+WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./: #,'\"&*!|>%<?[]{}"
+                         "\u00e9\u2192",
+                min_size=0, max_size=12)
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), WORDS,
+                   st.floats(allow_nan=False, allow_infinity=True, width=32))
+DATA = st.recursive(LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                    st.dictionaries(WORDS, inner, max_size=4)), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.dictionaries(WORDS, DATA, min_size=1, max_size=5), flow=st.sampled_from([False, None, True]),
+       indent=st.sampled_from([2, 4]), width=st.sampled_from([20, 80, 1000]))
+def test_generated_documents_read_the_same(data: dict[str, Any], flow: bool | None, indent: int,
+                                           width: int) -> None:
+    raw = yaml.safe_dump(data, default_flow_style=flow, indent=indent, width=width, sort_keys=False).encode()
+    taken, got = load_plain(raw)
+    if taken:
+        assert got == reference(raw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.dictionaries(st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True),
+                            st.dictionaries(st.from_regex(r"[A-Za-z][A-Za-z0-9/]{0,10}", fullmatch=True),
+                                            st.one_of(st.integers(0, 10**6), st.sampled_from(["400G", "rs", "dac"])),
+                                            max_size=5), min_size=1, max_size=5),
+       flow=st.sampled_from([False, None]))
+def test_inventory_shaped_documents_take_the_fast_path(data: dict[str, Any], flow: bool | None) -> None:
+    raw = yaml.safe_dump(data, default_flow_style=flow).encode()
+    assert load_plain(raw) == (True, reference(raw))
