@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from fabricgen.model import Fabric
+from fabricgen.model import DeviceModel, Fabric
+from fabricgen.resolve import resolve
 from fabricgen.resolve.headroom import HeadroomInputs, mlx5_xoff, spectrum_headroom, vendor_table_headroom
 from fabricgen.schema.intent import Intent, expand_profile
 from fabricgen.units import parse_bytes, parse_speed_mbps
+
+from conftest import EXAMPLES, load_example
 
 # roce-numbers.md §1.2: port MTU 9100, lossless MTU 1024, 50 % small packets, no shared headroom pool.
 WORKED = [  # asic, speed, cable, lanes, xon, xoff, size
@@ -134,3 +137,14 @@ def test_profile_class_can_be_removed_with_null() -> None:
     raw = {"fabric": "x", "profile": "roce", "qos": {"classes": {"cnp": None}},
            "management": {"vlan": 9, "subnet": "10.0.0.0/24", "gateway": "10.0.0.1"}}
     assert "cnp" not in expand_profile(raw)["qos"]["classes"]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_resolved_device_model_is_valid(example: str) -> None:
+    """resolve builds port and NIC models without re-validating them (Resolved.trusted); prove that what it
+    builds is exactly what validation would accept and produce."""
+    loaded = load_example(example)
+    fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    for device in fabric.devices.values():
+        dumped = device.model_dump()
+        assert DeviceModel.model_validate(dumped).model_dump() == dumped, device.name

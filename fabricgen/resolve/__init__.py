@@ -44,7 +44,7 @@ def resolve_policy(intent: Intent, qos: QosModel) -> PolicyModel:
 
 def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> DeviceModel:
     cap = get_platform(device.platform).capability
-    _check_platform_limits(ctx, device, cap)
+    ctx.once(f"limits:{cap.name}", lambda: _check_platform_limits(ctx, cap))
     if device.role == "gpu-host":
         return _resolve_gpu_host(ctx, device, qos, cap)
     ports = [resolve_switch_port(ctx, device, port, cap, qos) for port in device.data.ports]
@@ -67,10 +67,10 @@ def _resolve_gpu_host(ctx: ResolveContext, device: Device, qos: QosModel, cap: C
 
 def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -> PortModel:
     spec = device.data.ports[port]
-    peer = ctx.inventory.peer_of(device.name, port)
-    link = ctx.inventory.link_of(device.name, port)
+    peer = ctx.peer_of(device.name, port)
+    link = ctx.link_of(device.name, port)
     mtu = ctx.intent.mtu.host if role == "rdma" else ctx.intent.mtu.management
-    return PortModel(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,
+    return PortModel.trusted(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,
                      fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
                      cable_m=link.cable_m if link else None, media=link.media if link else None,
                      lossless=role == "rdma" and bool(ctx.intent.rdma_class().lossless),
@@ -95,9 +95,9 @@ def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
                      address=address, gateway=str(mgmt.gateway), vlan=mgmt.vlan, mtu=ctx.intent.mtu.management)
 
 
-def _check_platform_limits(ctx: ResolveContext, device: Device, cap: Capability) -> None:
-    """Intent features the device's platform cannot express. Messages name the platform, not the device,
-    so a 4,000-host fabric reports each problem once."""
+def _check_platform_limits(ctx: ResolveContext, cap: Capability) -> None:
+    """Intent features a platform cannot express: checked once per platform in use, and the messages name the
+    platform, so a 4,000-host fabric reports each problem once."""
     intent = ctx.intent
     key = "host" if cap.kind == "host" else "fabric"
     mtu = intent.mtu.host if cap.kind == "host" else intent.mtu.fabric

@@ -43,17 +43,17 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
         ctx.problem((*path,), f"RDMA port {device.name}:{port} has no rdma_device",
                     "set rdma_device (e.g. mlx5_0; see `rdma link show`)")
         return None
-    peer = ctx.inventory.peer_of(device.name, port)
-    link = ctx.inventory.link_of(device.name, port)
+    peer = ctx.peer_of(device.name, port)
+    link = ctx.link_of(device.name, port)
     speed = port_speed(ctx, device, port)
-    tsa, tcbw = nic_ets(ctx)
+    tsa, tcbw = ctx.once("nic_ets", lambda: nic_ets(ctx))
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host
-    return NicModel(
+    return NicModel.trusted(
         interface=port, rdma_device=spec.rdma_device, mtu=mtu, trust="dscp",
         pfc=[1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
-        prio_tc=list(range(8)), tsa=tsa, tcbw=tcbw,
-        dscp2prio=nic_dscp2prio(ctx),
+        prio_tc=list(range(8)), tsa=list(tsa), tcbw=list(tcbw),
+        dscp2prio=dict(ctx.once("nic_dscp2prio", lambda: nic_dscp2prio(ctx))),
         dcqcn_priorities=[qos.rdma_priority], dcqcn_enabled=rdma.dcqcn,
         cnp_dscp=qos.cnp_dscp, cnp_priority=qos.cnp_priority,
         roce_tos=qos.rdma_dscp << 2 | rdma.tos_ecn_bits,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from fabricgen.model import HeadroomModel, PortModel, PortRole, QosModel
 from fabricgen.platforms import Capability
 from fabricgen.resolve.context import ResolveContext
@@ -25,7 +27,7 @@ def mgmt_interface(device: Device, cap: Capability) -> str:
 
 
 def port_role(ctx: ResolveContext, device: Device, port: str, cap: Capability) -> PortRole:
-    peer = ctx.inventory.peer_of(device.name, port)
+    peer = ctx.peer_of(device.name, port)
     peer_role = ctx.inventory.devices[peer.device].role if peer else None
     if device.role == "gpu-host":
         return _host_port_role(device, port, peer_role)
@@ -58,7 +60,7 @@ def port_speed(ctx: ResolveContext, device: Device, port: str) -> int | None:
     spec = device.data.ports[port]
     if spec.speed is not None:
         return spec.speed
-    peer = ctx.inventory.peer_of(device.name, port)
+    peer = ctx.peer_of(device.name, port)
     if peer is not None:
         return ctx.inventory.devices[peer.device].data.ports[peer.port].speed
     return None
@@ -68,8 +70,8 @@ def resolve_switch_port(ctx: ResolveContext, device: Device, port: str, cap: Cap
                         qos: QosModel) -> PortModel:
     spec = device.data.ports[port]
     role = port_role(ctx, device, port, cap)
-    peer = ctx.inventory.peer_of(device.name, port)
-    link = ctx.inventory.link_of(device.name, port)
+    peer = ctx.peer_of(device.name, port)
+    link = ctx.link_of(device.name, port)
     carries_data = role in ("host", "fabric")
     mtu = ctx.intent.mtu.fabric if carries_data or role == "unused" else ctx.intent.mtu.management
     cable = link.cable_m if link else None
@@ -78,7 +80,7 @@ def resolve_switch_port(ctx: ResolveContext, device: Device, port: str, cap: Cap
     headroom = None
     if lossless and cap.programs_headroom:
         headroom = _headroom(ctx, device, port, speed, cable, mtu)
-    return PortModel(
+    return PortModel.trusted(
         name=port, role=role, admin_up=role != "unused", speed_mbps=speed, lanes=spec.lanes,
         fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
         cable_m=cable if cable is not None or not lossless else ctx.intent.pfc.headroom.default_cable_m,
@@ -115,9 +117,13 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
         return None
     lane_list = device.data.ports[port].lanes
     lanes = len(lane_list.split(",")) if lane_list else 4
-    return spectrum_headroom(asic, HeadroomInputs(
+    return _spectrum_headroom(asic, HeadroomInputs(
         speed_mbps=speed, cable_m=cable_m, port_mtu=mtu, lanes=lanes, lossless_mtu=policy.lossless_mtu,
         small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool))
+
+
+# Thousands of ports share speed, cable and MTU; the models are frozen, so ports can share one result.
+_spectrum_headroom = lru_cache(maxsize=4096)(spectrum_headroom)
 
 
 def _vendor_headroom(ctx: ResolveContext, device: Device, port: str, speed: int,

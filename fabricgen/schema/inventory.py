@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, StringConstraints
+from pydantic import Field, StringConstraints
 
 from fabricgen.schema.common import DeviceName, PortName, StrictModel, Text
 from fabricgen.units import SpeedMbps
@@ -82,19 +82,4 @@ class Link(StrictModel):
 class Inventory(StrictModel):
     devices: dict[DeviceName, Device]
     links: list[Link]
-    # Both ends of every link, indexed once: lookups stay O(1) on a 70k-link fabric.
-    _link_by_end: dict[tuple[str, str], Link] = PrivateAttr(default_factory=dict)
 
-    def model_post_init(self, context: Any, /) -> None:
-        for link in self.links:
-            self._link_by_end[(link.a.device, link.a.port)] = link
-            self._link_by_end[(link.b.device, link.b.port)] = link
-
-    def link_of(self, device: str, port: str) -> Link | None:
-        return self._link_by_end.get((device, port))
-
-    def peer_of(self, device: str, port: str) -> Endpoint | None:
-        link = self._link_by_end.get((device, port))
-        if link is None:
-            return None
-        return link.b if (link.a.device, link.a.port) == (device, port) else link.a
