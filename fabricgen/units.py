@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
@@ -40,7 +41,14 @@ def parse_bytes(value: Any) -> int:
 
 def parse_speed_mbps(value: Any) -> int:
     """``"400G"`` → 400000, ``"100M"`` → 100 (Mb/s, SONiC's PORT.speed unit)."""
-    match = _SPEED.match(str(value)) if isinstance(value, str) else None
+    if isinstance(value, str):
+        return _parse_speed_text(value)  # a 70k-port inventory has a handful of distinct speeds
+    raise ValueError(f"{value!r} is not a port speed; write e.g. 400G, 100G, 25G or 1G")
+
+
+@lru_cache(maxsize=256)
+def _parse_speed_text(value: str) -> int:
+    match = _SPEED.match(value)
     if not match:
         raise ValueError(f"{value!r} is not a port speed; write e.g. 400G, 100G, 25G or 1G")
     scale = 1000 if match.group(2).upper() == "G" else 1
