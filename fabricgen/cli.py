@@ -23,6 +23,7 @@ from rich.table import Table
 from fabricgen import __version__
 from fabricgen.api import dump_fabric, generate_parallel, shard
 from fabricgen.diagnostics import InputError, Location
+from fabricgen.gctune import bulk_allocation
 from fabricgen.lint import all_rules, lint
 from fabricgen.lint.registry import Finding
 from fabricgen.lint.report import explain, rules_markdown, to_json, to_sarif, to_text
@@ -314,7 +315,8 @@ def platforms_cmd(fmt: str) -> None:
 
 def run() -> None:  # pragma: no cover - console entry guard
     try:
-        main()
+        with bulk_allocation():
+            main()
     except KeyboardInterrupt:
         fail("interrupted; the previous output (if any) is unchanged", 130)
     except Exception as exc:

@@ -6,23 +6,13 @@ Renderers read these and only format; lint (and config readers) compare these. D
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, cast
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
-_R = TypeVar("_R", bound="Resolved")
-
-
 class Resolved(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @classmethod
-    def trusted(cls: type[_R], **values: Any) -> _R:
-        """Build from values resolve computed itself, without validating them again: re-validating ~70k port
-        and NIC models was a third of resolve time at 32,768 GPUs. tests/test_resolve.py validates every
-        device model of the bundled fabrics, so a wrongly typed value cannot hide behind this."""
-        return cast(_R, cls.model_construct(**values))  # pydantic's plugin types it as the defining class
 
 
 class EcnThresholds(Resolved):

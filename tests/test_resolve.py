@@ -141,8 +141,8 @@ def test_profile_class_can_be_removed_with_null() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_every_resolved_device_model_is_valid(example: str) -> None:
-    """resolve builds port and NIC models without re-validating them (Resolved.trusted); prove that what it
-    builds is exactly what validation would accept and produce."""
+    """What resolve builds survives validation unchanged: the resolved model is a contract (dumped, read back
+    by `lint --configs`, golden-tested), not just an in-memory structure."""
     loaded = load_example(example)
     fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
     for device in fabric.devices.values():

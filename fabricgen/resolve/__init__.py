@@ -70,7 +70,7 @@ def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -
     peer = ctx.peer_of(device.name, port)
     link = ctx.link_of(device.name, port)
     mtu = ctx.intent.mtu.host if role == "rdma" else ctx.intent.mtu.management
-    return PortModel.trusted(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,
+    return PortModel(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,
                      fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
                      cable_m=link.cable_m if link else None, media=link.media if link else None,
                      lossless=role == "rdma" and bool(ctx.intent.rdma_class().lossless),

@@ -49,7 +49,7 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
     tsa, tcbw = ctx.once("nic_ets", lambda: nic_ets(ctx))
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host
-    return NicModel.trusted(
+    return NicModel(
         interface=port, rdma_device=spec.rdma_device, mtu=mtu, trust="dscp",
         pfc=[1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
         prio_tc=list(range(8)), tsa=list(tsa), tcbw=list(tcbw),

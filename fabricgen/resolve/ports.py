@@ -80,7 +80,7 @@ def resolve_switch_port(ctx: ResolveContext, device: Device, port: str, cap: Cap
     headroom = None
     if lossless and cap.programs_headroom:
         headroom = _headroom(ctx, device, port, speed, cable, mtu)
-    return PortModel.trusted(
+    return PortModel(
         name=port, role=role, admin_up=role != "unused", speed_mbps=speed, lanes=spec.lanes,
         fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
         cable_m=cable if cable is not None or not lossless else ctx.intent.pfc.headroom.default_cable_m,
