@@ -6,6 +6,9 @@ lints in linear time (no path enumeration).
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from fabricgen.lint.context import LintContext
@@ -56,19 +59,38 @@ def _waiver_for(finding: Finding, waivers: list[WaiverModel]) -> WaiverModel | N
 
 
 def lint(fabric: Fabric, rules: list[Rule] | None = None) -> LintReport:
-    ctx = LintContext(fabric)
-    waivers = fabric.policy.waivers if fabric.policy else []
-    report = LintReport(devices=len(fabric.devices), links=len(ctx.links))
-    for rule in rules or all_rules():
-        for finding in rule.check(ctx, rule):
-            waiver = _waiver_for(finding, waivers)
-            if waiver is None:
-                report.findings.append(finding)
-            else:
-                report.waived.append(Waived(finding, waiver.reason))
-    report.findings.sort(key=_order)
-    report.waived.sort(key=lambda w: _order(w.finding))
-    return report
+    with _collector_paused():
+        ctx = LintContext(fabric)
+        waivers = fabric.policy.waivers if fabric.policy else []
+        report = LintReport(devices=len(fabric.devices), links=len(ctx.links))
+        for rule in rules or all_rules():
+            for finding in rule.check(ctx, rule):
+                waiver = _waiver_for(finding, waivers)
+                if waiver is None:
+                    report.findings.append(finding)
+                else:
+                    report.waived.append(Waived(finding, waiver.reason))
+        report.findings.sort(key=_order)
+        report.waived.sort(key=lambda w: _order(w.finding))
+        return report
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while lint runs.
+
+    Lint allocates an End per port and a tuple per cable, and frees them all by reference counting: it makes no
+    reference cycles (see context.End), so the collector has nothing to find here. But those allocations trigger
+    collections, and a full one walks every object of the resolved fabric: over a second at 32,768 GPUs, more
+    than lint itself. The previous state is restored, so a caller that disabled it keeps it disabled."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _order(finding: Finding) -> tuple[int, str, str, str, str]:

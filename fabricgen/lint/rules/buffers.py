@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, end_source, kib
-from fabricgen.model import PortModel
+from fabricgen.model import PolicyModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
@@ -24,29 +24,25 @@ def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     activates').
 
     Fix: set cable_m on the port (or its peer) in the inventory."""
-    for end in ctx.ports.values():
+    for device, ends in ctx.ends_by_device:
         # Only where the switch sizes headroom from the cable (capability programs_headroom): EOS (FADT) takes
         # no cable length, so its end of the same cable was reported a second time, with "headroom assumes
         # 40 m" although no headroom was ever computed for it.
-        if not ctx.capability(end.device).programs_headroom:
+        if not ctx.capability(device).programs_headroom:
             continue
-        if end.port.lossless and end.nic is None and (end.port.cable_m is None or end.port.cable_assumed):
-            yield r.finding(end.device.name, "lossless port with no cable length in the inventory "
-                            f"(headroom assumes {end.port.cable_m} m)", "set cable_m", port=end.port.name,
-                            peer=end.port.peer, source=end_source(end))
+        for end in ends:
+            if end.lossless and end.nic is None and (end.cable_m is None or end.cable_assumed):
+                yield r.finding(device.name, "lossless port with no cable length in the inventory "
+                                f"(headroom assumes {end.cable_m} m)", "set cable_m", port=end.port.name,
+                                peer=end.peer_ref, source=end_source(end))
 
 
-def _required_xoff(ctx: LintContext, asic: str | None, port: PortModel) -> int | None:
-    """The formula's xoff for this port under the intent's own headroom assumptions (small packets, lossless
-    packet size); None where the ASIC's constants are unknown."""
-    speed, cable = port.speed_mbps, port.cable_m
-    if asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA or cable is None:
-        return None
-    lanes = len(port.lanes.split(",")) if port.lanes else 4
-    policy = ctx.policy
-    params = HeadroomInputs(speed, cable, port.mtu, lanes)
+def _required_xoff(policy: PolicyModel | None, asic: str, speed: int, cable: int, mtu: int, lanes: int) -> int:
+    """The formula's xoff for a port under the intent's own headroom assumptions (small packets, lossless
+    packet size)."""
+    params = HeadroomInputs(speed, cable, mtu, lanes)
     if policy is not None:
-        params = HeadroomInputs(speed, cable, port.mtu, lanes, lossless_mtu=policy.lossless_mtu,
+        params = HeadroomInputs(speed, cable, mtu, lanes, lossless_mtu=policy.lossless_mtu,
                                 small_packet_percent=policy.small_packet_percent)
     return spectrum_headroom(asic, params).xoff
 
@@ -60,17 +56,29 @@ def headroom_insufficient(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     tables (pfc.headroom.method: vendor-table) trust those tables and are not checked.
 
     Fix: let fabricgen size headroom (pfc.headroom.method: formula) or raise the profile's xoff."""
-    if ctx.policy is not None and ctx.policy.headroom_method == "vendor-table":
+    policy = ctx.policy
+    if policy is not None and policy.headroom_method == "vendor-table":
         return
-    for end in ctx.ports.values():
-        headroom = end.port.headroom
-        if headroom is None:
-            continue
-        need = _required_xoff(ctx, end.device.asic, end.port)
-        if need is not None and headroom.xoff < need:
-            yield r.finding(end.device.name, f"headroom xoff {kib(headroom.xoff)} < required {kib(need)} for "
-                            f"{end.port.speed_mbps} Mb/s over {end.port.cable_m} m", "raise xoff",
-                            port=end.port.name, peer=end.port.peer, source=end_source(end))
+    # The required xoff depends only on the ASIC and four port facts (the policy is fixed for the run), and
+    # thousands of ports share a handful of combinations: each is computed once.
+    required: dict[tuple[str, int, int, int, int], int] = {}
+    for device, ends in ctx.ends_by_device:
+        asic = device.asic
+        if asic is None or asic not in ASIC_CONSTANTS:
+            continue  # constants unknown: nothing to check against
+        for end in ends:
+            headroom, speed, cable = end.headroom, end.speed_mbps, end.cable_m
+            if headroom is None or speed is None or speed not in PAUSE_QUANTA or cable is None:
+                continue
+            lanes = end.lanes.count(",") + 1 if end.lanes else 4
+            key = (asic, speed, cable, end.port_mtu, lanes)
+            need = required.get(key)
+            if need is None:
+                need = required[key] = _required_xoff(policy, asic, speed, cable, end.port_mtu, lanes)
+            if headroom.xoff < need:
+                yield r.finding(device.name, f"headroom xoff {kib(headroom.xoff)} < required {kib(need)} for "
+                                f"{speed} Mb/s over {cable} m", "raise xoff",
+                                port=end.port.name, peer=end.peer_ref, source=end_source(end))
 
 
 @rule("FG-BUF-003", "headroom-over-budget", "error", "total lossless headroom fits the switch buffer")
@@ -80,10 +88,12 @@ def headroom_over_budget(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     Above half the buffer is a warning: little is left for the shared pool that absorbs bursts.
 
     Fix: shorter cables, fewer lossless ports/classes, or a shared headroom pool."""
-    for device in ctx.switches():
+    for device, ports in ctx.switch_ports:
         budget = ASIC_BUFFER_BYTES.get(device.asic or "")
-        total = sum(p.headroom.size * len(p.pfc_priorities) for p in device.ports if p.headroom)
-        if budget is None or not total:
+        if budget is None:
+            continue
+        total = sum(end.headroom.size * len(end.pfc_priorities) for end in ports if end.headroom)
+        if not total:
             continue
         if total > budget:
             yield r.finding(device.name, f"lossless headroom {kib(total)} exceeds the {device.asic} buffer "

@@ -15,7 +15,7 @@ def dscp_unmapped(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     so a mis-marked flow silently changes class. SONiC's own templates list all 64 code points.
 
     Fix: map all 64 DSCPs (fabricgen renders all 64; give one intent class `dscp: default`)."""
-    for device in ctx.switches():
+    for device in ctx.switches:
         if device.qos is None:
             continue
         missing = sorted(set(range(64)) - set(device.qos.dscp_to_tc))
@@ -36,17 +36,17 @@ def roce_dscp_not_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     if policy is None or not policy.rdma_lossless:
         return  # a deliberately lossy RoCE design (ECN only) has no lossless priority to land on
     dscp = policy.rdma_dscp
-    for end in ctx.ports.values():
-        qos = end.device.qos
-        if end.port.role not in ("host", "fabric") or qos is None:
+    for device, ends in ctx.ends_by_device:
+        if device.qos is None:
             continue
-        tc = qos.dscp_to_tc.get(dscp)
-        if tc is None or tc not in end.port.pfc_priorities:
-            yield r.finding(end.device.name, f"RoCE DSCP {dscp} → TC {tc}, which is not lossless here (PFC on "
-                            f"{sorted(end.port.pfc_priorities)})", f"map DSCP {dscp} to TC {policy.rdma_priority} "
-                            f"and enable PFC on it", port=end.port.name, source=end_source(end))
-    for host in ctx.hosts():
-        for nic in host.host.nics if host.host else []:
+        tc = device.qos.dscp_to_tc.get(dscp)
+        for end in ends:
+            if end.role in ("host", "fabric") and (tc is None or tc not in end.pfc_priorities):
+                yield r.finding(device.name, f"RoCE DSCP {dscp} → TC {tc}, which is not lossless here (PFC on "
+                                f"{sorted(end.pfc_priorities)})", f"map DSCP {dscp} to TC {policy.rdma_priority} "
+                                f"and enable PFC on it", port=end.port.name, source=end_source(end))
+    for host, nics in ctx.host_nics:
+        for nic in nics:
             prio = nic.dscp2prio.get(dscp, dscp >> 3)
             if not nic.pfc[prio]:
                 yield r.finding(host.name, f"RoCE DSCP {dscp} → NIC priority {prio}, which has no PFC",
@@ -62,8 +62,8 @@ def nic_trust_not_dscp(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     leaves the host in priority 0, outside the lossless class.
 
     Fix: `mlnx_qos -i <if> --trust dscp` (fabricgen-nic.sh does it)."""
-    for host in ctx.hosts():
-        for nic in host.host.nics if host.host else []:
+    for host, nics in ctx.host_nics:
+        for nic in nics:
             if nic.trust != "dscp":
                 yield r.finding(host.name, f"NIC trusts {nic.trust}, the switches trust DSCP",
                                 f"trust DSCP ({ctx.capability(host).spelling.get('trust', 'trust dscp')})",
@@ -80,14 +80,15 @@ def nic_dscp_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     Fix: `mlnx_qos --dscp2prio set,<dscp>,<prio>` for each DSCP whose DSCP>>3 is not its class's priority."""
     policy = ctx.policy
     dscps = sorted({d for values in policy.class_dscps.values() for d in values}) if policy else []
-    for host in ctx.hosts():
-        for nic in host.host.nics if host.host else []:
-            end = ctx.ports.get((host.name, nic.interface))
-            switch = ctx.peer_of(end) if end else None
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            end = ctx.end(host.name, nic.interface)
+            switch = ctx.peer_of(end) if end is not None else None
             if switch is None or switch.device.qos is None:
                 continue
+            nic_map, switch_map = nic.dscp2prio, switch.device.qos.dscp_to_tc
             for dscp in dscps:
-                nic_prio, switch_tc = nic.dscp2prio.get(dscp, dscp >> 3), switch.device.qos.dscp_to_tc.get(dscp)
+                nic_prio, switch_tc = nic_map.get(dscp, dscp >> 3), switch_map.get(dscp)
                 if nic_prio != switch_tc:
                     yield r.finding(host.name, f"DSCP {dscp}: NIC priority {nic_prio}, switch TC {switch_tc}",
                                     f"map DSCP {dscp} to priority {switch_tc} "
@@ -107,9 +108,9 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     if policy is None:
         return
     want = policy.rdma_dscp << 2 | policy.tos_ecn_bits
-    for host in ctx.hosts():
+    for host, nics in ctx.host_nics:
         assert host.host is not None
-        for nic in host.host.nics:
+        for nic in nics:
             if nic.roce_tos >> 2 != policy.rdma_dscp:
                 yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} is DSCP {nic.roce_tos >> 2}, RoCE is DSCP "
                                 f"{policy.rdma_dscp}", f"cma_roce_tos -t {want}", port=nic.interface,

@@ -18,7 +18,7 @@ def ecn_min_not_below_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     nothing, which makes DCQCN oscillate); kmin > kmax is refused by SONiC's YANG.
 
     Fix: kmin well below kmax (e.g. 150 KB / 1.5 MB, or the seed's 5 KB / 40 KB)."""
-    for device in ctx.switches():
+    for device in ctx.switches:
         for q in device.qos.queues if device.qos else []:
             if q.ecn and q.ecn.min_bytes >= q.ecn.max_bytes:
                 yield r.finding(device.name, f"queue {q.index} ECN min {kib(q.ecn.min_bytes)} is not below max "
@@ -35,12 +35,12 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     lossless headroom reservations. Checked where the ASIC's buffer size is known.
 
     Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB)."""
-    for device in ctx.switches():
+    for device, ports in ctx.switch_ports:
         buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
         if device.qos is None or buffer is None:
             continue
         queue = queue_for_tc(device, device.qos.rdma_priority)
-        reserved = sum(p.headroom.size * len(p.pfc_priorities) for p in device.ports if p.headroom)
+        reserved = sum(end.headroom.size * len(end.pfc_priorities) for end in ports if end.headroom)
         pause_point = (buffer - reserved) // 2
         if queue is not None and queue.ecn is not None and queue.ecn.max_bytes >= pause_point:
             yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point "
@@ -54,8 +54,8 @@ def ecn_min_below_frame(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     on a port get marked, and DCQCN halves their rate although the queue was never really congested.
 
     Fix: kmin ≥ the port MTU (with MTU 9100, ≥ 9.1 KB; NVIDIA uses 150 KB at 400G)."""
-    for device in ctx.switches():
-        data_mtus = [p.mtu for p in device.ports if p.role in ("host", "fabric")]
+    for device, ports in ctx.switch_ports:
+        data_mtus = [end.port_mtu for end in ports if end.role in ("host", "fabric")]
         for q in device.qos.queues if device.qos and data_mtus else []:
             if q.ecn and q.ecn.min_bytes < max(data_mtus):
                 yield r.finding(device.name, f"queue {q.index} ({q.class_name}) ECN min {kib(q.ecn.min_bytes)} is "
@@ -69,8 +69,8 @@ def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     takes over — the 'switch has ECN, nothing marks' complaint.
 
     Fix: ECN thresholds on the RoCE class (SONiC WRED_PROFILE with ecn_all, EOS random-detect ecn)."""
-    for device in ctx.switches():
-        if device.qos is None or not any(p.role in ("host", "fabric") for p in device.ports):
+    for device, ports in ctx.switch_ports:
+        if device.qos is None or not any(end.role in ("host", "fabric") for end in ports):
             continue
         queue = queue_for_tc(device, device.qos.rdma_priority)
         if queue is None or queue.ecn is None:
@@ -87,8 +87,8 @@ def dcqcn_off_on_nic(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None or not policy.dcqcn:
         return
-    for host in ctx.hosts():
-        for nic in host.host.nics if host.host else []:
+    for host, nics in ctx.host_nics:
+        for nic in nics:
             if not nic.dcqcn_enabled or policy.rdma_priority not in nic.dcqcn_priorities:
                 yield r.finding(host.name, f"DCQCN is not enabled on RoCE priority {policy.rdma_priority}",
                                 "enable ecn/roce_np and roce_rp for that priority", port=nic.interface,
@@ -104,14 +104,14 @@ def cnp_marking_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for host in ctx.hosts():
-        for nic in host.host.nics if host.host else []:
-            if (nic.cnp_dscp, nic.cnp_priority) != (policy.cnp_dscp, policy.cnp_priority):
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            if nic.cnp_dscp != policy.cnp_dscp or nic.cnp_priority != policy.cnp_priority:
                 yield r.finding(host.name, f"NIC sends CNPs with DSCP {nic.cnp_dscp} / priority {nic.cnp_priority},"
                                 f" the fabric's CNP class is DSCP {policy.cnp_dscp} / priority {policy.cnp_priority}",
                                 "set roce_np cnp_dscp and cnp_802p_prio", port=nic.interface,
                                 source=port_source(host.name, nic.interface))
-    for device in ctx.switches():
+    for device in ctx.switches:
         if device.qos and device.qos.dscp_to_tc.get(policy.cnp_dscp) != policy.cnp_priority:
             yield r.finding(device.name, f"CNP DSCP {policy.cnp_dscp} → TC {device.qos.dscp_to_tc.get(policy.cnp_dscp)}"
                             f", not the CNP class's {policy.cnp_priority}", "map the CNP DSCP to the CNP class",
@@ -127,7 +127,7 @@ def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for device in ctx.switches():
+    for device in ctx.switches:
         queue = queue_for_tc(device, policy.cnp_priority)
         if queue is not None and queue.scheduler != "strict":
             yield r.finding(device.name, f"CNP queue {queue.index} is {queue.scheduler}, not strict",
@@ -146,7 +146,7 @@ def dcqcn_left_to_vendor(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None or not policy.dcqcn:
         return
-    for host in ctx.hosts():
+    for host in ctx.hosts:
         if "dcqcn" in ctx.capability(host).delegated_features:
             yield r.finding(host.name, f"platform {host.platform} does not program DCQCN/CNP", f"with the NIC "
                             f"vendor's tool: DCQCN on priority {policy.rdma_priority}, CNP DSCP {policy.cnp_dscp} / "

@@ -18,7 +18,8 @@ def _in_use(ctx: LintContext) -> list[int]:
 
 
 def _data_switches(ctx: LintContext) -> list[DeviceModel]:
-    return [d for d in ctx.switches() if d.qos is not None and any(p.role in ("host", "fabric") for p in d.ports)]
+    return [device for device, ports in ctx.switch_ports
+            if device.qos is not None and any(end.role in ("host", "fabric") for end in ports)]
 
 
 @rule("FG-CLS-006", "dscp-map-differs-between-switches", "error", "every switch classifies the DSCPs in use alike")

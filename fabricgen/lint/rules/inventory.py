@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
@@ -15,15 +16,16 @@ def link_end_disagrees(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     per-link check (PFC, MTU, speed) silently skipped it.
 
     Fix: correct the peer on one end (the load step reports these with file and line)."""
-    for end in ctx.ports.values():
-        if end.port.peer is None:
+    peers = ctx.peers
+    for end, peer in zip(ctx.ends, peers, strict=True):
+        if end.peer_ref is None:
             continue
-        peer = ctx.peer_of(end)
         if peer is None:
-            yield r.finding(end.device.name, f"peer {end.port.peer} does not exist", "fix the peer",
+            yield r.finding(end.device.name, f"peer {end.peer_ref} does not exist", "fix the peer",
                             port=end.port.name, source=end_source(end))
-        elif peer.port.peer not in (None, f"{end.device.name}:{end.port.name}"):
-            yield r.finding(end.device.name, f"peer {peer.name} names {peer.port.peer} as its peer",
+        # A peer that resolves back to this end names it (the common case, decided without comparing text).
+        elif peers[peer.index] is not end and peer.peer_ref not in (None, end.name):
+            yield r.finding(end.device.name, f"peer {peer.name} names {peer.peer_ref} as its peer",
                             "make both ends name each other", port=end.port.name, peer=peer.name,
                             source=end_source(end))
 
@@ -34,12 +36,17 @@ def port_used_twice(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     modelled.
 
     Fix: correct one of the peer entries."""
-    claims: dict[str, list[str]] = {}
-    for end in ctx.ports.values():
-        if end.port.peer is not None:
-            claims.setdefault(end.port.peer, []).append(end.name)
-    for target, claimants in sorted(claims.items()):
-        if len(claimants) > 1:
-            device, _, port = target.partition(":")
-            yield r.finding(device, f"claimed as peer by {', '.join(sorted(claimants))}", "one cable per port",
-                            port=port, source=("inventory", device, "data", "ports", port))
+    # A correct inventory has no target claimed twice: tell that in C (a set as long as the list), and sort or
+    # list nothing per port. Only targets claimed more than once get their claimants collected, in target order.
+    targets = [end.peer_ref for end in ctx.ends if end.peer_ref is not None]
+    if len(set(targets)) == len(targets):
+        return
+    claims: dict[str, list[str]] = {t: [] for t in sorted(t for t, n in Counter(targets).items() if n > 1)}
+    for end in ctx.ends:
+        claimed = end.peer_ref
+        if claimed is not None and claimed in claims:
+            claims[claimed].append(end.name)
+    for target, claimants in claims.items():
+        device, _, port = target.partition(":")
+        yield r.finding(device, f"claimed as peer by {', '.join(sorted(claimants))}", "one cable per port",
+                        port=port, source=("inventory", device, "data", "ports", port))

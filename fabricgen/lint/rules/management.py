@@ -19,10 +19,11 @@ def mgmt_vlan_on_data_port(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for end in ctx.ports.values():
-        if end.port.access_vlan == policy.mgmt_vlan and end.port.role != "oob-access":
-            yield r.finding(end.device.name, f"management VLAN {policy.mgmt_vlan} on a {end.port.role} port",
-                            "remove the VLAN from this port", port=end.port.name, peer=end.port.peer,
+    vlan = policy.mgmt_vlan
+    for end in ctx.ends:
+        if end.access_vlan == vlan and end.role != "oob-access":
+            yield r.finding(end.device.name, f"management VLAN {policy.mgmt_vlan} on a {end.role} port",
+                            "remove the VLAN from this port", port=end.port.name, peer=end.peer_ref,
                             source=end_source(end))
 
 
@@ -35,7 +36,7 @@ def mgmt_outside_vrf(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for device in ctx.switches():
+    for device in ctx.switches:
         if device.mgmt is None:
             continue
         wanted = ctx.capability(device).mgmt_vrf_fixed_name or policy.mgmt_vrf
@@ -68,15 +69,14 @@ def mgmt_port_off_oob(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     (and a data switch port into the management VLAN).
 
     Fix: cable management ports to the OOB switch."""
-    for end in ctx.ports.values():
-        peer = ctx.peer_of(end)
+    for end, peer in zip(ctx.ends, ctx.peers, strict=True):
         if peer is None:
             continue
-        if end.port.role in ("mgmt", "bmc") and peer.device.role != "oob":
+        if end.role in ("mgmt", "bmc") and peer.device.role != "oob":
             yield r.finding(end.device.name, f"management port is cabled to {peer.device.role} {peer.device.name}",
                             "cable it to the OOB switch", port=end.port.name, peer=peer.name, source=end_source(end))
-        if end.port.role == "oob-access" and peer.port.role not in ("mgmt", "bmc"):
-            yield r.finding(end.device.name, f"OOB access port reaches {peer.port.role} port {peer.name}",
+        if end.role == "oob-access" and peer.role not in ("mgmt", "bmc"):
+            yield r.finding(end.device.name, f"OOB access port reaches {peer.role} port {peer.name}",
                             "OOB ports serve only BMCs and management interfaces", port=end.port.name,
                             peer=peer.name, source=end_source(end))
 
@@ -87,7 +87,7 @@ def nccl_socket_interface(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     classes; on the OOB network it rides the management plane the field report keeps isolated.
 
     Fix: point NCCL_SOCKET_IFNAME at the front-end interface (inventory data.frontend_interface)."""
-    for host in ctx.hosts():
+    for host in ctx.hosts:
         assert host.host is not None
         value = host.host.nccl_env.get("NCCL_SOCKET_IFNAME", "")
         # NCCL's syntax: a leading `^` excludes, then a leading `=` asks for exact names; without `=` every entry
@@ -98,7 +98,8 @@ def nccl_socket_interface(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         exact = spec.startswith("=")
         names = {name for name in (spec[1:] if exact else spec).split(",") if name}
         roles = {p.name: p.role for p in host.ports}
-        selected = [p for p in roles if any(p == n if exact else p.startswith(n) for n in names) != exclude]
+        prefixes = tuple(names)  # str.startswith takes them all at once
+        selected = [p for p in roles if (p in names if exact else p.startswith(prefixes)) != exclude]
         bad = sorted(name for name in selected if roles[name] in ("rdma", "bmc", "mgmt"))
         if not names or bad:
             what = f"selects {', '.join(f'{n} ({roles[n]})' for n in bad)}" if bad else "is unset"

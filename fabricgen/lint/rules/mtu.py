@@ -21,10 +21,10 @@ def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     watches: the 'MTU black hole' the field report warns about (seed §6.3).
 
     Fix: the same MTU on both ends (intent mtu.fabric on every switch hop)."""
-    for link in ctx.data_links():
-        if link.a.nic is None and link.b.nic is None and link.a.mtu() != link.b.mtu():
-            yield r.finding(link.a.device.name, f"MTU {link.a.mtu()} vs {link.b.mtu()}", "set the same MTU on both",
-                            port=link.a.port.name, peer=link.b.name, source=end_source(link.a))
+    for a, b in ctx.data_links:
+        if a.nic is None and b.nic is None and a.mtu != b.mtu:
+            yield r.finding(a.device.name, f"MTU {a.mtu} vs {b.mtu}", "set the same MTU on both",
+                            port=a.port.name, peer=b.name, source=end_source(a))
 
 
 @rule("FG-MTU-002", "hop-mtu-below-host", "error", "every switch hop carries the host MTU plus L2 overhead")
@@ -33,13 +33,13 @@ def hop_mtu_below_host(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     header, a VLAN tag and FCS. One 1500-byte hop in a 9000-byte fabric drops every jumbo RoCE packet.
 
     Fix: switch MTU ≥ host MTU + 22 (9100 for hosts at 9000)."""
-    host_mtus = [nic.mtu for h in ctx.hosts() for nic in (h.host.nics if h.host else [])]
+    host_mtus = [nic.mtu for _, nics in ctx.host_nics for nic in nics]
     policy = ctx.policy
     needed = max(host_mtus or [policy.host_mtu if policy else 0]) + L2_OVERHEAD
-    for end in ctx.ports.values():
-        if end.nic is None and end.port.role in ("host", "fabric") and end.port.mtu < needed:
-            yield r.finding(end.device.name, f"MTU {end.port.mtu} is below host MTU + L2 overhead ({needed})",
-                            f"raise the port MTU to at least {needed}", port=end.port.name, peer=end.port.peer,
+    for end in ctx.ends:
+        if end.nic is None and end.role in ("host", "fabric") and end.port_mtu < needed:
+            yield r.finding(end.device.name, f"MTU {end.port_mtu} is below host MTU + L2 overhead ({needed})",
+                            f"raise the port MTU to at least {needed}", port=end.port.name, peer=end.peer_ref,
                             source=end_source(end))
 
 
@@ -49,10 +49,11 @@ def roce_path_mtu(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     MTU 4096 cannot carry 4096-byte RoCE payloads and silently falls back to 2048, halving message efficiency.
 
     Fix: NIC MTU ≥ path MTU + 96, the headers the kernel reserves (4192 for path MTU 4096; 9000 is the norm)."""
-    for host in ctx.hosts():
+    for host, nics in ctx.host_nics:
         assert host.host is not None
-        for nic in host.host.nics:
-            if nic.mtu < host.host.path_mtu + ROCE_OVERHEAD:
+        least = host.host.path_mtu + ROCE_OVERHEAD
+        for nic in nics:
+            if nic.mtu < least:
                 yield r.finding(host.name, f"NIC MTU {nic.mtu} cannot carry RoCE path MTU {host.host.path_mtu}",
                                 f"NIC MTU ≥ {host.host.path_mtu + ROCE_OVERHEAD} or a smaller rdma.path_mtu",
                                 port=nic.interface, source=port_source(host.name, nic.interface))
@@ -64,8 +65,9 @@ def mtu_above_platform_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     on commit, or clamped on some images — never rely on 9216 being accepted everywhere.
 
     Fix: stay at or under the smallest maximum on the path."""
-    for end in ctx.ports.values():
-        limit = ctx.capability(end.device).max_mtu
-        if end.mtu() > limit:
-            yield r.finding(end.device.name, f"MTU {end.mtu()} exceeds {end.device.platform}'s maximum {limit}",
-                            f"MTU ≤ {limit}", port=end.port.name, source=end_source(end))
+    for device, ends in ctx.ends_by_device:
+        limit = ctx.capability(device).max_mtu
+        for end in ends:
+            if end.mtu > limit:
+                yield r.finding(device.name, f"MTU {end.mtu} exceeds {device.platform}'s maximum {limit}",
+                                f"MTU ≤ {limit}", port=end.port.name, source=end_source(end))

@@ -17,12 +17,11 @@ def pfc_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
     Fix: enable PFC on exactly the lossless priorities on both ends (NIC: mlnx_qos --pfc; switch: pfc_enable /
     priority-flow-control priority N no-drop)."""
-    for link in ctx.data_links():
-        a, b = link.a.pfc_set(), link.b.pfc_set()
-        if a != b:
-            yield r.finding(link.a.device.name, f"PFC priorities {fmt_set(a)} vs {fmt_set(b)}",
-                            "enable PFC on the same priorities at both ends", port=link.a.port.name,
-                            peer=link.b.name, source=end_source(link.a))
+    for a, b in ctx.data_links:
+        if a.pfc != b.pfc:
+            yield r.finding(a.device.name, f"PFC priorities {fmt_set(a.pfc)} vs {fmt_set(b.pfc)}",
+                            "enable PFC on the same priorities at both ends", port=a.port.name,
+                            peer=b.name, source=end_source(a))
 
 
 @rule("FG-PFC-002", "too-many-lossless-classes", "error", "lossless classes within the platform's limit")
@@ -32,7 +31,7 @@ def too_many_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     headroom that is then too small.
 
     Fix: make fewer classes lossless (one RoCE class is the norm)."""
-    for device in ctx.devices():
+    for device in ctx.devices:
         if device.qos is None:
             continue
         limit = ctx.capability(device).lossless_class_limit
@@ -50,9 +49,11 @@ def pfc_watchdog_missing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     the rest of the fabric keeps moving — the deadlock the field report lost a day to.
 
     Fix: `pfc.watchdog.enabled: true` (SONiC PFC_WD per port, EOS pause watchdog)."""
-    for device in ctx.switches():
-        lossless = [p.name for p in device.ports if p.pfc_priorities]
-        if lossless and (device.qos is None or device.qos.watchdog is None):
+    for device, ports in ctx.switch_ports:
+        if device.qos is not None and device.qos.watchdog is not None:
+            continue  # guarded: no need to count its lossless ports
+        lossless = [end.port.name for end in ports if end.pfc_priorities]
+        if lossless:
             yield r.finding(device.name, f"{len(lossless)} lossless ports without a PFC watchdog "
                             f"({', '.join(lossless[:4])}{'…' if len(lossless) > 4 else ''})",
                             "enable pfc.watchdog", source=device_source(device.name))
@@ -65,7 +66,7 @@ def pfc_watchdog_timing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     and out of drop mode while the storm lasts.
 
     Fix: poll ≤ detection ≤ restoration (e.g. 100 / 200 / 200 ms); EOS wants poll ≤ half the timeout."""
-    for device in ctx.switches():
+    for device in ctx.switches:
         wd = device.qos.watchdog if device.qos else None
         if wd is None:
             continue
@@ -88,8 +89,9 @@ def pfc_on_cnp(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for end in ctx.ports.values():
-        if policy.cnp_priority in end.pfc_set():
+    cnp = policy.cnp_priority
+    for end in ctx.ends:
+        if cnp in end.pfc:
             yield r.finding(end.device.name, f"PFC is on for CNP priority {policy.cnp_priority}",
                             f"disable PFC on priority {policy.cnp_priority}", port=end.port.name,
                             source=port_source(end.device.name, end.port.name))
@@ -101,7 +103,7 @@ def lossless_without_ecn(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     (PFC storms, victim flows). ECN lets DCQCN slow the senders before PFC has to act.
 
     Fix: give the lossless class `ecn: {min, max, probability}`."""
-    for device in ctx.switches():
+    for device in ctx.switches:
         for queue in device.qos.queues if device.qos else []:
             if queue.lossless and queue.ecn is None:
                 yield r.finding(device.name, f"lossless queue {queue.index} ({queue.class_name}) marks no ECN",

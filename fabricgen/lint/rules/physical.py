@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
@@ -18,13 +19,18 @@ SAFE_REACH_M: dict[str, list[tuple[int, int]]] = {  # media → [(up to Mb/s, me
 }
 
 
+@cache  # a fabric has a handful of media/speed pairs over tens of thousands of links
+def _safe_reach(media: str, speed: int) -> int | None:
+    return next((metres for upto, metres in SAFE_REACH_M[media] if speed <= upto), None)
+
+
 def _ends_differ(ctx: LintContext, r: Rule, attr: str, message: str, fix: str) -> Iterator[Finding]:
     """Links whose two ends both declare ``attr`` and disagree (an end that says nothing is not a mismatch)."""
-    for link in ctx.links:
-        a, b = getattr(link.a.port, attr), getattr(link.b.port, attr)
-        if a and b and a != b:
-            yield r.finding(link.a.device.name, message.format(a, b), fix, port=link.a.port.name,
-                            peer=link.b.name, source=end_source(link.a))
+    for a, b in ctx.links:
+        ours, theirs = getattr(a, attr), getattr(b, attr)
+        if ours and theirs and ours != theirs:
+            yield r.finding(a.device.name, message.format(ours, theirs), fix, port=a.port.name,
+                            peer=b.name, source=end_source(a))
 
 
 @rule("FG-PHY-001", "link-speed-mismatch", "error", "both ends of a link run the same speed")
@@ -51,15 +57,17 @@ def fec_required(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     RS-FEC the link errors constantly or does not come up.
 
     Fix: fec: rs."""
-    for end in ctx.ports.values():
-        port = end.port
+    for end in ctx.ends:
+        if end.fec not in ("none", "fc"):
+            continue  # tested first: almost every port runs RS-FEC, and the lane count is not needed then
+        speed = end.speed_mbps
         # Where the lanes are known, also a PAM4 port below 100G (50G on one lane): the docstring promised
         # "every PAM4 lane" but only the port speed was compared, so a 50G breakout without FEC passed.
-        lanes = len(port.lanes.split(",")) if port.lanes else None
-        pam4 = bool(port.speed_mbps and lanes and port.speed_mbps // lanes >= PAM4_LANE_FROM_MBPS)
-        if port.speed_mbps and (port.speed_mbps >= RS_FEC_FROM_MBPS or pam4) and port.fec in ("none", "fc"):
-            yield r.finding(end.device.name, f"{port.speed_mbps // 1000}G port with FEC {port.fec}", "fec: rs",
-                            port=port.name, peer=port.peer, source=end_source(end))
+        lanes = len(end.lanes.split(",")) if end.lanes else None
+        pam4 = bool(speed and lanes and speed // lanes >= PAM4_LANE_FROM_MBPS)
+        if speed and (speed >= RS_FEC_FROM_MBPS or pam4):
+            yield r.finding(end.device.name, f"{speed // 1000}G port with FEC {end.fec}", "fec: rs",
+                            port=end.port.name, peer=end.peer_ref, source=end_source(end))
 
 
 @rule("FG-PHY-004", "copper-past-safe-reach", "warning", "DAC/AEC/AOC within the safe reach for their speed")
@@ -68,15 +76,15 @@ def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     the link runs on the edge, with FEC counters that climb as the cable ages. AEC reaches ~7 m.
 
     Fix: AEC or optics for longer runs, or move the switch closer."""
-    for link in ctx.links:
-        media, length = link.a.port.media, link.a.port.cable_m
-        if link.a.port.cable_assumed:  # the headroom default (pfc.headroom.default_cable_m), not a measured cable:
-            length = None              # a DAC of unknown length was reported as "40 m DAC" (FG-BUF-001 covers it)
-        speed = link.a.port.speed_mbps or link.b.port.speed_mbps
+    for a, b in ctx.links:
+        media, length = a.media, a.cable_m
+        if a.cable_assumed:  # the headroom default (pfc.headroom.default_cable_m), not a measured cable:
+            length = None    # a DAC of unknown length was reported as "40 m DAC" (FG-BUF-001 covers it)
+        speed = a.speed_mbps or b.speed_mbps
         if media not in SAFE_REACH_M or length is None or speed is None:
             continue
-        reach = next((metres for upto, metres in SAFE_REACH_M[media] if speed <= upto), None)
+        reach = _safe_reach(media, speed)
         if reach is not None and length > reach:
-            yield r.finding(link.a.device.name, f"{length} m {media.upper()} at {speed // 1000}G (safe reach "
-                            f"{reach} m)", "use AEC or optics", port=link.a.port.name, peer=link.b.name,
-                            source=end_source(link.a))
+            yield r.finding(a.device.name, f"{length} m {media.upper()} at {speed // 1000}G (safe reach "
+                            f"{reach} m)", "use AEC or optics", port=a.port.name, peer=b.name,
+                            source=end_source(a))

@@ -15,17 +15,28 @@ def dwrr_weights(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     driver ('BW sum is illegal') and means different shares on platforms that normalise differently.
 
     Fix: weights that add up to exactly 100."""
-    for device in ctx.switches():
+    for device in ctx.switches:
         weights = [q.weight or 0 for q in device.qos.queues if q.scheduler == "dwrr"] if device.qos else []
         if weights and sum(weights) != 100:
             yield r.finding(device.name, f"DWRR weights sum to {sum(weights)}", "make them add up to 100",
                             source=("intent", "qos", "classes"))
-    for host in ctx.hosts():
-        for nic in host.host.nics if host.host else []:
-            ets = [bw for tsa, bw in zip(nic.tsa, nic.tcbw, strict=True) if tsa == "ets"]
-            if ets and sum(ets) != 100:
-                yield r.finding(host.name, f"ETS shares sum to {sum(ets)}", "mlnx_qos --tcbw summing to 100",
+    # Every NIC of a fabric carries one of a few TSA/share vectors: sum each distinct pair once.
+    ets_sums: dict[tuple[tuple[str, ...], tuple[int, ...]], int | None] = {}
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            key = (nic.tsa, nic.tcbw)
+            if key not in ets_sums:
+                ets_sums[key] = _ets_sum(*key)
+            total = ets_sums[key]
+            if total is not None and total != 100:
+                yield r.finding(host.name, f"ETS shares sum to {total}", "mlnx_qos --tcbw summing to 100",
                                 port=nic.interface, source=port_source(host.name, nic.interface))
+
+
+def _ets_sum(tsa: tuple[str, ...], tcbw: tuple[int, ...]) -> int | None:
+    """The ETS shares' sum; None where no TC is ETS."""
+    ets = [bw for mode, bw in zip(tsa, tcbw, strict=True) if mode == "ets"]
+    return sum(ets) if ets else None
 
 
 @rule("FG-SCH-002", "classes-share-a-queue", "error", "RDMA, TCP and management traffic use different queues")
@@ -37,7 +48,7 @@ def classes_share_a_queue(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for device in ctx.switches():
+    for device in ctx.switches:
         if device.qos is None:
             continue
         by_queue: dict[int, set[int]] = {}
@@ -58,7 +69,7 @@ def strict_may_starve(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for device in ctx.switches():
+    for device in ctx.switches:
         for q in device.qos.queues if device.qos else []:
             if q.scheduler == "strict" and q.traffic_class != policy.cnp_priority:
                 yield r.finding(device.name, f"queue {q.index} ({q.class_name}) is strict priority with no rate "
