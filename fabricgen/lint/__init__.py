@@ -60,19 +60,25 @@ def _waiver_for(finding: Finding, waivers: list[WaiverModel]) -> WaiverModel | N
 
 def lint(fabric: Fabric, rules: list[Rule] | None = None) -> LintReport:
     with _collector_paused():
-        ctx = LintContext(fabric)
-        waivers = fabric.policy.waivers if fabric.policy else []
-        report = LintReport(devices=len(fabric.devices), links=len(ctx.links))
-        for rule in rules or all_rules():
-            for finding in rule.check(ctx, rule):
-                waiver = _waiver_for(finding, waivers)
-                if waiver is None:
-                    report.findings.append(finding)
-                else:
-                    report.waived.append(Waived(finding, waiver.reason))
-        report.findings.sort(key=_order)
-        report.waived.sort(key=lambda w: _order(w.finding))
-        return report
+        # The context is gone (freed by reference counting) when _run returns, before the collector is back:
+        # it would otherwise walk and promote every End on its first pass.
+        return _run(fabric, rules)
+
+
+def _run(fabric: Fabric, rules: list[Rule] | None) -> LintReport:
+    ctx = LintContext(fabric)
+    waivers = fabric.policy.waivers if fabric.policy else []
+    report = LintReport(devices=len(fabric.devices), links=len(ctx.links))
+    for rule in rules or all_rules():
+        for finding in rule.check(ctx, rule):
+            waiver = _waiver_for(finding, waivers)
+            if waiver is None:
+                report.findings.append(finding)
+            else:
+                report.waived.append(Waived(finding, waiver.reason))
+    report.findings.sort(key=_order)
+    report.waived.sort(key=lambda w: _order(w.finding))
+    return report
 
 
 @contextmanager

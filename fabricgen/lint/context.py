@@ -122,17 +122,14 @@ def _device_ports(devices: Sequence[DeviceModel]) -> tuple[list[DevicePorts], li
     pfc_sets = _PfcSets()
     per_device: list[DevicePorts] = []
     ends: list[End] = []
-    by_name: dict[str, End] = {}
     for device in devices:
         nics = _nics_by_interface(device)
-        own: list[End] = []
-        for port in device.ports:
-            end = End(device, port, nics.get(port.name) if nics else None, pfc_sets, len(ends))
-            own.append(end)
-            ends.append(end)
-            by_name[end.name] = end
+        first = len(ends)
+        own = [End(device, port, nics.get(port.name) if nics else None, pfc_sets, first + offset)
+               for offset, port in enumerate(device.ports)]
+        ends.extend(own)
         per_device.append((device, own))
-    return per_device, ends, by_name
+    return per_device, ends, {end.name: end for end in ends}
 
 
 class _Index:
