@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabricgen import __version__
-from fabricgen.api import dump_fabric, generate_parallel, shard
+from fabricgen.api import dump_fabric, generate, generate_parallel, shard
 from fabricgen.diagnostics import InputError, Location
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
@@ -39,7 +39,7 @@ from fabricgen.output import (
     file_hash,
     read_previous,
     update_output,
-    write_output,
+    write_rendered,
 )
 from fabricgen.platforms import ConfigReadError, get_platform
 from fabricgen.resolve import resolve
@@ -123,20 +123,20 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
         extra["forced"] = {"lint_errors": report.errors}
     previous = None if full else _previous_tree(out, extra)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files if previous else None)
-    files = generate_parallel(fabric, jobs, plan.render)
-    manifest = build_manifest(files, loaded.input_hashes, extra, hashes=plan.kept)
     try:
         if previous is None:
-            write_output(out, files, manifest)
-            rewritten = len(files) + 1
+            hashes = write_rendered(out, plan.render, lambda names: generate(fabric, devices=names), jobs,
+                                    lambda done: build_manifest({}, loaded.input_hashes, extra, hashes=done))
+            paths, rewritten = list(hashes), len(hashes) + 1
         else:
+            files = generate_parallel(fabric, jobs, plan.render)
             changed = {name: text for name, text in files.items() if previous.files.get(name) != file_hash(text)}
             removed = sorted(set(previous.files) - set(files) - set(plan.kept))
-            update_output(out, changed, removed, manifest)
-            rewritten = len(changed) + 1
+            update_output(out, changed, removed, build_manifest(files, loaded.input_hashes, extra, hashes=plan.kept))
+            paths, rewritten = [*files, *plan.kept], len(changed) + 1
     except (OutputError, OSError) as exc:
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
-    _summary(fabric, [*files, *plan.kept], out, fmt, rewritten)
+    _summary(fabric, paths, out, fmt, rewritten)
 
 
 def _previous_tree(out: Path, extra: dict[str, Any]) -> PreviousTree | None:

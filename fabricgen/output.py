@@ -18,9 +18,11 @@ import ctypes
 import ctypes.util
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,15 +119,20 @@ def _check_target(out: Path) -> None:
                           "(choose a new or empty directory)")
 
 
-def _write_tree(root: Path, files: dict[str, str], manifest: str) -> None:
+def _write_files(root: Path, files: dict[str, str]) -> None:
     made: set[Path] = set()
-    for name, text in [*sorted(files.items()), (MANIFEST, manifest)]:
+    for name, text in sorted(files.items()):
         path = root / name
         if path.parent not in made:
             path.parent.mkdir(parents=True, exist_ok=True)
             made.add(path.parent)
         path.write_bytes(text.encode("utf-8"))
         path.chmod(_mode(name))
+
+
+def _finish_tree(root: Path, manifest: str) -> None:
+    # The manifest last: an incremental render trusts a tree whose files are not newer than its manifest.
+    (root / MANIFEST).write_text(manifest)
     # One flush of everything before the swap instead of an fsync per file: 20,000 fsyncs would take minutes,
     # and the tree only becomes visible (renamed into place) after this returns.
     os.sync()
@@ -210,14 +217,56 @@ def _mode(name: str) -> int:
 
 def write_output(out: Path, files: dict[str, str], manifest: str) -> None:
     """Replace ``out`` with exactly ``files`` + manifest, atomically."""
+    with _staged(out) as staging:
+        _write_files(staging, files)
+        _finish_tree(staging, manifest)
+
+
+Produce = Callable[[list[str]], dict[str, str]]
+_WORK: tuple[Produce, Path] | None = None  # set before forking: workers inherit it instead of unpickling it
+
+
+def write_rendered(out: Path, names: list[str], produce: Produce, jobs: int,
+                   manifest_for: Callable[[dict[str, str]], str]) -> dict[str, str]:
+    """Replace ``out`` atomically with the files ``produce`` renders for ``names`` + their manifest, and return
+    path → sha256 of every file. With ``jobs`` > 1, forked workers each render and write their own slice of the
+    devices into the staging tree: rendered text never crosses a process boundary (at 32,768 GPUs that is
+    200 MB that would otherwise be pickled back to one process and written by it alone)."""
+    global _WORK
+    with _staged(out) as staging:
+        _WORK = (produce, staging)
+        try:
+            if jobs <= 1 or len(names) < 2 * jobs or "fork" not in multiprocessing.get_all_start_methods():
+                hashes = _produce_and_write(names)
+            else:
+                with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                    parts = pool.map(_produce_and_write, [names[i::jobs] for i in range(jobs)])
+                hashes = {name: digest for part in parts for name, digest in part.items()}
+        finally:
+            _WORK = None
+        _finish_tree(staging, manifest_for(hashes))
+    return hashes
+
+
+def _produce_and_write(names: list[str]) -> dict[str, str]:
+    assert _WORK is not None
+    produce, root = _WORK
+    files = produce(names)
+    _write_files(root, files)
+    return {name: file_hash(text) for name, text in files.items()}
+
+
+@contextlib.contextmanager
+def _staged(out: Path) -> Iterator[Path]:
+    """A staging directory beside ``out``; when the block succeeds it replaces ``out`` in one atomic step,
+    when it fails it is removed and ``out`` is left as it was."""
     out = out.absolute()
     _recover_backup(out)
     _check_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        # The manifest last: an incremental render trusts a tree whose files are not newer than its manifest.
-        _write_tree(staging, files, manifest)
+        yield staging
         staging.chmod(0o755)
         if not out.exists():
             staging.rename(out)
