@@ -32,11 +32,21 @@ class Templates:
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
+            # Templates ship with the package and do not change under a running render: no stat per render.
+            auto_reload=False,
         )
         self.env.filters["sh"] = shlex.quote
+        self._compiled: dict[str, jinja2.Template] = {}
+
+    def template(self, name: str) -> jinja2.Template:
+        """The compiled template ``name``, loaded once (a dict hit is cheaper than Jinja's cache lookup)."""
+        compiled = self._compiled.get(name)
+        if compiled is None:
+            compiled = self._compiled[name] = self.env.get_template(name)
+        return compiled
 
     def render(self, name: str, **context: Any) -> str:
-        return self.env.get_template(name).render(**context)
+        return self.template(name).render(**context)
 
 
 @cache

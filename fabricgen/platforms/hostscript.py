@@ -14,7 +14,8 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from functools import lru_cache
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, HostModel, NicModel
@@ -28,10 +29,40 @@ LOAD_HINT = "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into 
 
 # --- rendering ------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=1024)  # interface names repeat on every host
 def nic_function(interface: str) -> str:
     """The bash function that configures ``interface``: the reader finds NIC functions by the ``nic_`` prefix,
     and a bash name takes only letters, digits and ``_``."""
     return "nic_" + "".join(c if c.isalnum() else "_" for c in interface)
+
+
+@lru_cache(maxsize=1024)
+def quote(word: str) -> str:
+    """``shlex.quote``, remembered: the same interface and RDMA device names come back on every host."""
+    return shlex.quote(word)
+
+
+class NicQos(NamedTuple):
+    """The QoS half of a NicModel, hashable. It is the same on every NIC of a fabric (the intent's classes), so
+    each platform formats it once per fabric (an ``lru_cache`` over its ``NicQos``) instead of once per NIC."""
+
+    trust: str
+    pfc: tuple[int, ...]
+    prio_tc: tuple[int, ...]
+    tsa: tuple[str, ...]
+    tcbw: tuple[int, ...]
+    dscp2prio: tuple[tuple[int, int], ...]  # sorted by DSCP
+    dcqcn_priorities: tuple[int, ...]
+    dcqcn_enabled: bool
+    cnp_dscp: int
+    cnp_priority: int
+    roce_tos: int
+
+    @classmethod
+    def of(cls, nic: NicModel) -> NicQos:
+        return cls(nic.trust, tuple(nic.pfc), tuple(nic.prio_tc), tuple(nic.tsa), tuple(nic.tcbw),
+                   tuple(sorted(nic.dscp2prio.items())), tuple(nic.dcqcn_priorities), nic.dcqcn_enabled,
+                   nic.cnp_dscp, nic.cnp_priority, nic.roce_tos)
 
 
 def dcb_map(keyword: str, values: Sequence[Any]) -> str:
@@ -59,9 +90,10 @@ class HostFiles:
     unit: str
     install_path: str
 
-    def render(self, device: DeviceModel, nic_context: Callable[[NicModel], dict[str, Any]],
+    def render(self, device: DeviceModel, nic_context: Callable[[NicModel], Any],
                env: str, templates: Templates) -> dict[str, str]:
-        """The files by name, script first; ``nic_context`` gives each NIC's template values."""
+        """The files by name, script first; ``nic_context`` gives each NIC's template values (as attributes: a
+        NamedTuple costs Jinja one getattr per value, a dict a failed getattr then a lookup)."""
         assert device.host is not None
         nics = [nic_context(nic) for nic in device.host.nics]
         return {

@@ -9,9 +9,9 @@ mlx5 default maps priority 0 to TC 1.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
-from typing import Any
+from functools import lru_cache
+from typing import NamedTuple
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, NicModel
@@ -62,32 +62,69 @@ def _csv(values: Sequence[int | str]) -> str:
     return ",".join(str(v) for v in values)
 
 
-def nic_context(nic: NicModel) -> dict[str, Any]:
-    q = shlex.quote
-    pfc_flags = ["on" if flag else "off" for flag in nic.pfc]
-    prio = nic.dcqcn_priorities
-    return {
-        "interface": q(nic.interface),
-        "function": hostscript.nic_function(nic.interface),
-        "rdma_device": q(nic.rdma_device),
-        "mtu": nic.mtu,
-        "trust": nic.trust,
-        "pfc_arg": _csv(nic.pfc),
-        "pfc_want": dcb_map("prio-pfc", pfc_flags),
-        "prio_tc_arg": _csv(nic.prio_tc),
-        "tsa_arg": _csv(nic.tsa),
-        "tcbw_arg": _csv(nic.tcbw),
+class DscpEntry(NamedTuple):
+    dscp: int
+    prio: int
+
+
+class DcqcnEntry(NamedTuple):
+    prio: int
+    value: int
+
+
+class NicContext(NamedTuple):
+    """What the script template says about one NIC."""
+
+    interface: str
+    function: str
+    rdma_device: str
+    mtu: int
+    peer: str
+    # The rest comes from the NIC's QoS alone (_qos_context).
+    trust: str
+    pfc_arg: str
+    pfc_want: str
+    prio_tc_arg: str
+    tsa_arg: str
+    tcbw_arg: str
+    zero_bw_tcs: str
+    ets_want: str
+    dscp2prio: tuple[DscpEntry, ...]
+    dcqcn: tuple[DcqcnEntry, ...]
+    cnp_dscp: int
+    cnp_priority: int
+    roce_tos: int
+
+
+# NicContext's fields from trust on
+QosContext = tuple[str, str, str, str, str, str, str, str, tuple[DscpEntry, ...], tuple[DcqcnEntry, ...], int, int, int]
+
+
+def nic_context(nic: NicModel) -> NicContext:
+    return NicContext(hostscript.quote(nic.interface), hostscript.nic_function(nic.interface),
+                      hostscript.quote(nic.rdma_device), nic.mtu, nic.peer or "no peer in inventory",
+                      *_qos_context(hostscript.NicQos.of(nic)))
+
+
+@lru_cache(maxsize=64)  # one NicQos per fabric: formatted once, not on each of thousands of NICs
+def _qos_context(qos: hostscript.NicQos) -> QosContext:
+    pfc_flags = ["on" if flag else "off" for flag in qos.pfc]
+    return (
+        qos.trust,
+        _csv(qos.pfc),
+        dcb_map("prio-pfc", pfc_flags),
+        _csv(qos.prio_tc),
+        _csv(qos.tsa),
+        _csv(qos.tcbw),
         # TCs set to 0 %: mlx5 may read them back as 100 (strict) or as a share of the zero-BW group.
-        "zero_bw_tcs": " ".join(str(tc) for tc, bw in enumerate(nic.tcbw) if bw == 0),
-        "ets_want": " | ".join([dcb_map("prio-tc", nic.prio_tc), dcb_map("tc-tsa", nic.tsa),
-                                dcb_map("tc-bw", nic.tcbw)]),
-        "dscp2prio": [{"dscp": d, "prio": p} for d, p in sorted(nic.dscp2prio.items())],
-        "dcqcn": [{"prio": p, "value": 1 if nic.dcqcn_enabled else 0} for p in prio],
-        "cnp_dscp": nic.cnp_dscp,
-        "cnp_priority": nic.cnp_priority,
-        "roce_tos": nic.roce_tos,
-        "peer": nic.peer or "no peer in inventory",
-    }
+        " ".join(str(tc) for tc, bw in enumerate(qos.tcbw) if bw == 0),
+        " | ".join([dcb_map("prio-tc", qos.prio_tc), dcb_map("tc-tsa", qos.tsa), dcb_map("tc-bw", qos.tcbw)]),
+        tuple(DscpEntry(d, p) for d, p in qos.dscp2prio),
+        tuple(DcqcnEntry(p, 1 if qos.dcqcn_enabled else 0) for p in qos.dcqcn_priorities),
+        qos.cnp_dscp,
+        qos.cnp_priority,
+        qos.roce_tos,
+    )
 
 
 def render_env(device: DeviceModel) -> str:

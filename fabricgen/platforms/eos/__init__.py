@@ -9,13 +9,16 @@ a diff against a pyavd- or device-produced config shows only real differences.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from ipaddress import ip_address
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, PortModel, QosModel, QueueModel
 from fabricgen.platforms import Capability, Platform
+from fabricgen.platforms.memo import by_identity
 from fabricgen.templating import Templates
 
 PROFILE = "FABRICGEN_ROCE"
@@ -69,12 +72,68 @@ def natural_key(text: str) -> list[Any]:
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
 
 
+@lru_cache(maxsize=256)  # switches of one model list the same ports: sorted once per port layout
+def _natural_order(names: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions of ``names`` in natural order."""
+    return tuple(sorted(range(len(names)), key=lambda i: natural_key(names[i])))
+
+
 def seconds(ms: int) -> str:
     """200 → "0.2": EOS takes watchdog timers in seconds."""
     return format((Decimal(ms) / 1000).normalize(), "f")
 
 
-def _queue_lines(queue: QueueModel) -> list[str]:
+# Template values are NamedTuples, not dicts: Jinja reads ``a.b`` with getattr first, which fails on a dict
+# (an exception per value, most of the render time) before it tries ``a["b"]``. Interfaces, the bulk of a
+# switch, are plain tuples the template unpacks in its loop: no attribute lookup at all.
+
+@dataclass(frozen=True)
+class Queue:  # not a NamedTuple: its field ``index`` would hide tuple.index (once per fabric: speed is moot)
+    index: int
+    lines: tuple[str, ...]
+
+
+class Profile(NamedTuple):
+    name: str
+    no_drop: tuple[int, ...]
+    watchdog: bool
+    queue_keyword: str
+    queues: tuple[Queue, ...]
+
+
+class Watchdog(NamedTuple):
+    timeout: str
+    recovery: str
+    polling: str
+    action: str
+
+
+class Vlan(NamedTuple):
+    id: int
+    name: str
+
+
+# (name, description, shutdown, mtu, access_vlan, service_profile): the order templates/eos unpacks
+Interface = tuple[str, str | None, bool, int | None, int | None, str | None]
+
+
+class IpWords(NamedTuple):
+    """EOS spells IPv4 and IPv6 management differently: `ip address`/`ip route` vs `ipv6 ...`."""
+
+    keyword: str
+    default: str
+
+
+class QosLines(NamedTuple):
+    """Everything rendered from the fabric's QoS alone: the same on every switch of one queue keyword."""
+
+    profile: Profile
+    dscp_map: tuple[str, ...]
+    tc_map: tuple[str, ...]
+    watchdog: Watchdog | None
+
+
+def _queue_lines(queue: QueueModel) -> tuple[str, ...]:
     lines = ["priority strict" if queue.scheduler == "strict" else "no priority"]
     if queue.scheduler == "dwrr":
         lines.append(f"bandwidth percent {queue.weight}")
@@ -82,73 +141,85 @@ def _queue_lines(queue: QueueModel) -> list[str]:
         lines.append(f"random-detect ecn minimum-threshold {queue.ecn.min_bytes} bytes maximum-threshold "
                      f"{queue.ecn.max_bytes} bytes max-mark-probability {queue.ecn.probability_pct}")
         lines.append("random-detect ecn count")
-    return lines
+    return tuple(lines)
 
 
-def _profile(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
-    return {
-        "name": PROFILE,
-        "no_drop": qos.lossless_priorities,
-        "watchdog": qos.watchdog is not None and bool(qos.lossless_priorities),
-        "queue_keyword": queue_keyword(device.hardware),
-        "queues": [{"index": q.index, "lines": _queue_lines(q)} for q in qos.queues],
-    }
+def _profile(qos: QosModel, keyword: str) -> Profile:
+    return Profile(
+        name=PROFILE,
+        no_drop=tuple(qos.lossless_priorities),
+        watchdog=qos.watchdog is not None and bool(qos.lossless_priorities),
+        queue_keyword=keyword,
+        queues=tuple(Queue(q.index, _queue_lines(q)) for q in qos.queues),
+    )
 
 
-def _dscp_map_lines(qos: QosModel) -> list[str]:
+def _dscp_map_lines(qos: QosModel) -> tuple[str, ...]:
     by_tc: dict[int, list[int]] = {}
     for dscp, tc in sorted(qos.dscp_to_tc.items()):
         by_tc.setdefault(tc, []).append(dscp)
     lines = [f"{' '.join(map(str, dscps))} to traffic-class {tc}" for tc, dscps in by_tc.items()]
-    return sorted(lines, key=natural_key)
+    return tuple(sorted(lines, key=natural_key))
 
 
-def _tc_map_lines(qos: QosModel, keyword: str) -> list[str]:
+def _tc_map_lines(qos: QosModel, keyword: str) -> tuple[str, ...]:
     used = sorted({q.traffic_class for q in qos.queues})
-    return [f"{tc} to {keyword} {qos.tc_to_queue[tc]}" for tc in used]
+    return tuple(f"{tc} to {keyword} {qos.tc_to_queue[tc]}" for tc in used)
 
 
-def _interface(port: PortModel, profile: str | None) -> dict[str, Any]:
-    data_port = port.role in ("host", "fabric")
-    return {
-        "name": port.name,
-        "description": port.description,
-        "shutdown": not port.admin_up,
-        "mtu": port.mtu if data_port else None,
-        "access_vlan": port.access_vlan,
-        "service_profile": profile if data_port and profile else None,
-    }
+def _watchdog(qos: QosModel) -> Watchdog | None:
+    wd = qos.watchdog
+    if wd is None:
+        return None
+    return Watchdog(timeout=seconds(wd.detection_ms), recovery=seconds(wd.restoration_ms),
+                    polling=seconds(wd.poll_ms), action=wd.action if wd.action != "alert" else "notify-only")
 
 
-def _ip_words(address: str | None) -> dict[str, str]:
-    """EOS spells IPv4 and IPv6 management differently: `ip address`/`ip route` vs `ipv6 ...`."""
-    if address is not None and ip_address(address).version == 6:
-        return {"keyword": "ipv6", "default": "::/0"}
-    return {"keyword": "ip", "default": "0.0.0.0/0"}
+@by_identity  # one QosModel per fabric: formatted once, not on every switch
+def _qos_lines(qos: QosModel, keyword: str) -> QosLines:
+    return QosLines(profile=_profile(qos, keyword), dscp_map=_dscp_map_lines(qos),
+                    tc_map=_tc_map_lines(qos, keyword), watchdog=_watchdog(qos))
+
+
+_DATA_ROLES = ("host", "fabric")
+
+
+def _interface(port: PortModel, profile: str | None) -> Interface:
+    data_port = port.role in _DATA_ROLES
+    return (port.name, port.description, not port.admin_up, port.mtu if data_port else None, port.access_vlan,
+            profile if data_port else None)
+
+
+def _ethernet(device: DeviceModel) -> list[PortModel]:
+    """The switch's ports but management, in natural order (Ethernet2 before Ethernet10)."""
+    ports = [p for p in device.ports if p.role != "mgmt"]
+    return [ports[i] for i in _natural_order(tuple(p.name for p in ports))]
+
+
+_IPV4 = IpWords(keyword="ip", default="0.0.0.0/0")
+_IPV6 = IpWords(keyword="ipv6", default="::/0")
+
+
+def _ip_words(address: str | None) -> IpWords:
+    return _IPV6 if address is not None and ip_address(address).version == 6 else _IPV4
 
 
 def build_context(device: DeviceModel) -> dict[str, Any]:
-    qos = device.qos
-    profile = _profile(device, qos) if qos else None
-    ethernet = sorted((p for p in device.ports if p.role != "mgmt"), key=lambda p: natural_key(p.name))
+    qos = _qos_lines(device.qos, queue_keyword(device.hardware)) if device.qos else None
     mgmt = device.mgmt
+    profile = qos.profile.name if qos else None
     return {
         "version": __version__,
         "device": device,
-        "profile": profile,
-        "vlans": [{"id": mgmt.vlan, "name": "OOB_MGMT"}] if mgmt and device.role == "oob" else [],
-        "interfaces": [_interface(p, profile["name"] if profile else None) for p in ethernet],
+        "profile": qos.profile if qos else None,
+        "vlans": [Vlan(mgmt.vlan, "OOB_MGMT")] if mgmt and device.role == "oob" else [],
+        "interfaces": [_interface(p, profile) for p in _ethernet(device)],
         "mgmt": mgmt,
         "mgmt_description": "OOB_MANAGEMENT",
         "ip": _ip_words(mgmt.address.split("/")[0] if mgmt and mgmt.address else None),
-        "dscp_map": _dscp_map_lines(qos) if qos else [],
-        "tc_map": _tc_map_lines(qos, profile["queue_keyword"]) if qos and profile else [],
-        "watchdog": {
-            "timeout": seconds(qos.watchdog.detection_ms),
-            "recovery": seconds(qos.watchdog.restoration_ms),
-            "polling": seconds(qos.watchdog.poll_ms),
-            "action": qos.watchdog.action if qos.watchdog.action != "alert" else "notify-only",
-        } if qos and qos.watchdog else None,
+        "dscp_map": qos.dscp_map if qos else (),
+        "tc_map": qos.tc_map if qos else (),
+        "watchdog": qos.watchdog if qos else None,
     }
 
 

@@ -35,8 +35,9 @@ dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0, net/dcb/dcbnl.c; the iproute2
 
 from __future__ import annotations
 
-import shlex
-from typing import Any
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, NicModel
@@ -88,34 +89,65 @@ CAPABILITY = Capability(
 def dscp_map(nic: NicModel) -> dict[int, int]:
     """The priority of every DSCP the NIC is to trust: ``dscp2prio`` where it has an entry, DSCP>>3 elsewhere
     (the NicModel's meaning, shared with ConnectX); none under PCP trust."""
-    if nic.trust != "dscp":
+    return _dscp_map(nic.trust, nic.dscp2prio)
+
+
+def _dscp_map(trust: str, dscp2prio: Mapping[int, int]) -> dict[int, int]:
+    if trust != "dscp":
         return {}
-    return {dscp: nic.dscp2prio.get(dscp, dscp >> 3) for dscp in range(64)}
+    return {dscp: dscp2prio.get(dscp, dscp >> 3) for dscp in range(64)}
 
 
-def nic_context(nic: NicModel) -> dict[str, Any]:
-    pfc_flags = ["on" if flag else "off" for flag in nic.pfc]
-    ets = [dcb_map("prio-tc", nic.prio_tc), dcb_map("tc-tsa", nic.tsa), dcb_map("tc-bw", nic.tcbw)]
-    dcqcn = ", ".join(str(prio) for prio in sorted(nic.dcqcn_priorities)) or "none"
-    return {
-        "interface": shlex.quote(nic.interface),
-        "function": hostscript.nic_function(nic.interface),
-        "rdma_device": shlex.quote(nic.rdma_device),
-        "mtu": nic.mtu,
-        "ets": " ".join(ets),
+class NicContext(NamedTuple):
+    """What the script template says about one NIC."""
+
+    interface: str
+    function: str
+    rdma_device: str
+    mtu: int
+    peer: str
+    # The rest comes from the NIC's QoS alone (_qos_context).
+    ets: str
+    zero_bw_tcs: str
+    pfc: str
+    tcs: int
+    lossless: int
+    dscp_args: str
+    trust: str
+    dcqcn: str
+    cnp: str
+    roce_tos: int
+
+
+QosContext = tuple[str, str, str, int, int, str, str, str, str, int]  # NicContext's fields from ets on
+
+
+def nic_context(nic: NicModel) -> NicContext:
+    return NicContext(hostscript.quote(nic.interface), hostscript.nic_function(nic.interface),
+                      hostscript.quote(nic.rdma_device), nic.mtu, nic.peer or "no peer in inventory",
+                      *_qos_context(hostscript.NicQos.of(nic)))
+
+
+@lru_cache(maxsize=64)  # one NicQos per fabric: formatted once, not on each of thousands of NICs
+def _qos_context(qos: hostscript.NicQos) -> QosContext:
+    pfc_flags = ["on" if flag else "off" for flag in qos.pfc]
+    ets = [dcb_map("prio-tc", qos.prio_tc), dcb_map("tc-tsa", qos.tsa), dcb_map("tc-bw", qos.tcbw)]
+    dcqcn = ", ".join(str(prio) for prio in sorted(qos.dcqcn_priorities)) or "none"
+    dscp_prio = _dscp_map(qos.trust, dict(qos.dscp2prio))
+    return (
+        " ".join(ets),
         # TCs set to 0 %: a driver may read them back as 100 (mlx5 strict TCs) or as a share of a zero-BW group.
-        "zero_bw_tcs": " ".join(str(tc) for tc, bw in enumerate(nic.tcbw) if bw == 0),
-        "pfc": dcb_map("prio-pfc", pfc_flags),
-        "tcs": max(nic.prio_tc) + 1,
-        "lossless": sum(nic.pfc),
+        " ".join(str(tc) for tc, bw in enumerate(qos.tcbw) if bw == 0),
+        dcb_map("prio-pfc", pfc_flags),
+        max(qos.prio_tc) + 1,
+        sum(qos.pfc),
         # Leading space per entry: `dscp_setting "$ifname"` alone (no entries) flushes the DSCP APP entries.
-        "dscp_args": "".join(f" {dscp}:{prio}" for dscp, prio in sorted(dscp_map(nic).items())),
-        "trust": nic.trust,
-        "dcqcn": f"DCQCN {'on' if nic.dcqcn_enabled else 'off'} for priority {dcqcn}",
-        "cnp": f"CNP DSCP {nic.cnp_dscp} and 802.1p priority {nic.cnp_priority}",
-        "roce_tos": nic.roce_tos,
-        "peer": nic.peer or "no peer in inventory",
-    }
+        "".join(f" {dscp}:{prio}" for dscp, prio in sorted(dscp_prio.items())),
+        qos.trust,
+        f"DCQCN {'on' if qos.dcqcn_enabled else 'off'} for priority {dcqcn}",
+        f"CNP DSCP {qos.cnp_dscp} and 802.1p priority {qos.cnp_priority}",
+        qos.roce_tos,
+    )
 
 
 def render_env(device: DeviceModel) -> str:

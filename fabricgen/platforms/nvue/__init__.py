@@ -28,16 +28,16 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from ipaddress import ip_address, ip_interface
-from typing import Any
-
-import yaml
+from typing import Any, NamedTuple, cast
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, MgmtModel, PortModel, QosModel, WatchdogModel
 from fabricgen.platforms import Capability, Platform
+from fabricgen.platforms.nvue import patchyaml
 from fabricgen.templating import Templates
 
 COMMANDS = "nvue.commands"
@@ -147,23 +147,32 @@ class UnsupportedOnPlatform(ValueError):
 Word = str | tuple[str, ...]  # a tuple is several ids: `0,1,2` in a command, one map key each in YAML
 
 
-@dataclass(frozen=True)
-class Setting:
+_quote = lru_cache(maxsize=4096)(shlex.quote)  # path words repeat on every port and every switch
+
+
+class Setting(NamedTuple):  # a NamedTuple: a switch has hundreds, and a frozen dataclass is slow to build
     """``nv set <path> <value>``; ``value`` None means the last word is an id (``switch-priority 3``)."""
 
     path: tuple[Word, ...]
     value: str | int | None = None
 
     def command(self) -> str:
-        words = [",".join(word) if isinstance(word, tuple) else word for word in self.path]
-        if self.value is not None:
-            words.append(str(self.value))
-        return "nv set " + " ".join(shlex.quote(word) for word in words)
+        return _command(self.path, self.value)
 
-    def paths(self) -> Iterator[tuple[str, ...]]:
+    def paths(self) -> Iterable[tuple[str, ...]]:
         """Every concrete path (one per id of each list word)."""
-        choices = [word if isinstance(word, tuple) else (word,) for word in self.path]
-        yield from itertools.product(*choices)
+        if tuple not in map(type, self.path):
+            return (cast(tuple[str, ...], self.path),)  # the common case: no list word, one path
+        return itertools.product(*(word if isinstance(word, tuple) else (word,) for word in self.path))
+
+
+# Most settings (port MTU, PFC profile, QoS) are the same on every switch. typed: a value True is not the 1 it equals.
+@lru_cache(maxsize=16384, typed=True)
+def _command(path: tuple[Word, ...], value: str | int | None) -> str:
+    words = [",".join(word) if isinstance(word, tuple) else word for word in path]
+    if value is not None:
+        words.append(str(value))
+    return "nv set " + " ".join(map(_quote, words))
 
 
 @dataclass(frozen=True)
@@ -367,16 +376,18 @@ def settings_tree(settings: Iterable[Setting]) -> dict[str, Any]:
     """The ``set`` body of the patch: each path word a key, ids as keys, presence-only leaves ``{}``."""
     root: dict[str, Any] = {}
     for setting in settings:
+        value = setting.value
         for keys in setting.paths():
             node = root
-            last = keys if setting.value is None else keys[:-1]
-            for key in last:
-                child = node.setdefault(key, {})
-                if not isinstance(child, dict):
+            for key in keys if value is None else keys[:-1]:
+                child = node.get(key)
+                if child is None:
+                    child = node[key] = {}
+                elif not isinstance(child, dict):
                     raise ValueError(f"NVUE path {' '.join(keys)} crosses the value of {key}")
                 node = child
-            if setting.value is not None:
-                node[keys[-1]] = setting.value
+            if value is not None:
+                node[keys[-1]] = value
     return root
 
 
@@ -390,9 +401,9 @@ def render_yaml(device: DeviceModel, found: list[Section]) -> str:
     tree = settings_tree(s for section in found for s in section.settings)
     notes = [*_header(device), "Load: nv config patch nvue.yaml; nv config diff; nv config apply --confirm 10m -y"]
     notes += [note for section in found for note in section.notes if note.startswith("as `nv set qos roce`")]
-    body = yaml.dump([{"set": tree}], Dumper=yaml.SafeDumper, sort_keys=True, default_flow_style=False,
-                     allow_unicode=False, width=1000)
-    return "".join(f"# {line}\n" for line in notes) + body
+    # = yaml.dump([{"set": tree}], Dumper=yaml.SafeDumper, sort_keys=True, default_flow_style=False,
+    #            allow_unicode=False, width=1000), without PyYAML's pure-Python emitter (patchyaml)
+    return "".join(f"# {line}\n" for line in notes) + patchyaml.dump(tree)
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:

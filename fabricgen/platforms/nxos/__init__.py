@@ -31,12 +31,14 @@ Target: NX-OS 10.3(x), standalone (not ACI), Nexus 9000 Cloud Scale in the defau
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from ipaddress import ip_address
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, PortModel, QosModel, QueueModel, WatchdogModel
 from fabricgen.platforms import Capability, Platform
+from fabricgen.platforms.memo import by_identity
 from fabricgen.templating import Templates
 
 FILE = "nxos.cfg"
@@ -179,6 +181,62 @@ def check(device: DeviceModel) -> None:
 
 
 # --- context ----------------------------------------------------------------------------------------------
+# Template values are NamedTuples, not dicts: Jinja reads ``a.b`` with getattr first, which fails on a dict
+# (an exception per value) before it tries ``a["b"]``. Interfaces, the bulk of a switch, are plain tuples the
+# template unpacks in its loop. The QoS part is the same on every switch of a fabric: built once (by_identity).
+
+class QosClass(NamedTuple):
+    name: str
+    dscp: str
+    group: int
+
+
+class QueuingClass(NamedTuple):
+    name: str
+    lines: tuple[str, ...]
+
+
+class NetworkClass(NamedTuple):
+    name: str
+    pause: str | None
+    mtu: int
+
+
+class QosContext(NamedTuple):
+    policy: str
+    network_policy: str
+    queuing_policy: str
+    classes: tuple[QosClass, ...]
+    default_group: int
+    network: tuple[NetworkClass, ...]
+    queuing: tuple[QueuingClass, ...]
+
+
+class Watchdog(NamedTuple):
+    interval: int
+    shutdown: int
+    restore: int
+
+
+class Vlan(NamedTuple):
+    id: int
+    name: str
+
+
+class Mgmt(NamedTuple):
+    vrf: str
+    interface: str
+    description: str
+    address: str | None
+    gateway: str | None
+    mtu: int
+    keyword: str
+    default: str
+
+
+# (name, description, shutdown, routed, access_vlan, pfc, watchdog, mtu, service_policy): templates/nxos's order
+Interface = tuple[str, str | None, bool, bool, int | None, str | None, bool, int | None, str | None]
+
 
 def _class_map_names(queues: list[QueueModel]) -> dict[int, str]:
     """qos-group → class-map name, FG_<CLASS> (suffixed with the group when two names fold to one)."""
@@ -187,82 +245,96 @@ def _class_map_names(queues: list[QueueModel]) -> dict[int, str]:
             for q in queues}
 
 
-def _classification(qos: QosModel) -> dict[str, Any]:
+def _classification(qos: QosModel) -> tuple[tuple[QosClass, ...], int]:
+    """The class-maps of every qos-group but the default one, and the default qos-group."""
     by_group: dict[int, list[int]] = {}
     for dscp, group in dscp_groups(qos).items():
         by_group.setdefault(group, []).append(dscp)
     default = min(by_group, key=lambda g: (-len(by_group[g]), g)) if by_group else 0
     names = _class_map_names(qos.queues)
-    classes = [{"name": names.get(group, f"FG_QOS_GROUP_{group}"), "dscp": ranges(dscps), "group": group}
-               for group, dscps in sorted(by_group.items()) if group != default]
-    return {"classes": classes, "default_group": default}
+    classes = tuple(QosClass(names.get(group, f"FG_QOS_GROUP_{group}"), ranges(dscps), group)
+                    for group, dscps in sorted(by_group.items()) if group != default)
+    return classes, default
 
 
-def _queue_lines(queue: QueueModel | None, level: int | None) -> list[str]:
+def _queue_lines(queue: QueueModel | None, level: int | None) -> tuple[str, ...]:
     if queue is None:
-        return ["bandwidth remaining percent 0"]
+        return ("bandwidth remaining percent 0",)
     strict = queue.scheduler == "strict"
     lines = [f"priority level {level}" if strict else f"bandwidth remaining percent {queue.weight}"]
     if queue.ecn is not None:
         ecn = queue.ecn
         lines.append(f"random-detect minimum-threshold {kbytes(ecn.min_bytes)} kbytes maximum-threshold "
                      f"{kbytes(ecn.max_bytes)} kbytes drop-probability {ecn.probability_pct} weight 0 ecn")
-    return lines
+    return tuple(lines)
 
 
-def _queuing(qos: QosModel) -> list[dict[str, Any]]:
+def _queuing(qos: QosModel) -> tuple[QueuingClass, ...]:
     by_index = {q.index: q for q in qos.queues}
     strict = sorted((q.index for q in qos.queues if q.scheduler == "strict"), reverse=True)
     order = [*range(QUEUES - 1, 0, -1), 0]  # q7 … q1, q-default: NX-OS's own policy order
-    return [{"class": out_class(group),
-             "lines": _queue_lines(by_index.get(group), strict.index(group) + 1 if group in strict else None)}
-            for group in order]
+    return tuple(QueuingClass(out_class(group), _queue_lines(by_index.get(group),
+                                                            strict.index(group) + 1 if group in strict else None))
+                 for group in order)
 
 
-def _network(qos: QosModel) -> list[dict[str, Any]]:
+def _network(qos: QosModel) -> tuple[NetworkClass, ...]:
     pause: dict[int, list[int]] = {}
     for prio, group in pfc_groups(qos).items():
         pause.setdefault(group, []).append(prio)
     groups = [*sorted({q.index for q in qos.queues} - {0}, reverse=True), 0]  # nq-default always: the catch-all
-    return [{"class": nq_class(g), "pause": ",".join(map(str, pause[g])) if g in pause else None, "mtu": CLASS_MTU}
-            for g in groups]
+    return tuple(NetworkClass(nq_class(g), ",".join(map(str, pause[g])) if g in pause else None, CLASS_MTU)
+                 for g in groups)
 
 
-def _qos(qos: QosModel) -> dict[str, Any]:
-    return {"policy": QOS_POLICY, "network_policy": NETWORK_POLICY, "queuing_policy": QUEUING_POLICY,
-            **_classification(qos), "network": _network(qos), "queuing": _queuing(qos)}
+@by_identity  # one QosModel per fabric: formatted once, not on every switch
+def _qos(qos: QosModel) -> QosContext:
+    classes, default = _classification(qos)
+    return QosContext(policy=QOS_POLICY, network_policy=NETWORK_POLICY, queuing_policy=QUEUING_POLICY,
+                      classes=classes, default_group=default, network=_network(qos), queuing=_queuing(qos))
 
 
-def _interface(port: PortModel, qos: QosModel | None) -> dict[str, Any]:
+def _interface(port: PortModel, qos: QosModel | None) -> Interface:
     data_port = port.role in DATA_ROLES
     with_qos = data_port and qos is not None
-    return {
-        "name": port.name,
-        "description": port.description,
-        "shutdown": not port.admin_up,
-        "routed": data_port,
-        "access_vlan": port.access_vlan,
-        "pfc": ("on" if port.pfc_priorities else "off") if with_qos else None,
-        "watchdog": with_qos and bool(port.pfc_priorities) and qos is not None and qos.watchdog is not None,
-        "mtu": port.mtu if data_port else None,
-        "service_policy": QOS_POLICY if with_qos else None,
-    }
+    return (
+        port.name,
+        port.description,
+        not port.admin_up,
+        data_port,  # routed
+        port.access_vlan,
+        ("on" if port.pfc_priorities else "off") if with_qos else None,
+        with_qos and bool(port.pfc_priorities) and qos is not None and qos.watchdog is not None,
+        port.mtu if data_port else None,
+        QOS_POLICY if with_qos else None,
+    )
 
 
-def _mgmt(device: DeviceModel) -> dict[str, Any] | None:
+@lru_cache(maxsize=256)  # switches of one model list the same ports: sorted once per port layout
+def _natural_order(names: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions of ``names`` in natural order."""
+    return tuple(sorted(range(len(names)), key=lambda i: natural_key(names[i])))
+
+
+def _ethernet(device: DeviceModel) -> list[PortModel]:
+    """The switch's ports but management, in natural order (Ethernet1/2 before Ethernet1/10)."""
+    ports = [p for p in device.ports if p.role != "mgmt"]
+    return [ports[i] for i in _natural_order(tuple(p.name for p in ports))]
+
+
+def _mgmt(device: DeviceModel) -> Mgmt | None:
     mgmt = device.mgmt
     if mgmt is None:
         return None
     v6 = mgmt.address is not None and ip_address(mgmt.address.split("/")[0]).version == 6
-    return {"vrf": mgmt.vrf, "interface": mgmt.interface, "description": "OOB_MANAGEMENT",
-            "address": mgmt.address, "gateway": mgmt.gateway, "mtu": mgmt.mtu,
-            "keyword": "ipv6" if v6 else "ip", "default": "::/0" if v6 else "0.0.0.0/0"}
+    return Mgmt(vrf=mgmt.vrf, interface=mgmt.interface, description="OOB_MANAGEMENT", address=mgmt.address,
+                gateway=mgmt.gateway, mtu=mgmt.mtu, keyword="ipv6" if v6 else "ip",
+                default="::/0" if v6 else "0.0.0.0/0")
 
 
 def build_context(device: DeviceModel) -> dict[str, Any]:
     check(device)
     qos = device.qos
-    ethernet = sorted((p for p in device.ports if p.role != "mgmt"), key=lambda p: natural_key(p.name))
     wd = qos.watchdog if qos else None
     shutdown, restore = watchdog_multipliers(wd) if wd else (0, 0)
     mgmt = device.mgmt
@@ -270,9 +342,9 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
         "version": __version__,
         "device": device,
         "qos": _qos(qos) if qos else None,
-        "watchdog": {"interval": wd.poll_ms, "shutdown": shutdown, "restore": restore} if wd else None,
-        "vlans": [{"id": mgmt.vlan, "name": "OOB_MGMT"}] if mgmt and device.role == "oob" else [],
-        "interfaces": [_interface(p, qos) for p in ethernet],
+        "watchdog": Watchdog(wd.poll_ms, shutdown, restore) if wd else None,
+        "vlans": [Vlan(mgmt.vlan, "OOB_MGMT")] if mgmt and device.role == "oob" else [],
+        "interfaces": [_interface(p, qos) for p in _ethernet(device)],
         "mgmt": _mgmt(device),
     }
 

@@ -13,11 +13,10 @@ the ``ingress_lossless_pool`` every SONiC image defines (see ``BASELINE``).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fabricgen.model import DeviceModel, PortModel, QosModel, QueueModel
-from fabricgen.platforms import Capability, Platform
+from fabricgen.platforms import Capability, Platform, jsontext
 from fabricgen.templating import Templates
 
 MAP = "ROCE"  # name of every fabricgen map table entry
@@ -126,17 +125,15 @@ def _qos_tables(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
     ports = _data_ports(device)
     port_qos: dict[str, Any] = {"global": {"dscp_to_tc_map": MAP}}
     queues: dict[str, Any] = {}
+    per_queue = [(queue.index, _queue_entry(queue)) for queue in qos.queues]  # the same on every port
     for port in ports:
         entry = {"dscp_to_tc_map": MAP, "tc_to_pg_map": MAP, "tc_to_queue_map": MAP, "pfc_to_queue_map": MAP,
                  "pfc_enable": ",".join(str(p) for p in port.pfc_priorities)}
         if qos.watchdog and port.pfc_priorities:
             entry["pfcwd_sw_enable"] = entry["pfc_enable"]
         port_qos[port.name] = entry
-        for queue in qos.queues:
-            queue_entry = {"scheduler": _scheduler_name(queue)}
-            if queue.ecn:
-                queue_entry["wred_profile"] = _wred_name(queue)
-            queues[f"{port.name}|{queue.index}"] = queue_entry
+        for index, queue_entry in per_queue:
+            queues[f"{port.name}|{index}"] = dict(queue_entry)  # a copy: each key its own entry, as SONiC's
     tables: dict[str, Any] = {"PORT_QOS_MAP": port_qos, **_maps(qos), "SCHEDULER": _schedulers(qos)}
     if queues:
         tables["QUEUE"] = queues
@@ -144,6 +141,13 @@ def _qos_tables(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
     if wred:
         tables["WRED_PROFILE"] = wred
     return tables
+
+
+def _queue_entry(queue: QueueModel) -> dict[str, str]:
+    entry = {"scheduler": _scheduler_name(queue)}
+    if queue.ecn:
+        entry["wred_profile"] = _wred_name(queue)
+    return entry
 
 
 def _schedulers(qos: QosModel) -> dict[str, Any]:
@@ -235,7 +239,7 @@ def build_config_db(device: DeviceModel) -> dict[str, Any]:
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
-    text = json.dumps(build_config_db(device), indent=4, sort_keys=True, ensure_ascii=True)
+    text = jsontext.dumps(build_config_db(device), indent=4)  # = json.dumps(indent=4, sort_keys=True)
     return {"config_db.json": text + "\n"}
 
 
