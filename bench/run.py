@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """fabricgen's scale benchmark: each phase at 32 → 32,768 GPUs, side by side with pyavd and the I/O floor.
 
-    .venv/bin/python bench/run.py [--gpus 32 1024 8192 32768] [--json bench/results.json]
+    .venv/bin/python bench/run.py [--gpus 32 1024 8192 32768] [--jobs 2] [--json bench/results.json]
 
-Each size runs in a fresh process (bench/phases.py) so peak RSS is per size. pyavd (the `parity` extra) renders
-an equivalent 64-port RoCE leaf; fabricgen resolves that device and renders it, both in this process, warm.
-The I/O floor copies the output tree fabricgen wrote with shutil.copytree.
+Per size, each in fresh processes with its own parse cache:
+  phases       bench/phases.py: load, resolve, lint, render (--jobs), write: wall and CPU, peak RSS; cold cache
+  cli cold     `fabricgen render --jobs N` end to end (interpreter start-up included), cold parse cache
+  cli warm     the same command into a new directory, parse cache warm (a CI runner that keeps its cache)
+  incremental  one host's cable length changed in hosts.yaml, `fabricgen render` into the existing tree
+  floor        shutil.copytree of the rendered tree: the cost of writing those bytes at all
+pyavd (the `parity` extra) renders an equivalent 64-port RoCE leaf; fabricgen resolves that device and renders
+it, both in this process, warm.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -25,21 +32,55 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
 
-def run_size(gpus: int, work: Path) -> dict[str, Any]:
+def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     fabric = work / f"fabric-{gpus}"
     subprocess.run([sys.executable, str(BENCH / "make_fabric.py"), "--gpus", str(gpus), "-o", str(fabric)],
                    check=True, capture_output=True)
-    out = work / f"out-{gpus}"
-    done = subprocess.run([sys.executable, str(BENCH / "phases.py"), str(fabric), str(out)], check=True,
-                          capture_output=True, text=True)
+    env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-phases-{gpus}")}
+    done = subprocess.run([sys.executable, str(BENCH / "phases.py"), str(fabric), str(work / f"phases-{gpus}"),
+                           str(jobs)], check=True, capture_output=True, text=True, env=env)
     result: dict[str, Any] = json.loads(done.stdout)
     result["gpus"] = gpus
+    env["FABRICGEN_CACHE_DIR"] = str(work / f"cache-cli-{gpus}")
+    out = work / f"out-{gpus}"
+    result["cli_cold"] = cli_render(fabric, work / f"cold-{gpus}", jobs, env)
+    result["cli_warm"] = cli_render(fabric, out, jobs, env)
+    change_one_cable(fabric / "inventory" / "hosts.yaml")
+    result["incremental"] = cli_render(fabric, out, jobs, env)
     floor_dir = work / f"floor-{gpus}"
     start = time.perf_counter()
     shutil.copytree(out, floor_dir)
     result["io_floor_s"] = time.perf_counter() - start
-    shutil.rmtree(floor_dir)
+    for folder in (floor_dir, work / f"cold-{gpus}", work / f"phases-{gpus}", out):
+        shutil.rmtree(folder)
     return result
+
+
+def cli_render(fabric: Path, out: Path, jobs: int, env: dict[str, str]) -> dict[str, Any]:
+    """`fabricgen render` as a user runs it: wall time, peak RSS of the command, files rewritten."""
+    command = [sys.executable, "-m", "fabricgen", "render", str(fabric / "intent.yaml"), "-i",
+               str(fabric / "inventory"), "-o", str(out), "--jobs", str(jobs), "--format", "json"]
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # this command's own rusage (peak RSS), not all children's
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        stderr.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"{' '.join(command)} failed: {stderr.read().decode()}")
+        summary = json.loads(stdout.read())
+    return {"wall_s": wall, "peak_rss_mib": usage.ru_maxrss / 1024, "rewritten": summary["rewritten"],
+            "files": summary["files"]}
+
+
+def change_one_cable(hosts: Path) -> None:
+    """A typical GitOps commit: one host's first RDMA cable was re-run one metre longer."""
+    text = hosts.read_text()
+    match = re.search(r"(rdma_device: [^}]*cable_m: )(\d+)", text)
+    assert match, "no host cable in the generated inventory"
+    hosts.write_text(text[:match.start(2)] + str(int(match.group(2)) + 1) + text[match.end(2):])
 
 
 def median_ms(func: Any, repeat: int = 20) -> float:
@@ -92,26 +133,32 @@ def pyavd_side_by_side(work: Path) -> dict[str, Any]:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    head = (f"{'GPUs':>7} {'devices':>8} {'links':>7} {'load':>7} {'resolve':>8} {'lint':>7} {'render':>7} "
-            f"{'write':>7} {'total':>7} {'floor':>7} {'ms/dev':>7} {'RSS MiB':>8}")
+    head = (f"{'GPUs':>7} {'devices':>7} {'links':>6} {'load':>6} {'resolve':>7} {'lint':>6} {'render':>6} "
+            f"{'write':>6} {'phases':>6} {'floor':>6} {'ms/dev':>6} {'RSS':>5} | {'cli cold':>8} {'cli warm':>8} "
+            f"{'RSS':>5} {'incr':>6} {'rewrote':>7}")
     rows = [head]
     for r in results:
         p = r["phases"]
-        rows.append(f"{r['gpus']:>7} {r['devices']:>8} {r['links']:>7} {p['load']['wall_s']:>7.2f} "
-                    f"{p['resolve']['wall_s']:>8.2f} {p['lint']['wall_s']:>7.2f} {p['render']['wall_s']:>7.2f} "
-                    f"{p['write']['wall_s']:>7.2f} {r['total_wall_s']:>7.2f} {r['io_floor_s']:>7.2f} "
-                    f"{1000 * r['total_wall_s'] / r['devices']:>7.2f} {r['peak_rss_mib']:>8.0f}")
-    return "\n".join(rows)
+        warm, incr = r["cli_warm"], r["incremental"]
+        rows.append(f"{r['gpus']:>7} {r['devices']:>7} {r['links']:>6} {p['load']['wall_s']:>6.2f} "
+                    f"{p['resolve']['wall_s']:>7.2f} {p['lint']['wall_s']:>6.2f} {p['render']['wall_s']:>6.2f} "
+                    f"{p['write']['wall_s']:>6.2f} {r['total_wall_s']:>6.2f} {r['io_floor_s']:>6.2f} "
+                    f"{1000 * r['total_wall_s'] / r['devices']:>6.2f} {r['peak_rss_mib']:>5.0f} | "
+                    f"{r['cli_cold']['wall_s']:>8.2f} {warm['wall_s']:>8.2f} {warm['peak_rss_mib']:>5.0f} "
+                    f"{incr['wall_s']:>6.2f} {incr['rewritten']:>7}")
+    return "\n".join(rows) + "\n(seconds wall; RSS in MiB; phases with a cold parse cache; incr = incremental render " \
+        "after one cable change, rewrote = files it rewrote, manifest included)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, nargs="+", default=[32, 1024, 8192, 32768])
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="render processes (default: cores)")
     parser.add_argument("--json", type=Path, default=BENCH / "results.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
         work = Path(tmp)
-        results = [run_size(gpus, work) for gpus in args.gpus]
+        results = [run_size(gpus, work, args.jobs) for gpus in args.gpus]
         side = pyavd_side_by_side(work)
     print(table(results))
     print(json.dumps({"pyavd_side_by_side": side}, indent=2))

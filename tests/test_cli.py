@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.output import MANIFEST, OutputError, build_manifest, write_output
+from fabricgen.output import MANIFEST, OutputError, build_manifest, write_output, write_rendered
 
 from conftest import ROOT
 
@@ -89,6 +89,10 @@ def test_refuses_to_replace_a_directory_it_did_not_write(tmp_path: Path) -> None
     assert (precious / "thesis.tex").read_text() == "years of work"
 
 
+def tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
 def test_output_is_replaced_atomically_and_stale_files_disappear(tmp_path: Path) -> None:
     out = tmp_path / "o"
     write_output(out, {"a/x.txt": "1\n"}, build_manifest({"a/x.txt": "1\n"}, {}))
@@ -104,11 +108,39 @@ def test_failed_write_leaves_previous_tree(tmp_path: Path, monkeypatch: pytest.M
     def disk_full(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("fabricgen.output._write_tree", disk_full)
+    monkeypatch.setattr("fabricgen.output._write_files", disk_full)
     with pytest.raises(OSError):
         write_output(out, {"a/x.txt": "new\n"}, build_manifest({"a/x.txt": "new\n"}, {}))
     assert (out / "a" / "x.txt").read_text() == "old\n"
     assert not list(tmp_path.glob(".o.*"))
+
+
+def test_failed_parallel_render_leaves_previous_tree(tmp_path: Path) -> None:
+    """A worker that fails half-way (a renderer bug, a full disk) aborts the whole write: nothing is swapped."""
+    out = tmp_path / "o"
+    write_output(out, {"a/x.txt": "old\n"}, build_manifest({"a/x.txt": "old\n"}, {}))
+
+    def produce(names: list[str]) -> dict[str, str]:
+        if "d7" in names:
+            raise OSError(28, "No space left on device")
+        return {f"{name}/x.txt": "new\n" for name in names}
+
+    with pytest.raises(OSError):
+        write_rendered(out, [f"d{i}" for i in range(8)], produce, 2, lambda hashes: build_manifest({}, {}, None,
+                                                                                                 hashes=hashes))
+    assert tree(out) == {"a/x.txt": b"old\n", MANIFEST: build_manifest({"a/x.txt": "old\n"}, {}).encode()}
+    assert not list(tmp_path.glob(".o.*"))
+
+
+def test_parallel_render_writes_what_it_hashes(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    hashes = write_rendered(out, [f"d{i}" for i in range(8)], lambda names: {f"{n}/x.txt": f"{n}\n" for n in names},
+                            2, lambda done: build_manifest({}, {}, None, hashes=done))
+    assert sorted(hashes) == [f"d{i}/x.txt" for i in range(8)]
+    written = tree(out)
+    manifest = json.loads(written.pop(MANIFEST))
+    assert manifest["files"] == hashes
+    assert written == {f"d{i}/x.txt": f"d{i}\n".encode() for i in range(8)}
 
 
 def test_output_path_that_is_a_file(tmp_path: Path) -> None:

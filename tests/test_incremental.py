@@ -1,0 +1,179 @@
+"""Incremental render: after a commit that touches a few devices, `fabricgen render` into the existing tree
+rewrites only their files, and the tree is byte for byte what a full render would write."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fabricgen import output
+from fabricgen.cli import main
+from fabricgen.output import INCOMPLETE, MANIFEST
+
+from conftest import ROOT
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def stamps(path: Path) -> dict[str, int]:
+    return {str(p.relative_to(path)): p.stat().st_ino for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def render(inventory: Path, out: Path, *extra: str) -> dict[str, object]:
+    result = CliRunner().invoke(main, ["render", str(ROOT / "intent" / "fabric.yaml"), "-i", str(inventory),
+                                       "-o", str(out), "--format", "json", "--jobs", "1", *extra])
+    assert result.exit_code == 0, result.output
+    summary: dict[str, object] = json.loads(result.output)
+    return summary
+
+
+@pytest.fixture
+def inventory(tmp_path: Path) -> Path:
+    copy = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", copy, ignore=shutil.ignore_patterns("mixed"))
+    return copy
+
+
+def edit_hosts(inventory: Path, old: str, new: str) -> None:
+    hosts = inventory / "hosts.yaml"
+    text = hosts.read_text()
+    assert text.count(old) == 1, f"{old!r} must occur once in the example inventory"
+    hosts.write_text(text.replace(old, new))
+
+
+def full_render(inventory: Path, tmp_path: Path) -> dict[str, bytes]:
+    reference = tmp_path / "reference"
+    render(inventory, reference)
+    return tree(reference)
+
+
+def lengthen_leaf1_uplink(inventory: Path) -> None:
+    edit_hosts(inventory, 'peer: "spine1:Ethernet1/1", cable_m: 30', 'peer: "spine1:Ethernet1/1", cable_m: 37')
+
+
+def test_a_cable_change_rewrites_only_its_two_devices(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = render(inventory, out)
+    before, inodes = tree(out), stamps(out)
+    lengthen_leaf1_uplink(inventory)
+
+    second = render(inventory, out)
+
+    after = tree(out)
+    assert after == full_render(inventory, tmp_path)
+    changed = sorted(name for name in after if after[name] != before.get(name))
+    touched_devices = {name.split("/")[0] for name in changed if "/" in name}
+    assert touched_devices == {"leaf1", "spine1"}, changed  # the cable's two ends (leaf1's headroom follows it)
+    assert MANIFEST in changed
+    assert second["rewritten"] == len(changed) < first["rewritten"] == len(after)  # type: ignore[operator]
+    untouched = [name for name in after if name not in changed]
+    assert untouched and all(stamps(out)[name] == inodes[name] for name in untouched), "unchanged files kept"
+
+
+def test_nothing_changed_rewrites_only_the_manifest(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render(inventory, out)
+    before = tree(out)
+    assert render(inventory, out)["rewritten"] == 1
+    assert tree(out) == before
+
+
+def test_a_removed_device_loses_its_directory(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render(inventory, out)
+    hosts = inventory / "hosts.yaml"
+    text = hosts.read_text()
+    hosts.write_text(text[:text.index("\nnode4:")] + "\n")  # the last host, with its two RDMA cables
+    edit_hosts(inventory, 'Ethernet4: {speed: 1G, peer: "node4:bmc", cable_m: 3, media: copper}',
+               "Ethernet4: {speed: 1G}")  # and its BMC cable on the OOB switch
+    render(inventory, out)
+    assert not (out / "node4").exists()
+    assert tree(out) == full_render(inventory, tmp_path)
+
+
+def test_a_hand_edited_file_makes_the_render_full(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    total = render(inventory, out)["rewritten"]
+    config = next(p for p in sorted(out.rglob("*.cfg")))
+    config.write_text(config.read_text() + "! hand edit\n")
+    manifest_time = (out / MANIFEST).stat().st_mtime_ns
+    os.utime(config, ns=(manifest_time + 10**9, manifest_time + 10**9))
+    assert render(inventory, out)["rewritten"] == total
+    assert tree(out) == full_render(inventory, tmp_path)
+
+
+def test_files_newer_than_the_manifest_are_trusted_when_their_hash_matches(inventory: Path,
+                                                                           tmp_path: Path) -> None:
+    """A fresh git checkout of a committed tree stamps files in any order: their content decides."""
+    out = tmp_path / "out"
+    render(inventory, out)
+    manifest_time = (out / MANIFEST).stat().st_mtime_ns
+    for path in out.rglob("*.json"):
+        os.utime(path, ns=(manifest_time + 10**9, manifest_time + 10**9))
+    assert render(inventory, out)["rewritten"] == 1
+
+
+def test_a_stray_file_makes_the_render_full(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    total = render(inventory, out)["rewritten"]
+    (out / "notes.txt").write_text("mine\n")
+    assert render(inventory, out)["rewritten"] == total
+    assert not (out / "notes.txt").exists()
+
+
+def test_another_renderer_makes_the_render_full(inventory: Path, tmp_path: Path) -> None:
+    """A changed template or fabricgen version changes the manifest's renderer fingerprint."""
+    out = tmp_path / "out"
+    total = render(inventory, out)["rewritten"]
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["renderer"] = "0" * 64
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    assert render(inventory, out)["rewritten"] == total
+    assert tree(out) == full_render(inventory, tmp_path)
+
+
+def test_full_flag_and_other_shard_rewrite_everything(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    total = render(inventory, out)["rewritten"]
+    assert render(inventory, out, "--full")["rewritten"] == total
+    sliced = render(inventory, out, "--shard", "1/2")
+    assert sliced["rewritten"] == sliced["files"]
+
+
+def test_interrupted_update_is_marked_and_repaired(inventory: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    render(inventory, out)
+    before = tree(out)
+    lengthen_leaf1_uplink(inventory)
+    real_replace = output._replace_file
+    calls: list[str] = []
+
+    def crash_after_first(root: Path, name: str, text: str) -> Path:
+        if calls:
+            raise OSError(28, "No space left on device")
+        calls.append(name)
+        return real_replace(root, name, text)
+
+    monkeypatch.setattr(output, "_replace_file", crash_after_first)
+    result = CliRunner().invoke(main, ["render", str(ROOT / "intent" / "fabric.yaml"), "-i", str(inventory),
+                                       "-o", str(out), "--jobs", "1"])
+    assert result.exit_code == 3, result.output
+    assert (out / INCOMPLETE).exists()
+    expected = full_render(inventory, tmp_path)
+    for name, data in tree(out).items():  # every file whole: the old bytes or the new ones
+        assert name == INCOMPLETE or data in (before.get(name), expected.get(name)), name
+    lint = CliRunner().invoke(main, ["lint", str(ROOT / "intent" / "fabric.yaml"), "-i", str(inventory),
+                                     "--configs", str(out)])
+    assert lint.exit_code == 2 and "interrupted render" in lint.output
+
+    monkeypatch.undo()
+    render(inventory, out)
+    assert tree(out) == expected
