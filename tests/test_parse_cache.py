@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
-from fabricgen import yamlsource
+from fabricgen import fastyaml, yamlsource
 from fabricgen.diagnostics import Location
 from fabricgen.yamlsource import load_yaml
 
@@ -63,3 +64,62 @@ def test_cache_can_be_switched_off(cache: Path, tmp_path: Path, monkeypatch: pyt
     path.write_text("c: 1\n")
     load_yaml(path)
     assert not cache.exists()
+
+
+def big_hosts(count: int, cable: int = 3) -> str:
+    """A hosts.yaml past the size where entries are cached one by one."""
+    ports = "".join(f"      Ethernet{p}: {{speed: 400G, fec: rs, peer: \"h{p}:eth0\", cable_m: {cable}}}\n"
+                    for p in range(12))
+    return "# generated\n\n" + "".join(f"leaf{i}:\n  hostname: 10.0.{i // 250}.{i % 250}\n  data:\n    ports:\n"
+                                       f"{ports}" for i in range(count))
+
+
+def test_a_changed_large_file_parses_only_its_changed_entries(cache: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "hosts.yaml"
+    text = big_hosts(300)
+    assert len(text) > yamlsource.BY_ENTRY_MIN_BYTES
+    path.write_text(text)
+    load_yaml(path)
+    changed = text.replace("leaf7:\n  hostname: 10.0.0.7", "leaf7:\n  hostname: 10.0.0.77")
+    path.write_text(changed)
+    parsed: list[bytes] = []
+    real = fastyaml.load_plain
+
+    def counting(raw: bytes) -> tuple[bool, object]:
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    doc, problems = load_yaml(path)
+    assert problems == [] and doc is not None
+    assert doc.data == yaml.load(changed, Loader=yaml.CSafeLoader)
+    assert [raw.split(b":")[0] for raw in parsed] == [b"leaf7"]
+
+
+@pytest.mark.parametrize("trouble", [
+    "spare: {hostname: 10.9.0.5, data: {ports: {a: 1,\nb: 2}}}\n",  # a flow mapping running on at column 0
+    "leaf3:\n  hostname: 1.2.3.4\n",                                 # a duplicate top-level key
+])
+def test_entries_that_do_not_stand_alone_read_the_whole_file(trouble: str, cache: Path, tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    text = big_hosts(300) + trouble
+    path.write_text(text)
+    doc, problems = load_yaml(path)
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        assert doc is None and problems
+        return
+    if "leaf3:\n  hostname: 1.2.3.4" in trouble:
+        assert problems and "duplicate key 'leaf3'" in problems[0].message
+    else:
+        assert problems == [] and doc is not None and doc.data == expected
+
+
+def test_a_document_marker_before_the_entries_reads_the_whole_file(cache: Path, tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    text = "---\n" + big_hosts(300)
+    path.write_text(text)
+    doc, problems = load_yaml(path)
+    assert problems == [] and doc is not None and doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
