@@ -56,3 +56,16 @@ def test_bad_shard_is_a_usage_error(spec: str, tmp_path: Path, monkeypatch: pyte
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(main, ["render", "-o", str(tmp_path / "o"), "--shard", spec])
     assert result.exit_code == 2 and "--shard" in result.output and "Traceback" not in result.output
+
+
+def test_parallel_full_render_over_an_existing_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The previous tree is swapped out and deleted by the render's processes; nothing of it is left."""
+    monkeypatch.chdir(ROOT)
+    runner = CliRunner()
+    out = tmp_path / "out"
+    assert runner.invoke(main, ["render", "-o", str(out), "--jobs", "2"]).exit_code == 0
+    first = tree(out)
+    result = runner.invoke(main, ["render", "-o", str(out), "--jobs", "2", "--full"])
+    assert result.exit_code == 0, result.output
+    assert tree(out) == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
