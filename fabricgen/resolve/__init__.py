@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ipaddress import ip_address, ip_interface
+from typing import Any
 
 from fabricgen.diagnostics import InputError
-from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortModel, PortRole, QosModel, WaiverModel
+from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortRole, QosModel, WaiverModel
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
@@ -60,21 +61,23 @@ def _resolve_gpu_host(ctx: ResolveContext, device: Device, qos: QosModel, cap: C
     roles = {port: port_role(ctx, device, port, cap) for port in device.data.ports}
     host = resolve_host(ctx, device, [p for p, role in roles.items() if role == "rdma"], qos)
     ports = [_host_port(ctx, device, port, role) for port, role in roles.items()]
-    return DeviceModel(name=device.name, role=device.role, platform=device.platform,
-                       hardware=device.data.hardware, asic=device.data.asic, mgmt=None, qos=qos,
-                       ports=ports, host=host)
+    # Ports and NICs as plain fields, validated with the device in one pydantic call (see switch_port_fields).
+    return DeviceModel.model_validate({
+        "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
+        "asic": device.data.asic, "mgmt": None, "qos": qos, "ports": ports, "host": host,
+    })
 
 
-def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -> PortModel:
+def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -> dict[str, Any]:
     spec = device.data.ports[port]
-    peer = ctx.peer_of(device.name, port)
-    link = ctx.link_of(device.name, port)
-    mtu = ctx.intent.mtu.host if role == "rdma" else ctx.intent.mtu.management
-    return PortModel(name=port, role=role, admin_up=role != "unused", speed_mbps=spec.speed,
-                     fec=spec.fec, mtu=mtu, peer=str(peer) if peer else None,
-                     cable_m=link.cable_m if link else None, media=link.media if link else None,
-                     lossless=role == "rdma" and bool(ctx.intent.rdma_class().lossless),
-                     pfc_priorities=[ctx.intent.rdma_class().priority] if role == "rdma" else [])
+    peer, link = ctx.ends.get((device.name, port), (None, None))
+    rdma = role == "rdma"
+    rdma_class = ctx.once("rdma_class", ctx.intent.rdma_class)
+    return {"name": port, "role": role, "admin_up": role != "unused", "speed_mbps": spec.speed,
+            "fec": spec.fec, "mtu": ctx.intent.mtu.host if rdma else ctx.intent.mtu.management,
+            "peer": str(peer) if peer else None, "cable_m": link.cable_m if link else None,
+            "media": link.media if link else None, "lossless": rdma and bool(rdma_class.lossless),
+            "pfc_priorities": [rdma_class.priority] if rdma else []}
 
 
 def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:

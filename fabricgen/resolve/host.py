@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from fabricgen.model import HostModel, NicModel, QosModel
+from fabricgen.model import QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
 from fabricgen.resolve.ports import port_speed
@@ -36,33 +36,34 @@ def nic_dscp2prio(ctx: ResolveContext) -> dict[int, int]:
     return overrides
 
 
-def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -> NicModel | None:
+def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -> dict[str, Any] | None:
+    """One RDMA NIC's NicModel fields (validated with its device, in one call)."""
     spec = device.data.ports[port]
     path = ("inventory", device.name, "data", "ports", port)
     if spec.rdma_device is None:
         ctx.problem((*path,), f"RDMA port {device.name}:{port} has no rdma_device",
                     "set rdma_device (e.g. mlx5_0; see `rdma link show`)")
         return None
-    peer = ctx.peer_of(device.name, port)
-    link = ctx.link_of(device.name, port)
+    peer, link = ctx.ends.get((device.name, port), (None, None))
     speed = port_speed(ctx, device, port)
     tsa, tcbw = ctx.once("nic_ets", lambda: nic_ets(ctx))
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host
-    return NicModel(
-        interface=port, rdma_device=spec.rdma_device, mtu=mtu, trust="dscp",
-        pfc=[1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
-        prio_tc=list(range(8)), tsa=list(tsa), tcbw=list(tcbw),
-        dscp2prio=dict(ctx.once("nic_dscp2prio", lambda: nic_dscp2prio(ctx))),
-        dcqcn_priorities=[qos.rdma_priority], dcqcn_enabled=rdma.dcqcn,
-        cnp_dscp=qos.cnp_dscp, cnp_priority=qos.cnp_priority,
-        roce_tos=qos.rdma_dscp << 2 | rdma.tos_ecn_bits,
-        cable_m=link.cable_m if link else None, peer=str(peer) if peer else None,
-        xoff_bytes=mlx5_xoff(speed or 0, link.cable_m if link else None, mtu),
-    )
+    return {
+        "interface": port, "rdma_device": spec.rdma_device, "mtu": mtu, "trust": "dscp",
+        "pfc": [1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
+        "prio_tc": list(range(8)), "tsa": list(tsa), "tcbw": list(tcbw),
+        "dscp2prio": dict(ctx.once("nic_dscp2prio", lambda: nic_dscp2prio(ctx))),
+        "dcqcn_priorities": [qos.rdma_priority], "dcqcn_enabled": rdma.dcqcn,
+        "cnp_dscp": qos.cnp_dscp, "cnp_priority": qos.cnp_priority,
+        "roce_tos": qos.rdma_dscp << 2 | rdma.tos_ecn_bits,
+        "cable_m": link.cable_m if link else None, "peer": str(peer) if peer else None,
+        "xoff_bytes": mlx5_xoff(speed or 0, link.cable_m if link else None, mtu),
+    }
 
 
-def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos: QosModel) -> HostModel:
+def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos: QosModel) -> dict[str, Any]:
+    """The HostModel fields of a GPU host."""
     nics = [nic for port in rdma_ports if (nic := resolve_nic(ctx, device, port, qos)) is not None]
     frontend = device.data.frontend_interface
     if frontend is None:
@@ -72,7 +73,7 @@ def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos
         "NCCL_IB_TC": str(qos.rdma_dscp << 2 | ctx.intent.rdma.tos_ecn_bits),
         "NCCL_IB_GID_INDEX": str(ctx.intent.rdma.gid_index),
         # "=" asks NCCL for exact names: mlx5_1 must not also match mlx5_10.
-        "NCCL_IB_HCA": "=" + ",".join(f"{nic.rdma_device}:1" for nic in nics),
+        "NCCL_IB_HCA": "=" + ",".join(f"{nic['rdma_device']}:1" for nic in nics),
         "NCCL_SOCKET_IFNAME": f"={frontend}" if frontend else "",
     }
-    return HostModel(nics=nics, nccl_env=env, path_mtu=ctx.intent.rdma.path_mtu)
+    return {"nics": nics, "nccl_env": env, "path_mtu": ctx.intent.rdma.path_mtu}
