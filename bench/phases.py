@@ -1,9 +1,9 @@
 """One benchmark run in a fresh process: time each phase of `fabricgen render` on one generated fabric.
 
-    python bench/phases.py FABRIC_DIR OUT_DIR [JOBS]   → prints one JSON line
+    python bench/phases.py FABRIC_DIR OUT_DIR   → prints one JSON line
 
-The phases are the ones `fabricgen render` runs, called the way the CLI calls them (same GC setting, same
-parallel render), so their sum is the command's work minus interpreter start-up and the summary.
+The phases `fabricgen render` runs, with the CLI's GC setting, one after the other in one process (--jobs 1),
+so that each phase's cost is seen on its own. bench/run.py times the command itself with --jobs N beside.
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ def timed(phases: dict[str, dict[str, float]], name: str, work: Callable[[], T])
 
 def main() -> None:
     fabric_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
-    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    from fabricgen.api import generate_parallel
+    from fabricgen.api import generate
     from fabricgen.gctune import bulk_allocation
     from fabricgen.incremental import renderer_fingerprint
     from fabricgen.lint import lint
@@ -43,11 +42,11 @@ def main() -> None:
         loaded = timed(phases, "load", lambda: load(fabric_dir / "intent.yaml", fabric_dir / "inventory"))
         fabric = timed(phases, "resolve", lambda: resolve(loaded.intent, loaded.inventory, loaded.locate))
         report = timed(phases, "lint", lambda: lint(fabric))
-        files = timed(phases, "render", lambda: generate_parallel(fabric, jobs))
+        files = timed(phases, "render", lambda: generate(fabric))
         extra = {"renderer": renderer_fingerprint()}
         timed(phases, "write", lambda: write_output(out, files, build_manifest(files, loaded.input_hashes, extra)))
     result: dict[str, Any] = {
-        "devices": len(fabric.devices), "links": report.links, "files": len(files), "jobs": jobs,
+        "devices": len(fabric.devices), "links": report.links, "files": len(files),
         "bytes": sum(len(text.encode()) for text in files.values()), "lint_errors": report.errors,
         "phases": phases, "total_wall_s": sum(p["wall_s"] for p in phases.values()),
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "pid": os.getpid(),

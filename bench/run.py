@@ -4,7 +4,8 @@
     .venv/bin/python bench/run.py [--gpus 32 1024 8192 32768] [--jobs 2] [--json bench/results.json]
 
 Per size, each in fresh processes with its own parse cache:
-  phases       bench/phases.py: load, resolve, lint, render (--jobs), write: wall and CPU, peak RSS; cold cache
+  phases       bench/phases.py: load, resolve, lint, render, write one after the other (--jobs 1): wall and CPU,
+               peak RSS; cold parse cache
   cli cold     `fabricgen render --jobs N` end to end (interpreter start-up included), cold parse cache
   cli warm     the same command into a new directory, parse cache warm (a CI runner that keeps its cache)
   incremental  one host's cable length changed in hosts.yaml, `fabricgen render` into the existing tree
@@ -37,8 +38,8 @@ def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     subprocess.run([sys.executable, str(BENCH / "make_fabric.py"), "--gpus", str(gpus), "-o", str(fabric)],
                    check=True, capture_output=True)
     env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-phases-{gpus}")}
-    done = subprocess.run([sys.executable, str(BENCH / "phases.py"), str(fabric), str(work / f"phases-{gpus}"),
-                           str(jobs)], check=True, capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, str(BENCH / "phases.py"), str(fabric), str(work / f"phases-{gpus}")],
+                          check=True, capture_output=True, text=True, env=env)
     result: dict[str, Any] = json.loads(done.stdout)
     result["gpus"] = gpus
     env["FABRICGEN_CACHE_DIR"] = str(work / f"cache-cli-{gpus}")
