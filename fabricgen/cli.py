@@ -132,8 +132,9 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
             files = generate_parallel(fabric, jobs, plan.render)
             changed = {name: text for name, text in files.items() if previous.files.get(name) != file_hash(text)}
             removed = sorted(set(previous.files) - set(files) - set(plan.kept))
-            update_output(out, changed, removed, build_manifest(files, loaded.input_hashes, extra, hashes=plan.kept))
-            paths, rewritten = [*files, *plan.kept], len(changed) + 1
+            manifest = build_manifest(files, loaded.input_hashes, extra, hashes=plan.kept)
+            rewritten = update_output(out, changed, removed, manifest)
+            paths = [*files, *plan.kept]
     except (OutputError, OSError) as exc:
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
     _summary(fabric, paths, out, fmt, rewritten)
@@ -188,6 +189,8 @@ def _summary(fabric: Fabric, paths: list[str], out: Path, fmt: str, rewritten: i
     total = len(paths) + 1
     if rewritten == total:
         click.echo(f"wrote {total} files ({MANIFEST} included)")
+    elif rewritten == 0:
+        click.echo(f"{out} is up to date: none of its {total} files needed rewriting")
     else:
         click.echo(f"updated {out}: {rewritten} of {total} files rewritten ({MANIFEST} included), "
                    "the rest unchanged")

@@ -159,9 +159,12 @@ def _recover_backup(out: Path) -> None:
         shutil.rmtree(backup)
 
 
-def update_output(out: Path, changed: dict[str, str], removed: list[str], manifest: str) -> None:
+def update_output(out: Path, changed: dict[str, str], removed: list[str], manifest: str) -> int:
     """Update a tree that :func:`read_previous` accepted: write ``changed`` files, delete ``removed`` ones,
-    then the manifest. Each file is replaced atomically; the marker covers the window in between."""
+    then the manifest. Each file is replaced atomically; the marker covers the window in between. Returns how
+    many files were written, the manifest included (none when the tree is already up to date)."""
+    if not changed and not removed and (out / MANIFEST).read_bytes() == manifest.encode():
+        return 0
     marker = out / INCOMPLETE
     _write_durably(marker, "a fabricgen render was interrupted while updating this tree; run it again\n")
     _fsync_dir(out)
@@ -178,6 +181,7 @@ def update_output(out: Path, changed: dict[str, str], removed: list[str], manife
         _fsync_dir(folder)
     marker.unlink()
     _fsync_dir(out)
+    return len(touched)
 
 
 def _replace_file(root: Path, name: str, text: str) -> Path:

@@ -65,6 +65,13 @@ class NicQos(NamedTuple):
                    nic.cnp_dscp, nic.cnp_priority, nic.roce_tos)
 
 
+def nic_identity(nic: NicModel) -> tuple[str, str, str, int, str]:
+    """The fields every host script's NicContext starts with: quoted interface, its shell function name,
+    quoted RDMA device, MTU and the peer it is cabled to (the rest is the platform's QoS wording)."""
+    return (quote(nic.interface), nic_function(nic.interface), quote(nic.rdma_device), nic.mtu,
+            nic.peer or "no peer in inventory")
+
+
 def dcb_map(keyword: str, values: Sequence[Any]) -> str:
     """An 8-entry ``dcb`` array as ``dcb ... show`` prints it and ``dcb ... set`` takes it: ``prio-tc 0:0 1:1 ...``
     (the scripts compare against what ``dcb`` shows)."""

@@ -123,9 +123,7 @@ QosContext = tuple[str, str, str, int, int, str, str, str, str, int]  # NicConte
 
 
 def nic_context(nic: NicModel) -> NicContext:
-    return NicContext(hostscript.quote(nic.interface), hostscript.nic_function(nic.interface),
-                      hostscript.quote(nic.rdma_device), nic.mtu, nic.peer or "no peer in inventory",
-                      *_qos_context(hostscript.NicQos.of(nic)))
+    return NicContext(*(hostscript.nic_identity(nic) + _qos_context(hostscript.NicQos.of(nic))))
 
 
 @lru_cache(maxsize=64)  # one NicQos per fabric: formatted once, not on each of thousands of NICs
