@@ -58,9 +58,9 @@ def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     sys.exit(code)
 
 
-def load_and_resolve(intent: Path, inventory: Path) -> tuple[FabricInput, Fabric]:
+def load_and_resolve(intent: Path, inventory: Path, jobs: int = os.cpu_count() or 1) -> tuple[FabricInput, Fabric]:
     try:
-        loaded = load(intent, inventory)
+        loaded = load(intent, inventory, jobs=jobs)
         return loaded, resolve(loaded.intent, loaded.inventory, loaded.locate)
     except InputError as exc:
         for diagnostic in exc.diagnostics:
@@ -110,7 +110,7 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
       fabricgen render intent/minimal.yaml -o build/minimal
       fabricgen render site.yaml -i site-inventory --format json
     """
-    loaded, fabric = load_and_resolve(intent, inventory)
+    loaded, fabric = load_and_resolve(intent, inventory, jobs)
     report = lint(fabric)
     if report.errors:
         click.echo(to_text(report, _intent_locator(loaded)), err=True, nl=False)

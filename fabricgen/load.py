@@ -46,13 +46,14 @@ class FabricInput:
         return found
 
 
-def load(intent_path: Path, inventory_dir: Path) -> FabricInput:
-    """Load and validate both inputs. Raises InputError with every problem found in either."""
+def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1) -> FabricInput:
+    """Load and validate both inputs. Raises InputError with every problem found in either. ``jobs``
+    processes may share parsing a large inventory file that is not in the parse cache."""
     problems: list[Diagnostic] = []
     sources = SourceMap()
     hashes: dict[str, str] = {}
     intent = _load_intent(intent_path, sources, problems, hashes)
-    inventory = _load_inventory(inventory_dir, sources, problems, hashes)
+    inventory = _load_inventory(inventory_dir, sources, problems, hashes, jobs)
     if problems or intent is None or inventory is None:
         raise InputError(problems)
     return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1))
@@ -183,8 +184,8 @@ class _InventoryFiles:
     docs: dict[str, YamlDocument]
 
 
-def _read_inventory_files(directory: Path, problems: list[Diagnostic],
-                          hashes: dict[str, str]) -> _InventoryFiles | None:
+def _read_inventory_files(directory: Path, problems: list[Diagnostic], hashes: dict[str, str],
+                          jobs: int) -> _InventoryFiles | None:
     docs: dict[str, YamlDocument] = {}
     for name in INVENTORY_FILES:
         path = directory / name
@@ -194,7 +195,7 @@ def _read_inventory_files(directory: Path, problems: list[Diagnostic],
                                            "point -i at a Nornir SimpleInventory directory"))
             continue
         _hash(path, f"inventory/{name}", hashes)
-        doc, found = load_yaml(path)
+        doc, found = load_yaml(path, jobs=jobs)
         problems += found
         if doc is not None and not isinstance(doc.data, dict):
             problems.append(Diagnostic(doc.at(()), "<root>", f"{name} must be a mapping", "see Nornir's "
@@ -250,8 +251,8 @@ def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, t
 
 
 def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic],
-                    hashes: dict[str, str]) -> Inventory | None:
-    files = _read_inventory_files(directory, problems, hashes)
+                    hashes: dict[str, str], jobs: int) -> Inventory | None:
+    files = _read_inventory_files(directory, problems, hashes, jobs)
     if files is None:
         return None
     devices: dict[str, Device] = {}

@@ -123,3 +123,16 @@ def test_a_document_marker_before_the_entries_reads_the_whole_file(cache: Path, 
     path.write_text(text)
     doc, problems = load_yaml(path)
     assert problems == [] and doc is not None and doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
+
+
+@pytest.mark.parametrize("trouble", ["", "spare: {a: 1,\nb: 2}\n"])
+def test_entries_parsed_in_several_processes_read_the_same(trouble: str, cache: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file nobody parsed yet is split over --jobs processes; the data is what one process reads."""
+    monkeypatch.setattr(yamlsource, "PARALLEL_MIN_ENTRIES", 10)
+    path = tmp_path / "hosts.yaml"
+    text = big_hosts(300) + trouble
+    path.write_text(text)
+    doc, problems = load_yaml(path, jobs=2)
+    assert problems == [] and doc is not None
+    assert doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
