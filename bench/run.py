@@ -155,7 +155,7 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def compute_s(result: dict[str, Any]) -> float:
     """The phases fabricgen's own code decides; write is mostly the kernel creating files."""
-    return sum(result["phases"][name]["wall_s"] for name in ("load", "resolve", "lint", "render"))
+    return float(sum(result["phases"][name]["wall_s"] for name in ("load", "resolve", "lint", "render")))
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
 Exit status: 0 success · 1 lint errors (render, lint; warnings too with --strict) or rendered configs that
 failed validation (``validate``) · 2 bad input or usage
 (every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
-written (the previous tree is left as it was) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
+written (the previous tree is left as it was, or, when an incremental update fails part-way, marked
+.fabricgen-incomplete so the next render rewrites it whole) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
 report it).
 """
 
@@ -136,6 +137,9 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
             rewritten = update_output(out, changed, removed, manifest)
             paths = [*files, *plan.kept]
     except (OutputError, OSError) as exc:
+        if previous is not None and (out / INCOMPLETE).exists():
+            fail(f"cannot update {out}: {exc}; some of its files are updated, some not, and it is marked "
+                 f"{INCOMPLETE}: run render again to rewrite it whole", EXIT_OUTPUT)
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
     _summary(fabric, paths, out, fmt, rewritten)
 
@@ -374,7 +378,8 @@ def run() -> None:  # pragma: no cover - console entry guard
         with bulk_allocation():
             main()
     except KeyboardInterrupt:
-        fail("interrupted; the previous output (if any) is unchanged", 130)
+        fail(f"interrupted; the output is unchanged, or marked {INCOMPLETE} if an incremental update had "
+             "begun (render again to repair it)", 130)
     except Exception as exc:
         if os.environ.get("FABRICGEN_DEBUG"):
             raise

@@ -29,8 +29,11 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
     ryml = None
 
 # Text the two parsers might read differently sends the whole file to PyYAML: escapes in quoted scalars,
-# tabs (PyYAML refuses them as indentation), directives and document markers.
-_NOT_PLAIN_TEXT = re.compile(rb"[\\\t]|^(?:%|---|\.\.\.)", re.MULTILINE)
+# tabs (PyYAML refuses them as indentation), characters PyYAML refuses as unprintable (C0 and C1 controls,
+# U+FFFE/U+FFFF) or reads as line breaks (U+0085, U+2028, U+2029), directives and document markers.
+_NOT_PLAIN_TEXT = re.compile(
+    rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\\\t]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbf[\xbe\xbf]"
+    rb"|^(?:%|---|\.\.\.)", re.MULTILINE)
 
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -49,7 +52,7 @@ def load_plain(raw: bytes) -> tuple[bool, Any]:
         with _quiet_stderr():  # rapidyaml prints its own message before raising; PyYAML reports instead
             tree = ryml.parse_in_arena(raw)
         return True, _Walker(tree).document()
-    except (_NotPlain, ryml.ExceptionBasic):
+    except (_NotPlain, ryml.ExceptionBasic, RecursionError):  # RecursionError: nesting deeper than we walk
         return False, None
 
 
@@ -67,13 +70,22 @@ def _quiet_stderr() -> Iterator[None]:
 
 @lru_cache(maxsize=4096)
 def _plain_scalar(text: str) -> Any:
-    """A plain (unquoted) scalar typed exactly as PyYAML types it: YAML 1.1 ints, bools, nulls, floats."""
+    """A plain (unquoted) scalar typed exactly as PyYAML types it: YAML 1.1 ints, bools, nulls, floats.
+
+    PyYAML never yields a plain scalar that starts with an indicator (`[]{},#&*!|>'"%@` and a backtick, or
+    `-?:` before a space), holds a line break or " #" (a comment), or has space around it; rapidyaml
+    sometimes does (stray flow indicators, flow collections running over lines), so such text means the two
+    disagree and PyYAML decides."""
+    if text[:1] in _INDICATORS or (text[:1] in ("-", "?", ":") and text[1:2] in ("", " ")) or "\n" in text or \
+            "\r" in text or " #" in text or text != text.strip(" "):
+        raise _NotPlain
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, _IMPLICIT)  # type: ignore[no-untyped-call]
     if tag not in _TYPED:
         raise _NotPlain  # a merge key (<<), a timestamp, a '=' value: PyYAML's path decides what they mean
     return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
 
 
+_INDICATORS = frozenset("[]{},#&*!|>'\"%@`")
 _TYPED = {f"tag:yaml.org,2002:{kind}" for kind in ("null", "bool", "int", "float", "str")}
 
 
@@ -96,8 +108,9 @@ class _Walker:
     def document(self) -> Any:
         root = self.tree.root_id()
         kind = self.type(self.tree, root)
-        # Explicit documents (a stream is DOC-flagged children under a SEQ-like root): PyYAML's path.
-        if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM:
+        # Explicit documents (a stream is DOC-flagged children under a SEQ-like root), and anything but a
+        # mapping or sequence at the top (a lone scalar, or nothing but comments): PyYAML's path.
+        if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM or not kind & (self.map_flag | self.seq_flag):
             raise _NotPlain
         return self.node(root, kind)
 
@@ -123,7 +136,10 @@ class _Walker:
         child = self.first_child(tree, node)
         while child != self.none:
             kind = kind_of(tree, child)
-            key = _scalar(self.key(tree, child), kind & self.key_quoted)
+            text = self.key(tree, child)
+            if not (kind & self.key_quoted or text):
+                raise _NotPlain  # an empty plain key (`: 1`): PyYAML refuses it
+            key = _scalar(text, kind & self.key_quoted)
             if not isinstance(key, str | int) or isinstance(key, bool):
                 key = str(key)  # what the reference builder does with odd keys
             if key in result:

@@ -1,10 +1,13 @@
 """Incremental render: which devices a GitOps commit actually changed.
 
-A device's files are a pure function of its resolved model, the templates and fabricgen itself. The manifest
-of the previous tree holds the hash of every device's resolved.json and a fingerprint of the renderer
-(fabricgen version + every template file). So: resolve everything (cheap), dump each resolved model, and
-render again only the devices whose resolved.json hash differs. A changed template or fabricgen version
-changes the fingerprint, and then every device is rendered.
+A device's files are a pure function of its resolved model and the renderer. The manifest of the previous
+tree holds the hash of every device's resolved.json and a fingerprint of the renderer: fabricgen's version,
+the source of the code that renders (fabricgen/platforms, templating, api) and every template. So: resolve
+everything, dump each resolved model, and render again only the devices whose resolved.json hash differs.
+Any change to the renderer — a new release, a template or renderer module edited in a checkout — changes the
+fingerprint, and then every device is rendered. Library versions are left out on purpose: the manifest is
+part of the output, which must be byte-identical on every machine; after upgrading Jinja2 or orjson
+(neither has changed fabricgen's bytes so far), `render --full` is the safe choice.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import hashlib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from fabricgen import __version__
 from fabricgen.api import RESOLVED_FILE, dump_device
@@ -20,17 +24,28 @@ from fabricgen.model import Fabric
 from fabricgen.output import file_hash
 from fabricgen.templating import templates_dir
 
+PACKAGE = Path(__file__).resolve().parent
+RENDER_CODE = ("platforms", "templating.py", "api.py")  # relative to the fabricgen package
+
 
 @cache
-def renderer_fingerprint(root: Path | None = None) -> str:
-    """sha256 over fabricgen's version and every template's path and bytes."""
-    root = root or templates_dir()
+def renderer_fingerprint(templates: Path | None = None, package: Path = PACKAGE) -> str:
+    """sha256 over fabricgen's version, the rendering code and every template (line endings normalised, so a
+    Windows checkout fingerprints as a Linux one)."""
     digest = hashlib.sha256(f"fabricgen {__version__}\0".encode())
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
+    for part in RENDER_CODE:
+        _hash_files(digest, package, package / part, "*.py")
+    _hash_files(digest, templates or templates_dir(), templates or templates_dir(), "*")
     return digest.hexdigest()
+
+
+def _hash_files(digest: Any, root: Path, start: Path, pattern: str) -> None:
+    paths = [start] if start.is_file() else sorted(start.rglob(pattern))
+    for path in paths:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+            digest.update(b"\0")
 
 
 @dataclass

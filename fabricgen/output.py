@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -71,43 +72,60 @@ class PreviousTree:
 
 def read_previous(out: Path) -> PreviousTree | None:
     """The tree at ``out`` if it is exactly what its manifest says: written by fabricgen, not interrupted
-    (no marker), no file added or removed, and every file newer than the manifest (edited since, or checked out
-    by git in another order) still has the manifest's hash. Anything else → None: write the whole tree."""
+    (no marker), the same regular files and directories with the modes fabricgen gives them, and every file
+    newer than the manifest (edited since, or checked out by git in another order) still has the manifest's
+    hash. Anything else → None: write the whole tree."""
     try:
         manifest_stat = (out / MANIFEST).stat()
         manifest = json.loads((out / MANIFEST).read_bytes())
+        if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
+                not isinstance(manifest.get("files"), dict) or (out / INCOMPLETE).exists():
+            return None
+        scan = _scan(out, manifest_stat.st_mtime_ns)
+        expected = set(manifest["files"]) | {MANIFEST}
+        folders = {name.rpartition("/")[0] for name in expected} - {""}
+        if scan is None or scan.files != expected or scan.folders != folders:
+            return None
+        for name in scan.newer:
+            if hashlib.sha256((out / name).read_bytes()).hexdigest() != manifest["files"][name]:
+                return None
     except (OSError, ValueError):
         return None
-    if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
-            not isinstance(manifest.get("files"), dict) or (out / INCOMPLETE).exists():
-        return None
-    on_disk, newer = _scan(out, manifest_stat.st_mtime_ns)
-    if on_disk != set(manifest["files"]) | {MANIFEST}:
-        return None
-    for name in newer:
-        if hashlib.sha256((out / name).read_bytes()).hexdigest() != manifest["files"][name]:
-            return None
     return PreviousTree(manifest)
 
 
-def _scan(root: Path, limit_ns: int) -> tuple[set[str], list[str]]:
-    """Relative paths of every file under ``root``, and those modified after ``limit_ns``. One stat per file:
-    20,000 files take tens of milliseconds, reading them all would take seconds."""
-    found: set[str] = set()
-    newer: list[str] = []
+@dataclass
+class _Scan:
+    files: set[str]
+    folders: set[str]
+    newer: list[str]
+
+
+def _scan(root: Path, limit_ns: int) -> _Scan | None:
+    """Relative paths of every file and directory under ``root``, and the files modified after ``limit_ns``.
+    One stat per file: 20,000 files take tens of milliseconds, reading them all would take seconds. None at
+    the first entry that is neither a directory nor a regular file (a symlink, a FIFO), or a file whose mode
+    is not the one fabricgen writes."""
+    found = _Scan(set(), set(), [])
     pending = [(os.fspath(root), "")]
     while pending:
         folder, prefix = pending.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((entry.path, f"{prefix}{entry.name}/"))
-                    continue
                 name = prefix + entry.name
-                found.add(name)
-                if entry.stat(follow_symlinks=False).st_mtime_ns > limit_ns and name != MANIFEST:
-                    newer.append(name)
-    return found, newer
+                if entry.is_dir(follow_symlinks=False):
+                    found.folders.add(name)
+                    pending.append((entry.path, f"{name}/"))
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    return None
+                status = entry.stat(follow_symlinks=False)
+                if name != MANIFEST and stat.S_IMODE(status.st_mode) != _mode(name):
+                    return None
+                found.files.add(name)
+                if status.st_mtime_ns > limit_ns and name != MANIFEST:
+                    found.newer.append(name)
+    return found
 
 
 def _check_target(out: Path) -> None:
@@ -288,13 +306,14 @@ def _staged(out: Path, jobs: int = 1) -> Iterator[Path]:
 
 
 def _remove_tree(path: Path, jobs: int) -> None:
-    """Delete a previous tree. Unlinking 20,000 files is seconds of kernel time on ext4; ``jobs`` processes
-    deleting different device directories take a quarter less (measured with 2)."""
+    """Delete the previous tree, once the new one is in place. Unlinking 20,000 files is seconds of kernel time
+    on ext4; ``jobs`` processes deleting different device directories take a quarter less (measured with 2).
+    The render has succeeded by now, so a failure here (no fork, a file in use) only leaves work for rmtree."""
     entries = sorted(path.iterdir())
     if jobs > 1 and len(entries) >= 2 * jobs and "fork" in multiprocessing.get_all_start_methods():
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with contextlib.suppress(OSError), multiprocessing.get_context("fork").Pool(jobs) as pool:
             pool.map(_remove_entries, [entries[i::jobs] for i in range(jobs)])
-    shutil.rmtree(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _remove_entries(paths: list[Path]) -> None:

@@ -189,8 +189,9 @@ def load_yaml(path: Path, display_name: str | None = None,
 
 BY_ENTRY_MIN_BYTES = 256 * 1024
 # A top-level entry starts at a line whose first character can begin a mapping key: not indentation, a
-# comment, a sequence dash or document marker, a directive, or the end of a flow collection.
-_ENTRY_START = re.compile(rb"^[^\s#\-%.\]}]", re.MULTILINE)
+# comment, a sequence dash or document marker, a directive, the end of a flow collection, or the `?` / `:`
+# of an explicit key.
+_ENTRY_START = re.compile(rb"^[^\s#\-%.\]}?:]", re.MULTILINE)
 
 
 def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
@@ -203,7 +204,8 @@ def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
     if entries is None:
         return False, None
     folder = cache_dir()
-    table_file = f"entries-{hashlib.sha256(os.fsencode(path.absolute())).hexdigest()}.marshal"
+    # One table per file and fabricgen/Python version (what a version parsed stays its own).
+    table_file = f"entries-{_cache_key(os.fsencode(path.absolute()))}.marshal"
     previous = _read_entry_table(folder / table_file) if folder else {}
     digests = [hashlib.blake2b(entry, digest_size=16).digest() for entry in entries]
     missing = {digest: entry for digest, entry in zip(digests, entries, strict=True) if digest not in previous}
@@ -259,8 +261,9 @@ def _top_level_entries(raw: bytes) -> list[bytes] | None:
     starts = [match.start() for match in _ENTRY_START.finditer(raw)]
     if len(starts) < 2:
         return None
-    header = raw[:starts[0]]
-    if any(line.strip() and not line.lstrip().startswith(b"#") for line in header.splitlines()):
+    header = [line.strip() for line in raw[:starts[0]].splitlines()]
+    content = [line for line in header if line and not line.startswith(b"#")]
+    if content not in ([], [b"---"]):  # comments, and the `---` that yamllint asks for, only
         return None
     return [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)], strict=True)]
 

@@ -13,7 +13,9 @@ from click.testing import CliRunner
 
 from fabricgen import output
 from fabricgen.cli import main
+from fabricgen.incremental import renderer_fingerprint
 from fabricgen.output import INCOMPLETE, MANIFEST
+from fabricgen.templating import templates_dir
 
 from conftest import ROOT
 
@@ -120,6 +122,27 @@ def test_files_newer_than_the_manifest_are_trusted_when_their_hash_matches(inven
     assert render(inventory, out)["rewritten"] == 0
 
 
+@pytest.mark.parametrize("damage", ["symlink", "fifo", "mode", "empty directory"])
+def test_anything_but_the_files_fabricgen_wrote_makes_the_render_full(damage: str, inventory: Path,
+                                                                     tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    total = render(inventory, out)["rewritten"]
+    target = out / "node1" / "fabricgen-nic.sh"
+    if damage == "symlink":
+        target.unlink()
+        target.symlink_to(tmp_path / "nowhere")
+    elif damage == "fifo":
+        target.unlink()
+        os.mkfifo(target)
+    elif damage == "mode":
+        target.chmod(0o644)
+    else:
+        (out / "leaf1" / "junk").mkdir()
+    assert render(inventory, out)["rewritten"] == total
+    assert tree(out) == full_render(inventory, tmp_path)
+    assert os.access(target, os.X_OK) and not (out / "leaf1" / "junk").exists()
+
+
 def test_a_stray_file_makes_the_render_full(inventory: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     total = render(inventory, out)["rewritten"]
@@ -143,8 +166,28 @@ def test_full_flag_and_other_shard_rewrite_everything(inventory: Path, tmp_path:
     out = tmp_path / "out"
     total = render(inventory, out)["rewritten"]
     assert render(inventory, out, "--full")["rewritten"] == total
+    assert tree(out) == full_render(inventory, tmp_path)
     sliced = render(inventory, out, "--shard", "1/2")
     assert sliced["rewritten"] == sliced["files"]
+    reference = tmp_path / "slice"
+    render(inventory, reference, "--shard", "1/2")
+    assert tree(out) == tree(reference)
+
+
+def test_the_renderer_fingerprint_follows_code_and_templates(tmp_path: Path) -> None:
+    """A template or renderer module edited in a checkout (same version number) re-renders everything."""
+    package = Path(output.__file__).parent
+    copies = []
+    for name in ("a", "b", "c"):
+        copy = tmp_path / name
+        shutil.copytree(package, copy / "fabricgen", ignore=shutil.ignore_patterns("__pycache__", "templates"))
+        shutil.copytree(templates_dir(), copy / "templates")
+        copies.append(copy)
+    for path, addition in ((copies[1] / "fabricgen" / "platforms" / "eos" / "__init__.py", "# changed\n"),
+                           (copies[2] / "templates" / "eos" / "device.cfg.j2", "{# changed #}\n")):
+        path.write_text(path.read_text() + addition)
+    prints = {renderer_fingerprint(copy / "templates", copy / "fabricgen") for copy in copies}
+    assert len(prints) == 3
 
 
 def test_interrupted_update_is_marked_and_repaired(inventory: Path, tmp_path: Path,

@@ -100,6 +100,7 @@ def test_a_changed_large_file_parses_only_its_changed_entries(cache: Path, tmp_p
 @pytest.mark.parametrize("trouble", [
     "spare: {hostname: 10.9.0.5, data: {ports: {a: 1,\nb: 2}}}\n",  # a flow mapping running on at column 0
     "leaf3:\n  hostname: 1.2.3.4\n",                                 # a duplicate top-level key
+    "? spare\n: {hostname: 10.9.0.6}\n",                             # an explicit key over two lines
 ])
 def test_entries_that_do_not_stand_alone_read_the_whole_file(trouble: str, cache: Path, tmp_path: Path) -> None:
     path = tmp_path / "hosts.yaml"
@@ -117,12 +118,14 @@ def test_entries_that_do_not_stand_alone_read_the_whole_file(trouble: str, cache
         assert problems == [] and doc is not None and doc.data == expected
 
 
-def test_a_document_marker_before_the_entries_reads_the_whole_file(cache: Path, tmp_path: Path) -> None:
+def test_a_document_marker_before_the_entries_is_read_entry_by_entry(cache: Path, tmp_path: Path) -> None:
+    """yamllint's document-start rule puts `---` on top of every file: that must not cost the whole file."""
     path = tmp_path / "hosts.yaml"
-    text = "---\n" + big_hosts(300)
+    text = "# hosts\n---\n" + big_hosts(300)
     path.write_text(text)
     doc, problems = load_yaml(path)
     assert problems == [] and doc is not None and doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
+    assert len(list(cache.glob("entries-*.marshal"))) == 1
 
 
 @pytest.mark.parametrize("trouble", ["", "spare: {a: 1,\nb: 2}\n"])
