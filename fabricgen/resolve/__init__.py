@@ -10,7 +10,7 @@ from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortRol
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
-from fabricgen.resolve.ports import mgmt_interface, port_role, switch_port_fields
+from fabricgen.resolve.ports import SwitchPortPolicy, mgmt_interface, port_role, switch_port_fields
 from fabricgen.resolve.qos import resolve_qos
 from fabricgen.schema.intent import Intent
 from fabricgen.schema.inventory import Device, Inventory
@@ -48,7 +48,8 @@ def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> Devic
     ctx.once(f"limits:{cap.name}", lambda: _check_platform_limits(ctx, cap))
     if device.role == "gpu-host":
         return _resolve_gpu_host(ctx, device, qos, cap)
-    ports = [switch_port_fields(ctx, device, port, cap, qos) for port in device.data.ports]
+    policy = SwitchPortPolicy.of(ctx, device, cap, qos)
+    ports = [switch_port_fields(ctx, device, port, policy) for port in device.data.ports]
     carries_data = device.role in ("leaf", "spine")
     return DeviceModel.model_validate({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,

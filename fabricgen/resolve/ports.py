@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -34,19 +35,23 @@ def port_role(ctx: ResolveContext, device: Device, port: str, cap: Capability) -
 
 def _role(ctx: ResolveContext, device: Device, port: str, cap: Capability, peer: Endpoint | None,
           peer_role: str | None) -> PortRole:
-    role = device.data.role
-    if role == "gpu-host":
+    if device.data.role == "gpu-host":
         return _host_port_role(device, port, peer_role)
-    if port == mgmt_interface(device, cap):
+    return _switch_port_role(ctx, device, port, mgmt_interface(device, cap), peer, peer_role)
+
+
+def _switch_port_role(ctx: ResolveContext, device: Device, port: str, mgmt_if: str, peer: Endpoint | None,
+                      peer_role: str | None) -> PortRole:
+    if port == mgmt_if:
         return "mgmt"
     if peer_role is None:
         return "unused"
-    if role == "oob":
+    if device.data.role == "oob":
         return "oob-access"
     if peer_role == "oob":
         ctx.problem(("inventory", device.name, "data", "ports", port, "peer"),
                     f"data port {device.name}:{port} is cabled to OOB switch {peer}",
-                    f"only the management interface ({mgmt_interface(device, cap)}) may reach the OOB network")
+                    f"only the management interface ({mgmt_if}) may reach the OOB network")
         return "unused"
     return "host" if peer_role == "gpu-host" else "fabric"
 
@@ -72,36 +77,55 @@ def _speed(ctx: ResolveContext, spec: PortSpec, peer: Endpoint | None) -> int | 
     return ctx.inventory.devices[peer.device].data.ports[peer.port].speed
 
 
-def switch_port_fields(ctx: ResolveContext, device: Device, port: str, cap: Capability,
-                       qos: QosModel) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SwitchPortPolicy:
+    """What every port of one switch shares, looked up once per device instead of once per port."""
+
+    mgmt_interface: str
+    fabric_mtu: int
+    mgmt_mtu: int
+    lossless_priorities: tuple[int, ...]
+    programs_headroom: bool
+    default_cable_m: int
+    mgmt_vlan: int
+
+    @classmethod
+    def of(cls, ctx: ResolveContext, device: Device, cap: Capability, qos: QosModel) -> SwitchPortPolicy:
+        intent = ctx.intent
+        return cls(mgmt_interface(device, cap), intent.mtu.fabric, intent.mtu.management,
+                   tuple(qos.lossless_priorities), cap.programs_headroom, intent.pfc.headroom.default_cable_m,
+                   intent.management.vlan)
+
+
+def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: SwitchPortPolicy) -> dict[str, Any]:
     """One switch port's PortModel fields. The caller validates all of a device's ports in one pydantic call
     (nested validation runs in pydantic's core: 40 % cheaper than one PortModel(...) per port)."""
     spec = device.data.ports[port]
     # One lookup of the cable per port: this runs 70k times on a 32,768-GPU fabric.
     peer, link = ctx.ends.get((device.name, port), (None, None))
     peer_device = ctx.inventory.devices[peer.device] if peer else None
-    role = _role(ctx, device, port, cap, peer, peer_device.data.role if peer_device else None)
+    role = _switch_port_role(ctx, device, port, policy.mgmt_interface, peer,
+                             peer_device.data.role if peer_device else None)
     carries_data = role in ("host", "fabric")
-    intent = ctx.intent
-    mtu = intent.mtu.fabric if carries_data or role == "unused" else intent.mtu.management
+    mtu = policy.fabric_mtu if carries_data or role == "unused" else policy.mgmt_mtu
     cable = link.cable_m if link else None
     speed = spec.speed
     if speed is None and peer is not None and peer_device is not None:  # only the other end declares it
         speed = peer_device.data.ports[peer.port].speed
-    lossless = carries_data and bool(qos.lossless_priorities)
+    lossless = carries_data and bool(policy.lossless_priorities)
     headroom = None
-    if lossless and cap.programs_headroom:
+    if lossless and policy.programs_headroom:
         headroom = _headroom(ctx, device, port, speed, cable, mtu)
     peer_name = f"{peer.device}:{peer.port}" if peer else None
     return {
         "name": port, "role": role, "admin_up": role != "unused", "speed_mbps": speed, "lanes": spec.lanes,
         "fec": spec.fec, "mtu": mtu, "peer": peer_name,
-        "cable_m": cable if cable is not None or not lossless else intent.pfc.headroom.default_cable_m,
+        "cable_m": cable if cable is not None or not lossless else policy.default_cable_m,
         "cable_assumed": lossless and cable is None, "media": link.media if link else None,
         "description": _description(role, peer_name),
-        "lossless": lossless, "pfc_priorities": list(qos.lossless_priorities) if lossless else [],
+        "lossless": lossless, "pfc_priorities": list(policy.lossless_priorities) if lossless else [],
         "headroom": headroom,
-        "access_vlan": intent.management.vlan if role == "oob-access" else None,
+        "access_vlan": policy.mgmt_vlan if role == "oob-access" else None,
     }
 
 
