@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any
 
 import yaml
 
+from fabricgen.forked import fork_map, interleaved, worth_forking
 from fabricgen.model import DeviceModel, Fabric
 from fabricgen.platforms import get_platform, jsontext
 from fabricgen.templating import Templates, default_templates
@@ -53,14 +53,12 @@ def generate_parallel(fabric: Fabric, jobs: int, devices: list[str] | None = Non
     """``generate`` in ``jobs`` forked processes; byte-identical to the serial result (files are merged and
     sorted by name, and every device renders independently)."""
     names = sorted(fabric.devices) if devices is None else sorted(devices)
-    if jobs <= 1 or len(names) < 2 * jobs or "fork" not in multiprocessing.get_all_start_methods():
+    if not worth_forking(jobs, len(names)):
         return generate(fabric, devices=names)
     global _PARALLEL_FABRIC
     _PARALLEL_FABRIC = fabric
     try:
-        chunks = [names[i::jobs] for i in range(jobs)]
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            parts = pool.map(_generate_chunk, chunks)
+        parts = fork_map(_generate_chunk, interleaved(names, jobs), jobs)
     finally:
         _PARALLEL_FABRIC = None
     return dict(sorted((name, text) for part in parts for name, text in part.items()))

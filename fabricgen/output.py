@@ -18,7 +18,6 @@ import ctypes
 import ctypes.util
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
 import stat
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen import __version__
+from fabricgen.forked import fork_map, interleaved, worth_forking
 
 MANIFEST = "manifest.json"
 INCOMPLETE = ".fabricgen-incomplete"
@@ -258,11 +258,10 @@ def write_rendered(out: Path, names: list[str], produce: Produce, jobs: int,
     with _staged(out, jobs) as staging:
         _WORK = (produce, staging)
         try:
-            if jobs <= 1 or len(names) < 2 * jobs or "fork" not in multiprocessing.get_all_start_methods():
+            if not worth_forking(jobs, len(names)):
                 hashes = _produce_and_write(names)
             else:
-                with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                    parts = pool.map(_produce_and_write, [names[i::jobs] for i in range(jobs)])
+                parts = fork_map(_produce_and_write, interleaved(names, jobs), jobs)
                 hashes = {name: digest for part in parts for name, digest in part.items()}
         finally:
             _WORK = None
@@ -310,9 +309,9 @@ def _remove_tree(path: Path, jobs: int) -> None:
     on ext4; ``jobs`` processes deleting different device directories take a quarter less (measured with 2).
     The render has succeeded by now, so a failure here (no fork, a file in use) only leaves work for rmtree."""
     entries = sorted(path.iterdir())
-    if jobs > 1 and len(entries) >= 2 * jobs and "fork" in multiprocessing.get_all_start_methods():
-        with contextlib.suppress(OSError), multiprocessing.get_context("fork").Pool(jobs) as pool:
-            pool.map(_remove_entries, [entries[i::jobs] for i in range(jobs)])
+    if worth_forking(jobs, len(entries)):
+        with contextlib.suppress(OSError):
+            fork_map(_remove_entries, interleaved(entries, jobs), jobs)
     shutil.rmtree(path, ignore_errors=True)
 
 

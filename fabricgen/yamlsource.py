@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-import multiprocessing
 import os
 import re
 import sys
@@ -23,6 +22,7 @@ import yaml
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
 from fabricgen.fastyaml import load_plain
+from fabricgen.forked import contiguous, fork_map, worth_forking
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
@@ -241,11 +241,9 @@ def _parse_entries(entries: list[bytes], jobs: int) -> list[Any]:
     """Each entry's data, None where the fast path declines. A cold 32,768-GPU hosts.yaml is 5,750 entries and
     4 s of tree walking in Python: ``jobs`` forked processes share it. The data comes back as marshal bytes,
     which load several times faster than the pickled objects a pool would otherwise send."""
-    if jobs <= 1 or len(entries) < PARALLEL_MIN_ENTRIES or "fork" not in multiprocessing.get_all_start_methods():
+    if not worth_forking(jobs, len(entries), PARALLEL_MIN_ENTRIES):
         return _parse_slice(entries)
-    size = -(-len(entries) // jobs)
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        parts = pool.map(_parse_slice_marshalled, [entries[i:i + size] for i in range(0, len(entries), size)])
+    parts = fork_map(_parse_slice_marshalled, contiguous(entries, jobs), jobs)
     return [value for part in parts for value in marshal.loads(part)]
 
 

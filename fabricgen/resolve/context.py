@@ -39,10 +39,6 @@ class ResolveContext:
         end = self.ends.get((device, port))
         return end[0] if end else None
 
-    def link_of(self, device: str, port: str) -> Link | None:
-        end = self.ends.get((device, port))
-        return end[1] if end else None
-
     def once(self, key: str, compute: Callable[[], T]) -> T:
         """A fabric-wide value (same for every device) computed the first time it is asked for."""
         if key not in self._memo:

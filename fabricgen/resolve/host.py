@@ -7,7 +7,7 @@ from typing import Any, Literal
 from fabricgen.model import QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
-from fabricgen.resolve.ports import port_speed
+from fabricgen.resolve.ports import speed_of
 from fabricgen.resolve.qos import dscp_owner
 from fabricgen.schema.inventory import Device
 
@@ -45,7 +45,7 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
                     "set rdma_device (e.g. mlx5_0; see `rdma link show`)")
         return None
     peer, link = ctx.ends.get((device.name, port), (None, None))
-    speed = port_speed(ctx, device, port)
+    speed = speed_of(ctx, spec, peer)
     tsa, tcbw = ctx.once("nic_ets", lambda: nic_ets(ctx))
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host

@@ -66,12 +66,8 @@ def _host_port_role(device: Device, port: str, peer_role: str | None) -> PortRol
     return "unused"
 
 
-def port_speed(ctx: ResolveContext, device: Device, port: str) -> int | None:
-    """The port's speed, or its peer's when only the other end of the cable declares one."""
-    return _speed(ctx, device.data.ports[port], ctx.peer_of(device.name, port))
-
-
-def _speed(ctx: ResolveContext, spec: PortSpec, peer: Endpoint | None) -> int | None:
+def speed_of(ctx: ResolveContext, spec: PortSpec, peer: Endpoint | None) -> int | None:
+    """A port's speed, or its peer's when only the other end of the cable declares one."""
     if spec.speed is not None or peer is None:
         return spec.speed
     return ctx.inventory.devices[peer.device].data.ports[peer.port].speed
@@ -109,9 +105,7 @@ def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: S
     carries_data = role in ("host", "fabric")
     mtu = policy.fabric_mtu if carries_data or role == "unused" else policy.mgmt_mtu
     cable = link.cable_m if link else None
-    speed = spec.speed
-    if speed is None and peer is not None and peer_device is not None:  # only the other end declares it
-        speed = peer_device.data.ports[peer.port].speed
+    speed = speed_of(ctx, spec, peer)
     lossless = carries_data and bool(policy.lossless_priorities)
     headroom = None
     if lossless and policy.programs_headroom:
