@@ -112,24 +112,21 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
       fabricgen render site.yaml -i site-inventory --format json
     """
     loaded, fabric = load_and_resolve(intent, inventory, jobs)
-    report = lint(fabric)
-    if report.errors:
-        click.echo(to_text(report, _intent_locator(loaded)), err=True, nl=False)
-        if not force:
-            fail(f"lint found {report.errors} error(s); nothing was written (fix them, waive them in the intent "
-                 "with a reason, or pass --force)", EXIT_INVALID)
     devices, extra = _shard_devices(fabric, shard)
+    names = devices or sorted(fabric.devices)
     extra["renderer"] = renderer_fingerprint()
-    if report.errors:
-        extra["forced"] = {"lint_errors": report.errors}
     previous = None if full else _previous_tree(out, extra)
-    plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files if previous else None)
+    # Lint decides whether anything is published. It runs while the render workers work (into a staging tree,
+    # or only hashing the resolved models for an incremental update); when it fails, `out` stays as it was.
+    gate = _LintGate(fabric, loaded, force, extra)
     try:
         if previous is None:
-            hashes = write_rendered(out, plan.render, lambda names: generate(fabric, devices=names), jobs,
-                                    lambda done: build_manifest({}, loaded.input_hashes, extra, hashes=done))
+            hashes = write_rendered(out, names, lambda part: generate(fabric, devices=part), jobs,
+                                    lambda done: build_manifest({}, loaded.input_hashes, extra, hashes=done),
+                                    gate=gate)
             paths, rewritten = list(hashes), len(hashes) + 1
         else:
+            plan = plan_render(fabric, names, previous.files, jobs, gate=gate)
             files = generate_parallel(fabric, jobs, plan.render)
             changed = {name: text for name, text in files.items() if previous.files.get(name) != file_hash(text)}
             removed = sorted(set(previous.files) - set(files) - set(plan.kept))
@@ -142,6 +139,24 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
                  f"{INCOMPLETE}: run render again to rewrite it whole", EXIT_OUTPUT)
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
     _summary(fabric, paths, out, fmt, rewritten)
+
+
+class _LintGate:
+    """render's lint: print the errors, then stop (nothing is written) or, with --force, record them in the
+    manifest. Called once, by whichever step of the render runs it beside its workers."""
+
+    def __init__(self, fabric: Fabric, loaded: FabricInput, force: bool, extra: dict[str, Any]) -> None:
+        self.fabric, self.loaded, self.force, self.extra = fabric, loaded, force, extra
+
+    def __call__(self) -> None:
+        report = lint(self.fabric)
+        if not report.errors:
+            return
+        click.echo(to_text(report, _intent_locator(self.loaded)), err=True, nl=False)
+        if not self.force:
+            fail(f"lint found {report.errors} error(s); nothing was written (fix them, waive them in the intent "
+                 "with a reason, or pass --force)", EXIT_INVALID)
+        self.extra["forced"] = {"lint_errors": report.errors}
 
 
 def _previous_tree(out: Path, extra: dict[str, Any]) -> PreviousTree | None:

@@ -6,8 +6,10 @@ calling :func:`fork_map` and pass only small slices and results through the pool
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -31,7 +33,26 @@ def contiguous(items: Sequence[T], jobs: int) -> list[list[T]]:
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
-def fork_map(work: Callable[[list[T]], R], slices: list[list[T]], jobs: int) -> list[R]:
-    """``work`` on each slice in a pool of ``jobs`` forked processes; results in slice order."""
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        return pool.map(work, slices)
+def fork_map(work: Callable[[list[T]], R], slices: list[list[T]], jobs: int,
+             meanwhile: Callable[[], None] | None = None) -> list[R]:
+    """``work`` on each slice in a pool of ``jobs`` forked processes; results in slice order. ``meanwhile`` runs
+    in this process while the workers do; if it raises, the workers are stopped and nothing is returned."""
+    with _heap_frozen(), multiprocessing.get_context("fork").Pool(jobs) as pool:
+        pending = pool.map_async(work, slices)
+        if meanwhile is not None:
+            meanwhile()
+        return pending.get()
+
+
+@contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """Keep the collector of every worker off the heap it inherits.
+
+    A worker's first full collection would walk, and so write to, every object of the parent (at 32,768 GPUs,
+    the whole inventory and resolved fabric): each page it touches is copied, once per worker. Frozen objects
+    are never examined; nothing needs collecting among them, as they live until the parent is done."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

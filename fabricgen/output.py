@@ -249,19 +249,26 @@ _WORK: tuple[Produce, Path] | None = None  # set before forking: workers inherit
 
 
 def write_rendered(out: Path, names: list[str], produce: Produce, jobs: int,
-                   manifest_for: Callable[[dict[str, str]], str]) -> dict[str, str]:
+                   manifest_for: Callable[[dict[str, str]], str],
+                   gate: Callable[[], None] | None = None) -> dict[str, str]:
     """Replace ``out`` atomically with the files ``produce`` renders for ``names`` + their manifest, and return
     path → sha256 of every file. With ``jobs`` > 1, forked workers each render and write their own slice of the
     devices into the staging tree: rendered text never crosses a process boundary (at 32,768 GPUs that is
-    200 MB that would otherwise be pickled back to one process and written by it alone)."""
+    200 MB that would otherwise be pickled back to one process and written by it alone).
+
+    ``gate`` (the CLI's lint) decides whether the tree may be published: it runs in this process while the
+    workers render, and when it raises, the workers are stopped and the staging tree removed, so ``out`` is
+    left as it was. Without workers it runs first."""
     global _WORK
     with _staged(out, jobs) as staging:
         _WORK = (produce, staging)
         try:
             if not worth_forking(jobs, len(names)):
+                if gate is not None:
+                    gate()
                 hashes = _produce_and_write(names)
             else:
-                parts = fork_map(_produce_and_write, interleaved(names, jobs), jobs)
+                parts = fork_map(_produce_and_write, interleaved(names, jobs), jobs, meanwhile=gate)
                 hashes = {name: digest for part in parts for name, digest in part.items()}
         finally:
             _WORK = None

@@ -125,15 +125,29 @@ def test_docs_rules_md_is_in_sync_with_the_registry() -> None:
         "regenerate: fabricgen rules --format markdown > docs/rules.md"
 
 
-def test_render_refuses_a_fabric_with_lint_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_render_refuses_a_fabric_with_lint_errors(tmp_path: Path, jobs: str) -> None:
+    """With --jobs 2, lint runs while the workers render into a staging tree: a failing lint removes it."""
     intent = broken_intent(tmp_path)
     out = tmp_path / "out"
-    code, output = invoke("render", str(intent), "-o", str(out))
+    code, output = invoke("render", str(intent), "-o", str(out), "--jobs", jobs)
     assert code == 1 and "nothing was written" in output and not out.exists()
-    code, output = invoke("render", str(intent), "-o", str(out), "--force")
+    assert list(tmp_path.iterdir()) == [intent], "no staging tree is left behind"
+    code, output = invoke("render", str(intent), "-o", str(out), "--force", "--jobs", jobs)
     assert code == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["forced"]["lint_errors"] >= 1
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_incremental_render_refuses_lint_errors_and_leaves_the_tree(tmp_path: Path, jobs: str) -> None:
+    """An earlier good tree is updated in place only after lint passes (it runs beside the hashing workers)."""
+    out = tmp_path / "out"
+    assert invoke("render", "-o", str(out))[0] == 0
+    before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    code, output = invoke("render", str(broken_intent(tmp_path)), "-o", str(out), "--jobs", jobs)
+    assert code == 1 and "nothing was written" in output
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
 
 
 def test_pre_commit_hook_runs_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
