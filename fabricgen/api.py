@@ -58,7 +58,7 @@ def generate_parallel(fabric: Fabric, jobs: int, devices: list[str] | None = Non
     global _PARALLEL_FABRIC
     _PARALLEL_FABRIC = fabric
     try:
-        parts = fork_map(_generate_chunk, interleaved(names, jobs), jobs)
+        parts = fork_map(_generate_chunk, interleaved(names, jobs))
     finally:
         _PARALLEL_FABRIC = None
     return dict(sorted((name, text) for part in parts for name, text in part.items()))

@@ -10,7 +10,8 @@ import gc
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -33,15 +34,53 @@ def contiguous(items: Sequence[T], jobs: int) -> list[list[T]]:
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
-def fork_map(work: Callable[[list[T]], R], slices: list[list[T]], jobs: int,
+def fork_map(work: Callable[[list[T]], R], slices: list[list[T]],
              meanwhile: Callable[[], None] | None = None) -> list[R]:
-    """``work`` on each slice in a pool of ``jobs`` forked processes; results in slice order. ``meanwhile`` runs
-    in this process while the workers do; if it raises, the workers are stopped and nothing is returned."""
-    with _heap_frozen(), multiprocessing.get_context("fork").Pool(jobs) as pool:
-        pending = pool.map_async(work, slices)
-        if meanwhile is not None:
-            meanwhile()
-        return pending.get()
+    """``work`` on each slice, one forked process per slice; results in slice order. ``meanwhile`` runs in this
+    process while the workers do; when it raises, or a worker fails, the workers are killed.
+
+    Plain processes and pipes, not a multiprocessing Pool: a Pool terminated while its workers are busy can
+    hang in terminate() (seen here when lint failed beside the render workers); a killed process cannot."""
+    context = multiprocessing.get_context("fork")
+    workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
+    with _heap_frozen():
+        try:
+            for part in slices:
+                receive, send = context.Pipe(duplex=False)
+                process = context.Process(target=_work_and_send, args=(work, part, send), daemon=True)
+                process.start()
+                send.close()  # the worker holds the only sending end: its death shows as end of file here
+                workers.append((process, receive))
+            if meanwhile is not None:
+                meanwhile()
+            return [_result_of(receive) for _, receive in workers]
+        finally:
+            for worker, pipe in workers:
+                if worker.is_alive():
+                    worker.kill()
+                worker.join()
+                pipe.close()
+
+
+def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection) -> None:
+    try:
+        outcome: tuple[bool, Any] = (True, work(part))
+    except BaseException as exc:  # every failure goes back to the parent, which raises it
+        outcome = (False, exc)
+    try:
+        send.send(outcome)
+    except Exception as exc:  # the result or exception cannot be pickled: say what it was
+        send.send((False, RuntimeError(f"worker result not transferable: {type(exc).__name__}: {exc}")))
+
+
+def _result_of(receive: Connection) -> Any:
+    try:
+        ok, value = receive.recv()
+    except EOFError:
+        raise RuntimeError("a worker process died without a result (killed, or out of memory?)") from None
+    if not ok:
+        raise value
+    return value
 
 
 @contextmanager

@@ -99,7 +99,7 @@ def resolved_hashes(fabric: Fabric, devices: list[str], jobs: int = 1,
         return {name: file_hash(dump_device(fabric.devices[name], "json")) for name in devices}
     _HASHED = fabric
     try:
-        parts = fork_map(_hash_slice, interleaved(devices, jobs), jobs, meanwhile=meanwhile)
+        parts = fork_map(_hash_slice, interleaved(devices, jobs), meanwhile=meanwhile)
     finally:
         _HASHED = None
     return {name: digest for part in parts for name, digest in part.items()}

@@ -268,7 +268,7 @@ def write_rendered(out: Path, names: list[str], produce: Produce, jobs: int,
                     gate()
                 hashes = _produce_and_write(names)
             else:
-                parts = fork_map(_produce_and_write, interleaved(names, jobs), jobs, meanwhile=gate)
+                parts = fork_map(_produce_and_write, interleaved(names, jobs), meanwhile=gate)
                 hashes = {name: digest for part in parts for name, digest in part.items()}
         finally:
             _WORK = None
@@ -318,7 +318,7 @@ def _remove_tree(path: Path, jobs: int) -> None:
     entries = sorted(path.iterdir())
     if worth_forking(jobs, len(entries)):
         with contextlib.suppress(OSError):
-            fork_map(_remove_entries, interleaved(entries, jobs), jobs)
+            fork_map(_remove_entries, interleaved(entries, jobs))
     shutil.rmtree(path, ignore_errors=True)
 
 

@@ -243,7 +243,7 @@ def _parse_entries(entries: list[bytes], jobs: int) -> list[Any]:
     which load several times faster than the pickled objects a pool would otherwise send."""
     if not worth_forking(jobs, len(entries), PARALLEL_MIN_ENTRIES):
         return _parse_slice(entries)
-    parts = fork_map(_parse_slice_marshalled, contiguous(entries, jobs), jobs)
+    parts = fork_map(_parse_slice_marshalled, contiguous(entries, jobs))
     return [value for part in parts for value in marshal.loads(part)]
 
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import pytest
+import subprocess
+import sys
+import warnings
+from pathlib import Path
 
-from fabricgen.model import DeviceModel, Fabric
+import pytest
+from pydantic import ValidationError
+
+from fabricgen.load import load
+from fabricgen.model import DeviceModel, Fabric, PortModel
 from fabricgen.resolve import resolve
 from fabricgen.resolve.headroom import HeadroomInputs, mlx5_xoff, spectrum_headroom, vendor_table_headroom
 from fabricgen.schema.intent import Intent, expand_profile
 from fabricgen.units import parse_bytes, parse_speed_mbps
 
-from conftest import EXAMPLES, load_example
+from conftest import EXAMPLES, ROOT, load_example
 
 # roce-numbers.md §1.2: port MTU 9100, lossless MTU 1024, 50 % small packets, no shared headroom pool.
 WORKED = [  # asic, speed, cable, lanes, xon, xoff, size
@@ -148,3 +155,42 @@ def test_every_resolved_device_model_is_valid(example: str) -> None:
     for device in fabric.devices.values():
         dumped = device.model_dump()
         assert DeviceModel.model_validate(dumped).model_dump() == dumped, device.name
+
+
+def _generated_fabric(tmp_path: Path) -> Fabric:
+    """A rail-optimised fabric from the benchmark's generator: every platform, OOB, optics and DAC."""
+    subprocess.run([sys.executable, str(ROOT / "bench" / "make_fabric.py"), "--gpus", "256", "-o", str(tmp_path)],
+                   check=True, capture_output=True)
+    loaded = load(tmp_path / "intent.yaml", tmp_path / "inventory")
+    return resolve(loaded.intent, loaded.inventory, loaded.locate)
+
+
+@pytest.mark.parametrize("example", [*EXAMPLES, "generated"])
+def test_resolved_models_equal_their_validation(example: str, tmp_path: Path) -> None:
+    """resolve builds its models without validating them again (Resolved.from_resolve): each must be exactly
+    what pydantic makes of the same values in strict mode (no coercion: a bool in an int field fails), equal
+    and dumping the same JSON without a serializer warning."""
+    if example == "generated":
+        fabric = _generated_fabric(tmp_path)
+    else:
+        loaded = load_example(example)
+        fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for device in fabric.devices.values():
+            validated = DeviceModel.model_validate(device.model_dump(), strict=True)
+            assert validated == device
+            assert validated.model_dump_json() == device.model_dump_json()
+
+
+def test_from_resolve_refuses_unknown_and_missing_fields() -> None:
+    with pytest.raises(TypeError, match="unknown fields \\['speed'\\]"):
+        PortModel.from_resolve({"name": "Ethernet0", "role": "host", "admin_up": True, "mtu": 9100, "speed": 1})
+    with pytest.raises(TypeError, match="missing fields \\['mtu'\\]"):
+        PortModel.from_resolve({"name": "Ethernet0", "role": "host", "admin_up": True})
+    port = PortModel.from_resolve({"name": "Ethernet0", "role": "host", "admin_up": True, "mtu": 9100})
+    assert port == PortModel(name="Ethernet0", role="host", admin_up=True, mtu=9100)
+    assert port.model_fields_set == {"name", "role", "admin_up", "mtu"}
+    wrong_type = PortModel.from_resolve({"name": "Ethernet0", "role": "host", "admin_up": True, "mtu": True})
+    with pytest.raises(ValidationError, match="mtu"):  # what the test above would catch
+        PortModel.model_validate(wrong_type.model_dump(), strict=True)

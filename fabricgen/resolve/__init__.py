@@ -6,7 +6,7 @@ from ipaddress import ip_address, ip_interface
 from typing import Any
 
 from fabricgen.diagnostics import InputError
-from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortRole, QosModel, WaiverModel
+from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortModel, PortRole, QosModel, WaiverModel
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
@@ -49,21 +49,20 @@ def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> Devic
     if device.role == "gpu-host":
         return _resolve_gpu_host(ctx, device, qos, cap)
     policy = SwitchPortPolicy.of(ctx, device, cap, qos)
-    ports = [switch_port_fields(ctx, device, port, policy) for port in device.data.ports]
+    ports = [PortModel.from_resolve(switch_port_fields(ctx, device, port, policy)) for port in device.data.ports]
     carries_data = device.role in ("leaf", "spine")
-    return DeviceModel.model_validate({
+    return DeviceModel.from_resolve({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
         "asic": device.data.asic, "mgmt": _mgmt(ctx, device, cap), "qos": qos if carries_data else None,
-        "ports": ports,
+        "ports": ports, "host": None,
     })
 
 
 def _resolve_gpu_host(ctx: ResolveContext, device: Device, qos: QosModel, cap: Capability) -> DeviceModel:
     roles = {port: port_role(ctx, device, port, cap) for port in device.data.ports}
     host = resolve_host(ctx, device, [p for p, role in roles.items() if role == "rdma"], qos)
-    ports = [_host_port(ctx, device, port, role) for port, role in roles.items()]
-    # Ports and NICs as plain fields, validated with the device in one pydantic call (see switch_port_fields).
-    return DeviceModel.model_validate({
+    ports = [PortModel.from_resolve(_host_port(ctx, device, port, role)) for port, role in roles.items()]
+    return DeviceModel.from_resolve({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
         "asic": device.data.asic, "mgmt": None, "qos": qos, "ports": ports, "host": host,
     })

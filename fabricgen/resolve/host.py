@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from fabricgen.model import QosModel
+from fabricgen.model import HostModel, NicModel, QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
 from fabricgen.resolve.ports import speed_of
@@ -36,8 +36,8 @@ def nic_dscp2prio(ctx: ResolveContext) -> dict[int, int]:
     return overrides
 
 
-def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -> dict[str, Any] | None:
-    """One RDMA NIC's NicModel fields (validated with its device, in one call)."""
+def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -> NicModel | None:
+    """One RDMA NIC of a host."""
     spec = device.data.ports[port]
     path = ("inventory", device.name, "data", "ports", port)
     if spec.rdma_device is None:
@@ -49,7 +49,7 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
     tsa, tcbw = ctx.once("nic_ets", lambda: nic_ets(ctx))
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host
-    return {
+    return NicModel.from_resolve({
         "interface": port, "rdma_device": spec.rdma_device, "mtu": mtu, "trust": "dscp",
         "pfc": [1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
         "prio_tc": list(range(8)), "tsa": list(tsa), "tcbw": list(tcbw),
@@ -59,11 +59,11 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
         "roce_tos": qos.rdma_dscp << 2 | rdma.tos_ecn_bits,
         "cable_m": link.cable_m if link else None, "peer": str(peer) if peer else None,
         "xoff_bytes": mlx5_xoff(speed or 0, link.cable_m if link else None, mtu),
-    }
+    })
 
 
-def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos: QosModel) -> dict[str, Any]:
-    """The HostModel fields of a GPU host."""
+def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos: QosModel) -> HostModel:
+    """What a GPU host's scripts set: its NICs and NCCL's environment."""
     nics = [nic for port in rdma_ports if (nic := resolve_nic(ctx, device, port, qos)) is not None]
     frontend = device.data.frontend_interface
     if frontend is None:
@@ -73,7 +73,7 @@ def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos
         "NCCL_IB_TC": str(qos.rdma_dscp << 2 | ctx.intent.rdma.tos_ecn_bits),
         "NCCL_IB_GID_INDEX": str(ctx.intent.rdma.gid_index),
         # "=" asks NCCL for exact names: mlx5_1 must not also match mlx5_10.
-        "NCCL_IB_HCA": "=" + ",".join(f"{nic['rdma_device']}:1" for nic in nics),
+        "NCCL_IB_HCA": "=" + ",".join(f"{nic.rdma_device}:1" for nic in nics),
         "NCCL_SOCKET_IFNAME": f"={frontend}" if frontend else "",
     }
-    return {"nics": nics, "nccl_env": env, "path_mtu": ctx.intent.rdma.path_mtu}
+    return HostModel.from_resolve({"nics": nics, "nccl_env": env, "path_mtu": ctx.intent.rdma.path_mtu})
