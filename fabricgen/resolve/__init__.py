@@ -73,13 +73,13 @@ def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -
     peer, link = ctx.ends.get((device.name, port), (None, None))
     rdma = role == "rdma"
     rdma_class = ctx.once("rdma_class", ctx.intent.rdma_class)
-    return {"name": port, "role": role, "admin_up": role != "unused", "speed_mbps": spec.speed,
+    # Every PortModel field, in its order, so that from_resolve takes its fast path.
+    return {"name": port, "role": role, "admin_up": role != "unused", "speed_mbps": spec.speed, "lanes": None,
             "fec": spec.fec, "mtu": ctx.intent.mtu.host if rdma else ctx.intent.mtu.management,
-            "peer": str(peer) if peer else None, "cable_m": link.cable_m if link else None,
-            "media": link.media if link else None, "lossless": rdma and bool(rdma_class.lossless),
-            "pfc_priorities": [rdma_class.priority] if rdma else [],
-            # Every PortModel field, so that from_resolve takes its fast path (no defaults to fill in).
-            "lanes": None, "cable_assumed": False, "description": None, "headroom": None, "access_vlan": None}
+            "peer": str(peer) if peer else None, "cable_m": link.cable_m if link else None, "cable_assumed": False,
+            "media": link.media if link else None, "description": None,
+            "lossless": rdma and bool(rdma_class.lossless), "pfc_priorities": [rdma_class.priority] if rdma else [],
+            "headroom": None, "access_vlan": None}
 
 
 def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
