@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -23,9 +24,16 @@ def render_device(device: DeviceModel, templates: Templates | None = None) -> di
 def generate(fabric: Fabric, templates: Templates | None = None, *, with_resolved: bool = True,
              devices: list[str] | None = None) -> dict[str, str]:
     """Every output file of the fabric (or of ``devices``), keyed by ``<device>/<file>`` (sorted, deterministic)."""
+    return generate_devices(fabric.devices, sorted(fabric.devices) if devices is None else devices, templates,
+                            with_resolved=with_resolved)
+
+
+def generate_devices(models: Mapping[str, DeviceModel], devices: list[str], templates: Templates | None = None, *,
+                     with_resolved: bool = True) -> dict[str, str]:
+    """``generate`` for resolved models not (yet) gathered into a Fabric: every device renders on its own."""
     files: dict[str, str] = {}
-    for name in sorted(fabric.devices) if devices is None else sorted(devices):
-        device = fabric.devices[name]
+    for name in sorted(devices):
+        device = models[name]
         for file, text in render_device(device, templates).items():
             files[f"{name}/{file}"] = text
         if with_resolved:

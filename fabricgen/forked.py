@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -20,7 +19,11 @@ R = TypeVar("R")
 def worth_forking(jobs: int, items: int, min_items: int = 0) -> bool:
     """More than one process asked for, at least two items for each and ``min_items`` in all, and a platform
     that can fork (elsewhere everything runs in this process)."""
-    return jobs > 1 and items >= max(2 * jobs, min_items) and "fork" in multiprocessing.get_all_start_methods()
+    return jobs > 1 and items >= max(2 * jobs, min_items) and can_fork()
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def interleaved(items: Sequence[T], jobs: int) -> list[list[T]]:
@@ -37,29 +40,54 @@ def contiguous(items: Sequence[T], jobs: int) -> list[list[T]]:
 def fork_map(work: Callable[[list[T]], R], slices: list[list[T]],
              meanwhile: Callable[[], None] | None = None) -> list[R]:
     """``work`` on each slice, one forked process per slice; results in slice order. ``meanwhile`` runs in this
-    process while the workers do; when it raises, or a worker fails, the workers are killed.
+    process while the workers do; when it raises, or a worker fails, the workers are killed."""
+    with Workers[R]() as workers:
+        for part in slices:
+            workers.start(work, part)
+        return workers.results(meanwhile)
+
+
+class Workers(Generic[R]):
+    """Forked worker processes, started one at a time: each sees this process's memory as it is when it starts,
+    so a caller can start work on what it has computed so far and go on computing. Leaving the ``with`` block
+    kills those still running (after an error; normally :meth:`results` has collected them all).
 
     Plain processes and pipes, not a multiprocessing Pool: a Pool terminated while its workers are busy can
     hang in terminate() (seen here when lint failed beside the render workers); a killed process cannot."""
-    context = multiprocessing.get_context("fork")
-    workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
-    with _heap_frozen():
-        try:
-            for part in slices:
-                receive, send = context.Pipe(duplex=False)
-                process = context.Process(target=_work_and_send, args=(work, part, send), daemon=True)
-                process.start()
-                send.close()  # the worker holds the only sending end: its death shows as end of file here
-                workers.append((process, receive))
-            if meanwhile is not None:
-                meanwhile()
-            return [_result_of(receive) for _, receive in workers]
-        finally:
-            for worker, pipe in workers:
-                if worker.is_alive():
-                    worker.kill()
-                worker.join()
-                pipe.close()
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("fork")
+        self._running: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
+
+    def __enter__(self) -> Workers[R]:
+        return self
+
+    def start(self, work: Callable[[list[T]], R], part: list[T]) -> None:
+        # The collector of a worker must stay off the heap it inherits: its first full collection would walk,
+        # and so write to, every object of this process (at 32,768 GPUs, the whole inventory and resolved
+        # fabric), and each page it touches is copied, in every worker. Frozen objects are never examined; none
+        # needs collecting, as they live until this process is done. Unfrozen when the block ends.
+        gc.freeze()
+        receive, send = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=_work_and_send, args=(work, part, send), daemon=True)
+        process.start()
+        send.close()  # the worker holds the only sending end: its death shows as end of file here
+        self._running.append((process, receive))
+
+    def results(self, meanwhile: Callable[[], None] | None = None) -> list[R]:
+        """Every worker's result, in start order; ``meanwhile`` runs here first, while they work."""
+        if meanwhile is not None:
+            meanwhile()
+        return [_result_of(receive) for _, receive in self._running]
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process, receive in self._running:
+            if process.is_alive():
+                process.kill()
+            process.join()
+            receive.close()
+        self._running = []
+        gc.unfreeze()
 
 
 def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection) -> None:
@@ -81,17 +109,3 @@ def _result_of(receive: Connection) -> Any:
     if not ok:
         raise value
     return value
-
-
-@contextmanager
-def _heap_frozen() -> Iterator[None]:
-    """Keep the collector of every worker off the heap it inherits.
-
-    A worker's first full collection would walk, and so write to, every object of the parent (at 32,768 GPUs,
-    the whole inventory and resolved fabric): each page it touches is copied, once per worker. Frozen objects
-    are never examined; nothing needs collecting among them, as they live until the parent is done."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()

@@ -24,11 +24,12 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from fabricgen import __version__
-from fabricgen.forked import fork_map, interleaved, worth_forking
+from fabricgen.forked import Workers, can_fork, fork_map, interleaved, worth_forking
 
 MANIFEST = "manifest.json"
 INCOMPLETE = ".fabricgen-incomplete"
@@ -245,40 +246,63 @@ def write_output(out: Path, files: dict[str, str], manifest: str) -> None:
 
 
 Produce = Callable[[list[str]], dict[str, str]]
-_WORK: tuple[Produce, Path] | None = None  # set before forking: workers inherit it instead of unpickling it
 
 
 def write_rendered(out: Path, names: list[str], produce: Produce, jobs: int,
                    manifest_for: Callable[[dict[str, str]], str],
                    gate: Callable[[], None] | None = None) -> dict[str, str]:
     """Replace ``out`` atomically with the files ``produce`` renders for ``names`` + their manifest, and return
-    path → sha256 of every file. With ``jobs`` > 1, forked workers each render and write their own slice of the
-    devices into the staging tree: rendered text never crosses a process boundary (at 32,768 GPUs that is
-    200 MB that would otherwise be pickled back to one process and written by it alone).
-
-    ``gate`` (the CLI's lint) decides whether the tree may be published: it runs in this process while the
-    workers render, and when it raises, the workers are stopped and the staging tree removed, so ``out`` is
-    left as it was. Without workers it runs first."""
-    global _WORK
-    with _staged(out, jobs) as staging:
-        _WORK = (produce, staging)
-        try:
-            if not worth_forking(jobs, len(names)):
-                if gate is not None:
-                    gate()
-                hashes = _produce_and_write(names)
-            else:
-                parts = fork_map(_produce_and_write, interleaved(names, jobs), meanwhile=gate)
-                hashes = {name: digest for part in parts for name, digest in part.items()}
-        finally:
-            _WORK = None
-        _finish_tree(staging, manifest_for(hashes))
-    return hashes
+    path → sha256 of every file: :class:`StagedRender` with every device known up front."""
+    with staged_render(out, jobs) as render:
+        for part in interleaved(names, jobs) if render.forking and worth_forking(jobs, len(names)) else [names]:
+            render.start(produce, part)
+        return render.finish(manifest_for, gate)
 
 
-def _produce_and_write(names: list[str]) -> dict[str, str]:
-    assert _WORK is not None
-    produce, root = _WORK
+@contextlib.contextmanager
+def staged_render(out: Path, jobs: int) -> Iterator[StagedRender]:
+    """Render into a staging tree beside ``out`` that replaces it in one atomic step when the block succeeds,
+    and is removed (``out`` left as it was) when it fails."""
+    with _staged(out, jobs) as staging, Workers[dict[str, str]]() as workers:
+        yield StagedRender(staging, workers, forking=jobs > 1 and can_fork())
+
+
+class StagedRender:
+    """Devices rendered and written into the staging tree, by forked workers when ``forking``: each worker
+    renders and writes its own devices, so rendered text never crosses a process boundary (at 32,768 GPUs that
+    is 200 MB that would otherwise be pickled back to one process and written by it alone). A worker sees the
+    memory of this process as it is when started: a caller may start one on the devices resolved so far and
+    go on resolving.
+
+    ``gate`` (the CLI's lint) decides whether the tree may be published. It runs in this process while the
+    workers render; when it raises, they are stopped and the staging tree removed. Without workers it runs
+    first, before anything is rendered."""
+
+    def __init__(self, staging: Path, workers: Workers[dict[str, str]], forking: bool) -> None:
+        self.staging = staging
+        self.forking = forking
+        self._workers = workers
+        self._inline: list[tuple[Produce, list[str]]] = []
+
+    def start(self, produce: Produce, names: list[str]) -> None:
+        if self.forking:
+            self._workers.start(partial(_produce_and_write, produce, self.staging), names)
+        else:
+            self._inline.append((produce, names))
+
+    def finish(self, manifest_for: Callable[[dict[str, str]], str],
+               gate: Callable[[], None] | None = None) -> dict[str, str]:
+        """Wait for every device, then write the manifest; path → sha256 of every file."""
+        hashes: dict[str, str] = {}
+        for part in self._workers.results(gate):
+            hashes.update(part)
+        for produce, names in self._inline:
+            hashes.update(_produce_and_write(produce, self.staging, names))
+        _finish_tree(self.staging, manifest_for(hashes))
+        return hashes
+
+
+def _produce_and_write(produce: Produce, root: Path, names: list[str]) -> dict[str, str]:
     files = produce(names)
     _write_files(root, files)
     return {name: file_hash(text) for name, text in files.items()}

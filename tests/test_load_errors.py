@@ -183,6 +183,22 @@ def test_cli_exits_2_without_traceback_and_writes_nothing(workspace: Path) -> No
     assert not out.exists()
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_resolve_problems_print_as_resolve_reports_them(workspace: Path, jobs: str) -> None:
+    """With --jobs 2, render resolves in chunks while workers render the chunks before: the problems are the
+    same, in the same order, and neither the output nor a staging tree is left behind."""
+    edit(workspace / "inventory" / "hosts.yaml", "  hostname: 192.0.2.21", "  hostname: 10.9.9.9")
+    edit(workspace / "fabric.yaml", "  fabric: 9100", "  fabric: 9216")
+    expected = problems(workspace)
+    out = workspace / "out"
+    result = CliRunner().invoke(main, ["render", str(workspace / "fabric.yaml"), "-i",
+                                       str(workspace / "inventory"), "-o", str(out), "--jobs", jobs])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.splitlines()[:len(expected)] == expected
+    assert f"{len(expected)} problem(s) in the input; nothing was written" in result.output
+    assert sorted(p.name for p in workspace.iterdir()) == ["fabric.yaml", "inventory"]
+
+
 @pytest.mark.parametrize(("old", "new", "key"), [
     ("      Ethernet0: {speed: 400G,", '      "Ethernet0\\n   shutdown": {speed: 400G,', "leaf1.data.ports"),
     ("    hardware: ConnectX-7", '    hardware: "ConnectX-7\\nhostname pwned"', "node1.data.hardware"),

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fabricgen import cli
 from fabricgen.api import generate, generate_parallel, shard
 from fabricgen.cli import main
 from fabricgen.model import Fabric
@@ -49,6 +50,21 @@ def test_cli_jobs_and_shards_match_a_serial_render(tmp_path: Path, monkeypatch: 
         merged |= part
     serial.pop("manifest.json")
     assert merged == serial
+
+
+@pytest.mark.parametrize("shard_spec", [None, "2/3"])
+def test_render_in_many_resolve_chunks_matches_a_serial_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               shard_spec: str | None) -> None:
+    """A large fabric resolves in up to 4 × jobs chunks, each rendered by a worker started while the next
+    resolves; with one device per chunk the bundled example takes that path too."""
+    monkeypatch.chdir(ROOT)
+    shard_args = ["--shard", shard_spec] if shard_spec else []
+    runner = CliRunner()
+    assert runner.invoke(main, ["render", "-o", str(tmp_path / "serial"), "--jobs", "1", *shard_args]).exit_code == 0
+    monkeypatch.setattr(cli, "CHUNK_DEVICES", 1)
+    result = runner.invoke(main, ["render", "-o", str(tmp_path / "chunked"), "--jobs", "2", *shard_args])
+    assert result.exit_code == 0, result.output
+    assert tree(tmp_path / "chunked") == tree(tmp_path / "serial")
 
 
 @pytest.mark.parametrize("spec", ["3/2", "x", "0/2"])

@@ -15,17 +15,41 @@ from fabricgen.resolve.qos import resolve_qos
 from fabricgen.schema.intent import Intent
 from fabricgen.schema.inventory import Device, Inventory
 
-__all__ = ["resolve"]
+__all__ = ["Resolution", "resolve"]
 
 
 def resolve(intent: Intent, inventory: Inventory, locate: Locator = no_locations) -> Fabric:
     """Resolve every device. Raises InputError listing every problem found (not just the first)."""
-    ctx = ResolveContext(intent, inventory, locate)
-    qos = resolve_qos(intent)
-    devices = {name: _resolve_device(ctx, inventory.devices[name], qos) for name in sorted(inventory.devices)}
-    if ctx.problems:
-        raise InputError(ctx.problems)
-    return Fabric(name=intent.fabric, devices=devices, policy=resolve_policy(intent, qos))
+    resolution = Resolution(intent, inventory, locate)
+    resolution.resolve(resolution.names)
+    return resolution.fabric()
+
+
+class Resolution:
+    """``resolve`` in steps, for a caller that starts work on the first devices (render them in a forked worker)
+    while the next ones resolve. Devices resolve independently; resolving them in ``names`` order, in any
+    number of steps, finds the same models and reports the same problems in the same order as ``resolve``."""
+
+    def __init__(self, intent: Intent, inventory: Inventory, locate: Locator = no_locations) -> None:
+        self.ctx = ResolveContext(intent, inventory, locate)
+        self.qos = resolve_qos(intent)
+        self.names = sorted(inventory.devices)
+        self.devices: dict[str, DeviceModel] = {}
+
+    def resolve(self, names: list[str]) -> bool:
+        """Resolve these devices; False when a problem has been found so far (the models may be incomplete)."""
+        inventory = self.ctx.inventory
+        for name in names:
+            self.devices[name] = _resolve_device(self.ctx, inventory.devices[name], self.qos)
+        return not self.ctx.problems
+
+    def fabric(self) -> Fabric:
+        """The resolved fabric, once every device is; InputError listing every problem found."""
+        if self.ctx.problems:
+            raise InputError(self.ctx.problems)
+        intent = self.ctx.intent
+        return Fabric(name=intent.fabric, devices=dict(sorted(self.devices.items())),
+                      policy=resolve_policy(intent, self.qos))
 
 
 def resolve_policy(intent: Intent, qos: QosModel) -> PolicyModel:
