@@ -53,8 +53,8 @@ DEFAULT_INTENT = Path("intent/fabric.yaml")
 DEFAULT_INVENTORY = Path("inventory")
 DEFAULT_OUT = Path("out")
 
-# Devices per resolve-and-render chunk at least: a fork from a large parent (tens of ms) stays small beside the
-# chunk's render.
+# Devices per resolve-and-render chunk at least: a fork from a large parent (tens of ms, paid by the parent
+# while it resolves) stays small beside the chunk's render.
 CHUNK_DEVICES = 500
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -154,8 +154,9 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
     wanted = set(resolution.names if devices is None else devices)
     with input_errors(), staged_render(out, jobs) as render:
         produce = partial(generate_devices, resolution.devices)
-        # Resolved in name order, so that problems are reported as resolve() reports them.
-        count = max(jobs, min(4 * jobs, len(resolution.names) // CHUNK_DEVICES)) if render.forking else 1
+        # Resolved in name order, so that problems are reported as resolve() reports them. The parent forks
+        # once per chunk: a few large chunks, also on a machine with many cores.
+        count = max(1, min(4 * jobs, len(resolution.names) // CHUNK_DEVICES)) if render.forking else 1
         for chunk in contiguous(resolution.names, count):
             if resolution.resolve(chunk) and (part := [name for name in chunk if name in wanted]):
                 render.start(produce, part)
