@@ -248,17 +248,6 @@ def write_output(out: Path, files: dict[str, str], manifest: str) -> None:
 Produce = Callable[[list[str]], dict[str, str]]
 
 
-def write_rendered(out: Path, names: list[str], produce: Produce, jobs: int,
-                   manifest_for: Callable[[dict[str, str]], str],
-                   gate: Callable[[], None] | None = None) -> dict[str, str]:
-    """Replace ``out`` atomically with the files ``produce`` renders for ``names`` + their manifest, and return
-    path → sha256 of every file: :class:`StagedRender` with every device known up front."""
-    with staged_render(out, jobs) as render:
-        for part in interleaved(names, jobs) if render.forking and worth_forking(jobs, len(names)) else [names]:
-            render.start(produce, part)
-        return render.finish(manifest_for, gate)
-
-
 @contextlib.contextmanager
 def staged_render(out: Path, jobs: int) -> Iterator[StagedRender]:
     """Render into a staging tree beside ``out`` that replaces it in one atomic step when the block succeeds,

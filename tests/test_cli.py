@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.output import MANIFEST, OutputError, build_manifest, write_output, write_rendered
+from fabricgen.forked import contiguous
+from fabricgen.output import MANIFEST, OutputError, build_manifest, staged_render, write_output
 
 from conftest import ROOT
 
@@ -126,16 +128,22 @@ def test_failed_parallel_render_leaves_previous_tree(tmp_path: Path) -> None:
         return {f"{name}/x.txt": "new\n" for name in names}
 
     with pytest.raises(OSError):
-        write_rendered(out, [f"d{i}" for i in range(8)], produce, 2, lambda hashes: build_manifest({}, {}, None,
-                                                                                                 hashes=hashes))
+        render_in_workers(out, [f"d{i}" for i in range(8)], produce)
     assert tree(out) == {"a/x.txt": b"old\n", MANIFEST: build_manifest({"a/x.txt": "old\n"}, {}).encode()}
     assert not list(tmp_path.glob(".o.*"))
 
 
+def render_in_workers(out: Path, names: list[str], produce: Callable[[list[str]], dict[str, str]]) -> dict[str, str]:
+    """What render does for a new tree: a worker started per chunk of devices, then the manifest."""
+    with staged_render(out, jobs=2) as render:
+        for chunk in contiguous(names, 3):
+            render.start(produce, chunk)
+        return render.finish(lambda hashes: build_manifest({}, {}, None, hashes=hashes))
+
+
 def test_parallel_render_writes_what_it_hashes(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    hashes = write_rendered(out, [f"d{i}" for i in range(8)], lambda names: {f"{n}/x.txt": f"{n}\n" for n in names},
-                            2, lambda done: build_manifest({}, {}, None, hashes=done))
+    hashes = render_in_workers(out, [f"d{i}" for i in range(8)], lambda names: {f"{n}/x.txt": f"{n}\n" for n in names})
     assert sorted(hashes) == [f"d{i}/x.txt" for i in range(8)]
     written = tree(out)
     manifest = json.loads(written.pop(MANIFEST))
