@@ -13,10 +13,12 @@ the ``ingress_lossless_pool`` every SONiC image defines (see ``BASELINE``).
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
-from fabricgen.model import DeviceModel, PortModel, QosModel, QueueModel
+from fabricgen.model import DeviceModel, HeadroomModel, PortModel, QosModel, QueueModel
 from fabricgen.platforms import Capability, Platform, jsontext
+from fabricgen.platforms.memo import by_identity
 from fabricgen.templating import Templates
 
 MAP = "ROCE"  # name of every fabricgen map table entry
@@ -64,8 +66,7 @@ CAPABILITY = Capability(
 )
 
 
-def _s(value: int | str) -> str:
-    return str(value)
+_s = str  # config_db values are strings; the builtin itself, not a function around it: called ~300 times a switch
 
 
 def _pg_keys(priorities: list[int]) -> list[str]:
@@ -79,20 +80,50 @@ def _pg_keys(priorities: list[int]) -> list[str]:
     return [f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs]
 
 
+@lru_cache(maxsize=4096)  # the same port names and lossless priorities on every switch
+def _pg_table_keys(port: str, priorities: tuple[int, ...]) -> tuple[str, ...]:
+    """The port's BUFFER_PG keys: ``<port>|<pg>``."""
+    return tuple(f"{port}|{key}" for key in _pg_keys(list(priorities)))
+
+
 def _data_ports(device: DeviceModel) -> list[PortModel]:
     return [p for p in device.ports if p.role in ("host", "fabric")]
 
 
-def _maps(qos: QosModel) -> dict[str, Any]:
-    def as_map(mapping: dict[int, int]) -> dict[str, Any]:
-        return {MAP: {_s(k): _s(v) for k, v in mapping.items()}}
+# What the fabric's one QosModel decides is the same on every switch: built once per fabric (by_identity). Its
+# entries, like the other memoized ones below, are shared between switches' tables (see build_config_db).
 
-    return {
-        "DSCP_TO_TC_MAP": as_map(qos.dscp_to_tc),
-        "TC_TO_PRIORITY_GROUP_MAP": as_map(qos.tc_to_pg),
-        "TC_TO_QUEUE_MAP": as_map(qos.tc_to_queue),
-        "MAP_PFC_PRIORITY_TO_QUEUE": as_map(qos.pfc_priority_to_queue),
-    }
+class _QosTables(NamedTuple):
+    maps: dict[str, dict[str, str]]  # table name -> the ROCE map
+    schedulers: dict[str, Any]
+    wred: dict[str, Any]
+    queue_indices: tuple[int, ...]  # the queues a port's QUEUE entries are keyed by
+    queues: tuple[dict[str, str], ...]  # their entries, the same on every port
+    watchdog: dict[str, str] | None  # a PFC_WD port entry
+    queue_rows: dict[str, dict[str, dict[str, str]]]  # port name -> its QUEUE rows, made on first use
+
+    def rows_of(self, port: str) -> dict[str, dict[str, str]]:
+        """The QUEUE rows of ``port``: ``<port>|<queue>`` and the queue's entry (the same port names on every
+        switch: made once per name)."""
+        rows = self.queue_rows.get(port)
+        if rows is None:
+            keys = (f"{port}|{index}" for index in self.queue_indices)
+            rows = self.queue_rows[port] = dict(zip(keys, self.queues, strict=True))
+        return rows
+
+
+@by_identity
+def _qos_shared(qos: QosModel) -> _QosTables:
+    def as_map(mapping: dict[int, int]) -> dict[str, str]:
+        return {_s(k): _s(v) for k, v in mapping.items()}
+
+    maps = {"DSCP_TO_TC_MAP": as_map(qos.dscp_to_tc), "TC_TO_PRIORITY_GROUP_MAP": as_map(qos.tc_to_pg),
+            "TC_TO_QUEUE_MAP": as_map(qos.tc_to_queue), "MAP_PFC_PRIORITY_TO_QUEUE": as_map(qos.pfc_priority_to_queue)}
+    wd = qos.watchdog
+    watchdog = None if wd is None else {"action": wd.action, "detection_time": _s(wd.detection_ms),
+                                        "restoration_time": _s(wd.restoration_ms)}
+    return _QosTables(maps, _schedulers(qos), _wred_profiles(qos), tuple(queue.index for queue in qos.queues),
+                      tuple(_queue_entry(queue) for queue in qos.queues), watchdog, {})
 
 
 def _port_table(device: DeviceModel) -> dict[str, Any]:
@@ -100,17 +131,21 @@ def _port_table(device: DeviceModel) -> dict[str, Any]:
     for port in device.ports:
         if port.role == "mgmt":
             continue
-        entry = {"admin_status": "up" if port.admin_up else "down", "mtu": _s(port.mtu)}
-        if port.lanes:
-            entry["lanes"] = port.lanes
-        if port.speed_mbps:
-            entry["speed"] = _s(port.speed_mbps)
-        if port.fec:
-            entry["fec"] = port.fec
-        if port.description:
-            entry["description"] = port.description
-        table[port.name] = entry
+        entry = _port_entry(port.admin_up, port.mtu, port.lanes, port.speed_mbps, port.fec)
+        table[port.name] = {**entry, "description": port.description} if port.description else entry
     return table
+
+
+@lru_cache(maxsize=4096)  # the same ports (lanes, speed) on every switch of a model; the description is a port's own
+def _port_entry(admin_up: bool, mtu: int, lanes: str | None, speed_mbps: int | None, fec: str | None) -> dict[str, str]:
+    entry = {"admin_status": "up" if admin_up else "down", "mtu": _s(mtu)}
+    if lanes:
+        entry["lanes"] = lanes
+    if speed_mbps:
+        entry["speed"] = _s(speed_mbps)
+    if fec:
+        entry["fec"] = fec
+    return entry
 
 
 def _wred_name(queue: QueueModel) -> str:
@@ -121,25 +156,30 @@ def _scheduler_name(queue: QueueModel) -> str:
     return f"scheduler.{queue.class_name}"
 
 
-def _qos_tables(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
-    ports = _data_ports(device)
+@lru_cache(maxsize=64)  # one entry per set of PFC priorities, watchdog on or off
+def _port_qos(priorities: tuple[int, ...], watchdog: bool) -> dict[str, str]:
+    """A PORT_QOS_MAP port entry."""
+    entry = {"dscp_to_tc_map": MAP, "tc_to_pg_map": MAP, "tc_to_queue_map": MAP, "pfc_to_queue_map": MAP,
+             "pfc_enable": ",".join(map(str, priorities))}
+    if watchdog and priorities:
+        entry["pfcwd_sw_enable"] = entry["pfc_enable"]
+    return entry
+
+
+def _qos_tables(ports: list[PortModel], qos: QosModel) -> dict[str, Any]:
+    shared = _qos_shared(qos)
+    watchdog = qos.watchdog is not None
     port_qos: dict[str, Any] = {"global": {"dscp_to_tc_map": MAP}}
     queues: dict[str, Any] = {}
-    per_queue = [(queue.index, _queue_entry(queue)) for queue in qos.queues]  # the same on every port
     for port in ports:
-        entry = {"dscp_to_tc_map": MAP, "tc_to_pg_map": MAP, "tc_to_queue_map": MAP, "pfc_to_queue_map": MAP,
-                 "pfc_enable": ",".join(str(p) for p in port.pfc_priorities)}
-        if qos.watchdog and port.pfc_priorities:
-            entry["pfcwd_sw_enable"] = entry["pfc_enable"]
-        port_qos[port.name] = entry
-        for index, queue_entry in per_queue:
-            queues[f"{port.name}|{index}"] = dict(queue_entry)  # a copy: each key its own entry, as SONiC's
-    tables: dict[str, Any] = {"PORT_QOS_MAP": port_qos, **_maps(qos), "SCHEDULER": _schedulers(qos)}
+        port_qos[port.name] = _port_qos(tuple(port.pfc_priorities), watchdog)
+        queues.update(shared.rows_of(port.name))
+    maps = {name: {MAP: roce} for name, roce in shared.maps.items()}
+    tables: dict[str, Any] = {"PORT_QOS_MAP": port_qos, **maps, "SCHEDULER": shared.schedulers}
     if queues:
         tables["QUEUE"] = queues
-    wred = _wred_profiles(qos)
-    if wred:
-        tables["WRED_PROFILE"] = wred
+    if shared.wred:
+        tables["WRED_PROFILE"] = shared.wred
     return tables
 
 
@@ -170,43 +210,58 @@ def _wred_profiles(qos: QosModel) -> dict[str, Any]:
     return profiles
 
 
-def _buffer_tables(device: DeviceModel) -> dict[str, Any]:
-    profiles: dict[str, Any] = {}
+def _buffer_tables(ports: list[PortModel]) -> dict[str, Any]:
+    profiles: dict[str, HeadroomModel] = {}
     pgs: dict[str, Any] = {}
     cables: dict[str, str] = {}
-    for port in _data_ports(device):
-        if port.cable_m is not None:
-            cables[port.name] = f"{port.cable_m}m"
-        if port.headroom is None or port.speed_mbps is None:
+    for port in ports:
+        cable, speed, headroom = port.cable_m, port.speed_mbps, port.headroom
+        if cable is not None:
+            cables[port.name] = _cable_length(cable)
+        if headroom is None or speed is None:
             continue
-        name = f"pg_lossless_{port.speed_mbps}_{port.cable_m}m_profile"
-        candidate: dict[str, Any] = {"pool": LOSSLESS_POOL, "size": port.headroom.size, "xon": port.headroom.xon,
-                     "xoff": port.headroom.xoff}
+        name, pg = _lossless_profile(speed, cable)
         previous = profiles.get(name)
         # Ports sharing speed and cable share buffermgrd's profile name: keep the largest headroom.
-        if previous is None or candidate["size"] > previous["size"]:
-            profiles[name] = candidate
-        for key in _pg_keys(port.pfc_priorities):
-            pgs[f"{port.name}|{key}"] = {"profile": name}
+        if previous is None or headroom.size > previous.size:
+            profiles[name] = headroom
+        for key in _pg_table_keys(port.name, tuple(port.pfc_priorities)):
+            pgs[key] = pg
     tables: dict[str, Any] = {}
     if profiles:
-        tables["BUFFER_PROFILE"] = {name: {k: _s(v) for k, v in {**p, "dynamic_th": 0}.items()}
-                                    for name, p in profiles.items()}
+        tables["BUFFER_PROFILE"] = {name: _buffer_profile(h.size, h.xon, h.xoff) for name, h in profiles.items()}
         tables["BUFFER_PG"] = pgs
     if cables:
         tables["CABLE_LENGTH"] = {CABLE_MAP: cables}
     return tables
 
 
-def _watchdog(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
-    if qos.watchdog is None:
+@lru_cache(maxsize=1024)  # a fabric's cables come in a few lengths
+def _cable_length(cable_m: int) -> str:
+    return f"{cable_m}m"
+
+
+@lru_cache(maxsize=1024)  # a fabric's ports come in a few speeds and cable lengths
+def _lossless_profile(speed_mbps: int, cable_m: int | None) -> tuple[str, dict[str, str]]:
+    """buffermgrd's name for the lossless PG profile of ``speed_mbps`` and ``cable_m``, and a BUFFER_PG entry
+    that refers to it."""
+    name = f"pg_lossless_{speed_mbps}_{cable_m}m_profile"
+    return name, {"profile": name}
+
+
+@lru_cache(maxsize=1024)  # a fabric's headrooms come in a few sizes (speed, cable length)
+def _buffer_profile(size: int, xon: int, xoff: int) -> dict[str, str]:
+    return {"pool": LOSSLESS_POOL, "size": _s(size), "xon": _s(xon), "xoff": _s(xoff), "dynamic_th": "0"}
+
+
+def _watchdog(ports: list[PortModel], qos: QosModel) -> dict[str, Any]:
+    entry = _qos_shared(qos).watchdog
+    if qos.watchdog is None or entry is None:
         return {}
-    wd = qos.watchdog
-    table: dict[str, Any] = {"GLOBAL": {"POLL_INTERVAL": _s(wd.poll_ms)}}
-    for port in _data_ports(device):
+    table: dict[str, Any] = {"GLOBAL": {"POLL_INTERVAL": _s(qos.watchdog.poll_ms)}}
+    for port in ports:
         if port.pfc_priorities:
-            table[port.name] = {"action": wd.action, "detection_time": _s(wd.detection_ms),
-                                "restoration_time": _s(wd.restoration_ms)}
+            table[port.name] = entry
     return {"PFC_WD": table}
 
 
@@ -230,16 +285,23 @@ def _mgmt(device: DeviceModel) -> dict[str, Any]:
 
 
 def build_config_db(device: DeviceModel) -> dict[str, Any]:
-    """The owned config_db tables of one SONiC switch (empty tables left out: SONiC cannot store them)."""
+    """The owned config_db tables of one SONiC switch (empty tables left out: SONiC cannot store them), the
+    caller's to change: every entry a copy (entries hold strings only), not the one other switches share."""
+    return {name: {key: entry.copy() for key, entry in table.items()} for name, table in _tables(device).items()}
+
+
+def _tables(device: DeviceModel) -> dict[str, Any]:
+    """build_config_db's tables, with the entries that many switches share (memoized) as they are: to write."""
     tables: dict[str, Any] = {"PORT": _port_table(device)}
     if device.qos is not None:
-        tables |= _qos_tables(device, device.qos) | _buffer_tables(device) | _watchdog(device, device.qos)
+        ports = _data_ports(device)
+        tables |= _qos_tables(ports, device.qos) | _buffer_tables(ports) | _watchdog(ports, device.qos)
     tables |= _mgmt(device)
     return {name: table for name, table in tables.items() if table}
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
-    text = jsontext.dumps(build_config_db(device), indent=4)  # = json.dumps(indent=4, sort_keys=True)
+    text = jsontext.dumps(_tables(device), indent=4)  # = json.dumps(indent=4, sort_keys=True)
     return {"config_db.json": text + "\n"}
 
 
