@@ -13,16 +13,16 @@ part of the output, which must be byte-identical on every machine; after upgradi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from fabricgen import __version__
 from fabricgen.api import RESOLVED_FILE, dump_device
 from fabricgen.forked import fork_map, interleaved, worth_forking
-from fabricgen.model import Fabric
+from fabricgen.model import DeviceModel, Fabric
 from fabricgen.output import file_hash
 from fabricgen.templating import templates_dir
 
@@ -86,25 +86,17 @@ def plan_render_from(hashes: dict[str, str], devices: list[str], previous: dict[
     return plan
 
 
-_HASHED: Fabric | None = None  # set before forking: workers read the fabric they inherit
-
-
 def resolved_hashes(fabric: Fabric, devices: list[str], jobs: int = 1,
                     meanwhile: Callable[[], None] | None = None) -> dict[str, str]:
-    """device → sha256 of its resolved.json; ``meanwhile`` runs in this process (first, without workers)."""
-    global _HASHED
+    """device → sha256 of its resolved.json; ``meanwhile`` runs in this process (first, without workers).
+    Workers read the fabric they inherit."""
     if not worth_forking(jobs, len(devices)):
         if meanwhile is not None:
             meanwhile()
-        return {name: file_hash(dump_device(fabric.devices[name], "json")) for name in devices}
-    _HASHED = fabric
-    try:
-        parts = fork_map(_hash_slice, interleaved(devices, jobs), meanwhile=meanwhile)
-    finally:
-        _HASHED = None
+        return _hashes(fabric.devices, devices)
+    parts = fork_map(partial(_hashes, fabric.devices), interleaved(devices, jobs), meanwhile=meanwhile)
     return {name: digest for part in parts for name, digest in part.items()}
 
 
-def _hash_slice(devices: list[str]) -> dict[str, str]:
-    assert _HASHED is not None
-    return {name: file_hash(dump_device(_HASHED.devices[name], "json")) for name in devices}
+def _hashes(models: Mapping[str, DeviceModel], devices: list[str]) -> dict[str, str]:
+    return {name: file_hash(dump_device(models[name], "json")) for name in devices}
