@@ -288,8 +288,9 @@ PfcGroup = tuple[tuple[int, ...], int]  # (sorted priorities, cable length): one
 
 
 def _pfc_groups(device: DeviceModel) -> dict[str, PfcGroup]:
-    """Each PFC port's profile, by port name."""
-    return {port.name: (tuple(sorted(port.pfc_priorities)), port_cable(port)) for port in pfc_ports(device)}
+    """Each PFC port's profile, by port name (port_cable inlined: this runs for every port of every switch)."""
+    return {port.name: (tuple(sorted(port.pfc_priorities)), DEFAULT_CABLE_M if port.cable_m is None else port.cable_m)
+            for port in pfc_ports(device)}
 
 
 # --- qos sections ---------------------------------------------------------------------------------------
@@ -428,7 +429,7 @@ def _port(port: PortModel, group: PfcGroup | None, watchdog: bool) -> Placed:
     kind = _port_kind(port.admin_up, port.mtu if port.role in DATA_ROLES else None, port.access_vlan, group,
                       watchdog)
     own = (Setting(("description",), port.description),) if port.description else ()
-    return Placed(("interface", port.name), kind, own, own_at=1)
+    return Placed(("interface", port.name), kind, own, 1)  # own_at 1: after the type
 
 
 @lru_cache(maxsize=1024)  # a fabric's ports come in a few kinds: one Chunk (commands, YAML) per kind

@@ -181,35 +181,46 @@ def _dict(prefix: str, value: Any, indent: int, lines: list[str], seen: set[int]
 
 
 def _merged(prefix: str, node: Merged, indent: int, lines: list[str], seen: set[int]) -> None:
-    """The lines of the entry ``prefix`` whose value is ``node``, its keys at column ``indent``: the Block's
-    as one text when ``own``'s keys all sort before its keys or all after them (a port's description before its
-    link and qos), else entry by entry."""
+    """The lines of the entry ``prefix`` whose value is ``node``, its keys at column ``indent``."""
     own, shared = node
     if id(own) in seen:  # as a dict reached twice
         raise _Unsupported
     seen.add(id(own))
-    if not own or not shared.tree:
-        lines.append(prefix + (":" if own or shared.tree else ": {}"))
-        if own:
-            _mapping(own, indent, lines, seen)
-        elif shared.tree:
-            lines.append(shared.text(indent))
+    if not own and not shared.tree:
+        lines.append(prefix + ": {}")
         return
     lines.append(prefix + ":")
+    if not shared.tree:
+        _mapping(own, indent, lines, seen)
+    elif not own:
+        lines.append(shared.text(indent))
+    else:
+        _own_and_shared(own, shared, indent, lines, seen)
+
+
+def _own_and_shared(own: dict[str, Any], shared: Block, indent: int, lines: list[str], seen: set[int]) -> None:
+    """The lines of a Merged holding both: the Block's as one text when ``own``'s keys all sort before its keys
+    or all after them, else entry by entry. A port's description (one str, before link and qos) is written
+    here as it would be in _mapping, without the call."""
     try:
         first, last = shared.bounds()
         before = max(own) < first
         after = not before and min(own) > last
     except TypeError:  # keys of mixed types
         raise _Unsupported from None
-    if before:
-        _mapping(own, indent, lines, seen)
-    if before or after:
-        lines.append(shared.text(indent))
-    if after:
-        _mapping(own, indent, lines, seen)
     if not before and not after:
         _mapping({**own, **shared.entries}, indent, lines, seen)
+        return
+    if after:
+        lines.append(shared.text(indent))
+    key, value = next(iter(own.items())) if len(own) == 1 else (None, None)
+    if type(key) is str and type(value) is str and indent <= _MAX_INDENT:
+        lines.append(f"{_MARGINS[indent]}{_written.get(key) or _str_scalar(key)}: "
+                     f"{_written.get(value) or _str_scalar(value)}")
+    else:
+        _mapping(own, indent, lines, seen)
+    if before:
+        lines.append(shared.text(indent))
 
 
 _MARGINS = [" " * indent for indent in range(_MAX_INDENT + 1)]
