@@ -33,6 +33,9 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
 # U+FFFE/U+FFFF) or reads as line breaks (U+0085, U+2028, U+2029), directives and document markers.
 _NOT_PLAIN_TEXT = re.compile(
     rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\\\t]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbf[\xbe\xbf]"
+    # A carriage return on its own ends a line for PyYAML (YAML's b-carriage-return), not for rapidyaml:
+    # `1\r:` is a syntax error to one and {1: None} to the other. CRLF line ends read alike.
+    rb"|\r(?!\n)"
     rb"|^(?:%|---|\.\.\.)", re.MULTILINE)
 
 _RESOLVER = yaml.resolver.Resolver()
