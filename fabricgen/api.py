@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import yaml
@@ -49,26 +50,13 @@ def shard(names: list[str], index: int, count: int) -> list[str]:
     return sorted(names)[index - 1::count]
 
 
-_PARALLEL_FABRIC: Fabric | None = None  # set before forking so workers share it instead of unpickling it
-
-
-def _generate_chunk(names: list[str]) -> dict[str, str]:
-    assert _PARALLEL_FABRIC is not None
-    return generate(_PARALLEL_FABRIC, devices=names)
-
-
 def generate_parallel(fabric: Fabric, jobs: int, devices: list[str] | None = None) -> dict[str, str]:
     """``generate`` in ``jobs`` forked processes; byte-identical to the serial result (files are merged and
-    sorted by name, and every device renders independently)."""
+    sorted by name, and every device renders independently). Workers read the fabric they inherit."""
     names = sorted(fabric.devices) if devices is None else sorted(devices)
     if not worth_forking(jobs, len(names)):
         return generate(fabric, devices=names)
-    global _PARALLEL_FABRIC
-    _PARALLEL_FABRIC = fabric
-    try:
-        parts = fork_map(_generate_chunk, interleaved(names, jobs))
-    finally:
-        _PARALLEL_FABRIC = None
+    parts = fork_map(partial(generate_devices, fabric.devices), interleaved(names, jobs))
     return dict(sorted((name, text) for part in parts for name, text in part.items()))
 
 
