@@ -34,6 +34,7 @@ from fabricgen.lint.registry import Finding
 from fabricgen.lint.report import explain, rules_markdown, to_json, to_sarif, to_text
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
+from fabricgen.neighbourhood import Kind, RenderState, apply_update, kinds_of, plan_update, save_state
 from fabricgen.output import (
     INCOMPLETE,
     MANIFEST,
@@ -125,23 +126,41 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
       fabricgen render intent/minimal.yaml -o build/minimal
       fabricgen render site.yaml -i site-inventory --format json
     """
+    scanned = None if full else read_previous(out)
+    if scanned is not None and shard is None:
+        plan = plan_update(intent, inventory, out, scanned, {"renderer": renderer_fingerprint()})
+        if plan is not None:
+            with _output_errors(out, updating=True):
+                rewritten = apply_update(out, plan)
+            _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, rewritten)
+            return
     with input_errors():
         loaded = load(intent, inventory, jobs=jobs)
     devices, extra = _shard_devices(sorted(loaded.inventory.devices), shard)
     extra["renderer"] = renderer_fingerprint()
-    previous = None if full else _previous_tree(out, extra)
-    try:
+    previous = None if scanned is None else _previous_tree(scanned, extra)
+    with _output_errors(out, updating=previous is not None):
         if previous is None:
             fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, force, extra)
             paths, rewritten = list(hashes), len(hashes) + 1
         else:
             fabric, paths, rewritten = _update_tree(loaded, out, previous, devices, jobs, force, extra)
+    kinds = kinds_of(fabric.devices.values())
+    if loaded.hosts_entries is not None and shard is None and "forced" not in extra:
+        save_state(out, RenderState(loaded.hosts_entries, kinds))
+    _summary(fabric.name, kinds, paths, out, fmt, rewritten)
+
+
+@contextlib.contextmanager
+def _output_errors(out: Path, updating: bool) -> Iterator[None]:
+    """A tree that could not be written: exit 3, saying whether the previous one is intact or marked."""
+    try:
+        yield
     except (OutputError, OSError) as exc:
-        if previous is not None and (out / INCOMPLETE).exists():
+        if updating and (out / INCOMPLETE).exists():
             fail(f"cannot update {out}: {exc}; some of its files are updated, some not, and it is marked "
                  f"{INCOMPLETE}: run render again to rewrite it whole", EXIT_OUTPUT)
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
-    _summary(fabric, paths, out, fmt, rewritten)
 
 
 def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None, jobs: int, force: bool,
@@ -200,11 +219,8 @@ class _LintGate:
         self.extra["forced"] = {"lint_errors": report.errors}
 
 
-def _previous_tree(out: Path, extra: dict[str, Any]) -> PreviousTree | None:
-    """The earlier render at ``out`` if an incremental update of it gives the same tree as a full render."""
-    previous = read_previous(out)
-    if previous is None:
-        return None
+def _previous_tree(previous: PreviousTree, extra: dict[str, Any]) -> PreviousTree | None:
+    """The earlier render if an incremental update of it gives the same tree as a full render."""
     same_renderer = previous.manifest.get("renderer") == extra["renderer"]
     same_slice = previous.manifest.get("shard") == extra.get("shard")
     return previous if same_renderer and same_slice else None
@@ -222,28 +238,28 @@ def _shard_devices(names: list[str], spec: str | None) -> tuple[list[str] | None
     return names, {"shard": {"index": index, "count": count, "devices": len(names)}}
 
 
-def _summary(fabric: Fabric, paths: list[str], out: Path, fmt: str, rewritten: int) -> None:
+def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, fmt: str, rewritten: int) -> None:
+    """What was rendered: per kind of device (``kinds``: device → role, platform), or per device in JSON."""
     per_device: dict[str, list[str]] = {}
     for path in sorted(paths):
         owner, _, file = path.partition("/")
         per_device.setdefault(owner, []).append(file)
     if fmt == "json":
-        click.echo(json.dumps({"fabric": fabric.name, "out": str(out), "files": len(paths) + 1,
+        click.echo(json.dumps({"fabric": fabric, "out": str(out), "files": len(paths) + 1,
                                "rewritten": rewritten,
-                               "devices": {n: {"platform": fabric.devices[n].platform, "role":
-                                               fabric.devices[n].role, "files": f}
+                               "devices": {n: {"platform": kinds[n][1], "role": kinds[n][0], "files": f}
                                            for n, f in per_device.items()}}, indent=2, sort_keys=True))
         return
     # One row per kind of device, not per device: a 32,768-GPU fabric has 5,750 of them.
-    kinds: dict[tuple[str, str, str], int] = {}
+    rows: dict[tuple[str, str, str], int] = {}
     for name, names in per_device.items():
-        device = fabric.devices[name]
-        kind = (device.role, device.platform, " ".join(names))
-        kinds[kind] = kinds.get(kind, 0) + 1
-    table = Table(title=f"fabric {fabric.name}: {len(per_device)} devices → {out}/", title_justify="left")
+        role, platform = kinds[name]
+        row = (role, platform, " ".join(names))
+        rows[row] = rows.get(row, 0) + 1
+    table = Table(title=f"fabric {fabric}: {len(per_device)} devices → {out}/", title_justify="left")
     for column in ("role", "platform", "devices", "files per device"):
         table.add_column(column)
-    for (role, platform, file_names), count in sorted(kinds.items()):
+    for (role, platform, file_names), count in sorted(rows.items()):
         table.add_row(role, platform, str(count), file_names)
     Console(highlight=False, width=120).print(table)
     total = len(paths) + 1

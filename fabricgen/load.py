@@ -20,7 +20,7 @@ from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, for
 from fabricgen.platforms import platform_names
 from fabricgen.schema.intent import Intent, check_intent, expand_profile
 from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec
-from fabricgen.yamlsource import SourceMap, YamlDocument, load_yaml
+from fabricgen.yamlsource import SourceMap, YamlDocument, entry_digests, load_yaml
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
@@ -35,6 +35,8 @@ class FabricInput:
     sources: SourceMap
     input_hashes: dict[str, str] = field(default_factory=dict)
     fallback: Location = field(default_factory=lambda: Location("<input>", 1, 1))
+    hosts_entries: dict[str, bytes] | None = None
+    """hosts.yaml's top-level key → digest of its entry's text (what the render state records), if it splits"""
 
     def locate(self, path: KeyPath) -> Location:
         found = self.sources.locate(path, self.fallback)
@@ -53,10 +55,42 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1) -> FabricInpu
     sources = SourceMap()
     hashes: dict[str, str] = {}
     intent = _load_intent(intent_path, sources, problems, hashes)
-    inventory = _load_inventory(inventory_dir, sources, problems, hashes, jobs)
+    inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs)
     if problems or intent is None or inventory is None:
         raise InputError(problems)
-    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1))
+    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries)
+
+
+def load_intent(path: Path) -> Intent | None:
+    """The intent alone; None at any problem (the caller then runs :func:`load`, which reports it)."""
+    problems: list[Diagnostic] = []
+    intent = _load_intent(path, SourceMap(), problems, {})
+    return None if problems else intent
+
+
+def load_groups(directory: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """groups.yaml's and defaults.yaml's data ({} for a file that is absent); None at any problem."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in INVENTORY_FILES[1:]:
+        path = directory / name
+        if not path.exists():
+            found[name] = {}
+            continue
+        doc, problems = load_yaml(path)
+        if doc is None or problems or not isinstance(doc.data, dict | None):
+            return None
+        found[name] = doc.data or {}
+    return found["groups.yaml"], found["defaults.yaml"]
+
+
+def input_hashes(intent_path: Path, inventory_dir: Path) -> dict[str, str]:
+    """What :func:`load` records in ``FabricInput.input_hashes``: label → sha256 of each input file present."""
+    hashes: dict[str, str] = {}
+    _hash(intent_path, f"intent/{intent_path.name}", hashes)
+    for name in INVENTORY_FILES:
+        if (inventory_dir / name).exists():
+            _hash(inventory_dir / name, f"inventory/{name}", hashes)
+    return hashes
 
 
 def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
@@ -251,10 +285,10 @@ def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, t
 
 
 def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic],
-                    hashes: dict[str, str], jobs: int) -> Inventory | None:
+                    hashes: dict[str, str], jobs: int) -> tuple[Inventory | None, dict[str, bytes] | None]:
     files = _read_inventory_files(directory, problems, hashes, jobs)
     if files is None:
-        return None
+        return None, None
     devices: dict[str, Device] = {}
     for name in files.hosts:
         effective = _effective_host(files, str(name), sources)
@@ -265,8 +299,32 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
             devices[device.name] = device
     links = _build_links(devices, sources, problems)
     if problems:
-        return None
-    return Inventory.model_construct(devices=devices, links=links)  # every part validated above
+        return None, None
+    hosts = files.docs["hosts.yaml"]
+    # every part validated above
+    return Inventory.model_construct(devices=devices, links=links), entry_digests(hosts.text, hosts.data)
+
+
+def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict[str, Any],
+                   focus: set[str]) -> tuple[dict[str, Device], list[Link]] | None:
+    """Some hosts of an inventory whose other hosts were valid as they stand: each validated as :func:`load`
+    validates it, and the cables made by or naming a device in ``focus`` checked and built as load builds
+    them (``hosts`` must hold those devices' peers). None at any problem: the caller then loads everything,
+    which reports it with its file and line."""
+    files = _InventoryFiles(hosts, groups, defaults, {})
+    sources, problems = SourceMap(), list[Diagnostic]()
+    devices: dict[str, Device] = {}
+    for name in hosts:
+        device = _validate(Device, _effective_host(files, name, sources), _nowhere, problems)
+        if device is None or _check_platform(device, sources):
+            return None
+        devices[name] = device
+    links = _build_links(devices, sources, problems, focus)
+    return None if problems else (devices, links)
+
+
+def _nowhere(path: KeyPath) -> Location:
+    return Location("<inventory>", 1, 1)
 
 
 def _check_platform(device: Device, sources: SourceMap) -> list[Diagnostic]:
@@ -279,13 +337,16 @@ def _check_platform(device: Device, sources: SourceMap) -> list[Diagnostic]:
 
 # --- links ----------------------------------------------------------------------------------------------
 
-def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[Diagnostic]) -> list[Link]:
-    """Cables from `peer` declarations on either end; both ends must exist and agree."""
+def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[Diagnostic],
+                 focus: set[str] | None = None) -> list[Link]:
+    """Cables from `peer` declarations on either end; both ends must exist and agree. With ``focus``, only the
+    declarations made by or naming a device in it (``devices`` holds those devices and their peers)."""
     claimed: dict[tuple[str, str], tuple[str, str]] = {}
     links: dict[tuple[tuple[str, str], tuple[str, str]], Link] = {}
     for device in sorted(devices.values(), key=lambda d: d.name):
         for port, spec in device.data.ports.items():
-            if spec.peer is not None:
+            if spec.peer is not None and (focus is None or device.name in focus or
+                                          spec.peer.partition(":")[0] in focus):
                 _declared_peer(devices, claimed, links, (device.name, port), spec,
                                _LinkReporter(sources, problems, ("inventory", device.name, "data", "ports", port,
                                                                  "peer")))

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Resolved(BaseModel):
+    """A resolved model. Every field that may be None defaults to None: dumps leave out None values (resolved.json
+    is written with exclude_none), and a dump must validate back to the model it came from."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     _field_order: ClassVar[tuple[str, ...]] = ()
@@ -95,7 +98,7 @@ class QosModel(Resolved):
     rdma_priority: int
     cnp_dscp: int
     cnp_priority: int
-    watchdog: WatchdogModel | None
+    watchdog: WatchdogModel | None = None
 
 
 class HeadroomModel(Resolved):
@@ -155,8 +158,8 @@ class NicModel(Resolved):
     cnp_dscp: int
     cnp_priority: int
     roce_tos: int
-    cable_m: int | None
-    peer: str | None
+    cable_m: int | None = None
+    peer: str | None = None
     xoff_bytes: int = Field(description="mlx5 port_buffer.c xoff for this speed/cable/MTU")
 
 
@@ -170,8 +173,8 @@ class DeviceModel(Resolved):
     name: str
     role: str
     platform: str
-    hardware: str | None
-    asic: str | None
+    hardware: str | None = None
+    asic: str | None = None
     mgmt: MgmtModel | None = Field(default=None, description="None on hosts: their BMC is not ours")
     qos: QosModel | None = Field(default=None, description="None on devices that carry no data traffic")
     ports: list[PortModel]

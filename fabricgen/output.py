@@ -64,6 +64,8 @@ class PreviousTree:
     """An existing output tree that an incremental render may update in place."""
 
     manifest: dict[str, Any]
+    raw: bytes = b""
+    """the manifest file's bytes"""
 
     @property
     def files(self) -> dict[str, str]:
@@ -78,7 +80,8 @@ def read_previous(out: Path) -> PreviousTree | None:
     hash. Anything else → None: write the whole tree."""
     try:
         manifest_stat = (out / MANIFEST).stat()
-        manifest = json.loads((out / MANIFEST).read_bytes())
+        raw = (out / MANIFEST).read_bytes()
+        manifest = json.loads(raw)
         if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
                 not isinstance(manifest.get("files"), dict) or (out / INCOMPLETE).exists():
             return None
@@ -92,7 +95,7 @@ def read_previous(out: Path) -> PreviousTree | None:
                 return None
     except (OSError, ValueError):
         return None
-    return PreviousTree(manifest)
+    return PreviousTree(manifest, raw)
 
 
 @dataclass

@@ -191,7 +191,7 @@ BY_ENTRY_MIN_BYTES = 256 * 1024
 # A top-level entry starts at a line whose first character can begin a mapping key: not indentation, a
 # comment, a sequence dash or document marker, a directive, the end of a flow collection, or the `?` / `:`
 # of an explicit key.
-_ENTRY_START = re.compile(rb"^[^\s#\-%.\]}?:]", re.MULTILINE)
+_ENTRY_START = re.compile(rb"\n[^\s#\-%.\]}?:]")
 
 
 def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
@@ -200,38 +200,85 @@ def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
     Every entry must read alone, through the fast path, as a one-key mapping, and no key may repeat; anything
     else (a sequence at the top, a flow collection or quoted scalar running across lines at column 0, an
     anchor used in another entry, a duplicate) returns (False, None) and the whole file is read normally."""
-    entries = _top_level_entries(raw)
+    entries = top_level_entries(raw)
     if entries is None:
         return False, None
-    folder = cache_dir()
-    # One table per file and fabricgen/Python version (what a version parsed stays its own).
-    table_file = f"entries-{_cache_key(os.fsencode(path.absolute()))}.marshal"
-    previous = _read_entry_table(folder / table_file) if folder else {}
-    digests = [hashlib.blake2b(entry, digest_size=16).digest() for entry in entries]
-    missing = {digest: entry for digest, entry in zip(digests, entries, strict=True) if digest not in previous}
+    table_path = entry_table_path(path)
+    previous = read_entry_table(table_path) if table_path else {}
+    digests = [entry_digest(entry) for entry in entries]
+    missing = {digest: entry for digest, entry in zip(digests, entries, strict=True)
+               if cached_entry(previous, digest) is None}
     parsed = dict(zip(missing, _parse_entries(list(missing.values()), jobs), strict=True))
-    table: dict[bytes, Any] = {}
+    table: dict[bytes, bytes] = {}
     data: dict[Any, Any] = {}
     for digest in digests:
-        value = previous[digest] if digest in previous else parsed[digest]
+        value = parsed[digest] if digest in parsed else cached_entry(previous, digest)
         if not isinstance(value, dict) or len(value) != 1:
             return False, None  # declined by the fast path, or not one key
-        table[digest] = value
+        table[digest] = previous[digest] if digest not in parsed else marshal.dumps(value)
         ((key, item),) = value.items()
         if key in data:
             return False, None
         data[key] = item
-    if folder is not None and table.keys() != previous.keys():
-        _write_cache_file(folder, table_file, marshal.dumps(table))
+    if table_path is not None and table.keys() != previous.keys():
+        write_entry_table(table_path, table)
     return True, data
 
 
-def _read_entry_table(file: Path) -> dict[bytes, Any]:
+def entry_digest(entry: bytes) -> bytes:
+    """The key of one top-level entry's text in the entry table (and in the render state)."""
+    return hashlib.blake2b(entry, digest_size=16).digest()
+
+
+def entry_table_path(path: Path) -> Path | None:
+    """Where the entry table of the file at ``path`` lives: one table per file and fabricgen/Python version
+    (what a version parsed stays its own). None without a cache."""
+    folder = cache_dir()
+    return folder / f"entries-{_cache_key(os.fsencode(path.absolute()))}.marshal" if folder else None
+
+
+def read_entry_table(file: Path) -> dict[bytes, bytes]:
+    """digest → the entry's data, marshalled on its own: reading the table is one cheap pass over bytes
+    (9 ms for 5,750 entries), and only the entries a caller asks for are decoded."""
     try:
         table = marshal.loads(file.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return {}
-    return table if isinstance(table, dict) else {}
+    if not isinstance(table, dict) or not all(isinstance(blob, bytes) for blob in table.values()):
+        return {}
+    return table
+
+
+def cached_entry(table: dict[bytes, bytes], digest: bytes) -> Any:
+    """The data of the entry with this digest, None when the table does not hold it (or holds it damaged)."""
+    blob = table.get(digest)
+    if blob is None:
+        return None
+    try:
+        return marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def write_entry_table(file: Path, table: dict[bytes, bytes]) -> None:
+    _write_cache_file(file.parent, file.name, marshal.dumps(table))
+
+
+def entry_digests(text: str, data: Any) -> dict[str, bytes] | None:
+    """Each top-level key of a loaded file → the digest of its entry's text, for the render state. None when the
+    text does not split into exactly one entry per key, each starting with its key as written."""
+    raw = text.encode()
+    entries = top_level_entries(raw)
+    if entries is None or not isinstance(data, dict) or len(entries) != len(data):
+        return None
+    digests: dict[str, bytes] = {}
+    for key, entry in zip(data, entries, strict=True):
+        written = key.encode()
+        if not isinstance(key, str) or not entry.startswith(written) or \
+                entry[len(written):].lstrip(b" ")[:1] != b":":
+            return None
+        digests[key] = entry_digest(entry)
+    return digests
 
 
 PARALLEL_MIN_ENTRIES = 2_000
@@ -247,6 +294,12 @@ def _parse_entries(entries: list[bytes], jobs: int) -> list[Any]:
     return [value for part in parts for value in marshal.loads(part)]
 
 
+def parse_entry(entry: bytes) -> Any:
+    """One entry's data through the fast path; None where it declines."""
+    found, value = load_plain(entry)
+    return value if found else None
+
+
 def _parse_slice(entries: list[bytes]) -> list[Any]:
     return [value if found else None for found, value in map(load_plain, entries)]
 
@@ -255,8 +308,12 @@ def _parse_slice_marshalled(entries: list[bytes]) -> bytes:
     return marshal.dumps(_parse_slice(entries))
 
 
-def _top_level_entries(raw: bytes) -> list[bytes] | None:
-    starts = [match.start() for match in _ENTRY_START.finditer(raw)]
+def top_level_entries(raw: bytes) -> list[bytes] | None:
+    # A line break followed by an entry's first character: the regex engine looks for the line break with a
+    # fast search, where `^` under MULTILINE tries every position (11 ms instead of 80 ms on 12 MB).
+    starts = [match.start() + 1 for match in _ENTRY_START.finditer(raw)]
+    if raw[:1] and _ENTRY_START.match(b"\n" + raw[:1]):
+        starts.insert(0, 0)
     if len(starts) < 2:
         return None
     header = [line.strip() for line in raw[:starts[0]].splitlines()]

@@ -1,0 +1,369 @@
+"""The neighbourhood update: `render` into an earlier tree after a commit that edits a few hosts.yaml entries,
+without loading, resolving or linting the rest of the fabric (under a second at 32,768 GPUs, where the whole
+road takes 7-8 s).
+
+Why the tree it writes is the one the whole road would write:
+
+- **What can change.** A device's resolved model is a function of the intent, groups.yaml, defaults.yaml, its
+  own hosts.yaml entry, and, of each device it is cabled to, the role, the declared speed of the far port and
+  the cable as either end declares it (fabricgen/resolve reads nothing else). With the first three unchanged
+  (their hashes are in the manifest), an edit of entries E can change the models of E and of the neighbours
+  whose view of an edited device (its *face*: role and the ports facing them) changed: the set A. Their
+  models are resolved again from their entries and their neighbours'; every other file of the tree stays.
+- **The input is still valid.** Every entry outside E validated in the previous render and reads the same.
+  Every check that spans entries (the peer exists, names back, one cable per port, both ends agree on the
+  cable) involves the declaring port and the one it names; those that touch A are run again.
+- **Lint still passes.** The previous render linted clean (a forced render is not updated this way). A rule
+  looks at one device, one port and the port at its far end, or one cable, except four fabric-wide ones; so
+  only findings on the devices whose model changed (C) and on their neighbours' ports facing them can
+  change, and those are linted again over C and its neighbours (their models read back from the tree's
+  resolved.json). The four fabric-wide rules compare devices with the fabric's majority; they are not run
+  again when no device of C changed any field they read, and then they find what they found before.
+- **The neighbours' peers.** Who a device is cabled to comes from its resolved.json in the tree (both ends'
+  declarations already combined), so no index of the fabric needs to be kept besides the render state: each
+  entry's digest and each device's role and platform, in the parse cache, keyed by the manifest's bytes.
+
+Outside what this covers — the intent, groups.yaml or defaults.yaml changed, a device added, removed or
+renamed, a change to a field the fabric-wide rules compare, any problem in the input, any lint error, a
+previous render forced or sharded, no render state (another machine, FABRICGEN_NO_CACHE) — :func:`plan_update`
+returns None and the caller takes the whole road, which reports problems with their file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabricgen import __version__
+from fabricgen.api import RESOLVED_FILE, dump_device, generate_devices
+from fabricgen.lint import all_rules, lint
+from fabricgen.load import input_hashes, load_groups, load_intent, validate_hosts
+from fabricgen.model import DeviceModel, Fabric
+from fabricgen.output import MANIFEST, PreviousTree, build_manifest, file_hash, update_output
+from fabricgen.resolve import Resolution, resolve_policy
+from fabricgen.schema.inventory import Device, Inventory
+from fabricgen.yamlsource import (
+    cache_dir,
+    cached_entry,
+    entry_digest,
+    entry_table_path,
+    parse_entry,
+    read_entry_table,
+    top_level_entries,
+    write_entry_table,
+)
+
+HOSTS = "inventory/hosts.yaml"
+# Rules that compare a device with the whole fabric (see the module docstring and _wide_fields).
+FABRIC_WIDE_RULES = frozenset({"FG-CLS-006", "FG-ECN-008", "FG-MTU-002", "FG-INV-002"})
+STATES_KEPT = 32
+
+Kind = tuple[str, str]  # a device's (role, platform), what the render summary groups by
+
+
+# --- the render state ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RenderState:
+    """What a render leaves for the next neighbourhood update of its tree, beside the tree itself."""
+
+    entries: dict[str, bytes]
+    """device → digest of its hosts.yaml entry's text"""
+    kinds: dict[str, Kind]
+
+
+def _state_path(manifest: bytes) -> Path | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(manifest)
+    key.update(f"\0{__version__}\0{sys.version_info[:2]}".encode())  # marshal's format is Python's
+    return folder / f"state-{key.hexdigest()}.marshal"
+
+
+def save_state(out: Path, state: RenderState) -> None:
+    """Record the state of the tree just written at ``out`` (a cache: failing to write it only costs time)."""
+    with contextlib.suppress(OSError):
+        path = _state_path((out / MANIFEST).read_bytes())
+        if path is None:
+            return
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        staging.write_bytes(marshal.dumps({"entries": state.entries, "kinds": state.kinds}))
+        staging.replace(path)
+        _prune_states(path.parent)
+
+
+def _prune_states(folder: Path) -> None:
+    """Keep the most recent states: one is written per render, and a state is only useful to the next one."""
+    states = sorted(folder.glob("state-*.marshal"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for stale in states[STATES_KEPT:]:
+        stale.unlink(missing_ok=True)
+
+
+def _load_state(manifest: bytes) -> RenderState | None:
+    path = _state_path(manifest)
+    if path is None:
+        return None
+    try:
+        raw = marshal.loads(path.read_bytes())
+        return RenderState(dict(raw["entries"]), {name: tuple(kind) for name, kind in raw["kinds"].items()})
+    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def kinds_of(models: Iterable[DeviceModel]) -> dict[str, Kind]:
+    return {device.name: (device.role, device.platform) for device in models}
+
+
+# --- the plan -----------------------------------------------------------------------------------------------
+
+class _Decline(Exception):
+    """This update is not one the neighbourhood covers: take the whole road."""
+
+
+@dataclass
+class UpdatePlan:
+    """An update of the tree at ``out``, worked out, not yet written."""
+
+    fabric: str
+    files: dict[str, str]
+    """the rendered files of the devices whose model changed"""
+    kept: dict[str, str]
+    """path → hash of every other file of the tree"""
+    replaced: dict[str, str]
+    """path → hash of the files of the devices whose model changed, as the tree holds them"""
+    removed: list[str]
+    manifest: str
+    state: RenderState
+    entry_table: tuple[Path, dict[bytes, bytes]] | None
+    """the parse cache's entry table of hosts.yaml with the edited entries added, to write with the tree"""
+
+    @property
+    def paths(self) -> list[str]:
+        return [*self.files, *self.kept]
+
+
+def plan_update(intent: Path, inventory: Path, out: Path, previous: PreviousTree | None,
+                extra: dict[str, Any]) -> UpdatePlan | None:
+    """The update of ``previous`` (the tree at ``out``) for the current inputs, or None when it is not a
+    neighbourhood update."""
+    try:
+        return _Planner(intent, inventory, out, previous, extra).plan()
+    except _Decline:
+        return None
+    except Exception:  # anything unexpected: the whole road gives the right tree, and reports input problems
+        if os.environ.get("FABRICGEN_DEBUG"):
+            raise
+        return None
+
+
+def apply_update(out: Path, plan: UpdatePlan) -> int:
+    """Write the planned update (as an incremental render writes: atomically per file, marked while it runs),
+    then the render state. Returns how many files were written."""
+    changed = {name: text for name, text in plan.files.items() if plan.replaced.get(name) != file_hash(text)}
+    rewritten = update_output(out, changed, plan.removed, plan.manifest)
+    save_state(out, plan.state)
+    if plan.entry_table is not None:
+        write_entry_table(*plan.entry_table)
+    return rewritten
+
+
+class _Planner:
+    def __init__(self, intent: Path, inventory: Path, out: Path, previous: PreviousTree | None,
+                 extra: dict[str, Any]) -> None:
+        if previous is None or set(extra) != {"renderer"} or previous.manifest.get("renderer") != extra["renderer"]:
+            raise _Decline  # no tree, another renderer, or a shard
+        if "forced" in previous.manifest or "shard" in previous.manifest:
+            raise _Decline
+        state = _load_state(previous.raw)
+        if state is None:
+            raise _Decline
+        self.intent_path, self.inventory, self.out, self.previous, self.extra, self.state = \
+            intent, inventory, out, previous, extra, state
+        self.old_models: dict[str, DeviceModel] = {}
+
+    def plan(self) -> UpdatePlan:
+        inputs = input_hashes(self.intent_path, self.inventory)
+        before = self.previous.manifest.get("inputs", {})
+        if inputs.keys() != before.keys() or any(inputs[k] != before[k] for k in inputs if k != HOSTS):
+            raise _Decline  # the intent, groups.yaml or defaults.yaml changed: every device may have
+        edited, digests = self._edited_entries()
+        intent, groups = load_intent(self.intent_path), load_groups(self.inventory)
+        if intent is None or groups is None:
+            raise _Decline
+        self.groups, self.defaults = groups
+        affected = self._affected(edited)
+        devices, links = self._validated(affected, edited)
+        resolution = Resolution(intent, Inventory.model_construct(devices=devices, links=links))
+        if not resolution.resolve(sorted(affected)):
+            raise _Decline
+        models = resolution.devices
+        changed = sorted(name for name in affected
+                         if file_hash(dump_device(models[name], "json")) != self._resolved_hash(name))
+        if changed:
+            self._lint_clean(Fabric(name=intent.fabric, devices={n: models[n] for n in changed},
+                                    policy=resolve_policy(intent, resolution.qos)), models, changed)
+        return self._render(intent.fabric, models, changed, inputs, edited, digests)
+
+    # -- which entries changed, and which devices that affects
+
+    def _edited_entries(self) -> tuple[dict[str, Any], dict[str, bytes]]:
+        """The data of the hosts.yaml entries whose text changed, by name, and every entry's digest → text."""
+        self.hosts_path = self.inventory / "hosts.yaml"
+        entries = top_level_entries(self.hosts_path.read_bytes())
+        if entries is None:
+            raise _Decline
+        self.texts = {entry_digest(entry): entry for entry in entries}
+        if len(self.texts) != len(entries):
+            raise _Decline  # two equal entries: a duplicate key
+        known = set(self.state.entries.values())
+        edited: dict[str, Any] = {}
+        digests: dict[str, bytes] = {}
+        for digest, text in self.texts.items():
+            if digest not in known:
+                name, data = _one_entry(parse_entry(text))
+                if name in edited:
+                    raise _Decline
+                edited[name], digests[name] = data, digest
+        gone = {name for name, digest in self.state.entries.items() if digest not in self.texts}
+        if set(edited) != gone:
+            raise _Decline  # a device added, removed or renamed
+        self.table_path = entry_table_path(self.hosts_path)
+        self.table = read_entry_table(self.table_path) if self.table_path else {}
+        return edited, digests
+
+    def _affected(self, edited: dict[str, Any]) -> set[str]:
+        """The edited devices, and each neighbour whose view of an edited device changed."""
+        new = self._devices({name: data for name, data in edited.items()})
+        old_data = {name: cached_entry(self.table, self.state.entries[name]) for name in edited}
+        old = self._devices({name: _one_entry(data)[1] for name, data in old_data.items() if data is not None})
+        affected = set(edited)
+        self.new_targets: dict[str, set[str]] = {}
+        for name, device in new.items():
+            targets = {spec.peer.partition(":")[0] for spec in device.data.ports.values() if spec.peer}
+            self.new_targets[name] = targets
+            before = self._old(name)
+            for neighbour in _peers(before) | targets:
+                if neighbour not in self.state.entries:
+                    raise _Decline  # an unknown peer: load reports it
+                if name not in old or _face(old[name], before, neighbour) != _face(device, before, neighbour):
+                    affected.add(neighbour)
+        return affected
+
+    def _validated(self, affected: set[str], edited: dict[str, Any]) -> tuple[dict[str, Device], list[Any]]:
+        """The devices to resolve and their neighbours, validated, and the cables that touch the former."""
+        around = set(affected)
+        for name in affected:
+            around |= _peers(self._old(name)) | self.new_targets.get(name, set())
+        found = validate_hosts({name: edited[name] if name in edited else self._entry(name) for name in sorted(around)},
+                               self.groups, self.defaults, affected)
+        if found is None:
+            raise _Decline
+        return found
+
+    def _devices(self, entries: dict[str, Any]) -> dict[str, Device]:
+        found = validate_hosts(entries, self.groups, self.defaults, set())
+        if found is None:
+            raise _Decline
+        return found[0]
+
+    def _entry(self, name: str) -> Any:
+        """An unchanged entry's data: from the parse cache's entry table, else parsed from its text."""
+        digest = self.state.entries[name]
+        data = cached_entry(self.table, digest)
+        if data is None:
+            data = parse_entry(self.texts[digest])
+        found, value = _one_entry(data)
+        if found != name:
+            raise _Decline
+        return value
+
+    def _old(self, name: str) -> DeviceModel:
+        """The device's model as the tree holds it (resolved.json, written by the previous render)."""
+        model = self.old_models.get(name)
+        if model is None:
+            if f"{name}/{RESOLVED_FILE}" not in self.previous.files:
+                raise _Decline
+            path = self.out / name / RESOLVED_FILE
+            model = self.old_models[name] = DeviceModel.model_validate_json(path.read_bytes())
+        return model
+
+    def _resolved_hash(self, name: str) -> str | None:
+        digest: str | None = self.previous.files.get(f"{name}/{RESOLVED_FILE}")
+        return digest
+
+    # -- lint, over the changed devices and their neighbours
+
+    def _lint_clean(self, changed_only: Fabric, models: dict[str, DeviceModel], changed: list[str]) -> None:
+        for name in changed:
+            if _wide_fields(self._old(name)) != _wide_fields(models[name]):
+                raise _Decline  # the fabric-wide rules may judge differently: lint the whole fabric
+        around = set(changed).union(*(_peers(models[name]) for name in changed))
+        fabric = changed_only.model_copy(update={"devices": {
+            name: models[name] if name in models else self._old(name) for name in sorted(around)}})
+        report = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES])
+        facing = {(device.name, port.name): port.peer.partition(":")[0]
+                  for device in fabric.devices.values() for port in device.ports if port.peer}
+        touched = set(changed)
+        for finding in report.findings:
+            if finding.severity == "error" and (finding.device in touched or
+                                                facing.get((finding.device, finding.port or "")) in touched):
+                raise _Decline  # the whole road prints the report and stops
+
+    # -- render
+
+    def _render(self, fabric: str, models: dict[str, DeviceModel], changed: list[str], inputs: dict[str, str],
+                edited: dict[str, Any], digests: dict[str, bytes]) -> UpdatePlan:
+        files = generate_devices(models, changed)
+        mine = set(changed)
+        kept: dict[str, str] = {}
+        replaced: dict[str, str] = {}
+        for path, digest in self.previous.files.items():
+            (replaced if path.partition("/")[0] in mine else kept)[path] = digest
+        removed = sorted(path for path in replaced if path not in files)
+        state = RenderState({**self.state.entries, **digests}, {**self.state.kinds, **kinds_of(models.values())})
+        table = None
+        if self.table_path is not None and edited:
+            table = (self.table_path, {**self.table, **{digest: marshal.dumps({name: edited[name]})
+                                                         for name, digest in digests.items()}})
+        return UpdatePlan(fabric, files, kept, replaced, removed,
+                          build_manifest(files, inputs, self.extra, hashes=kept), state, table)
+
+
+def _one_entry(data: Any) -> tuple[str, Any]:
+    if not isinstance(data, dict) or len(data) != 1:
+        raise _Decline  # the fast path declined it, or not one key: load reads the file whole
+    ((name, value),) = data.items()
+    if not isinstance(name, str):
+        raise _Decline
+    return name, value
+
+
+def _peers(model: DeviceModel) -> set[str]:
+    return {port.peer.partition(":")[0] for port in model.ports if port.peer}
+
+
+def _face(device: Device, before: DeviceModel, neighbour: str) -> tuple[Any, ...]:
+    """What resolving ``neighbour`` reads of ``device``: its role and the ports that faced the neighbour or
+    now name it (their speed, and the cable they declare)."""
+    ports = {port.name for port in before.ports if port.peer and port.peer.partition(":")[0] == neighbour}
+    ports |= {name for name, spec in device.data.ports.items() if spec.peer and
+              spec.peer.partition(":")[0] == neighbour}
+    specs = device.data.ports
+    return device.data.role, [(name, specs[name].model_dump() if name in specs else None) for name in sorted(ports)]
+
+
+def _wide_fields(device: DeviceModel) -> tuple[Any, ...]:
+    """Every field of a device the fabric-wide rules read: its QoS (DSCP map, ECN of the RoCE queue), its
+    platform (the ECN granularity), its ports' names, roles, MTUs and peers, and its NICs' MTUs."""
+    nics = [nic.mtu for nic in device.host.nics] if device.host is not None else []
+    return (device.platform, device.host is None, device.qos,
+            [(port.name, port.role, port.mtu, port.peer) for port in device.ports], nics)
