@@ -34,7 +34,7 @@ from fabricgen.lint.registry import Finding
 from fabricgen.lint.report import explain, rules_markdown, to_json, to_sarif, to_text
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
-from fabricgen.neighbourhood import Kind, RenderState, apply_update, kinds_of, plan_update, save_state
+from fabricgen.neighbourhood import Kind, apply_update, kinds_of, plan_update, record_render
 from fabricgen.output import (
     INCOMPLETE,
     MANIFEST,
@@ -132,7 +132,10 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
         if plan is not None:
             with _output_errors(out, updating=True):
                 rewritten = apply_update(out, plan)
-            _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, rewritten)
+            _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, rewritten, "neighbourhood",
+                     f"neighbourhood update: {plan.edited} hosts.yaml entr{'y' if plan.edited == 1 else 'ies'} "
+                     f"edited, {plan.resolved} device(s) resolved and {plan.linted} linted again; the rest as the "
+                     "previous render left it")
             return
     with input_errors():
         loaded = load(intent, inventory, jobs=jobs)
@@ -147,8 +150,8 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
             fabric, paths, rewritten = _update_tree(loaded, out, previous, devices, jobs, force, extra)
     kinds = kinds_of(fabric.devices.values())
     if loaded.hosts_entries is not None and shard is None and "forced" not in extra:
-        save_state(out, RenderState(loaded.hosts_entries, kinds))
-    _summary(fabric.name, kinds, paths, out, fmt, rewritten)
+        record_render(out, kinds, inventory / "hosts.yaml", loaded.hosts_entries)
+    _summary(fabric.name, kinds, paths, out, fmt, rewritten, "full" if previous is None else "incremental")
 
 
 @contextlib.contextmanager
@@ -238,15 +241,17 @@ def _shard_devices(names: list[str], spec: str | None) -> tuple[list[str] | None
     return names, {"shard": {"index": index, "count": count, "devices": len(names)}}
 
 
-def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, fmt: str, rewritten: int) -> None:
-    """What was rendered: per kind of device (``kinds``: device → role, platform), or per device in JSON."""
+def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, fmt: str, rewritten: int,
+             update: str, note: str = "") -> None:
+    """What was rendered: per kind of device (``kinds``: device → role, platform), or per device in JSON, and
+    how (``update``: the whole tree written, an incremental update of it, or a neighbourhood update)."""
     per_device: dict[str, list[str]] = {}
     for path in sorted(paths):
         owner, _, file = path.partition("/")
         per_device.setdefault(owner, []).append(file)
     if fmt == "json":
         click.echo(json.dumps({"fabric": fabric, "out": str(out), "files": len(paths) + 1,
-                               "rewritten": rewritten,
+                               "rewritten": rewritten, "update": update,
                                "devices": {n: {"platform": kinds[n][1], "role": kinds[n][0], "files": f}
                                            for n, f in per_device.items()}}, indent=2, sort_keys=True))
         return
@@ -270,6 +275,8 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
     else:
         click.echo(f"updated {out}: {rewritten} of {total} files rewritten ({MANIFEST} included), "
                    "the rest unchanged")
+    if note:
+        click.echo(note)
 
 
 @main.command("resolve")

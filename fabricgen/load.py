@@ -20,7 +20,7 @@ from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, for
 from fabricgen.platforms import platform_names
 from fabricgen.schema.intent import Intent, check_intent, expand_profile
 from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec
-from fabricgen.yamlsource import SourceMap, YamlDocument, entry_digests, load_yaml
+from fabricgen.yamlsource import SourceMap, YamlDocument, entries_by_key, load_yaml
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
@@ -36,7 +36,7 @@ class FabricInput:
     input_hashes: dict[str, str] = field(default_factory=dict)
     fallback: Location = field(default_factory=lambda: Location("<input>", 1, 1))
     hosts_entries: dict[str, bytes] | None = None
-    """hosts.yaml's top-level key → digest of its entry's text (what the render state records), if it splits"""
+    """hosts.yaml's top-level key → its entry's text (what the render state records), if the file splits so"""
 
     def locate(self, path: KeyPath) -> Location:
         found = self.sources.locate(path, self.fallback)
@@ -302,7 +302,7 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         return None, None
     hosts = files.docs["hosts.yaml"]
     # every part validated above
-    return Inventory.model_construct(devices=devices, links=links), entry_digests(hosts.text, hosts.data)
+    return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts.text, hosts.data)
 
 
 def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict[str, Any],

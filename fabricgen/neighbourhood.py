@@ -43,7 +43,7 @@ from typing import Any
 
 from fabricgen import __version__
 from fabricgen.api import RESOLVED_FILE, dump_device, generate_devices
-from fabricgen.lint import all_rules, lint
+from fabricgen.lint import Finding, all_rules, lint
 from fabricgen.load import input_hashes, load_groups, load_intent, validate_hosts
 from fabricgen.model import DeviceModel, Fabric
 from fabricgen.output import MANIFEST, PreviousTree, build_manifest, file_hash, update_output
@@ -64,6 +64,9 @@ HOSTS = "inventory/hosts.yaml"
 # Rules that compare a device with the whole fabric (see the module docstring and _wide_fields).
 FABRIC_WIDE_RULES = frozenset({"FG-CLS-006", "FG-ECN-008", "FG-MTU-002", "FG-INV-002"})
 STATES_KEPT = 32
+# A file read whole (below yamlsource.BY_ENTRY_MIN_BYTES it is) has no entry table: up to this many entries are
+# parsed one by one after the render to make it (10 ms for a thousand).
+RECORD_MAX_ENTRIES = 2_000
 
 Kind = tuple[str, str]  # a device's (role, platform), what the render summary groups by
 
@@ -119,6 +122,24 @@ def _load_state(manifest: bytes) -> RenderState | None:
         return None
 
 
+def record_render(out: Path, kinds: dict[str, Kind], hosts: Path, entries: dict[str, bytes]) -> None:
+    """After the whole road wrote the tree at ``out``: its render state, and every hosts.yaml entry in the parse
+    cache's entry table (the next update compares an edited entry with what it was)."""
+    save_state(out, RenderState({name: entry_digest(text) for name, text in entries.items()}, kinds))
+    table_path = entry_table_path(hosts)
+    if table_path is None:
+        return
+    table = read_entry_table(table_path)
+    missing = {name: text for name, text in entries.items() if entry_digest(text) not in table}
+    if not missing or len(missing) > RECORD_MAX_ENTRIES:
+        return  # complete already (load read the file by entry), or too long to parse here
+    for name, text in missing.items():
+        value = parse_entry(text)  # alone, as load reads an entry and as the update reads one
+        if isinstance(value, dict) and list(value) == [name]:
+            table[entry_digest(text)] = marshal.dumps(value)
+    write_entry_table(table_path, table)
+
+
 def kinds_of(models: Iterable[DeviceModel]) -> dict[str, Kind]:
     return {device.name: (device.role, device.platform) for device in models}
 
@@ -145,6 +166,10 @@ class UpdatePlan:
     state: RenderState
     entry_table: tuple[Path, dict[bytes, bytes]] | None
     """the parse cache's entry table of hosts.yaml with the edited entries added, to write with the tree"""
+    edited: int = 0
+    resolved: int = 0
+    linted: int = 0
+    """how many hosts.yaml entries were edited, devices resolved again, devices linted again"""
 
     @property
     def paths(self) -> list[str]:
@@ -208,10 +233,13 @@ class _Planner:
         models = resolution.devices
         changed = sorted(name for name in affected
                          if file_hash(dump_device(models[name], "json")) != self._resolved_hash(name))
+        linted = 0
         if changed:
-            self._lint_clean(Fabric(name=intent.fabric, devices={n: models[n] for n in changed},
-                                    policy=resolve_policy(intent, resolution.qos)), models, changed)
-        return self._render(intent.fabric, models, changed, inputs, edited, digests)
+            linted = self._lint_clean(Fabric(name=intent.fabric, devices={n: models[n] for n in changed},
+                                             policy=resolve_policy(intent, resolution.qos)), models, changed)
+        plan = self._render(intent.fabric, models, changed, inputs, edited, digests)
+        plan.edited, plan.resolved, plan.linted = len(edited), len(affected), linted
+        return plan
 
     # -- which entries changed, and which devices that affects
 
@@ -302,21 +330,18 @@ class _Planner:
 
     # -- lint, over the changed devices and their neighbours
 
-    def _lint_clean(self, changed_only: Fabric, models: dict[str, DeviceModel], changed: list[str]) -> None:
+    def _lint_clean(self, changed_only: Fabric, models: dict[str, DeviceModel], changed: list[str]) -> int:
+        """Lint the changed devices and their neighbours; declines at any error the whole road would report.
+        Returns how many devices were linted."""
         for name in changed:
             if _wide_fields(self._old(name)) != _wide_fields(models[name]):
                 raise _Decline  # the fabric-wide rules may judge differently: lint the whole fabric
         around = set(changed).union(*(_peers(models[name]) for name in changed))
         fabric = changed_only.model_copy(update={"devices": {
             name: models[name] if name in models else self._old(name) for name in sorted(around)}})
-        report = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES])
-        facing = {(device.name, port.name): port.peer.partition(":")[0]
-                  for device in fabric.devices.values() for port in device.ports if port.peer}
-        touched = set(changed)
-        for finding in report.findings:
-            if finding.severity == "error" and (finding.device in touched or
-                                                facing.get((finding.device, finding.port or "")) in touched):
-                raise _Decline  # the whole road prints the report and stops
+        if any(finding.severity == "error" for finding in findings_around(fabric, set(changed))):
+            raise _Decline  # the whole road prints the report and stops
+        return len(fabric.devices)
 
     # -- render
 
@@ -336,6 +361,26 @@ class _Planner:
                                                          for name, digest in digests.items()}})
         return UpdatePlan(fabric, files, kept, replaced, removed,
                           build_manifest(files, inputs, self.extra, hashes=kept), state, table)
+
+
+def findings_around(fabric: Fabric, changed: set[str]) -> list[Finding]:
+    """What lint finds about the ``changed`` devices, given a ``fabric`` of them and every device cabled to them:
+    findings of every rule but the fabric-wide ones that are on a changed device or on a port cabled to one.
+    Each such rule reads a device, its ports and the far end of each: so these are the findings a lint of the
+    whole fabric makes about them (tests/test_lint_cases.py checks it on every rule's failing fixtures)."""
+    report = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES])
+    return [finding for finding in report.findings if concerns(finding, changed, fabric)]
+
+
+def concerns(finding: Finding, devices: set[str], fabric: Fabric) -> bool:
+    """Whether ``finding`` is on one of ``devices`` or on a port cabled to one of them."""
+    if finding.device in devices:
+        return True
+    device = fabric.devices.get(finding.device)
+    if device is None or finding.port is None:
+        return False
+    return any(port.name == finding.port and port.peer is not None and port.peer.partition(":")[0] in devices
+               for port in device.ports)
 
 
 def _one_entry(data: Any) -> tuple[str, Any]:
@@ -362,8 +407,10 @@ def _face(device: Device, before: DeviceModel, neighbour: str) -> tuple[Any, ...
 
 
 def _wide_fields(device: DeviceModel) -> tuple[Any, ...]:
-    """Every field of a device the fabric-wide rules read: its QoS (DSCP map, ECN of the RoCE queue), its
-    platform (the ECN granularity), its ports' names, roles, MTUs and peers, and its NICs' MTUs."""
-    nics = [nic.mtu for nic in device.host.nics] if device.host is not None else []
-    return (device.platform, device.host is None, device.qos,
-            [(port.name, port.role, port.mtu, port.peer) for port in device.ports], nics)
+    """Every field of a device the fabric-wide rules read: of a switch, its QoS (the DSCP map, the ECN of the
+    RoCE queue) and platform (its ECN granularity); of a host, its NICs' MTUs; of both, their ports' names,
+    roles, MTUs and peers."""
+    ports = [(port.name, port.role, port.mtu, port.peer) for port in device.ports]
+    if device.host is not None:
+        return "host", [nic.mtu for nic in device.host.nics], ports
+    return "switch", device.platform, device.qos, ports

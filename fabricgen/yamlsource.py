@@ -264,21 +264,21 @@ def write_entry_table(file: Path, table: dict[bytes, bytes]) -> None:
     _write_cache_file(file.parent, file.name, marshal.dumps(table))
 
 
-def entry_digests(text: str, data: Any) -> dict[str, bytes] | None:
-    """Each top-level key of a loaded file → the digest of its entry's text, for the render state. None when the
-    text does not split into exactly one entry per key, each starting with its key as written."""
-    raw = text.encode()
-    entries = top_level_entries(raw)
+def entries_by_key(text: str, data: Any) -> dict[str, bytes] | None:
+    """Each top-level key of a loaded file → its entry's text. None when the text does not split into exactly
+    one entry per key, each starting with its key as written."""
+    entries = top_level_entries(text.encode())
     if entries is None or not isinstance(data, dict) or len(entries) != len(data):
         return None
-    digests: dict[str, bytes] = {}
+    found: dict[str, bytes] = {}
     for key, entry in zip(data, entries, strict=True):
-        written = key.encode()
-        if not isinstance(key, str) or not entry.startswith(written) or \
-                entry[len(written):].lstrip(b" ")[:1] != b":":
+        if not isinstance(key, str):
             return None
-        digests[key] = entry_digest(entry)
-    return digests
+        written = key.encode()
+        if not entry.startswith(written) or entry[len(written):].lstrip(b" ")[:1] != b":":
+            return None
+        found[key] = entry
+    return found
 
 
 PARALLEL_MIN_ENTRIES = 2_000

@@ -19,6 +19,7 @@ import yaml
 from fabricgen.lint import all_rules, lint
 from fabricgen.load import load
 from fabricgen.model import Fabric
+from fabricgen.neighbourhood import FABRIC_WIDE_RULES, concerns, findings_around
 from fabricgen.resolve import resolve
 
 from conftest import EXAMPLE_INVENTORY, ROOT
@@ -86,6 +87,30 @@ def test_rule_case(rule_id: str, kind: str, case: dict[str, Any], tmp_path: Path
     assert got == expected
     if kind == "fail":
         assert got, "a failing case must produce findings"
+
+
+def local_cases() -> list[Any]:
+    return [case for case in cases() if case.values[1] == "fail" and case.values[0] not in FABRIC_WIDE_RULES]
+
+
+@pytest.mark.parametrize(("rule_id", "kind", "case"), local_cases())
+def test_local_rules_see_a_device_from_its_neighbourhood(rule_id: str, kind: str, case: dict[str, Any],
+                                                         tmp_path: Path) -> None:
+    """The neighbourhood update lints a changed device with only its cabled neighbours around it. For every
+    rule but the fabric-wide ones, that must find exactly what linting the whole fabric finds about the device
+    (on it, or on a neighbour's port cabled to it) — here for every device of every failing fixture."""
+    fabric = build(case, tmp_path)
+    everything = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES]).findings
+    assert any(finding.rule == rule_id for finding in everything)
+    for name, device in fabric.devices.items():
+        # Resolved cabling is symmetric; a fixture that edits a model may name a peer that does not name back.
+        around = {name} | {port.peer.partition(":")[0] for port in device.ports if port.peer} | \
+            {other for other, model in fabric.devices.items()
+             if any(port.peer and port.peer.partition(":")[0] == name for port in model.ports)}
+        neighbourhood = fabric.model_copy(update={"devices": {n: fabric.devices[n] for n in sorted(around)
+                                                              if n in fabric.devices}})
+        expected = [finding for finding in everything if concerns(finding, {name}, fabric)]
+        assert findings_around(neighbourhood, {name}) == expected, name
 
 
 def test_every_rule_has_fixtures_both_ways() -> None:

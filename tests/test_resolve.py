@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from fabricgen.api import dump_device
 from fabricgen.load import load
 from fabricgen.model import DeviceModel, Fabric, PortModel
 from fabricgen.resolve import resolve
@@ -194,3 +195,16 @@ def test_from_resolve_refuses_unknown_and_missing_fields() -> None:
     wrong_type = PortModel.from_resolve({"name": "Ethernet0", "role": "host", "admin_up": True, "mtu": True})
     with pytest.raises(ValidationError, match="mtu"):  # what the test above would catch
         PortModel.model_validate(wrong_type.model_dump(), strict=True)
+
+
+@pytest.mark.parametrize("example", [*EXAMPLES, "generated"])
+def test_resolved_json_reads_back_to_its_model(example: str, tmp_path: Path) -> None:
+    """A render's resolved.json is read back as the device's model by the neighbourhood update (its lint
+    looks at the neighbours as the tree holds them): it must validate to a model equal to the one dumped."""
+    if example == "generated":
+        fabric = _generated_fabric(tmp_path)
+    else:
+        loaded = load_example(example)
+        fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    for device in fabric.devices.values():
+        assert DeviceModel.model_validate_json(dump_device(device, "json")) == device, device.name

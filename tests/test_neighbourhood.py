@@ -1,0 +1,263 @@
+"""The neighbourhood update: after a commit that edits a few hosts.yaml entries, `fabricgen render` into the
+existing tree loads, resolves and lints only the edited devices and those around them — and the tree it leaves
+is byte for byte the one a full render of the same inputs writes. Every edit it does not cover takes the whole
+road, with the same result, exit status and messages as a render into a new directory."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from fabricgen.cli import main
+from fabricgen.neighbourhood import plan_update
+from fabricgen.output import read_previous
+from fabricgen.yamlsource import top_level_entries
+
+from conftest import ROOT
+
+INTENT = ROOT / "intent" / "fabric.yaml"
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def run(intent: Path, inventory: Path, out: Path, *extra: str) -> Result:
+    return CliRunner().invoke(main, ["render", str(intent), "-i", str(inventory), "-o", str(out), "--format", "json",
+                                     "--jobs", "1", *extra])
+
+
+def render(intent: Path, inventory: Path, out: Path) -> dict[str, object]:
+    result = run(intent, inventory, out)
+    assert result.exit_code == 0, result.output
+    summary: dict[str, object] = json.loads(result.stdout)
+    return summary
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} must occur once in {path}"
+    path.write_text(text.replace(old, new))
+
+
+class Site:
+    """A fabric repository with a rendered tree: edit its inventory, render again, compare with a full render."""
+
+    def __init__(self, intent: Path, inventory: Path, scratch: Path) -> None:
+        self.intent, self.inventory, self.scratch, self.out = intent, inventory, scratch, scratch / "out"
+        first = render(intent, inventory, self.out)
+        assert first["update"] == "full"
+
+    def edit_hosts(self, old: str, new: str) -> None:
+        edit(self.inventory / "hosts.yaml", old, new)
+
+    def render(self) -> dict[str, object]:
+        return render(self.intent, self.inventory, self.out)
+
+    def full(self) -> dict[str, bytes]:
+        """What a render of the current inputs into a new directory writes."""
+        reference = self.scratch / "reference"
+        shutil.rmtree(reference, ignore_errors=True)
+        assert render(self.intent, self.inventory, reference)["update"] == "full"
+        return tree(reference)
+
+    def changed_devices(self, before: dict[str, bytes]) -> set[str]:
+        after = tree(self.out)
+        return {name.split("/")[0] for name in after if "/" in name and after[name] != before.get(name)} | \
+            {name.split("/")[0] for name in before if name not in after}
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Site:
+    inventory = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inventory, ignore=shutil.ignore_patterns("mixed"))
+    return Site(INTENT, inventory, tmp_path)
+
+
+NODE1_RAIL0 = 'ens1f0np0: {rdma_device: mlx5_0, speed: 400G, fec: rs, peer: "leaf1:Ethernet0", cable_m: 2, media: dac}'
+# Edits of the bundled example the neighbourhood covers, and the devices whose files each one changes.
+COVERED = {
+    "uplink cable length": ('peer: "spine1:Ethernet1/1", cable_m: 30', 'peer: "spine1:Ethernet1/1", cable_m: 37',
+                            {"leaf1", "spine1"}),
+    "NIC renamed": (NODE1_RAIL0, NODE1_RAIL0.replace("mlx5_0", "mlx5_7"), {"node1"}),
+    "host port speed left to the switch end": (NODE1_RAIL0, NODE1_RAIL0.replace("speed: 400G, ", ""), {"node1"}),
+    "host cable length": (NODE1_RAIL0, NODE1_RAIL0.replace("cable_m: 2", "cable_m: 3"), {"node1", "leaf1"}),
+    "switch management address": ("hostname: 192.0.2.11", "hostname: 192.0.2.21", {"leaf1"}),
+    "a comment": (NODE1_RAIL0, NODE1_RAIL0 + "  # re-run 2026-12-01", set()),
+}
+
+
+@pytest.mark.parametrize("name", list(COVERED))
+def test_an_edit_of_one_entry_is_a_neighbourhood_update_equal_to_a_full_render(site: Site, name: str) -> None:
+    old, new, devices = COVERED[name]
+    before = tree(site.out)
+    site.edit_hosts(old, new)
+
+    summary = site.render()
+
+    assert summary["update"] == "neighbourhood"
+    assert tree(site.out) == site.full()
+    assert site.changed_devices(before) == devices
+    changed_files = sum(1 for path, text in tree(site.out).items() if before.get(path) != text)
+    assert summary["rewritten"] == changed_files  # the manifest included: its inputs' hashes always change
+
+
+def test_updates_chain(site: Site) -> None:
+    """The state a neighbourhood update leaves serves the next one."""
+    for cable in (3, 4, 5):
+        site.edit_hosts(f'peer: "spine1:Ethernet1/1", cable_m: {cable + 27}',
+                        f'peer: "spine1:Ethernet1/1", cable_m: {cable + 28}')
+        assert site.render()["update"] == "neighbourhood"
+        assert tree(site.out) == site.full()
+
+
+WHOLE_ROAD = {
+    "device added": ("\nnode4:", "\nnode5:\n  hostname: 198.51.100.15\n  groups: [gpu_nodes]\n  data:\n"
+                     "    ports:\n      bmc: {speed: 1G}\n      eno1: {}\n\nnode4:", "hosts.yaml"),
+    "group edited": ("hardware: DCS-7010TX-48", "hardware: DCS-7010TX-48-R", "groups.yaml"),
+}
+
+
+@pytest.mark.parametrize("name", list(WHOLE_ROAD))
+def test_what_the_neighbourhood_does_not_cover_takes_the_whole_road(site: Site, name: str) -> None:
+    old, new, file = WHOLE_ROAD[name]
+    edit(site.inventory / file, old, new)
+
+    summary = site.render()
+
+    assert summary["update"] == "incremental"
+    assert tree(site.out) == site.full()
+
+
+def test_a_re_cabling_takes_the_whole_road(site: Site) -> None:
+    """Two hosts swap leaf ports: peers change, which a fabric-wide lint rule compares (one cable per port)."""
+    hosts = site.inventory / "hosts.yaml"
+    text = hosts.read_text()
+    assert text.count('"leaf1:Ethernet0"') == text.count('"leaf1:Ethernet16"') == 1
+    hosts.write_text(text.replace('"leaf1:Ethernet0"', "SWAP").replace('"leaf1:Ethernet16"', '"leaf1:Ethernet0"')
+                     .replace("SWAP", '"leaf1:Ethernet16"'))
+
+    assert site.render()["update"] == "incremental"
+    assert tree(site.out) == site.full()
+
+
+BROKEN = {
+    "lint error": (NODE1_RAIL0, NODE1_RAIL0.replace("fec: rs", "fec: none"), 1),
+    "unknown peer port": (NODE1_RAIL0, NODE1_RAIL0.replace("leaf1:Ethernet0", "leaf1:Ethernet999"), 2),
+    "bad value": (NODE1_RAIL0, NODE1_RAIL0.replace("speed: 400G", "speed: fast"), 2),
+    "management address outside the subnet": ("hostname: 192.0.2.11", "hostname: 203.0.113.11", 2),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_a_broken_edit_is_reported_as_a_render_into_a_new_directory_reports_it(site: Site, name: str) -> None:
+    old, new, status = BROKEN[name]
+    before = tree(site.out)
+    site.edit_hosts(old, new)
+
+    update = run(site.intent, site.inventory, site.out)
+    fresh = run(site.intent, site.inventory, site.scratch / "fresh")
+
+    assert update.exit_code == fresh.exit_code == status
+    assert update.stderr == fresh.stderr.replace(str(site.scratch / "fresh"), str(site.out))
+    assert "hosts.yaml:" in update.stderr or status == 1  # input problems point into the file
+    assert tree(site.out) == before  # nothing written
+
+
+def test_without_a_render_state_the_whole_road_is_taken(site: Site, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "another-machine"))
+    site.edit_hosts(*COVERED["uplink cable length"][:2])
+    assert site.render()["update"] == "incremental"
+    assert tree(site.out) == site.full()
+
+
+def test_the_neighbourhood_declines_a_sharded_or_forced_tree(site: Site) -> None:
+    sharded = site.scratch / "sharded"
+    assert run(site.intent, site.inventory, sharded, "--shard", "1/2").exit_code == 0
+    previous = read_previous(sharded)
+    assert previous is not None and "shard" in previous.manifest
+    assert plan_update(site.intent, site.inventory, sharded, previous, {"renderer": previous.manifest["renderer"]}) \
+        is None
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The benchmark's rail-optimised fabric (every platform, OOB, DAC and optics), 256 GPUs."""
+    root = tmp_path_factory.mktemp("generated")
+    subprocess.run([sys.executable, str(ROOT / "bench" / "make_fabric.py"), "--gpus", "256", "-o", str(root)],
+                   check=True, capture_output=True)
+    return root
+
+
+def generated_site(generated: Path, tmp_path: Path) -> Site:
+    shutil.copytree(generated / "inventory", tmp_path / "inventory")
+    return Site(generated / "intent.yaml", tmp_path / "inventory", tmp_path)
+
+
+def entry(site: Site, name: str) -> str:
+    text = (site.inventory / "hosts.yaml").read_text()
+    found = re.search(rf"^{re.escape(name)}:\n(?:[ #].*\n|\n)*", text, re.MULTILINE)
+    assert found, name
+    return found.group(0)
+
+
+def test_a_host_that_changes_platform_loses_its_old_files(generated: Path, tmp_path: Path) -> None:
+    site = generated_site(generated, tmp_path)
+    host = entry(site, "gpu00000")
+    assert "groups: [host_connectx]" in host
+    site.edit_hosts(host, host.replace("groups: [host_connectx]", "groups: [host_dcb]"))
+
+    before = {path for path in tree(site.out) if path.startswith("gpu00000/")}
+    assert site.render()["update"] == "neighbourhood"
+    assert tree(site.out) == site.full()
+    after = {path for path in tree(site.out) if path.startswith("gpu00000/")}
+    assert before - after, "the ConnectX script is gone"
+
+
+def test_edits_of_every_platform_in_the_generated_fabric(generated: Path, tmp_path: Path) -> None:
+    """One entry of each kind edited at once (a switch of each platform, a host): the update equals a full render."""
+    site = generated_site(generated, tmp_path)
+    for name in ("r0-leaf0", "r1-leaf0", "r2-leaf0", "r3-leaf0", "gpu00003"):  # SONiC, EOS, NVUE, NX-OS; a host
+        old = entry(site, name)
+        site.edit_hosts(old, re.sub(r"cable_m: (\d+)", lambda m: f"cable_m: {int(m.group(1)) + 1}", old, count=1))
+    for number, name in enumerate(("r0-spine0", "r1-spine0")):  # SONiC, EOS: a new management address
+        old = entry(site, name)
+        site.edit_hosts(old, re.sub(r"hostname: \S+", f"hostname: 10.128.250.{number + 10}", old))
+    before = tree(site.out)
+
+    assert site.render()["update"] == "neighbourhood"
+    assert tree(site.out) == site.full()
+    assert {"r0-leaf0", "r1-leaf0", "r2-leaf0", "r3-leaf0", "gpu00003", "r0-spine0", "r1-spine0"} <= \
+        site.changed_devices(before)
+
+
+_OLD_ENTRY_START = re.compile(rb"^[^\s#\-%.\]}?:]", re.MULTILINE)
+
+
+@given(st.text(alphabet="ab: #-\n\r\t.}?", max_size=60))
+@example("a: 1\nb: 2\n")
+@example("\na: 1\nb: 2")
+@example("# fabric\n---\na: 1\nb: 2")
+def test_entries_split_where_a_line_starts_a_key(text: str) -> None:
+    """The splitter finds entries by searching for a line break (fast); it must cut where `^` would."""
+    raw = text.encode()
+    starts = [match.start() for match in _OLD_ENTRY_START.finditer(raw)]
+    entries = top_level_entries(raw)
+    if entries is None:
+        header = [line.strip() for line in raw[:starts[0] if starts else len(raw)].splitlines()]
+        assert len(starts) < 2 or [line for line in header if line and not line.startswith(b"#")] not in ([], [b"---"])
+        return
+    first = len(raw) - sum(len(entry) for entry in entries)
+    assert list(itertools.accumulate((len(entry) for entry in entries[:-1]), initial=first)) == starts
+    assert b"".join(entries) == raw[first:]
