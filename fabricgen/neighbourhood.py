@@ -339,7 +339,7 @@ class _Planner:
         around = set(changed).union(*(_peers(models[name]) for name in changed))
         fabric = changed_only.model_copy(update={"devices": {
             name: models[name] if name in models else self._old(name) for name in sorted(around)}})
-        if any(finding.severity == "error" for finding in findings_around(fabric, set(changed))):
+        if findings_around(fabric, set(changed), "error"):
             raise _Decline  # the whole road prints the report and stops
         return len(fabric.devices)
 
@@ -363,24 +363,27 @@ class _Planner:
                           build_manifest(files, inputs, self.extra, hashes=kept), state, table)
 
 
-def findings_around(fabric: Fabric, changed: set[str]) -> list[Finding]:
+def findings_around(fabric: Fabric, changed: set[str], severity: str | None = None) -> list[Finding]:
     """What lint finds about the ``changed`` devices, given a ``fabric`` of them and every device cabled to them:
-    findings of every rule but the fabric-wide ones that are on a changed device or on a port cabled to one.
-    Each such rule reads a device, its ports and the far end of each: so these are the findings a lint of the
-    whole fabric makes about them (tests/test_lint_cases.py checks it on every rule's failing fixtures)."""
+    findings of every rule but the fabric-wide ones that are on a changed device or on a port cabled to one
+    (of one ``severity``, or all). Each such rule reads a device, its ports and the far end of each: so these
+    are the findings a lint of the whole fabric makes about them (tests/test_lint_cases.py checks it on every
+    rule's failing fixtures)."""
     report = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES])
-    return [finding for finding in report.findings if concerns(finding, changed, fabric)]
+    wanted = [finding for finding in report.findings if severity is None or finding.severity == severity]
+    facing = _facing(fabric, changed) if wanted else {}
+    return [finding for finding in wanted if finding.device in changed or (finding.device, finding.port) in facing]
 
 
 def concerns(finding: Finding, devices: set[str], fabric: Fabric) -> bool:
     """Whether ``finding`` is on one of ``devices`` or on a port cabled to one of them."""
-    if finding.device in devices:
-        return True
-    device = fabric.devices.get(finding.device)
-    if device is None or finding.port is None:
-        return False
-    return any(port.name == finding.port and port.peer is not None and port.peer.partition(":")[0] in devices
-               for port in device.ports)
+    return finding.device in devices or (finding.device, finding.port) in _facing(fabric, devices)
+
+
+def _facing(fabric: Fabric, devices: set[str]) -> set[tuple[str, str | None]]:
+    """Every (device, port) whose cable reaches one of ``devices``."""
+    return {(device.name, port.name) for device in fabric.devices.values() for port in device.ports
+            if port.peer is not None and port.peer.partition(":")[0] in devices}
 
 
 def _one_entry(data: Any) -> tuple[str, Any]:
