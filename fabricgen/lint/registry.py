@@ -3,6 +3,11 @@
 A rule gets the :class:`LintContext` (the resolved fabric, its links and capabilities, all indexed once) and
 yields :class:`Finding`\\ s that name the device, the port and the peer end, and say how to fix it. IDs are
 stable forever (``FG-<TOPIC>-NNN``): waivers, CI baselines and SARIF history refer to them.
+
+A rule looks at one device, its ports and the far end of each (the neighbourhood update lints a changed device
+with only its cabled neighbours around it), unless it is listed in ``neighbourhood.FABRIC_WIDE_RULES``: a rule
+that compares a device with devices it is not cabled to must be. tests/test_lint_cases.py checks every other
+rule against its failing fixtures.
 """
 
 from __future__ import annotations
