@@ -67,6 +67,8 @@ class PreviousTree:
     manifest: dict[str, Any]
     raw: bytes = b""
     """the manifest file's bytes"""
+    mtime_ns: int = 0
+    """when the manifest was written: files modified later are hashed by :func:`tree_matches`"""
 
     @property
     def files(self) -> dict[str, str]:
@@ -79,24 +81,39 @@ def read_previous(out: Path) -> PreviousTree | None:
     (no marker), the same regular files and directories with the modes fabricgen gives them, and every file
     newer than the manifest (edited since, or checked out by git in another order) still has the manifest's
     hash. Anything else → None: write the whole tree."""
+    previous = read_manifest(out)
+    return previous if previous is not None and tree_matches(out, previous) else None
+
+
+def read_manifest(out: Path) -> PreviousTree | None:
+    """The manifest of a fabricgen tree at ``out`` that was not interrupted (no marker), not yet checked
+    against the files (:func:`tree_matches` does that); None when there is no such tree."""
     try:
-        manifest_stat = (out / MANIFEST).stat()
+        mtime_ns = (out / MANIFEST).stat().st_mtime_ns
         raw = (out / MANIFEST).read_bytes()
         manifest = json.loads(raw)
         if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
                 not isinstance(manifest.get("files"), dict) or (out / INCOMPLETE).exists():
             return None
-        scan = _scan(out, manifest_stat.st_mtime_ns)
-        expected = set(manifest["files"]) | {MANIFEST}
-        folders = {name.rpartition("/")[0] for name in expected} - {""}
-        if scan is None or scan.files != expected or scan.folders != folders:
-            return None
-        for name in scan.newer:
-            if hashlib.sha256((out / name).read_bytes()).hexdigest() != manifest["files"][name]:
-                return None
     except (OSError, ValueError):
         return None
-    return PreviousTree(manifest, raw)
+    return PreviousTree(manifest, raw, mtime_ns)
+
+
+def tree_matches(out: Path, previous: PreviousTree) -> bool:
+    """Whether the files at ``out`` are what ``previous`` (its manifest) says: one stat per file, and the
+    hash of each file newer than the manifest. Spends most of its time in system calls, so a thread can run
+    it beside other work."""
+    try:
+        scan = _scan(out, previous.mtime_ns)
+        expected = set(previous.files) | {MANIFEST}
+        folders = {name.rpartition("/")[0] for name in expected} - {""}
+        if scan is None or scan.files != expected or scan.folders != folders:
+            return False
+        return all(hashlib.sha256((out / name).read_bytes()).hexdigest() == previous.files[name]
+                   for name in scan.newer)
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass

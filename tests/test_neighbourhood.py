@@ -182,6 +182,17 @@ def test_without_a_render_state_the_whole_road_is_taken(site: Site, monkeypatch:
     assert tree(site.out) == site.full()
 
 
+def test_a_hand_edited_tree_is_rewritten_whole(site: Site) -> None:
+    """The update reads the neighbours' models from the tree: a tree whose files are not what its manifest
+    says (here a neighbour's resolved.json, edited after the render) is not updated in place."""
+    resolved = site.out / "spine1" / "resolved.json"
+    resolved.write_text(resolved.read_text().replace('"platform": "eos"', '"platform": "sonic"'))
+    site.edit_hosts(*COVERED["uplink cable length"][:2])
+
+    assert site.render()["update"] == "full"
+    assert tree(site.out) == site.full()
+
+
 def test_the_neighbourhood_declines_a_sharded_or_forced_tree(site: Site) -> None:
     sharded = site.scratch / "sharded"
     assert run(site.intent, site.inventory, sharded, "--shard", "1/2").exit_code == 0
