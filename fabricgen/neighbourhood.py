@@ -64,6 +64,9 @@ HOSTS = "inventory/hosts.yaml"
 # Rules that compare a device with the whole fabric (see the module docstring and _wide_fields).
 FABRIC_WIDE_RULES = frozenset({"FG-CLS-006", "FG-ECN-008", "FG-MTU-002", "FG-INV-002"})
 STATES_KEPT = 32
+STATE_FORMAT = 2  # part of the state's key: a state of another format (or entry digest) is not found
+# More edited entries than this and the whole road is faster: it resolves in --jobs processes, this in one.
+MAX_EDITED = 200
 # A file read whole (below yamlsource.BY_ENTRY_MIN_BYTES it is) has no entry table: up to this many entries are
 # parsed one by one after the render to make it (10 ms for a thousand).
 RECORD_MAX_ENTRIES = 2_000
@@ -87,7 +90,7 @@ def _state_path(manifest: bytes) -> Path | None:
     if folder is None:
         return None
     key = hashlib.sha256(manifest)
-    key.update(f"\0{__version__}\0{sys.version_info[:2]}".encode())  # marshal's format is Python's
+    key.update(f"\0{STATE_FORMAT}\0{__version__}\0{sys.version_info[:2]}".encode())  # marshal's is Python's
     return folder / f"state-{key.hexdigest()}.marshal"
 
 
@@ -253,6 +256,8 @@ class _Planner:
         if len(self.texts) != len(entries):
             raise _Decline  # two equal entries: a duplicate key
         known = set(self.state.entries.values())
+        if sum(digest not in known for digest in self.texts) > MAX_EDITED:
+            raise _Decline
         edited: dict[str, Any] = {}
         digests: dict[str, bytes] = {}
         for digest, text in self.texts.items():
@@ -264,6 +269,7 @@ class _Planner:
         gone = {name for name, digest in self.state.entries.items() if digest not in self.texts}
         if set(edited) != gone:
             raise _Decline  # a device added, removed or renamed
+
         self.table_path = entry_table_path(self.hosts_path)
         self.table = read_entry_table(self.table_path) if self.table_path else {}
         return edited, digests
@@ -357,8 +363,10 @@ class _Planner:
         state = RenderState({**self.state.entries, **digests}, {**self.state.kinds, **kinds_of(models.values())})
         table = None
         if self.table_path is not None and edited:
-            table = (self.table_path, {**self.table, **{digest: marshal.dumps({name: edited[name]})
-                                                         for name, digest in digests.items()}})
+            # The entries of the file as it is now: the edited ones' earlier texts are not needed again.
+            fresh = {digest: marshal.dumps({name: edited[name]}) for name, digest in digests.items()}
+            table = (self.table_path, {digest: fresh[digest] if digest in fresh else self.table[digest]
+                                       for digest in self.texts if digest in fresh or digest in self.table})
         return UpdatePlan(fabric, files, kept, replaced, removed,
                           build_manifest(files, inputs, self.extra, hashes=kept), state, table)
 

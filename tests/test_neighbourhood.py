@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from fabricgen import neighbourhood
 from fabricgen.cli import main
 from fabricgen.neighbourhood import plan_update
 from fabricgen.output import read_previous
@@ -177,6 +178,14 @@ def test_a_broken_edit_is_reported_as_a_render_into_a_new_directory_reports_it(s
 def test_without_a_render_state_the_whole_road_is_taken(site: Site, monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: Path) -> None:
     monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "another-machine"))
+    site.edit_hosts(*COVERED["uplink cable length"][:2])
+    assert site.render()["update"] == "incremental"
+    assert tree(site.out) == site.full()
+
+
+def test_many_edits_take_the_whole_road(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a few hundred edited entries the whole road, which resolves in --jobs processes, is faster."""
+    monkeypatch.setattr(neighbourhood, "MAX_EDITED", 0)
     site.edit_hosts(*COVERED["uplink cable length"][:2])
     assert site.render()["update"] == "incremental"
     assert tree(site.out) == site.full()
