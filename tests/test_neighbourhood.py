@@ -11,11 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fabricgen import neighbourhood
@@ -260,6 +261,60 @@ def test_edits_of_every_platform_in_the_generated_fabric(generated: Path, tmp_pa
     assert tree(site.out) == site.full()
     assert {"r0-leaf0", "r1-leaf0", "r2-leaf0", "r3-leaf0", "gpu00003", "r0-spine0", "r1-spine0"} <= \
         site.changed_devices(before)
+
+
+# Edits a commit makes to one entry: a pattern, its replacement. Some break the fabric (a speed or FEC that
+# the far end does not share, an address outside the management subnet): those must fail as a fresh render.
+EDITS = {
+    "cable": (r"cable_m: (\d+)", lambda m: f"cable_m: {int(m.group(1)) + 1}"),
+    "speed": (r"speed: 400G", lambda m: "speed: 200G"),
+    "speed left to the far end": (r"speed: 400G, ", lambda m: ""),
+    "fec": (r"fec: rs", lambda m: "fec: none"),
+    "media": (r"media: dac", lambda m: "media: aoc"),
+    "nic": (r"rdma_device: mlx5_(\d)", lambda m: f"rdma_device: mlx5_{int(m.group(1)) + 10}"),
+    "address": (r"hostname: 10\.128\.(\d+)\.(\d+)",
+                lambda m: f"hostname: 10.128.{m.group(1)}.{int(m.group(2)) + 100}"),
+    "address outside": (r"hostname: 10\.128\.", lambda m: "hostname: 10.200."),
+    "comment": (r"\n", lambda m: "  # edited\n"),
+}
+RANDOM_UPDATES: list[str] = []  # which update each example took: the test checks some were neighbourhood ones
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(sorted(EDITS))), min_size=1, max_size=3))
+def random_edits(generated: Path, edits: list[tuple[int, str]]) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        site = generated_site(generated, Path(scratch))
+        hosts = site.inventory / "hosts.yaml"
+        names = re.findall(r"^([\w-]+):$", hosts.read_text(), re.MULTILINE)
+        for pick, kind in edits:
+            old = entry(site, names[pick % len(names)])
+            pattern, replace = EDITS[kind]
+            new = re.sub(pattern, replace, old, count=1)
+            if new != old:
+                site.edit_hosts(old, new)
+        before = tree(site.out)
+
+        update = run(site.intent, site.inventory, site.out)
+        fresh = run(site.intent, site.inventory, Path(scratch) / "fresh")
+
+        assert update.exit_code == fresh.exit_code, update.output + fresh.output
+        if fresh.exit_code == 0:
+            RANDOM_UPDATES.append(json.loads(update.stdout)["update"])
+            assert tree(site.out) == tree(Path(scratch) / "fresh")
+        else:
+            assert update.stderr == fresh.stderr
+            assert tree(site.out) == before
+
+
+def test_random_edits_update_as_a_fresh_render_renders(generated: Path) -> None:
+    """Any few edits of the generated fabric: the update into the earlier tree ends as a render of the same
+    inputs into a new directory ends — the same tree, or the same exit status and messages and the earlier
+    tree left as it was."""
+    RANDOM_UPDATES.clear()
+    random_edits(generated)
+    assert "neighbourhood" in RANDOM_UPDATES, RANDOM_UPDATES
 
 
 _OLD_ENTRY_START = re.compile(rb"^[^\s#\-%.\]}?:]", re.MULTILINE)
