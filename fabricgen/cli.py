@@ -128,7 +128,7 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
       fabricgen render site.yaml -i site-inventory --format json
     """
     unchecked = None if full else read_manifest(out)
-    plan, scanned = _neighbourhood(intent, inventory, out, unchecked, shard)
+    plan, scanned = _neighbourhood(intent, inventory, out, unchecked, shard, jobs)
     if plan is not None:
         with _output_errors(out, updating=True):
             rewritten = apply_update(out, plan)
@@ -155,14 +155,14 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
 
 
 def _neighbourhood(intent: Path, inventory: Path, out: Path, unchecked: PreviousTree | None,
-                   shard: str | None) -> tuple[UpdatePlan | None, PreviousTree | None]:
+                   shard: str | None, jobs: int) -> tuple[UpdatePlan | None, PreviousTree | None]:
     """The neighbourhood update of the tree at ``out`` if it is one, and the tree if its files are what its
     manifest says. A forked process checks the files while this one works out the update (0.15 s each at
     32,768 GPUs; a thread would wait on the interpreter lock); a plan for a tree that fails the check is
     dropped."""
     if unchecked is None:
         return None, None
-    if shard is not None or not can_fork():
+    if shard is not None or jobs < 2 or not can_fork():
         intact = tree_matches(out, unchecked)
         plan = plan_update(intent, inventory, out, unchecked, _renderer()) if intact and shard is None else None
         return plan, unchecked if intact else None

@@ -34,13 +34,14 @@ def tree(path: Path) -> dict[str, bytes]:
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
-def run(intent: Path, inventory: Path, out: Path, *extra: str) -> Result:
+def run(intent: Path, inventory: Path, out: Path, *extra: str, jobs: int = 1) -> Result:
     return CliRunner().invoke(main, ["render", str(intent), "-i", str(inventory), "-o", str(out), "--format", "json",
-                                     "--jobs", "1", *extra])
+                                     "--jobs", str(jobs), *extra])
 
 
-def render(intent: Path, inventory: Path, out: Path) -> dict[str, object]:
-    result = run(intent, inventory, out)
+def render(intent: Path, inventory: Path, out: Path, jobs: int = 1) -> dict[str, object]:
+    """--jobs 1 checks the earlier tree in this process; more checks it in a forked one beside the update."""
+    result = run(intent, inventory, out, jobs=jobs)
     assert result.exit_code == 0, result.output
     summary: dict[str, object] = json.loads(result.stdout)
     return summary
@@ -63,8 +64,8 @@ class Site:
     def edit_hosts(self, old: str, new: str) -> None:
         edit(self.inventory / "hosts.yaml", old, new)
 
-    def render(self) -> dict[str, object]:
-        return render(self.intent, self.inventory, self.out)
+    def render(self, jobs: int = 1) -> dict[str, object]:
+        return render(self.intent, self.inventory, self.out, jobs)
 
     def full(self) -> dict[str, bytes]:
         """What a render of the current inputs into a new directory writes."""
@@ -114,12 +115,13 @@ def test_an_edit_of_one_entry_is_a_neighbourhood_update_equal_to_a_full_render(s
     assert summary["rewritten"] == changed_files  # the manifest included: its inputs' hashes always change
 
 
-def test_updates_chain(site: Site) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_updates_chain(site: Site, jobs: int) -> None:
     """The state a neighbourhood update leaves serves the next one."""
     for cable in (3, 4, 5):
         site.edit_hosts(f'peer: "spine1:Ethernet1/1", cable_m: {cable + 27}',
                         f'peer: "spine1:Ethernet1/1", cable_m: {cable + 28}')
-        assert site.render()["update"] == "neighbourhood"
+        assert site.render(jobs)["update"] == "neighbourhood"
         assert tree(site.out) == site.full()
 
 
@@ -192,14 +194,15 @@ def test_many_edits_take_the_whole_road(site: Site, monkeypatch: pytest.MonkeyPa
     assert tree(site.out) == site.full()
 
 
-def test_a_hand_edited_tree_is_rewritten_whole(site: Site) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_hand_edited_tree_is_rewritten_whole(site: Site, jobs: int) -> None:
     """The update reads the neighbours' models from the tree: a tree whose files are not what its manifest
     says (here a neighbour's resolved.json, edited after the render) is not updated in place."""
     resolved = site.out / "spine1" / "resolved.json"
     resolved.write_text(resolved.read_text().replace('"platform": "eos"', '"platform": "sonic"'))
     site.edit_hosts(*COVERED["uplink cable length"][:2])
 
-    assert site.render()["update"] == "full"
+    assert site.render(jobs)["update"] == "full"
     assert tree(site.out) == site.full()
 
 
