@@ -128,18 +128,19 @@ def _load_state(manifest: bytes) -> RenderState | None:
 def record_render(out: Path, kinds: dict[str, Kind], hosts: Path, entries: dict[str, bytes]) -> None:
     """After the whole road wrote the tree at ``out``: its render state, and every hosts.yaml entry in the parse
     cache's entry table (the next update compares an edited entry with what it was)."""
-    save_state(out, RenderState({name: entry_digest(text) for name, text in entries.items()}, kinds))
+    digests = {name: entry_digest(text) for name, text in entries.items()}
+    save_state(out, RenderState(digests, kinds))
     table_path = entry_table_path(hosts)
     if table_path is None:
         return
     table = read_entry_table(table_path)
-    missing = {name: text for name, text in entries.items() if entry_digest(text) not in table}
+    missing = [name for name, digest in digests.items() if digest not in table]
     if not missing or len(missing) > RECORD_MAX_ENTRIES:
         return  # complete already (load read the file by entry), or too long to parse here
-    for name, text in missing.items():
-        value = parse_entry(text)  # alone, as load reads an entry and as the update reads one
+    for name in missing:
+        value = parse_entry(entries[name])  # alone, as load reads an entry and as the update reads one
         if isinstance(value, dict) and list(value) == [name]:
-            table[entry_digest(text)] = marshal.dumps(value)
+            table[digests[name]] = marshal.dumps(value)
     write_entry_table(table_path, table)
 
 
@@ -205,6 +206,8 @@ def apply_update(out: Path, plan: UpdatePlan) -> int:
 
 
 class _Planner:
+    """Works out one update; any step that finds it is not a neighbourhood update raises _Decline."""
+
     def __init__(self, intent: Path, inventory: Path, out: Path, previous: PreviousTree | None,
                  extra: dict[str, Any]) -> None:
         if previous is None or set(extra) != {"renderer"} or previous.manifest.get("renderer") != extra["renderer"]:
@@ -222,7 +225,7 @@ class _Planner:
         inputs = input_hashes(self.intent_path, self.inventory)
         before = self.previous.manifest.get("inputs", {})
         if inputs.keys() != before.keys() or any(inputs[k] != before[k] for k in inputs if k != HOSTS):
-            raise _Decline  # the intent, groups.yaml or defaults.yaml changed: every device may have
+            raise _Decline  # the intent, groups.yaml or defaults.yaml changed: any device may have
         edited, digests = self._edited_entries()
         intent, groups = load_intent(self.intent_path), load_groups(self.inventory)
         if intent is None or groups is None:
