@@ -31,12 +31,18 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
 # Text the two parsers might read differently sends the whole file to PyYAML: escapes in quoted scalars,
 # tabs (PyYAML refuses them as indentation), characters PyYAML refuses as unprintable (C0 and C1 controls,
 # U+FFFE/U+FFFF) or reads as line breaks (U+0085, U+2028, U+2029), directives and document markers.
-_NOT_PLAIN_TEXT = re.compile(
+_NOT_PLAIN_CHARS = (
     rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\\\t]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbf[\xbe\xbf]"
     # A carriage return on its own ends a line for PyYAML (YAML's b-carriage-return), not for rapidyaml:
     # `1\r:` is a syntax error to one and {1: None} to the other. CRLF line ends read alike.
-    rb"|\r(?!\n)"
-    rb"|^(?:%|---|\.\.\.)", re.MULTILINE)
+    rb"|\r(?!\n)")
+_NOT_PLAIN_TEXT = re.compile(_NOT_PLAIN_CHARS + rb"|^(?:%|---|\.\.\.)", re.MULTILINE)
+_ODD_CHARS = re.compile(_NOT_PLAIN_CHARS)
+
+
+def plain_characters(raw: bytes) -> bool:
+    """Whether ``raw`` holds none of the characters the two parsers might read differently (see above)."""
+    return _ODD_CHARS.search(raw) is None
 
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -55,7 +61,8 @@ def load_plain(raw: bytes) -> tuple[bool, Any]:
         with _quiet_stderr():  # rapidyaml prints its own message before raising; PyYAML reports instead
             tree = ryml.parse_in_arena(raw)
         return True, _Walker(tree).document()
-    except (_NotPlain, ryml.ExceptionBasic, RecursionError):  # RecursionError: nesting deeper than we walk
+    except (_NotPlain, ryml.ExceptionBasic, RecursionError, UnicodeDecodeError):
+        # RecursionError: nesting deeper than we walk. UnicodeDecodeError: not UTF-8, which load reports.
         return False, None
 
 

@@ -20,7 +20,7 @@ from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, for
 from fabricgen.platforms import platform_names
 from fabricgen.schema.intent import Intent, check_intent, expand_profile
 from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec
-from fabricgen.yamlsource import SourceMap, YamlDocument, entries_by_key, load_yaml
+from fabricgen.yamlsource import Entries, SourceMap, YamlDocument, entries_by_key, load_yaml
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
@@ -35,8 +35,8 @@ class FabricInput:
     sources: SourceMap
     input_hashes: dict[str, str] = field(default_factory=dict)
     fallback: Location = field(default_factory=lambda: Location("<input>", 1, 1))
-    hosts_entries: dict[str, bytes] | None = None
-    """hosts.yaml's top-level key → its entry's text (what the render state records), if the file splits so"""
+    hosts_entries: Entries | None = None
+    """hosts.yaml's top-level entries (what the render state records), if the file splits into them"""
 
     def locate(self, path: KeyPath) -> Location:
         found = self.sources.locate(path, self.fallback)
@@ -83,11 +83,13 @@ def load_groups(directory: Path) -> tuple[dict[str, Any], dict[str, Any]] | None
     return found["groups.yaml"], found["defaults.yaml"]
 
 
-def input_hashes(intent_path: Path, inventory_dir: Path) -> dict[str, str]:
-    """What :func:`load` records in ``FabricInput.input_hashes``: label → sha256 of each input file present."""
+def input_hashes(intent_path: Path, inventory_dir: Path, inventory_files: tuple[str, ...] = INVENTORY_FILES,
+                 ) -> dict[str, str]:
+    """What :func:`load` records in ``FabricInput.input_hashes``: label → sha256 of each input file present
+    (of the inventory, those named)."""
     hashes: dict[str, str] = {}
     _hash(intent_path, f"intent/{intent_path.name}", hashes)
-    for name in INVENTORY_FILES:
+    for name in inventory_files:
         if (inventory_dir / name).exists():
             _hash(inventory_dir / name, f"inventory/{name}", hashes)
     return hashes
@@ -285,7 +287,7 @@ def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, t
 
 
 def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic],
-                    hashes: dict[str, str], jobs: int) -> tuple[Inventory | None, dict[str, bytes] | None]:
+                    hashes: dict[str, str], jobs: int) -> tuple[Inventory | None, Entries | None]:
     files = _read_inventory_files(directory, problems, hashes, jobs)
     if files is None:
         return None, None
@@ -302,7 +304,7 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         return None, None
     hosts = files.docs["hosts.yaml"]
     # every part validated above
-    return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts.text, hosts.data)
+    return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts)
 
 
 def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict[str, Any],

@@ -50,12 +50,14 @@ from fabricgen.output import MANIFEST, PreviousTree, build_manifest, file_hash, 
 from fabricgen.resolve import Resolution, resolve_policy
 from fabricgen.schema.inventory import Device, Inventory
 from fabricgen.yamlsource import (
+    Entries,
     cache_dir,
     cached_entry,
     entry_digest,
     entry_table_path,
     parse_entry,
     read_entry_table,
+    starts_with_key,
     top_level_entries,
     write_entry_table,
 )
@@ -125,23 +127,37 @@ def _load_state(manifest: bytes) -> RenderState | None:
         return None
 
 
-def record_render(out: Path, kinds: dict[str, Kind], hosts: Path, entries: dict[str, bytes]) -> None:
+def record_render(out: Path, kinds: dict[str, Kind], hosts: Path, entries: Entries) -> None:
     """After the whole road wrote the tree at ``out``: its render state, and every hosts.yaml entry in the parse
-    cache's entry table (the next update compares an edited entry with what it was)."""
-    digests = {name: entry_digest(text) for name, text in entries.items()}
-    save_state(out, RenderState(digests, kinds))
+    cache's entry table (the next update compares an edited entry with what it was).
+
+    The update reads an entry on its own; so the state is recorded only for a file each of whose entries reads
+    alone as it reads in the file (load read it so, or each is checked here): not for YAML that spans entries
+    (an alias of another entry's anchor, a flow collection running on at the start of a line)."""
+    digests = {name: entry_digest(text) for name, text in entries.texts.items()}
     table_path = entry_table_path(hosts)
-    if table_path is None:
-        return
-    table = read_entry_table(table_path)
-    missing = [name for name, digest in digests.items() if digest not in table]
-    if not missing or len(missing) > RECORD_MAX_ENTRIES:
-        return  # complete already (load read the file by entry), or too long to parse here
-    for name in missing:
-        value = parse_entry(entries[name])  # alone, as load reads an entry and as the update reads one
-        if isinstance(value, dict) and list(value) == [name]:
-            table[digests[name]] = marshal.dumps(value)
-    write_entry_table(table_path, table)
+    if not entries.read_alone:
+        if table_path is None or len(digests) > RECORD_MAX_ENTRIES:
+            return
+        table = read_entry_table(table_path)
+        for name, text in entries.texts.items():
+            alone = parse_entry(text)
+            if not _same({name: entries.data[name]}, alone):
+                return
+            table[digests[name]] = marshal.dumps(alone)
+        write_entry_table(table_path, table)
+    save_state(out, RenderState(digests, kinds))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types throughout (``==`` alone takes True for 1, and 1.0 for 1)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(value, b[key]) for key, value in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def kinds_of(models: Iterable[DeviceModel]) -> dict[str, Kind]:
@@ -222,11 +238,14 @@ class _Planner:
         self.old_models: dict[str, DeviceModel] = {}
 
     def plan(self) -> UpdatePlan:
-        inputs = input_hashes(self.intent_path, self.inventory)
+        self.hosts_path = self.inventory / "hosts.yaml"
+        raw = self.hosts_path.read_bytes()  # read once: what is hashed is what is split
+        inputs = {**input_hashes(self.intent_path, self.inventory, ("groups.yaml", "defaults.yaml")),
+                  HOSTS: hashlib.sha256(raw).hexdigest()}
         before = self.previous.manifest.get("inputs", {})
         if inputs.keys() != before.keys() or any(inputs[k] != before[k] for k in inputs if k != HOSTS):
             raise _Decline  # the intent, groups.yaml or defaults.yaml changed: any device may have
-        edited, digests = self._edited_entries()
+        edited, digests = self._edited_entries(raw)
         intent, groups = load_intent(self.intent_path), load_groups(self.inventory)
         if intent is None or groups is None:
             raise _Decline
@@ -249,10 +268,11 @@ class _Planner:
 
     # -- which entries changed, and which devices that affects
 
-    def _edited_entries(self) -> tuple[dict[str, Any], dict[str, bytes]]:
-        """The data of the hosts.yaml entries whose text changed, by name, and every entry's digest → text."""
-        self.hosts_path = self.inventory / "hosts.yaml"
-        entries = top_level_entries(self.hosts_path.read_bytes())
+    def _edited_entries(self, raw: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
+        """The data of the hosts.yaml entries whose text changed, by name, and their digests. Unchanged entries
+        were part of a file that loaded, and each read alone as it read in the file (see record_render); an
+        edited one must be UTF-8 (rapidyaml does not look at comments) and start with its key as written."""
+        entries = top_level_entries(raw)
         if entries is None:
             raise _Decline
         self.texts = {entry_digest(entry): entry for entry in entries}
@@ -266,8 +286,12 @@ class _Planner:
         for digest, text in self.texts.items():
             if digest not in known:
                 name, data = _one_entry(parse_entry(text))
-                if name in edited:
+                if name in edited or not starts_with_key(text, name):
                     raise _Decline
+                try:
+                    text.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _Decline from None
                 edited[name], digests[name] = data, digest
         gone = {name for name, digest in self.state.entries.items() if digest not in self.texts}
         if set(edited) != gone:

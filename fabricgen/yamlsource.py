@@ -21,7 +21,7 @@ import yaml
 
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
-from fabricgen.fastyaml import load_plain
+from fabricgen.fastyaml import load_plain, plain_characters
 from fabricgen.forked import contiguous, fork_map, worth_forking
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
@@ -78,11 +78,14 @@ class YamlDocument:
     """A loaded file's data. Its source map (key path → line) costs as much as a second parse, and is needed
     only to report a problem, so it is built from the kept text the first time a location is asked for."""
 
-    def __init__(self, data: Any, file: str, text: str, source: SourceMap | None = None) -> None:
+    def __init__(self, data: Any, file: str, text: str, source: SourceMap | None = None,
+                 read_alone: bool = False) -> None:
         self.data = data
         self.file = file
         self.text = text
         self._source = source
+        self.read_alone = read_alone
+        """the data was read entry by entry, each top-level entry on its own (see _load_by_entry)"""
 
     @property
     def source(self) -> SourceMap:
@@ -174,13 +177,17 @@ def load_yaml(path: Path, display_name: str | None = None,
                                  "save the file as UTF-8")]
     key = _cache_key(raw)
     found, data = _cache_get(key)
+    read_alone = found and _cache_has(f"{key}.read-alone")
     if not found and len(raw) >= BY_ENTRY_MIN_BYTES:
         found, data = _load_by_entry(raw, path, jobs)
+        read_alone = found
+        if read_alone:
+            _cache_mark(f"{key}.read-alone")
     if not found:
         found, data = load_plain(raw)
     if found:
         _cache_put(key, data)
-        return YamlDocument(data, name, text), []
+        return YamlDocument(data, name, text, read_alone=read_alone), []
     doc, problems = parse_yaml(text, name)
     if doc is not None and not problems:
         _cache_put(key, doc.data)
@@ -265,21 +272,37 @@ def write_entry_table(file: Path, table: dict[bytes, bytes]) -> None:
     _write_cache_file(file.parent, file.name, marshal.dumps(table))
 
 
-def entries_by_key(text: str, data: Any) -> dict[str, bytes] | None:
-    """Each top-level key of a loaded file → its entry's text. None when the text does not split into exactly
-    one entry per key, each starting with its key as written."""
-    entries = top_level_entries(text.encode())
+@dataclass(frozen=True)
+class Entries:
+    """A loaded file's top-level entries, for the render state (fabricgen/neighbourhood.py)."""
+
+    texts: dict[str, bytes]
+    """each top-level key → its entry's text"""
+    data: dict[str, Any]
+    """the file's data, as load read it"""
+    read_alone: bool
+    """load read every entry on its own, so each entry's data is what its text reads as alone"""
+
+
+def entries_by_key(doc: YamlDocument) -> Entries | None:
+    """The entries of a loaded file; None when its text does not split into exactly one entry per key, each
+    starting with its key as written."""
+    entries = top_level_entries(doc.text.encode())
+    data = doc.data
     if entries is None or not isinstance(data, dict) or len(entries) != len(data):
         return None
     found: dict[str, bytes] = {}
     for key, entry in zip(data, entries, strict=True):
-        if not isinstance(key, str):
-            return None
-        written = key.encode()
-        if not entry.startswith(written) or entry[len(written):].lstrip(b" ")[:1] != b":":
+        if not isinstance(key, str) or not starts_with_key(entry, key):
             return None
         found[key] = entry
-    return found
+    return Entries(found, data, doc.read_alone)
+
+
+def starts_with_key(entry: bytes, key: str) -> bool:
+    """Whether an entry's text starts with ``key`` as written, plain, then its colon."""
+    written = key.encode()
+    return entry.startswith(written) and entry[len(written):].lstrip(b" ")[:1] == b":"
 
 
 PARALLEL_MIN_ENTRIES = 2_000
@@ -310,18 +333,30 @@ def _parse_slice_marshalled(entries: list[bytes]) -> bytes:
 
 
 def top_level_entries(raw: bytes) -> list[bytes] | None:
+    """``raw`` cut before each line that starts a top-level key; None unless everything before the first such
+    line is comments (and the `---` that yamllint asks for) that both parsers read alike, and no byte-order
+    mark follows the start (rapidyaml drops one at the start of an entry read alone, PyYAML keeps it)."""
     # A line break followed by an entry's first character: the regex engine looks for the line break with a
     # fast search, where `^` under MULTILINE tries every position (11 ms instead of 80 ms on 12 MB).
     starts = [match.start() + 1 for match in _ENTRY_START.finditer(raw)]
     if raw[:1] and _ENTRY_START.match(b"\n" + raw[:1]):
         starts.insert(0, 0)
-    if len(starts) < 2:
+    # (one byte's search first: memchr, a tenth of the time the three bytes' search takes on 12 MB)
+    if len(starts) < 2 or (raw.find(_BOM[:1], 1) != -1 and raw.find(_BOM, 1) != -1):
         return None
-    header = [line.strip() for line in raw[:starts[0]].splitlines()]
+    head = raw[:starts[0]]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    header = [line.strip() for line in head.splitlines()]
     content = [line for line in header if line and not line.startswith(b"#")]
-    if content not in ([], [b"---"]):  # comments, and the `---` that yamllint asks for, only
+    if content not in ([], [b"---"]) or not plain_characters(head):  # a NEL in a comment is a line break
         return None
     return [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)], strict=True)]
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def cache_dir() -> Path | None:
@@ -352,6 +387,18 @@ def _cache_get(key: str) -> tuple[bool, Any]:
         return True, marshal.loads((folder / f"{key}.marshal").read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return False, None  # absent or unreadable: parse again
+
+
+def _cache_has(name: str) -> bool:
+    folder = cache_dir()
+    return folder is not None and (folder / name).exists()
+
+
+def _cache_mark(name: str) -> None:
+    """An empty file whose name records a fact about a cached file (that it reads entry by entry)."""
+    folder = cache_dir()
+    if folder is not None and not (folder / name).exists():
+        _write_cache_file(folder, name, b"")
 
 
 def _cache_put(key: str, data: Any) -> None:

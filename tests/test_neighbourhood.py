@@ -215,6 +215,95 @@ def test_the_neighbourhood_declines_a_sharded_or_forced_tree(site: Site) -> None
         is None
 
 
+def ends_as_a_fresh_render(site: Site) -> Result:
+    """Render into the earlier tree and into a new directory: the same tree, or the same exit status and messages
+    with the earlier tree left as it was. Returns the update's result."""
+    before = tree(site.out)
+    update = run(site.intent, site.inventory, site.out)
+    fresh_dir = site.scratch / "fresh"
+    shutil.rmtree(fresh_dir, ignore_errors=True)
+    fresh = run(site.intent, site.inventory, fresh_dir)
+    assert update.exit_code == fresh.exit_code, update.output + fresh.output
+    if fresh.exit_code == 0:
+        assert tree(site.out) == tree(fresh_dir)
+    else:
+        assert update.stderr == fresh.stderr.replace(str(fresh_dir), str(site.out))
+        assert tree(site.out) == before
+    return update
+
+
+def site_with_hosts(tmp_path: Path, text: str) -> Site:
+    inventory = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inventory, ignore=shutil.ignore_patterns("mixed"))
+    (inventory / "hosts.yaml").write_text(text)
+    return Site(INTENT, inventory, tmp_path)
+
+
+# Found by review: text the update reads differently from load, each now read as load reads it.
+NEL_THEN_A_DEVICE = b"\xc2\x85lab9: {hostname: 198.51.100.97, groups: [gpu_nodes], data: {ports: {eno1: {}}}}"
+
+
+# NEL: a line break to PyYAML, so the "comment" goes on with a device.
+@pytest.mark.parametrize("junk", [b"\xe9", b"\x01", NEL_THEN_A_DEVICE])
+def test_the_header_before_the_first_entry_is_read_as_load_reads_it(site: Site, junk: bytes) -> None:
+    hosts = site.inventory / "hosts.yaml"
+    raw = hosts.read_bytes()
+    first_line_end = raw.index(b"\n")
+    hosts.write_bytes(raw[:first_line_end] + junk + raw[first_line_end:])
+    ends_as_a_fresh_render(site)
+
+
+def test_an_edited_entry_must_be_utf8_even_in_a_comment(site: Site) -> None:
+    hosts = site.inventory / "hosts.yaml"
+    raw = hosts.read_bytes()
+    assert raw.count(b"      eno1: {}\n\nnode2:") == 1
+    hosts.write_bytes(raw.replace(b"      eno1: {}\n\nnode2:", b"      eno1: {}  # caf\xe9\n\nnode2:"))
+    assert ends_as_a_fresh_render(site).exit_code == 2
+
+
+def test_a_byte_order_mark_before_an_entry_is_part_of_its_key(site: Site) -> None:
+    hosts = site.inventory / "hosts.yaml"
+    hosts.write_bytes(hosts.read_bytes().replace(b"\nnode2:\n", b"\n\xef\xbb\xbfnode2:\n"))
+    assert ends_as_a_fresh_render(site).exit_code == 2
+
+
+LAB = "lab1:\n  hostname: 198.51.100.99\n  groups: [gpu_nodes]\n  data:\n    ports:\n      eno1: &plain {}\n\n"
+
+
+def test_yaml_that_spans_entries_leaves_no_state(tmp_path: Path) -> None:
+    """An alias of another entry's anchor: the entries do not read alone, so the whole road is taken, and an
+    edit that breaks the alias fails as a fresh render fails."""
+    text = (ROOT / "inventory" / "hosts.yaml").read_text()
+    node3 = text.index("\nnode3:")
+    uses_alias = text[:node3] + text[node3:].replace("      eno1: {}\n", "      eno1: *plain\n", 1)
+    site = site_with_hosts(tmp_path, LAB + uses_alias)
+    site.edit_hosts("      eno1: &plain {}\n", "      eno1: {}\n")
+    assert ends_as_a_fresh_render(site).exit_code == 2
+
+
+def test_an_alias_moved_before_its_anchor(tmp_path: Path) -> None:
+    """No entry's text changes, only their order: node3 (using node1's anchor) moves above node1."""
+    text = (ROOT / "inventory" / "hosts.yaml").read_text()
+    parts = text.split("      bmc: {speed: 1G}\n")
+    assert len(parts) == 5
+    text = parts[0] + "      bmc: &bmc {speed: 1G}\n" + parts[1] + "      bmc: {speed: 1G}\n" + parts[2] + \
+        "      bmc: *bmc\n" + parts[3] + "      bmc: {speed: 1G}\n" + parts[4]
+    site = site_with_hosts(tmp_path, text)
+    node1, node3, node4 = (text.index(f"\n{name}:\n") + 1 for name in ("node1", "node3", "node4"))
+    (site.inventory / "hosts.yaml").write_text(text[:node1] + text[node3:node4] + text[node1:node3] + text[node4:])
+    assert ends_as_a_fresh_render(site).exit_code == 2
+
+
+def test_a_flow_mapping_continued_at_the_start_of_a_line(tmp_path: Path) -> None:
+    """`? data` keeps as many entries as keys, yet the first two 'entries' are one flow mapping."""
+    span = ("lab1: {hostname: 198.51.100.99, groups: [gpu_nodes],\ndata: {ports: {eno1: {}}}}\n? data\n"
+            ": {hostname: 198.51.100.98, groups: [gpu_nodes], data: {ports: {eno1: {}}}}\n")
+    site = site_with_hosts(tmp_path, (ROOT / "inventory" / "hosts.yaml").read_text() + "\n" + span)
+    site.edit_hosts("lab1: {hostname: 198.51.100.99, groups: [gpu_nodes],\n",
+                    "lab1: {hostname: 198.51.100.97, groups: [gpu_nodes], data: {ports: {eno1: {}}}}\n")
+    assert ends_as_a_fresh_render(site).exit_code == 2
+
+
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The benchmark's rail-optimised fabric (every platform, OOB, DAC and optics), 256 GPUs."""
