@@ -104,6 +104,10 @@ def test_generated_documents_read_the_same(data: dict[str, Any], flow: bool | No
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=" \t\r\n#:{}[],-?'\"abc1\x01\u2028", max_size=40))
 @example(text="1\r:")  # a lone carriage return: a line break to PyYAML only (found by this test)
+@example(text="[1:]")  # a colon touching a flow indicator: libyaml refuses it (found by this test)
+@example(text="[:1]")
+@example(text="?\n-1")  # an explicit key: libyaml and rapidyaml end it in different places (found by this test)
+@example(text="{?1}")
 def test_arbitrary_text_is_read_as_pyyaml_reads_it_or_declined(text: str) -> None:
     raw = text.encode()
     taken, data = load_plain(raw)

@@ -118,6 +118,25 @@ def test_entries_that_do_not_stand_alone_read_the_whole_file(trouble: str, cache
         assert problems == [] and doc is not None and doc.data == expected
 
 
+@pytest.mark.parametrize("odd", [
+    "# a comment\u0085spare: {hostname: 10.9.0.7}\n",  # NEL ends a line for PyYAML: the comment hides a device
+    "\ufeff",                                            # a byte-order mark before an entry is part of its key
+])
+def test_text_an_entry_read_alone_would_misread_reads_the_whole_file(odd: str, cache: Path, tmp_path: Path) -> None:
+    """Found by review: the header's NEL and a mid-file byte-order mark read differently entry by entry."""
+    path = tmp_path / "hosts.yaml"
+    text = big_hosts(300)
+    text = odd + text if odd.startswith("#") else text.replace("\nleaf9:\n", f"\n{odd}leaf9:\n")
+    path.write_text(text)
+    doc, problems = load_yaml(path)
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:  # PyYAML refuses a byte-order mark after the start
+        assert doc is None and problems
+        return
+    assert problems == [] and doc is not None and doc.data == expected
+
+
 def test_a_document_marker_before_the_entries_is_read_entry_by_entry(cache: Path, tmp_path: Path) -> None:
     """yamllint's document-start rule puts `---` on top of every file: that must not cost the whole file."""
     path = tmp_path / "hosts.yaml"
