@@ -10,6 +10,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fabricgen import fastyaml
 from fabricgen.fastyaml import load_plain
 from fabricgen.yamlsource import parse_yaml
 
@@ -108,6 +109,7 @@ def test_generated_documents_read_the_same(data: dict[str, Any], flow: bool | No
 @example(text="[:1]")
 @example(text="?\n-1")  # an explicit key: libyaml and rapidyaml end it in different places (found by this test)
 @example(text="{?1}")
+@example(text="{ :1}")  # a flow entry starting with a colon: libyaml refuses it (found by this test)
 def test_arbitrary_text_is_read_as_pyyaml_reads_it_or_declined(text: str) -> None:
     raw = text.encode()
     taken, data = load_plain(raw)
@@ -133,3 +135,17 @@ def test_inventory_shaped_documents_take_the_fast_path(data: dict[str, Any], flo
     raw = yaml.safe_dump(data, default_flow_style=flow).encode()
     taken, got = load_plain(raw)
     assert taken and typed(got) == typed(reference(raw))
+
+
+@settings(max_examples=500, deadline=None)
+@given(raw=st.binary(max_size=30) | st.lists(st.sampled_from(
+    [b"a", b" ", b"\n", b"\r", b"\t", b"\\", b"\x01", b"\x7f", b"%", b"-", b".", b":", b"?", b"[", b"]", b"{", b"}",
+     b",", b"\xc2\x85", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80", b"\xef\xbf\xbe", b"\xef\xbb\xbf", b"#"]),
+    max_size=20).map(b"".join))
+@example(raw=b"---")
+@example(raw=b"a\n...")
+@example(raw=b"a\r")
+def test_the_fast_check_for_odd_text_answers_as_its_regex(raw: bytes) -> None:
+    """load_plain looks for what the parsers read differently piece by piece (fast on 12 MB); it must find
+    exactly what the one regex that defines it finds."""
+    assert fastyaml._not_plain(raw) == (fastyaml._NOT_PLAIN_TEXT.search(raw) is not None)
