@@ -42,8 +42,6 @@ _NOT_PLAIN_CHARS = (
 # (`?\n-1`, `{?1}`); and a flow entry that starts with a colon (`[ :1]`), which libyaml refuses.
 _NOT_PLAIN_TEXT = re.compile(_NOT_PLAIN_CHARS + rb"|^(?:%|---|\.\.\.)|:[\[\]{},]|[\[\]{},]:|\?(?:[ \r\n]|$)"
                              rb"|[\[{,][ \r\n]*[?:]", re.MULTILINE)
-_ODD_CHARS = re.compile(_NOT_PLAIN_CHARS)
-
 # _NOT_PLAIN_TEXT, searched for in pieces that the bytes type and the regex engine scan fast: one regex with
 # alternatives tries each at every position (0.5-0.9 s on a 12 MB hosts.yaml, a tenth of its cold parse).
 # tests/test_fastyaml.py checks that both answer alike.
@@ -63,12 +61,18 @@ _NUL_COLON = re.compile(rb"\0:")
 _NUL_INDICATOR = re.compile(rb"\0[?:]")
 
 
+def _odd_characters(raw: bytes) -> bool:
+    """Whether ``_NOT_PLAIN_CHARS`` matches somewhere in ``raw``."""
+    return bool(
+        raw.translate(None, _EVERY_OTHER_BYTE)  # NUL among them: _not_plain's translations rely on its absence
+        or (any(lead in raw for lead in (b"\xc2", b"\xe2", b"\xef")) and _ODD_SEQUENCES.search(raw))
+        or (b"\r" in raw and _LONE_CR.search(raw)))
+
+
 def _not_plain(raw: bytes) -> bool:
     """Whether ``_NOT_PLAIN_TEXT`` matches somewhere in ``raw``."""
     return bool(
-        raw.translate(None, _EVERY_OTHER_BYTE)  # NUL among them: the translations below rely on its absence
-        or (any(lead in raw for lead in (b"\xc2", b"\xe2", b"\xef")) and _ODD_SEQUENCES.search(raw))
-        or (b"\r" in raw and _LONE_CR.search(raw))
+        _odd_characters(raw)
         or raw.startswith((b"%", b"---", b"...")) or _MARKER_AFTER_BREAK.search(raw)
         or _COLON_BEFORE_FLOW.search(raw) or _NUL_COLON.search(raw.translate(_FLOW_TO_NUL))
         or (b"?" in raw and _EXPLICIT_KEY.search(raw))
@@ -77,7 +81,7 @@ def _not_plain(raw: bytes) -> bool:
 
 def plain_characters(raw: bytes) -> bool:
     """Whether ``raw`` holds none of the characters the two parsers might read differently (see above)."""
-    return _ODD_CHARS.search(raw) is None
+    return not _odd_characters(raw)
 
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -90,7 +94,7 @@ class _NotPlain(Exception):
 
 def load_plain(raw: bytes) -> tuple[bool, Any]:
     """(True, data) if the fast path read ``raw`` exactly as PyYAML's safe loader would; (False, None) otherwise."""
-    if ryml is None or not raw.strip() or _not_plain(raw) or _bom_after_start(raw):
+    if ryml is None or not raw.strip() or _not_plain(raw) or bom_after_start(raw):
         return False, None
     try:
         with _quiet_stderr():  # rapidyaml prints its own message before raising; PyYAML reports instead
@@ -101,7 +105,7 @@ def load_plain(raw: bytes) -> tuple[bool, Any]:
         return False, None
 
 
-def _bom_after_start(raw: bytes) -> bool:
+def bom_after_start(raw: bytes) -> bool:
     """A byte-order mark anywhere but first: rapidyaml reads it into a key, PyYAML refuses it. (One byte's
     search first: memchr, a tenth of the three bytes' search on 12 MB.)"""
     return raw.find(b"\xef", 1) != -1 and raw.find(b"\xef\xbb\xbf", 1) != -1

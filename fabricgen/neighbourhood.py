@@ -257,7 +257,8 @@ class _Planner:
             raise _Decline
         models = resolution.devices
         changed = sorted(name for name in affected
-                         if file_hash(dump_device(models[name], "json")) != self._resolved_hash(name))
+                         if file_hash(dump_device(models[name], "json"))
+                         != self.previous.files.get(f"{name}/{RESOLVED_FILE}"))
         linted = 0
         if changed:
             linted = self._lint_clean(Fabric(name=intent.fabric, devices={n: models[n] for n in changed},
@@ -303,7 +304,7 @@ class _Planner:
 
     def _affected(self, edited: dict[str, Any]) -> set[str]:
         """The edited devices, and each neighbour whose view of an edited device changed."""
-        new = self._devices({name: data for name, data in edited.items()})
+        new = self._devices(edited)
         old_data = {name: cached_entry(self.table, self.state.entries[name]) for name in edited}
         old = self._devices({name: _one_entry(data)[1] for name, data in old_data.items() if data is not None})
         affected = set(edited)
@@ -356,10 +357,6 @@ class _Planner:
             path = self.out / name / RESOLVED_FILE
             model = self.old_models[name] = DeviceModel.model_validate_json(path.read_bytes())
         return model
-
-    def _resolved_hash(self, name: str) -> str | None:
-        digest: str | None = self.previous.files.get(f"{name}/{RESOLVED_FILE}")
-        return digest
 
     # -- lint, over the changed devices and their neighbours
 

@@ -102,8 +102,8 @@ def read_manifest(out: Path) -> PreviousTree | None:
 
 def tree_matches(out: Path, previous: PreviousTree) -> bool:
     """Whether the files at ``out`` are what ``previous`` (its manifest) says: one stat per file, and the
-    hash of each file newer than the manifest. Spends most of its time in system calls, so a thread can run
-    it beside other work."""
+    hash of each file newer than the manifest. Mostly system calls; the neighbourhood update runs it in a
+    forked process beside its own work."""
     try:
         scan = _scan(out, previous.mtime_ns)
         expected = set(previous.files) | {MANIFEST}

@@ -21,7 +21,7 @@ import yaml
 
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
-from fabricgen.fastyaml import load_plain, plain_characters
+from fabricgen.fastyaml import bom_after_start, load_plain, plain_characters
 from fabricgen.forked import contiguous, fork_map, worth_forking
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
@@ -341,8 +341,7 @@ def top_level_entries(raw: bytes) -> list[bytes] | None:
     starts = [match.start() + 1 for match in _ENTRY_START.finditer(raw)]
     if raw[:1] and _ENTRY_START.match(b"\n" + raw[:1]):
         starts.insert(0, 0)
-    # (one byte's search first: memchr, a tenth of the time the three bytes' search takes on 12 MB)
-    if len(starts) < 2 or (raw.find(_BOM[:1], 1) != -1 and raw.find(_BOM, 1) != -1):
+    if len(starts) < 2 or bom_after_start(raw):
         return None
     head = raw[:starts[0]]
     try:
@@ -354,9 +353,6 @@ def top_level_entries(raw: bytes) -> list[bytes] | None:
     if content not in ([], [b"---"]) or not plain_characters(head):  # a NEL in a comment is a line break
         return None
     return [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)], strict=True)]
-
-
-_BOM = b"\xef\xbb\xbf"
 
 
 def cache_dir() -> Path | None:
