@@ -374,7 +374,8 @@ BROWNFIELD_YAML = """\
         type: swp
       swp64:
         link:
-          state: down
+          state:
+            down: {}
         type: swp
       swp65:
         type: swp
@@ -508,9 +509,9 @@ def test_bad_yaml_names_file_and_line(leaf3: DeviceModel, files: dict[str, str])
 
 
 def test_bad_value_names_its_line(leaf3: DeviceModel, files: dict[str, str]) -> None:
-    bad = edit(files[YAML_FILE], "          mtu: 9100\n          state: up\n        qos:\n          pfc:\n"
-               "            profile: pfc-sp3-34m", "          mtu: jumbo\n          state: up\n        qos:\n"
-               "          pfc:\n            profile: pfc-sp3-34m")
+    bad = edit(files[YAML_FILE], "          mtu: 9100\n          state:\n            up: {}\n        qos:\n"
+               "          pfc:\n            profile: pfc-sp3-34m", "          mtu: jumbo\n          state:\n"
+               "            up: {}\n        qos:\n          pfc:\n            profile: pfc-sp3-34m")
     with pytest.raises(ConfigReadError, match="expected a number 552-9216") as error:
         nvue.read(leaf3, {YAML_FILE: bad})
     assert (error.value.file, error.value.line) == (YAML_FILE, line_of(bad, "jumbo"))

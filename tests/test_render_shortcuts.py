@@ -66,7 +66,7 @@ def test_nvue_overlapping_parts_fall_back_to_the_plain_tree() -> None:
     found = nvue.sections(device)
     port = next(part for section in found for part in section.parts
                 if isinstance(part, nvue.Placed) and part.base[0] == "interface")
-    clash = nvue.Setting((*port.base, "link", "state"), "down")
+    clash = nvue.Setting((*port.base, "type"), "eth")
     for parts in ((clash, port), (port, clash)):
         sections = [*found, nvue.Section("clash", parts)]
         plain = nvue.settings_tree(setting for section in sections for setting in section.settings)

@@ -14,11 +14,30 @@ Written for one pinned release, :data:`RELEASE` (Cumulus Linux 5.15). 5.15 renam
 renderer touches live in :class:`Release` so another release is one more entry in :data:`RELEASES`:
 ``interface <if> ipv4 address`` (5.14: ``ip address``), ``interface <if> vrf`` (5.14: ``ip vrf``),
 ``ipv4 dhcp-client state`` (5.14: ``ip address dhcp``) — `CumulusNetworks/docs:content/cumulus-linux-515/
-Whats-New/New-and-Changed-NVUE-Commands.md`. The QoS leaves keep ``enable``/``disable`` in 5.15/5.16
-(``qos pfc … tx enable``, ``congestion-control … ecn enable``: the 5.16 QoS page; ``interface … qos
-pfc-watchdog state enable`` next to ``qos roce state enabled`` in NVIDIA-generated 5.15 configs). The YAML
-nesting of the QoS leaves is inferred from the command paths (nvue-nxos.md §1.5, "unverified as a whole"):
-``nv config translate filename nvue.yaml`` on a 5.15 switch is the check.
+Whats-New/New-and-Changed-NVUE-Commands.md`.
+
+Both files follow NVIDIA's NVUE object model for 5.15: the OpenAPI 3 document NVIDIA publishes per release
+(``openapi 5.15.0.json``, spec version 1.11.0.89; the ones up to 5.3 are also in `CumulusNetworks/docs:static/
+cumulus-linux-5N/api/openapi.json`), whose patch schema (``cue-patch-schema-root-root``) is what ``nv config
+patch`` and ``PATCH /nvue_v1/`` accept. tests/test_nvue_openapi.py checks every rendered nvue.yaml against it and
+walks every ``nv set`` line through it word by word, as the CLI does. What the model says for the paths here:
+
+* an object (an *instance*) takes only its own attributes (``x-unevaluatedProperties: false``); a *collection*
+  takes ids as keys (``interface``, ``qos pfc|mapping|…`` profiles, ``dscp``, ``switch-priority``,
+  ``traffic-class``, ``vrf``, ``router static`` prefixes and their ``via``, ``bridge domain`` and its ``vlan``,
+  ``ipv4 address``); an id with nothing under it is ``{}`` (``switch-priority: {'3': {}}``);
+* ``interface <if> link state`` is an object with the presence keys ``up`` and ``down``, not a leaf with a
+  value: ``nv set interface swp1 link state up`` is ``link: {state: {up: {}}}`` in YAML (as ``nv config show -o
+  yaml`` prints it in NVIDIA's examples);
+* ``qos pfc <p> tx|rx``, ``qos congestion-control <p> traffic-class <tc> ecn`` and ``interface <if> qos
+  pfc-watchdog state`` take ``enable``/``disable``; ``ipv4|ipv6 dhcp-client state`` takes ``enabled``/
+  ``disabled``; ``egress-scheduler … mode`` ``dwrr``/``strict``; ``mapping … trust`` ``l2|l3|port|both``;
+  interface ``type`` ``swp``/``eth``/…;
+* numbers are integers: ``link mtu`` 552-9216, ``pfc-watchdog polling-interval`` 100-5000 (ms) and
+  ``robustness`` 1-1000, ``traffic-pool … memory-percent`` 1-100, ``bw-percent`` 0-100, ``probability``
+  0-100, ``cable-length`` 1-100000 (m), ``min-threshold``/``max-threshold`` >= 1 (bytes), ``dscp`` -> ``switch-
+  priority`` 0-7, ``switch-priority`` -> ``traffic-class`` 0-7, ``bridge domain … access`` 1-4094; a port
+  ``description`` is 1-255 characters.
 
 Everything is set explicitly; ``nv set qos roce`` is never enabled (it would impose its own maps). Where a
 value equals what that profile applies, a comment says so (:data:`ROCE`).
@@ -50,6 +69,8 @@ YAML_FILE = "nvue.yaml"
 DATA_ROLES = ("host", "fabric")
 PROFILE = "default-global"  # NVUE's profile that applies to every port without a named one
 BRIDGE = "br_default"  # Cumulus's default VLAN-aware bridge (access VLANs of an OOB-role switch)
+# The keys of `interface <if> link state`, by admin state: presence-only objects (`up: {}`), not enum values.
+LINK_STATES = {True: "up", False: "down"}
 
 
 @dataclass(frozen=True)
@@ -437,7 +458,8 @@ def _port_kind(admin_up: bool, mtu: int | None, access_vlan: int | None, group: 
                watchdog: bool) -> Chunk:
     """The type, link state, the MTU of a data port, the access VLAN, and the PFC profile (``group``) and
     watchdog of a lossless port."""
-    settings = [Setting(("type",), "swp"), Setting(("link", "state"), "up" if admin_up else "down")]
+    # `link state` is an object whose keys are the states, not a leaf holding one: `state: {up: {}}` (LINK_STATES)
+    settings = [Setting(("type",), "swp"), Setting(("link", "state", LINK_STATES[admin_up]))]
     if mtu is not None:
         settings.append(Setting(("link", "mtu"), mtu))
     if access_vlan is not None:

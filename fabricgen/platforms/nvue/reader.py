@@ -8,8 +8,9 @@ one tree keyed by the NVUE path; id lists and ranges (``swp1-4``, ``swp2-5,10-25
 
 Owned — what ``owned()`` projects and ``read()`` replaces with what the file says:
 
-* every non-management port: ``admin_up`` (``link state``; a configured port without it is up, a port the file
-  does not mention reads as down — Cumulus does not bring up swp ports nobody configured, unverified),
+* every non-management port: ``admin_up`` (``link state``, an object keyed by the state: ``state: {up: {}}``,
+  ``nv set … link state up``; a configured port without it is up, a port the file does not mention reads as
+  down — Cumulus does not bring up swp ports nobody configured, unverified),
   ``description``, ``access_vlan`` (``bridge domain <d> access``);
 * on data ports (role host/fabric): ``mtu`` (``link mtu``, default 9216: "ifupdown2 assigns 9216 as the default
   MTU", Switch-Port-Attributes page) and, on a device with QoS,
@@ -45,7 +46,9 @@ Brownfield: everything outside those paths is ignored, as are keys inside them f
 ``qos roce`` (which imposes its own maps when enabled) is not interpreted, so a switch running it reads as
 its explicit settings.
 Unparseable YAML, or a recognised key with a value the model cannot take (``link mtu jumbo``, ``dscp 70``),
-raises ``ConfigReadError(file, line, message)``.
+raises ``ConfigReadError(file, line, message)``. So does ``link: {state: up}``, the state as a value: NVUE's
+object model has no such leaf and ``nv config patch`` refuses it (fabricgen wrote it so before its nvue.yaml was
+checked against NVIDIA's OpenAPI model); render again.
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ DEFAULT_POLL_MS = 100
 DEFAULT_ROBUSTNESS = 3
 MIN_MTU = 552
 
+LINK_STATE: Path = ("interface", "*", "link", "state")  # an object keyed by up or down: one at a time
 # Words whose next word is an id that may be a list or range.
 COLLECTIONS = frozenset({"interface", "dscp", "pcp", "switch-priority", "traffic-class"})
 # Paths whose last word in a command is an id, not a value (`nv set qos pfc P switch-priority 3`).
@@ -91,7 +95,7 @@ ID_LEAVES: tuple[Path, ...] = (
     ("qos", "pfc", "*", "switch-priority"), ("qos", "traffic-pool", "*", "switch-priority"),
     ("interface", "*", "ipv4", "address"), ("interface", "*", "ipv6", "address"), ("interface", "*", "ip", "address"),
     ("interface", "*", "ipv4", "gateway"), ("interface", "*", "ipv6", "gateway"), ("interface", "*", "ip", "gateway"),
-    ("vrf", "*", "router", "static", "*", "via"), ("bridge", "domain", "*", "vlan"),
+    ("vrf", "*", "router", "static", "*", "via"), ("bridge", "domain", "*", "vlan"), LINK_STATE,
 )
 _RANGE = re.compile(r"(.*?)(\d+)-(?:\1)?(\d+)")
 # Container words that may end a command without a value (`nv set interface swp1 qos pfc-watchdog`).
@@ -329,13 +333,19 @@ def _from_commands(text: str) -> _Tree:
                    or _is_id_leaf(tuple(args[:-1])))
         value: Any = {} if id_leaf else _word_value(args[-1])
         for path in _paths(args if id_leaf else args[:-1]):
+            if _is_pattern(LINK_STATE, path[:-1]):
+                tree.delete(path[:-1])  # `link state down` after `link state up`: the later state, not both
             tree.put(path, value, number)
     return tree
 
 
 def _is_id_leaf(path: Path) -> bool:
-    return any(len(path) == len(pattern) and all(p in ("*", w) for p, w in zip(pattern, path, strict=True))
-               for pattern in ID_LEAVES)
+    return any(_is_pattern(pattern, path) for pattern in ID_LEAVES)
+
+
+def _is_pattern(pattern: Path, path: Path) -> bool:
+    """Whether ``path`` is ``pattern``, each ``*`` any one word."""
+    return len(path) == len(pattern) and all(p in ("*", w) for p, w in zip(pattern, path, strict=True))
 
 
 def _paths(words: list[str]) -> Iterator[Path]:
@@ -383,11 +393,8 @@ def _read_ports(tree: _Tree, skeleton: DeviceModel) -> list[PortModel]:
 
 def _read_port(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> PortModel:
     path = ("interface", port.name)
-    state = tree.text((*path, "link", "state"))
-    if state not in (None, "up", "down"):
-        raise tree.error((*path, "link", "state"), f"expected up or down, found {state!r}")
     update: dict[str, Any] = {
-        "admin_up": present and state != "down",
+        "admin_up": present and _link_state(tree, (*path, "link", "state")) != "down",
         "mtu": tree.number((*path, "link", "mtu"), MIN_MTU, MAX_MTU) or MAX_MTU,
         "description": tree.text((*path, "description")) or None,
         "access_vlan": _access_vlan(tree, path),
@@ -398,6 +405,20 @@ def _read_port(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> P
         if priorities:
             update["cable_m"] = cable
     return port.model_copy(update=update)
+
+
+def _link_state(tree: _Tree, path: Path) -> str | None:
+    """``up`` or ``down``, the one key of the ``link state`` object; None when it is not set."""
+    state = tree.get(path)
+    if state is None or state == {}:
+        return None
+    if not isinstance(state, dict):
+        raise tree.error(path, f"expected `state: {{up: {{}}}}` or `state: {{down: {{}}}}` (NVUE's object model: "
+                               f"the state is a key), found the value {state!r}, which `nv config patch` refuses; "
+                               "render again")
+    if len(state) != 1 or next(iter(state)) not in ("up", "down"):
+        raise tree.error(path, f"expected one key, up or down, found {', '.join(map(str, state)) or 'none'}")
+    return str(next(iter(state)))
 
 
 def _access_vlan(tree: _Tree, path: Path) -> int | None:
