@@ -108,9 +108,20 @@ class HeadroomModel(Resolved):
     xoff: int
     size: int
     method: str = Field(description="how it was sized, with the constants' source")
+    # A SONiC switch's headroom depends on two facts of the device that the config alone may not state; the
+    # config reader needs them to say what the switch really reserves (see platforms/sonic/reader.py).
+    release: str | None = Field(default=None, description="SONiC: the release whose buffermgrd formula gave the "
+                                                          "numbers")
+    buffer_model: Literal["traditional", "dynamic"] | None = Field(
+        default=None, description="SONiC DEVICE_METADATA buffer_model: dynamic = buffermgrd computes these numbers "
+                                  "on the switch (the config holds no profile); traditional = the config's profile")
 
 
 PortRole = Literal["host", "fabric", "mgmt", "oob-access", "rdma", "bmc", "frontend", "unused"]
+# How a switch port forwards, which decides the MTU that applies to it: a routed (L3) port's `mtu` is its IP MTU;
+# a switched (L2) port's frames follow the platform's L2 limit, which on some platforms is another knob (EOS:
+# `l2 mtu`). Each platform's Capability says how it spells the MTU in each mode.
+PortMode = Literal["routed", "switched"]
 
 
 class PortModel(Resolved):
@@ -130,6 +141,9 @@ class PortModel(Resolved):
     pfc_priorities: list[int] = Field(default_factory=list)
     headroom: HeadroomModel | None = None
     access_vlan: int | None = None
+    mode: PortMode | None = Field(default=None, description="routed: data ports (host/fabric), the RoCE leaf/spine "
+                                  "norm; switched: OOB access ports; None: ports fabricgen leaves in the "
+                                  "platform's default mode (unused, management, host NICs)")
 
 
 class MgmtModel(Resolved):
@@ -149,10 +163,13 @@ class NicModel(Resolved):
     mtu: int
     trust: Literal["dscp", "pcp"]
     pfc: list[int] = Field(description="8 flags, index = priority")
-    prio_tc: list[int] = Field(description="8 TCs, index = priority")
-    tsa: list[Literal["strict", "ets"]] = Field(description="8 values, index = TC")
+    prio_tc: list[int] = Field(description="8 TCs, index = priority; a priority no class uses goes to the "
+                                           "default class's TC")
+    tsa: list[Literal["strict", "ets"]] = Field(description="8 values, index = TC; TCs no priority maps to are "
+                                                          "strict with 0 %")
     tcbw: list[int] = Field(description="8 ETS shares, index = TC; sum 100, zero on strict TCs")
-    dscp2prio: dict[int, int] = Field(description="only DSCPs whose priority differs from DSCP>>3")
+    dscp2prio: dict[int, int] = Field(description="the priority of every DSCP 0..63 under DSCP trust: the "
+                                                  "switches' DSCP→TC map, all 64 code points")
     dcqcn_priorities: list[int]
     dcqcn_enabled: bool
     cnp_dscp: int

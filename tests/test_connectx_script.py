@@ -168,7 +168,7 @@ def expected_diffs(nic: NicModel) -> set[str]:
     i, rdma = nic.interface, nic.rdma_device
     return {f"{i} mtu", f"{i} dcbx", f"{i} trust", f"{i} pfc", f"{i} ets", f"{i} cnp dscp",
             f"{i} cnp 802.1p priority", f"{rdma} roce tos", f"{rdma} roce mode",
-            *(f"{i} dscp {dscp}" for dscp in nic.dscp2prio),
+            f"{i} dscp-prio",
             *(f"{i} dcqcn {role} prio {prio}" for prio in nic.dcqcn_priorities for role in ("np", "rp"))}
 
 
@@ -196,7 +196,7 @@ def assert_nic_holds_intent(host: FakeHost, nic: NicModel) -> None:
     assert (readback["prio_tc"], readback["tsa"]) == (nic.prio_tc, nic.tsa)
     weighted = [tc for tc, bw in enumerate(nic.tcbw) if bw]  # mlx5 reports 0 % TCs in more than one way
     assert [readback["tc_bw"][tc] for tc in weighted] == [nic.tcbw[tc] for tc in weighted]
-    want_map = [nic.dscp2prio.get(dscp, dscp >> 3) for dscp in range(64)]
+    want_map = [nic.dscp2prio[dscp] for dscp in range(64)]
     assert state["dscp2prio"] == want_map, "the NIC classifies some DSCP to the wrong priority"
     for prio in range(8):
         enabled = "1" if prio in nic.dcqcn_priorities and nic.dcqcn_enabled else "0"
@@ -352,26 +352,60 @@ def test_dscp_off_its_default_priority_gets_its_own_mapping(tmp_path: Path) -> N
     assert text.count("dscp: [16]") == 1
     (tmp_path / "fabric.yaml").write_text(text.replace("dscp: [16]", "dscp: [10]"))
     rendered = render(tmp_path / "fabric.yaml")
-    assert rendered.nics[0].dscp2prio == {10: 2}
-    set_lines = [line for line in rendered.script.splitlines() if "--dscp2prio" in line]
-    assert len(set_lines) == len(rendered.nics)
-    assert all("--dscp2prio 'set,10,2'" in line and "--trust" not in line for line in set_lines)
+    assert rendered.nics[0].dscp2prio[10] == 2
+    dscp_lines = [line.split() for line in rendered.script.splitlines() if line.lstrip().startswith("dscp_setting ")]
+    assert len(dscp_lines) == len(rendered.nics)
+    assert all("10:2" in words and len(words) == 2 + 64 for words in dscp_lines)
 
     host = make_host(tmp_path / "host", rendered)
     applied(host)
     for nic in host.nics:
         calls = [call["argv"] for call in host.calls("mlnx_qos") if call["argv"][1] == nic.interface]
-        trust, mapping = calls.index(["-i", nic.interface, "--trust", "dscp"]), \
-            calls.index(["-i", nic.interface, "--dscp2prio", "set,10,2"])
+        trust = calls.index(["-i", nic.interface, "--trust", "dscp"])
+        mapping = next(index for index, argv in enumerate(calls) if "set,10,2" in argv)
         assert trust < mapping, "--trust dscp resets every DSCP to d>>3, so it must come first"
+        assert "--trust" not in calls[mapping], "mlnx_qos refuses --trust and --dscp2prio in one call"
         assert "10:2" in host.tool("dcb", "-N", "app", "show", "dev", nic.interface, "dscp-prio").split()
         assert_nic_holds_intent(host, nic)
     assert host.run("--check").returncode == 0
 
 
+def test_every_dscp_rides_the_priority_its_leaf_gives_it(tmp_path: Path) -> None:
+    # The intent's default class (priority 0) takes every DSCP no class lists. The ConnectX firmware map would put
+    # DSCP 24-31 on the RoCE priority 3 and 48-55 on the CNP's strict priority 6: the host must not keep it.
+    rendered = render(ROOT / "intent" / "fabric.yaml")
+    source = load(ROOT / "intent" / "fabric.yaml", ROOT / "inventory")
+    fabric = resolve(source.intent, source.inventory, source.locate)
+    for nic in rendered.nics:
+        leaf = fabric.devices[(nic.peer or "").split(":")[0]]
+        assert leaf.qos is not None
+        assert nic.dscp2prio == leaf.qos.dscp_to_tc
+    assert rendered.nics[0].dscp2prio[27] == 0 != 27 >> 3
+    assert rendered.nics[0].dscp2prio[50] == 0 != 50 >> 3
+
+    host = make_host(tmp_path / "host", rendered)
+    applied(host)
+    for nic in host.nics:
+        assert host.netdev(nic.interface)["dscp2prio"] == [nic.dscp2prio[dscp] for dscp in range(64)]
+
+
+def test_check_names_only_the_dscps_that_drifted_and_apply_puts_them_back(tmp_path: Path) -> None:
+    rendered = render(ROOT / "intent" / "fabric.yaml")
+    host = make_host(tmp_path / "host", rendered)
+    applied(host)
+    ifname = host.nics[0].interface
+    host.tool("mlnx_qos", "-i", ifname, "--dscp2prio", "set,30,3", "--dscp2prio", "set,26,0")  # a hand edit
+    done = host.run("--check")
+    assert done.returncode == 1
+    assert f'DIFF {ifname} dscp-prio: have "26:0 30:3", want "26:3 30:0"' in done.stdout.splitlines()
+    fixed = applied(host)
+    assert f'SET  {ifname} dscp-prio: "26:0 30:3" -> "26:3 30:0"' in fixed.stdout.splitlines()
+    assert host.run("--check").returncode == 0
+
+
 def test_apply_converges_when_one_class_has_all_the_bandwidth(tmp_path: Path, zero_non_ets_bw: bool) -> None:
-    # Default traffic DWRR 100 %, the rest strict: the unused ETS TCs (0 %) share the zero-BW group, and mlx5
-    # reports them as 0 % only while a weighted ETS TC is below 100 %, so here they read back as 100/4 = 25 %.
+    # Default traffic DWRR 100 %, the rest strict: TC 0 is the only ETS TC, and every other TC (strict, 0 %) reads
+    # back from released mlx5 drivers as 100 %, which the script must not take for drift.
     intent = (ROOT / "intent" / "fabric.yaml").read_text()
     for old, new in (("scheduling: {dwrr: 40}", "scheduling: {dwrr: 100}"),
                      ("scheduling: {dwrr: 10}", "scheduling: strict"),
@@ -380,8 +414,7 @@ def test_apply_converges_when_one_class_has_all_the_bandwidth(tmp_path: Path, ze
         intent = intent.replace(old, new)
     (tmp_path / "fabric.yaml").write_text(intent)
     rendered = render(tmp_path / "fabric.yaml")
-    assert (rendered.nics[0].tsa, rendered.nics[0].tcbw) == (["ets", "ets", "strict", "strict", "ets", "ets",
-                                                              "strict", "ets"], [100, 0, 0, 0, 0, 0, 0, 0])
+    assert (rendered.nics[0].tsa, rendered.nics[0].tcbw) == (["ets"] + ["strict"] * 7, [100] + [0] * 7)
     host = make_host(tmp_path / "host", rendered, zero_non_ets_bw=zero_non_ets_bw)
     applied(host)
     for nic in host.nics:

@@ -120,13 +120,15 @@ def test_mixed_hosts_get_their_nics_and_the_fabric_recipe() -> None:
     assert [(nic.interface, nic.rdma_device) for nic in (first, second)] == [("ens1f0np0", "bnxt_re0"),
                                                                             ("ens2f0np0", "bnxt_re1")]
     script = script_of(device)
-    ets = ("prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets "
-           "tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0")
+    # Priorities no class uses ride the default class's TC 0; TCs nothing maps to are strict at 0 %, which bnxt_en
+    # accepts (ETS TCs at 0 % beside an ETS total of 100 it refuses as "starving a TC").
+    ets = ("prio-tc 0:0 1:0 2:2 3:3 4:0 5:0 6:6 7:0 tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict "
+           "7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0")
     pfc = "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"
     lines = [
         "  local ifname=ens1f0np0 rdma=bnxt_re0 port",
         f"""  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" '{ets}' -- dcb ets set dev "$ifname" {ets}""",
-        '  dcb_caps "$ifname" 8 1',
+        '  dcb_caps "$ifname" 7 1',
         f"""  setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" '{pfc}' -- dcb pfc set dev """
         f'"$ifname" {pfc}',
         """  setting "$ifname dcbx" "$(words dcb dcbx show dev "$ifname")" 'host ieee' -- dcb dcbx set dev "$ifname" """
@@ -144,15 +146,20 @@ def test_mixed_hosts_get_their_nics_and_the_fabric_recipe() -> None:
     assert "delay" not in body and "dcb app replace" not in body
 
 
-def test_every_dscp_gets_its_app_entry() -> None:
-    # Management 16 -> 2, RDMA 26 -> 3 and CNP 48 -> 6 are DSCP>>3 already: no dscp2prio entry, yet each is installed.
-    nic = nics(host("node3"))[0]
-    assert nic.dscp2prio == {}
-    entries = [f"{dscp}:{dscp >> 3}" for dscp in range(64)]
-    assert f'  dscp_setting "$ifname" {" ".join(entries)}\n' in script_of(host("node3"))
-    overridden = with_nics(host("node3"), dscp2prio={10: 2, 26: 5})
+def test_every_dscp_gets_its_app_entry_as_its_leaf_classifies_it() -> None:
+    # A DSCP no class lists rides the default class's priority on the leaf, so on the host too: DSCP>>3 would put
+    # DSCP 24-31 beside RDMA on lossless priority 3 and 48-55 on the CNP's strict priority 6.
+    device = host("node3")
+    nic = nics(device)[0]
+    leaf = mixed().devices[(nic.peer or "").split(":")[0]]
+    assert leaf.qos is not None and nic.dscp2prio == leaf.qos.dscp_to_tc
+    assert (nic.dscp2prio[16], nic.dscp2prio[26], nic.dscp2prio[27], nic.dscp2prio[48], nic.dscp2prio[50]) == \
+        (2, 3, 0, 6, 0)
+    entries = [f"{dscp}:{prio}" for dscp, prio in sorted(nic.dscp2prio.items())]
+    assert f'  dscp_setting "$ifname" {" ".join(entries)}\n' in script_of(device)
+    overridden = with_nics(device, dscp2prio={**nic.dscp2prio, 10: 2, 26: 5})
     line = next(line for line in script_of(overridden).splitlines() if line.startswith("  dscp_setting"))
-    assert " 10:2 " in line and " 26:5 " in line and " 11:1 " in line and line.count(":") == 64
+    assert " 10:2 " in line and " 26:5 " in line and " 11:0 " in line and line.count(":") == 64
 
 
 def test_pcp_trust_flushes_dscp_entries() -> None:
@@ -429,7 +436,7 @@ def test_too_few_traffic_classes_are_named(tmp_path: Path) -> None:
     fake = make_host(tmp_path, device, netdev={first.interface: ["--max-tc", "4"]})  # ets-cap 4
     done = fake.run("--apply")
     assert done.returncode == 1
-    assert f"note: {first.interface}: the driver's ets-cap is 4, fewer than the 8 traffic classes" in done.stderr
+    assert f"note: {first.interface}: the driver's ets-cap is 4, fewer than the 7 traffic classes" in done.stderr
     assert f"error: {first.interface} ets: " in done.stderr and f"error: {first.interface} pfc: " in done.stderr
     assert sorted(diff_names(done.stdout)) == [f"{first.interface} ets", f"{first.interface} pfc"]
     assert_nic_holds_intent(fake, second)
@@ -517,6 +524,9 @@ FRESH_NIC_REFUSES = [
     (["pfc", "set", "dev", "IF", "prio-pfc", "3:on"], "Unknown error 234"),  # bnxt_en: no PFC before ETS
     (["ets", "set", "dev", "IF", "tc-tsa", "all:ets", "tc-bw", "0:50"], "sum to 50%, expected 100%"),
     (["ets", "set", "dev", "IF", "tc-tsa", "all:vendor"], "Unknown error 244"),  # ENOTSUPP
+    # bnxt_en: ETS TCs at 0 % beside an ETS total of 100, "rejecting ETS config starving a TC" (fabricgen's old layout)
+    (["ets", "set", "dev", "IF", "tc-tsa", "all:ets", "6:strict", "tc-bw", "all:0", "0:40", "2:10", "3:50"],
+     "Unknown error 234"),
     (["ets", "set", "dev", "IF", "prio-tc", "3:8"], "expected to be 0..7"),
     (["app", "add", "dev", "IF", "dscp-prio", "64:3"], "expected to be 0..63"),
     (["app", "del", "dev", "IF", "dscp-prio", "26:3"], "Unknown error 254"),  # ENOENT
@@ -595,7 +605,7 @@ def test_reader_hand_edited_values() -> None:
     assert first.pfc == [0, 0, 0, 0, 1, 0, 0, 0] and second.pfc == [0, 0, 0, 1, 0, 0, 0, 0]
     assert first.tcbw == [50, 0, 0, 50, 0, 0, 0, 0] and second.tcbw == [40, 0, 10, 50, 0, 0, 0, 0]
     assert (first.trust, first.dscp2prio[26], first.roce_tos) == ("pcp", 5, 106)
-    assert (second.trust, second.dscp2prio, second.roce_tos) == ("pcp", {}, 104)
+    assert (second.trust, second.dscp2prio, second.roce_tos) == ("pcp", nics(host("node3"))[1].dscp2prio, 104)
 
 
 def test_reader_reads_the_command_not_the_wanted_value() -> None:
@@ -604,11 +614,12 @@ def test_reader_reads_the_command_not_the_wanted_value() -> None:
 
 
 def test_reader_dscp_without_entry_reads_as_priority_0() -> None:
-    script = edit(script_of(host("node3")), " 26:3 27:3 ", " 27:3 ")
+    rendered = nics(host("node3"))
+    script = edit(script_of(host("node3")), " 26:3 27:0 ", " 27:0 ")
     first, second = read_nics(script)
-    assert (first.dscp2prio, second.dscp2prio) == ({26: 0}, {})
+    assert (first.dscp2prio, second.dscp2prio) == ({**rendered[0].dscp2prio, 26: 0}, rendered[1].dscp2prio)
     names = edit(script_of(host("node3")), " 26:3 ", " AF31:3 ").replace(' 0:0 ', ' default:0 ', 1)
-    assert read_nics(names)[0].dscp2prio == {}
+    assert read_nics(names)[0].dscp2prio == rendered[0].dscp2prio
 
 
 def test_reader_ignores_brownfield_extras() -> None:
@@ -616,7 +627,7 @@ def test_reader_ignores_brownfield_extras() -> None:
     extras = ('  setting "$ifname maxrate" "" \'x\' -- dcb maxrate set dev "$ifname" tc-maxrate all:100Gbit\n'
               '  # a comment someone added\n'
               '  setting "$ifname delay" "" \'x\' -- dcb pfc set dev "$ifname" delay 4096 macsec-bypass off\n')
-    script = edit(script, '  dcb_caps "$ifname" 8 1\n', '  dcb_caps "$ifname" 8 1\n' + extras)
+    script = edit(script, '  dcb_caps "$ifname" 7 1\n', '  dcb_caps "$ifname" 7 1\n' + extras)
     script = edit(script, "\nall_nics() {", "\nlocal_tuning() {\n  ethtool -G ens1f0np0 rx 8192\n}\n\nall_nics() {")
     got = reader.owned(reader.read(skeleton(), {SCRIPT: script, NCCL_ENV: files_of(host("node3"))[NCCL_ENV]}))
     assert got == reader.owned(host("node3"))
@@ -636,14 +647,15 @@ def test_reader_nics_follow_all_nics_and_new_nics_are_added() -> None:
 
 BAD_SCRIPTS = [  # (in the first NIC's function: the command, not the quoted wanted value before it)
     ("prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n", "prio-pfc 3:on\n", "leaves out 0, 1, 2, 4, 5, 6, 7"),
-    ("6:strict 7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n",
-     "6:vendor 7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n", "not strict or ets"),
+    ("6:strict 7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n",
+     "6:vendor 7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n", "not strict or ets"),
     (" 26:3 ", " 26:3 26:0 ", "DSCP 26 priorities 3 and 0"),
     (" 26:3 ", " 26:9 ", "expected a number 0-7"),
     ("mtu '9000'\n", "mtu '9000\n", "shell words"),
     ('apptrust "$ifname" dscp', 'apptrust "$ifname" port', "dscp|pcp"),
     ('  apptrust "$ifname" dscp\n', "", "does not set trust"),
-    ("7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n", "7:ets tc-bandwidth 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n",
+    ("7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n",
+     "7:strict tc-bandwidth 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n",
      "unknown keyword 'tc-bandwidth'"),
 ]
 

@@ -20,6 +20,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from fabricgen import __version__
 from fabricgen.model import DeviceModel, HostModel, NicModel
 from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.memo import by_identity
 from fabricgen.templating import Templates
 
 NCCL_ENV = "nccl.env"
@@ -61,8 +62,13 @@ class NicQos(NamedTuple):
     @classmethod
     def of(cls, nic: NicModel) -> NicQos:
         return cls(nic.trust, tuple(nic.pfc), tuple(nic.prio_tc), tuple(nic.tsa), tuple(nic.tcbw),
-                   tuple(sorted(nic.dscp2prio.items())), tuple(nic.dcqcn_priorities), nic.dcqcn_enabled,
+                   _sorted_entries(nic.dscp2prio), tuple(nic.dcqcn_priorities), nic.dcqcn_enabled,
                    nic.cnp_dscp, nic.cnp_priority, nic.roce_tos)
+
+
+@by_identity  # every NIC of a resolved fabric shares one 64-entry map: sorted once, not once per NIC
+def _sorted_entries(mapping: dict[int, int]) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(mapping.items()))
 
 
 def nic_identity(nic: NicModel) -> tuple[str, str, str, int, str]:

@@ -2,38 +2,52 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from fabricgen.model import HostModel, NicModel, QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
 from fabricgen.resolve.ports import speed_of
 from fabricgen.resolve.qos import dscp_owner
+from fabricgen.schema.intent import Intent, QosClass
 from fabricgen.schema.inventory import Device
 
 
-def nic_ets(ctx: ResolveContext) -> tuple[list[Literal["strict", "ets"]], list[int]]:
-    """TSA and bandwidth per TC (TC = priority). Unused TCs are ETS with 0 %, which mlx5 accepts and which
-    keeps stray host traffic out of strict priority; strict TCs carry an explicit 0 as mlnx_qos demands."""
-    tsa: list[Literal["strict", "ets"]] = ["ets"] * 8
+class NicEts(NamedTuple):
+    """A NIC's priority → TC map and its TCs' TSA and ETS shares, as mlnx_qos and ``dcb ets`` take them."""
+
+    prio_tc: tuple[int, ...]
+    tsa: tuple[Literal["strict", "ets"], ...]
+    tcbw: tuple[int, ...]
+
+
+def nic_ets(intent: Intent) -> NicEts:
+    """An ETS layout every supported NIC driver accepts: each class keeps TC = its priority; a priority no class
+    uses is mapped to the TC of the class unlisted traffic falls into (the switches' DSCP map sends every unlisted
+    code point there too), so no traffic can reach a TC no class owns. Those TCs are strict with 0 % -- all zero,
+    what dcbnl reads before any set -- rather than ETS with 0 %: ETS TCs at 0 % beside an ETS total of 100 are
+    refused by bnxt_en ("rejecting ETS config starving a TC", bnxt_dcb.c ``bnxt_ets_validate``), while strict TCs
+    with 0 % pass it and mlx5 (``mlx5e_dbcnl_validate_ets``: non-ETS TCs need 0 %). Strict class TCs carry the
+    explicit 0 mlnx_qos demands."""
+    classes = intent.qos.classes
+    catch_all = _catch_all_class(intent)
+    used = {cls.priority for cls in classes.values()}
+    prio_tc = tuple(prio if prio in used else catch_all.priority for prio in range(8))
+    tsa: list[Literal["strict", "ets"]] = ["strict"] * 8
     tcbw = [0] * 8
-    for cls in ctx.intent.qos.classes.values():
-        if cls.scheduling.strict:
-            tsa[cls.priority] = "strict"
-        else:
+    for cls in classes.values():
+        if not cls.scheduling.strict:
+            tsa[cls.priority] = "ets"
             tcbw[cls.priority] = cls.scheduling.weight or 0
-    return tsa, tcbw
+    return NicEts(prio_tc, tuple(tsa), tuple(tcbw))
 
 
-def nic_dscp2prio(ctx: ResolveContext) -> dict[int, int]:
-    """Trust DSCP maps DSCP d to priority d>>3 on ConnectX; set only the class DSCPs that must differ."""
-    classes = ctx.intent.qos.classes
-    overrides: dict[int, int] = {}
-    for dscp, name in sorted(dscp_owner(ctx.intent).items()):
-        cls = classes[name]
-        if cls.dscp != "default" and dscp >> 3 != cls.priority:
-            overrides[dscp] = cls.priority
-    return overrides
+def _catch_all_class(intent: Intent) -> QosClass:
+    """The class of every DSCP no class lists (`dscp: default`); without one, all 64 are listed and the class of
+    DSCP 0, best effort, takes the priorities no class uses."""
+    owner = dscp_owner(intent)
+    default = next((cls for cls in intent.qos.classes.values() if cls.dscp == "default"), None)
+    return default if default is not None else intent.qos.classes[owner[0]]
 
 
 def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -> NicModel | None:
@@ -46,14 +60,16 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
         return None
     peer, link = ctx.ends.get((device.name, port), (None, None))
     speed = speed_of(ctx, spec, peer)
-    tsa, tcbw = ctx.once("nic_ets", lambda: nic_ets(ctx))
+    ets = ctx.once("nic_ets", lambda: nic_ets(ctx.intent))
     rdma = ctx.intent.rdma
     mtu = ctx.intent.mtu.host
     return NicModel.from_resolve({
         "interface": port, "rdma_device": spec.rdma_device, "mtu": mtu, "trust": "dscp",
         "pfc": [1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
-        "prio_tc": list(range(8)), "tsa": list(tsa), "tcbw": list(tcbw),
-        "dscp2prio": dict(ctx.once("nic_dscp2prio", lambda: nic_dscp2prio(ctx))),
+        "prio_tc": list(ets.prio_tc), "tsa": list(ets.tsa), "tcbw": list(ets.tcbw),
+        # The host classifies all 64 code points exactly as its leaf does, never by the firmware's DSCP>>3. One
+        # map shared by every NIC (models are frozen): 64 entries on each of 32k NICs would be 150 MB.
+        "dscp2prio": qos.dscp_to_tc,
         "dcqcn_priorities": [qos.rdma_priority], "dcqcn_enabled": rdma.dcqcn,
         "cnp_dscp": qos.cnp_dscp, "cnp_priority": qos.cnp_priority,
         "roce_tos": qos.rdma_dscp << 2 | rdma.tos_ecn_bits,

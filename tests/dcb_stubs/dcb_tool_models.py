@@ -24,8 +24,9 @@ The driver model (what ``bnxt_dcb.c`` does):
 * DCBX: ``host ieee`` on a PF without the firmware LLDP agent; with it (``--fw-lldp-agent``) the host may not
   take over (setdcbx answers 1) and every IEEE set is refused with EINVAL.
 * ETS: before the first set, ``dcb ets show`` reads all zeros (prio-tc 0, TSA strict, 0 %); a set needs host
-  mode, TCs below ``--max-tc``, TSA strict or ets (else ENOTSUPP) and ETS shares summing to at most 100; the
-  driver keeps the ETS it was given and reads exactly that back.
+  mode, TCs below ``--max-tc``, TSA strict or ets (else ENOTSUPP), ETS shares summing to at most 100, and no
+  ETS TC at 0 % when they sum to 100 (``bnxt_ets_validate``: "starving a TC"); the driver keeps the ETS it was
+  given and reads exactly that back.
 * PFC: refused (EINVAL) until ETS is set, and when more TCs are lossless than ``pfc-cap`` (``--max-lltc``);
   ``delay`` is stored and never used.
 * APP (DSCP selector): the kernel's table allows one DSCP with several priorities (only an exact duplicate is
@@ -144,7 +145,12 @@ class Netdev:
             raise KernelError(EINVAL)
         if any(tsa not in (TSA["strict"], TSA["ets"]) for tsa in ets["tsa"]):
             raise KernelError(ENOTSUPP)
-        if sum(bw for bw, tsa in zip(ets["tc_bw"], ets["tsa"], strict=True) if tsa == TSA["ets"]) > 100:
+        ets_bw = [bw for bw, tsa in zip(ets["tc_bw"], ets["tsa"], strict=True) if tsa == TSA["ets"]]
+        if sum(ets_bw) > 100:
+            raise KernelError(EINVAL)  # "rejecting ETS config exceeding available bandwidth"
+        if 0 in ets_bw and sum(ets_bw) == 100:
+            # "rejecting ETS config starving a TC". Kernels before b74c2a2e ("bnxt_en: Fix DCB ETS validation",
+            # 2025) check all 8 TCs, later ones only the TCs prio-tc uses; this models the older, stricter rule.
             raise KernelError(EINVAL)
         self.data["ets"] = {key: list(value) for key, value in ets.items()}
         self.count("ets")

@@ -47,12 +47,17 @@ def roce_dscp_not_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                                 f"and enable PFC on it", port=end.port.name, source=end_source(end))
     for host, nics in ctx.host_nics:
         for nic in nics:
-            prio = nic.dscp2prio.get(dscp, dscp >> 3)
-            if not nic.pfc[prio]:
-                yield r.finding(host.name, f"RoCE DSCP {dscp} → NIC priority {prio}, which has no PFC",
-                                f"PFC on priority {policy.rdma_priority} "
-                                f"({ctx.capability(host).spelling.get('pfc', 'pfc')})",
-                                port=nic.interface, source=port_source(host.name, nic.interface))
+            prio = nic.dscp2prio.get(dscp)
+            if prio is not None and nic.pfc[prio]:
+                continue
+            spelling = ctx.capability(host).spelling
+            got = "has no entry in the NIC's DSCP map" if prio is None else f"→ NIC priority {prio}, which has no PFC"
+            fix = f"PFC on priority {policy.rdma_priority} ({spelling.get('pfc', 'pfc')})"
+            if prio != policy.rdma_priority:
+                fix = f"map DSCP {dscp} to priority {policy.rdma_priority} on the NIC " \
+                      f"({spelling.get('dscp_map', 'DSCP APP entry')}) and {fix}"
+            yield r.finding(host.name, f"RoCE DSCP {dscp} {got}", fix, port=nic.interface,
+                            source=port_source(host.name, nic.interface))
 
 
 @rule("FG-CLS-003", "nic-trust-not-dscp", "error", "NICs trust DSCP, as the routed switches do")
@@ -73,28 +78,44 @@ def nic_trust_not_dscp(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
 @rule("FG-CLS-004", "nic-dscp-priority-mismatch", "error", "NIC DSCP→priority equals the switch DSCP→TC map")
 def nic_dscp_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
-    """For every DSCP a class lists, the priority the NIC assigns (its dscp2prio map, default DSCP>>3) must equal
-    the traffic class the attached switch assigns. Otherwise the NIC sends PFC for one priority while the switch
-    pauses another, and the NIC's egress scheduling disagrees with the fabric's.
+    """For all 64 DSCPs, the priority the NIC assigns (its DSCP map under DSCP trust) must equal the traffic class
+    the attached switch assigns. Otherwise the NIC sends PFC for one priority while the switch pauses another, and
+    traffic the switch treats as best effort leaves the host in the RoCE or CNP priority: the ConnectX firmware
+    map (DSCP d → priority d>>3) puts DSCP 24-31 beside RDMA on priority 3 and 48-55 on priority 6, which an intent
+    whose default class takes them does not.
 
-    Fix: `mlnx_qos --dscp2prio set,<dscp>,<prio>` for each DSCP whose DSCP>>3 is not its class's priority."""
-    policy = ctx.policy
-    dscps = sorted({d for values in policy.class_dscps.values() for d in values}) if policy else []
+    Fix: set the NIC's entry for each DSCP to the switch's traffic class (`mlnx_qos --dscp2prio set,<dscp>,<prio>`,
+    `dcb app` on other NICs; fabricgen's host script sets all 64)."""
     for host, nics in ctx.host_nics:
         for nic in nics:
             end = ctx.end(host.name, nic.interface)
             switch = ctx.peer_of(end) if end is not None else None
-            if switch is None or switch.device.qos is None:
-                continue
-            nic_map, switch_map = nic.dscp2prio, switch.device.qos.dscp_to_tc
-            for dscp in dscps:
-                nic_prio, switch_tc = nic_map.get(dscp, dscp >> 3), switch_map.get(dscp)
-                if nic_prio != switch_tc:
-                    yield r.finding(host.name, f"DSCP {dscp}: NIC priority {nic_prio}, switch TC {switch_tc}",
-                                    f"map DSCP {dscp} to priority {switch_tc} "
-                                    f"({ctx.capability(host).spelling.get('dscp_map', 'DSCP app entry')})",
-                                    port=nic.interface,
-                                    peer=switch.name, source=port_source(host.name, nic.interface))
+            if switch is None or switch.device.qos is None or nic.trust != "dscp":
+                continue  # no switch to agree with; a NIC that does not trust DSCP is FG-CLS-003's
+            wrong = _dscp_disagreements(nic.dscp2prio, switch.device.qos.dscp_to_tc)
+            if wrong:
+                spelling = ctx.capability(host).spelling.get("dscp_map", "DSCP APP entries")
+                yield r.finding(host.name, f"{len(wrong)} of 64 DSCPs leave the NIC in another priority than the "
+                                f"switch's traffic class: {_first(wrong)}",
+                                f"on the NIC, give each of those DSCPs the switch's traffic class ({spelling})",
+                                port=nic.interface, peer=switch.name, source=port_source(host.name, nic.interface))
+
+
+def _dscp_disagreements(nic_map: dict[int, int], switch_map: dict[int, int]) -> list[str]:
+    """``DSCP d: NIC n, switch t`` for each DSCP the two maps classify differently (a missing entry shown as such)."""
+    wrong = []
+    for dscp in range(64):
+        nic_prio, switch_tc = nic_map.get(dscp), switch_map.get(dscp)
+        if nic_prio != switch_tc:
+            nic_text = "no entry" if nic_prio is None else f"priority {nic_prio}"
+            switch_text = "no class" if switch_tc is None else f"TC {switch_tc}"
+            wrong.append(f"DSCP {dscp}: NIC {nic_text}, switch {switch_text}")
+    return wrong
+
+
+def _first(items: list[str], shown: int = 4) -> str:
+    more = len(items) - shown
+    return "; ".join(items[:shown]) + (f"; and {more} more" if more > 0 else "")
 
 
 @rule("FG-CLS-005", "roce-tos-mismatch", "error", "application ToS (cma_roce_tos, NCCL_IB_TC) = RoCE DSCP<<2")

@@ -3,8 +3,13 @@ unit that re-applies it at boot (mlnx_qos settings do not survive a reboot or dr
 
 Every mlnx_qos call respects mlnx_qos 1.2's rules (mlnx-tools python/mlnx_qos): lists of exactly 8 values,
 ``--trust`` and ``--dscp2prio`` never in one call, ``--tsa`` and ``--tcbw`` always together with zero
-bandwidth on strict TCs and an ETS sum of exactly 100, and an explicit identity ``--prio_tc`` because the
-mlx5 default maps priority 0 to TC 1.
+bandwidth on strict TCs and an ETS sum of exactly 100, and an explicit ``--prio_tc`` because the mlx5 default
+maps priority 0 to TC 1.
+
+The DSCP map is owned whole: under DSCP trust mlx5 holds one DCB APP entry per DSCP (``--trust dscp`` installs
+DSCP d → d>>3 for all 64; ``mlx5e_dcbnl_ieee_setapp`` replaces a DSCP's entry), and the host must classify every
+code point as its leaf does, so the script compares all 64 entries (``dcb -N app show``) and sets each one that
+differs in one ``mlnx_qos`` call (``--dscp2prio`` repeats: optparse ``action="append"`` in mlnx_qos).
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ CAPABILITY = Capability(
     output_files=(SCRIPT, UNIT, NCCL_ENV),
     spelling={
         "trust": "mlnx_qos --trust dscp",
-        "dscp_map": "mlnx_qos --dscp2prio set,D,P (only where P ≠ D>>3)",
-        "queue_map": "mlnx_qos --prio_tc (identity)",
+        "dscp_map": "mlnx_qos --dscp2prio set,D,P for every DSCP whose APP entry differs (all 64 owned)",
+        "queue_map": "mlnx_qos --prio_tc (a class's priority → its TC; other priorities → the catch-all class's TC)",
         "pfc": "mlnx_qos --pfc (8 flags)",
         "ecn": "n/a (NIC is the notification/reaction point)",
         "scheduling": "mlnx_qos --tsa + --tcbw together",
@@ -60,11 +65,6 @@ CAPABILITY = Capability(
 
 def _csv(values: Sequence[int | str]) -> str:
     return ",".join(str(v) for v in values)
-
-
-class DscpEntry(NamedTuple):
-    dscp: int
-    prio: int
 
 
 class DcqcnEntry(NamedTuple):
@@ -89,7 +89,7 @@ class NicContext(NamedTuple):
     tcbw_arg: str
     zero_bw_tcs: str
     ets_want: str
-    dscp2prio: tuple[DscpEntry, ...]
+    dscp_entries: str  # " D:P" for each of the 64 DSCPs, the arguments of dscp_setting; empty under PCP trust
     dcqcn: tuple[DcqcnEntry, ...]
     cnp_dscp: int
     cnp_priority: int
@@ -97,7 +97,7 @@ class NicContext(NamedTuple):
 
 
 # NicContext's fields from trust on
-QosContext = tuple[str, str, str, str, str, str, str, str, tuple[DscpEntry, ...], tuple[DcqcnEntry, ...], int, int, int]
+QosContext = tuple[str, str, str, str, str, str, str, str, str, tuple[DcqcnEntry, ...], int, int, int]
 
 
 def nic_context(nic: NicModel) -> NicContext:
@@ -117,7 +117,7 @@ def _qos_context(qos: hostscript.NicQos) -> QosContext:
         # TCs set to 0 %: mlx5 may read them back as 100 (strict) or as a share of the zero-BW group.
         " ".join(str(tc) for tc, bw in enumerate(qos.tcbw) if bw == 0),
         " | ".join([dcb_map("prio-tc", qos.prio_tc), dcb_map("tc-tsa", qos.tsa), dcb_map("tc-bw", qos.tcbw)]),
-        tuple(DscpEntry(d, p) for d, p in qos.dscp2prio),
+        "".join(f" {dscp}:{prio}" for dscp, prio in qos.dscp2prio) if qos.trust == "dscp" else "",
         tuple(DcqcnEntry(p, 1 if qos.dcqcn_enabled else 0) for p in qos.dcqcn_priorities),
         qos.cnp_dscp,
         qos.cnp_priority,

@@ -1,19 +1,19 @@
 """Read a GPU host's ``fabricgen-nic.sh`` and ``nccl.env`` back into the DeviceModel.
 
 The script must be one fabricgen wrote (its ``# fabricgen`` header, one ``nic_*()`` function per NIC, an
-``all_nics()`` that calls them); values in it may have been edited by hand. What a line *does* is what is
-read: the arguments of the command a ``setting`` line runs (``ip link set ... mtu``, ``mlnx_qos --trust /
---dscp2prio / --pfc / --prio_tc --tsa --tcbw``, ``cma_roce_tos -t``) and the value a ``cc_setting`` line
-writes. The quoted "wanted" value a ``setting`` line compares against is not read: when a hand edit makes
-it disagree with the command, ``--apply`` writes the command's value (and then fails its own check), so
-the command is what the NIC gets.
+``all_nics()`` that calls them); values in it may have been edited by hand. What a line *does* is what is read: the
+arguments of the command a ``setting`` line runs (``ip link set ... mtu``, ``mlnx_qos --trust / --dscp2prio / --pfc
+/ --prio_tc --tsa --tcbw``, ``cma_roce_tos -t``), the entries a ``dscp_setting`` line makes the DSCP APP table hold
+and the value a ``cc_setting`` line writes. The quoted "wanted" value a ``setting`` line compares against is not
+read: when a hand edit makes it disagree with the command, ``--apply`` writes the command's value (and then fails
+its own check), so the command is what the NIC gets.
 
-Owned — what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device``
-(``local ... rdma=``), ``mtu``, ``trust``, ``pfc``, ``prio_tc``, ``tsa``, ``tcbw``, ``dscp2prio``,
-``dcqcn_priorities`` (priorities with a ``roce_np``/``roce_rp`` ``enable`` line), ``dcqcn_enabled`` (every
-such line writes 1; None in ``owned()`` when there are no such lines, since the script then cannot say),
-``cnp_dscp``, ``cnp_priority``, ``roce_tos``; and the host's ``nccl_env`` (``nccl.env``; a missing file
-reads as no settings).
+Owned — what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device`` (``local
+... rdma=``), ``mtu``, ``trust``, ``pfc``, ``prio_tc``, ``tsa``, ``tcbw``, ``dscp2prio`` (all 64 DSCPs: the DSCP>>3
+map ``--trust dscp`` installs, changed by the script's entries), ``dcqcn_priorities`` (priorities with a
+``roce_np``/``roce_rp`` ``enable`` line), ``dcqcn_enabled`` (every such line writes 1; None in ``owned()`` when
+there are no such lines, since the script then cannot say), ``cnp_dscp``, ``cnp_priority``, ``roce_tos``; and the
+host's ``nccl_env`` (``nccl.env``; a missing file reads as no settings).
 
 Not recoverable, kept from the skeleton: ``cable_m``, ``peer`` and ``xoff_bytes`` of each NIC (comments or
 derived numbers, not settings), ``path_mtu``, the host's ports (their MTU is the NIC's, but the NIC is the
@@ -65,7 +65,9 @@ def _owned_nic(nic: NicModel) -> dict[str, Any]:
 class _Nic(hostscript.Nic):
     """hostscript.Nic plus what ConnectX lines set outside ``values``: dscp2prio entries, DCQCN writes."""
 
-    dscp2prio: dict[int, int] = field(default_factory=dict)
+    # Under DSCP trust mlx5 starts from DSCP d → d>>3 for all 64 (what `--trust dscp` installs); lines change it.
+    dscp2prio: dict[int, int] = field(default_factory=lambda: {dscp: dscp >> 3 for dscp in range(64)})
+    dscp_entries: set[int] = field(default_factory=set)  # DSCPs a dscp_setting line names
     dcqcn: dict[int, list[int]] = field(default_factory=dict)  # priority → values written (np, rp)
 
 
@@ -94,24 +96,31 @@ def _tsa(text: str, line: int) -> list[Literal["strict", "ets"]]:
     return values
 
 
-def _options(words: list[str]) -> dict[str, str]:
-    """``--opt value`` and ``--opt=value`` pairs of an mlnx_qos call."""
+def _options(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``--opt value`` and ``--opt=value`` pairs of an mlnx_qos call (the last of each), and every
+    ``--dscp2prio`` value in order: mlnx_qos takes that option any number of times."""
     options: dict[str, str] = {}
+    dscp2prio: list[str] = []
     index = 0
     while index < len(words):
         word = words[index]
         if word.startswith("--") and "=" in word:
             key, _, value = word.partition("=")
-            options[key] = value
         elif word.startswith("-") and index + 1 < len(words):
-            options[word] = words[index + 1]
+            key, value = word, words[index + 1]
             index += 1
+        else:
+            index += 1
+            continue
+        options[key] = value
+        if key == "--dscp2prio":
+            dscp2prio.append(value)
         index += 1
-    return options
+    return options, dscp2prio
 
 
 def _mlnx_qos(nic: _Nic, words: list[str], line: int) -> None:
-    options = _options(words[1:])
+    options, dscp2prio = _options(words[1:])
     if "--trust" in options:
         if options["--trust"] not in ("dscp", "pcp"):
             raise _error(line, f"--trust: {options['--trust']!r} is not dscp or pcp")
@@ -124,8 +133,8 @@ def _mlnx_qos(nic: _Nic, words: list[str], line: int) -> None:
         nic.values["tsa"] = _tsa(options["--tsa"], line)
     if "--tcbw" in options:
         nic.values["tcbw"] = _numbers(options["--tcbw"], line, "--tcbw", 100)
-    if "--dscp2prio" in options:
-        _dscp2prio(nic, options["--dscp2prio"], line)
+    for text in dscp2prio:
+        _dscp2prio(nic, text, line)
 
 
 def _dscp2prio(nic: _Nic, text: str, line: int) -> None:
@@ -136,7 +145,20 @@ def _dscp2prio(nic: _Nic, text: str, line: int) -> None:
     if parts[0] == "set":
         nic.dscp2prio[dscp] = prio
     elif nic.dscp2prio.get(dscp) == prio:
-        del nic.dscp2prio[dscp]
+        nic.dscp2prio[dscp] = 0  # mlx5e_dcbnl_ieee_delapp resets the DSCP's map entry to priority 0
+
+
+def _dscp_setting(nic: _Nic, text: str, line: int) -> None:
+    """``dscp_setting IFACE DSCP:PRIO...``: the APP entries the function makes the table hold, one per DSCP."""
+    for word in _words(text, line)[2:]:
+        dscp_text, colon, prio_text = word.partition(":")
+        if not colon:
+            raise _error(line, f"dscp_setting: expected DSCP:PRIORITY, found {word!r}")
+        dscp = _number(dscp_text, line, "dscp_setting DSCP", 63)
+        if dscp in nic.dscp_entries:
+            raise _error(line, f"dscp_setting: DSCP {dscp} given twice (mlx5 keeps one priority per DSCP)")
+        nic.dscp_entries.add(dscp)
+        nic.dscp2prio[dscp] = _number(prio_text, line, "dscp_setting priority", 7)
 
 
 def _command(nic: _Nic, words: list[str], line: int) -> None:
@@ -172,6 +194,7 @@ def _cc_setting(nic: _Nic, text: str, line: int) -> None:
 
 _LINES: dict[str, Callable[[_Nic, str, int], None]] = {
     "local": _FILE.local, "setting": _FILE.setting(_command), "cc_setting": _cc_setting,
+    "dscp_setting": _dscp_setting,
 }
 
 

@@ -11,9 +11,12 @@ dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0, net/dcb/dcbnl.c; the iproute2
   example's BCM57608) refuses PFC until ETS is set and refuses more lossless TCs than its ``pfc-cap``
   (``bnxt_hwrm_queue_pfc_cfg``).
 * Trust DSCP = DSCP APP entries. There is no firmware default DSCP map behind dcbnl, so the script installs one
-  entry for **every** DSCP 0-63: the NicModel's map, i.e. ``dscp2prio`` where it has an entry and DSCP>>3
-  elsewhere -- exactly the 64 entries ``mlnx_qos --trust dscp`` installs on ConnectX (nic.md §1), so both host
-  kinds classify every DSCP alike and every class DSCP (RDMA, CNP, management...) has its entry. The APP table
+  entry for **every** DSCP 0-63: the NicModel's map, which is the switches' DSCP→TC map (an unlisted DSCP goes
+  to the catch-all class's priority, as on the leaf), so every host classifies every DSCP as its leaf does.
+* ETS: a priority no class uses is mapped to the catch-all class's TC, and TCs no priority maps to are strict
+  with 0 % (resolve.host.nic_ets): bnxt_en refuses ETS TCs at 0 % beside an ETS total of 100 ("rejecting ETS
+  config starving a TC", ``bnxt_ets_validate``; kernels before b74c2a2e check all 8 TCs, later ones the TCs in
+  use), and accepts strict TCs at 0 %. The APP table
   is a table, not an array (dcb-app(8)): ``add`` of DSCP 26 -> 3 keeps an existing 26 -> 0. The script gives
   ``replace`` semantics -- one priority per DSCP -- with ``dcb app del`` then ``dcb app add``: a DSCP with an
   unwanted entry loses all its entries, then gets the wanted one, so the driver's last write for it is an add.
@@ -75,7 +78,8 @@ CAPABILITY = Capability(
     spelling={
         "trust": "dcb app dscp-prio entries for all 64 DSCPs (+ dcb apptrust set ... order dscp where supported)",
         "dscp_map": "dcb app del/add dev IF dscp-prio D:P (one priority per DSCP)",
-        "queue_map": "dcb ets set dev IF prio-tc (identity)",
+        "queue_map": "dcb ets set dev IF prio-tc (a class's priority → its TC; other priorities → the catch-all "
+                     "class's TC)",
         "pfc": "dcb pfc set dev IF prio-pfc (8 entries)",
         "ecn": "n/a (NIC is the notification/reaction point)",
         "scheduling": "dcb ets set dev IF tc-tsa + tc-bw together",
@@ -87,15 +91,15 @@ CAPABILITY = Capability(
 
 
 def dscp_map(nic: NicModel) -> dict[int, int]:
-    """The priority of every DSCP the NIC is to trust: ``dscp2prio`` where it has an entry, DSCP>>3 elsewhere
-    (the NicModel's meaning, shared with ConnectX); none under PCP trust."""
+    """The priority of every DSCP the NIC is to trust (NicModel's dscp2prio holds all 64); none under PCP trust."""
     return _dscp_map(nic.trust, nic.dscp2prio)
 
 
 def _dscp_map(trust: str, dscp2prio: Mapping[int, int]) -> dict[int, int]:
     if trust != "dscp":
         return {}
-    return {dscp: dscp2prio.get(dscp, dscp >> 3) for dscp in range(64)}
+    # A DSCP without an entry is what dcbnl does with it: unmatched traffic, priority 0.
+    return {dscp: dscp2prio.get(dscp, 0) for dscp in range(64)}
 
 
 class NicContext(NamedTuple):

@@ -10,12 +10,11 @@ the command is what the NIC gets. ``dcb`` arrays may use ``all:`` and later entr
 ``dcb`` evaluates them; an array that leaves an entry out is refused (``dcb`` keeps that entry from the kernel,
 which a script cannot tell).
 
-Owned -- what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device``
-(``local ... rdma=``), ``mtu``, ``trust`` (the ``apptrust`` line), the NIC's DSCP map (``dscp_prio``: the
-priority of each of the 64 DSCPs under DSCP trust, none under PCP trust -- read into ``dscp2prio`` as the
-entries that differ from DSCP>>3; a DSCP the script gives no entry reads as priority 0, the priority of traffic
-no APP entry matches), ``pfc``, ``prio_tc``, ``tsa``, ``tcbw``, ``roce_tos``; and the host's ``nccl_env``
-(``nccl.env``; a missing file reads as no settings).
+Owned -- what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device`` (``local
+... rdma=``), ``mtu``, ``trust`` (the ``apptrust`` line), the NIC's DSCP map (``dscp_prio``: the priority of each of
+the 64 DSCPs under DSCP trust, none under PCP trust -- read into ``dscp2prio``, all 64 under DSCP trust; a DSCP the
+script gives no entry reads as priority 0, the priority of traffic no APP entry matches), ``pfc``, ``prio_tc``,
+``tsa``, ``tcbw``, ``roce_tos``; and the host's ``nccl_env`` (``nccl.env``; a missing file reads as no settings).
 
 Not owned, kept from the skeleton: DCQCN and CNP (``dcqcn_priorities``, ``dcqcn_enabled``, ``cnp_dscp``,
 ``cnp_priority``: the script only prints them for the vendor tool), ``cable_m``, ``peer``, ``xoff_bytes``,
@@ -179,11 +178,11 @@ _LINES: dict[str, Callable[[Nic, str, int], None]] = {
 
 
 def _dscp2prio(trust: str, entries: dict[int, int]) -> dict[int, int]:
-    """NicModel's dscp2prio (entries that differ from DSCP>>3). Under DSCP trust a DSCP without an entry gets the
-    priority of unmatched traffic, 0."""
+    """NicModel's dscp2prio: under DSCP trust every DSCP, a DSCP without an entry at the priority of unmatched
+    traffic, 0 (dcbnl has no firmware map behind the APP table); under PCP trust the entries as they are."""
     if trust == "dscp":
-        entries = {dscp: entries.get(dscp, 0) for dscp in range(64)}
-    return {dscp: prio for dscp, prio in sorted(entries.items()) if prio != dscp >> 3}
+        return {dscp: entries.get(dscp, 0) for dscp in range(64)}
+    return dict(sorted(entries.items()))
 
 
 def _nic_model(nic: Nic, skeleton: NicModel | None) -> NicModel:
