@@ -25,6 +25,7 @@ from rich.table import Table
 
 from fabricgen import __version__
 from fabricgen.api import dump_fabric, generate_devices, generate_parallel, shard
+from fabricgen.configs import UnreadableConfigs, read_configs
 from fabricgen.diagnostics import InputError, Location
 from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
@@ -47,7 +48,7 @@ from fabricgen.output import (
     tree_matches,
     update_output,
 )
-from fabricgen.platforms import ConfigReadError, get_platform
+from fabricgen.platforms import get_platform
 from fabricgen.resolve import Resolution, resolve
 
 EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
@@ -372,63 +373,42 @@ def _intent_locator(loaded: FabricInput) -> Callable[[Finding], Location]:
     return lambda finding: loaded.locate(finding.source or ())
 
 
-def _config_locator(loaded: FabricInput, files: dict[str, Path]) -> Callable[[Finding], Location]:
-    """Findings on a device read from --configs point into its config file, at the first line naming the port."""
-    def locate(finding: Finding) -> Location:
-        path = files.get(finding.device)
-        if path is None:
-            return loaded.locate(finding.source or ())
-        line = 1
-        if finding.port:
-            text = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            line = next((i for i, content in enumerate(text, 1) if finding.port in content), 1)
-        return Location(str(path), line, 1)
-
-    return locate
-
-
-def _read_configs(fabric: Fabric, directory: Path) -> tuple[Fabric, dict[str, Path]]:
-    """Overlay each device's existing configs (DIR/<device>/<files>) on the resolved model."""
-    if (directory / INCOMPLETE).exists():
-        fail(f"{directory} is an interrupted render ({INCOMPLETE} is present): some files may be from the "
-             "previous render; run `fabricgen render` again first")
-    devices = dict(fabric.devices)
-    first_file: dict[str, Path] = {}
-    missing = []
-    for name, device in sorted(fabric.devices.items()):
-        platform = get_platform(device.platform)
-        paths = {f: directory / name / f for f in platform.capability.output_files if (directory / name / f).is_file()}
-        if not paths or platform.read is None:
-            missing.append(name)
-            continue
-        texts = {f: p.read_text(encoding="utf-8") for f, p in paths.items()}
-        try:
-            devices[name] = platform.read(device, texts)
-        except ConfigReadError as exc:
-            fail(f"{directory / name / exc.file}:{exc.line}: {exc.message}")
-        first_file[name] = next(iter(paths.values()))
-    if missing:
-        err.print(f"note: no configs in {directory} for {', '.join(missing)}; linted as the intent resolves them")
-    return fabric.model_copy(update={"devices": devices}), first_file
+@contextlib.contextmanager
+def config_errors() -> Iterator[None]:
+    """Config files that cannot be read, each printed as FILE:LINE: message, exit 2."""
+    try:
+        yield
+    except UnreadableConfigs as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        fail(f"{len(exc.problems)} problem(s) in the configs; nothing was linted")
 
 
 @main.command("lint")
 @input_options
 @click.option("--configs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
               help="lint existing configs in DIR/<device>/ (rendered, hand-written or pulled from devices)")
+@click.option("--partial", is_flag=True,
+              help="with --configs: lint only the devices that have configs in DIR, on purpose")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="fail (exit 1) on warnings too")
 @click.option("--explain", "explain_id", metavar="RULE", help="print what a rule checks, why, and how to fix it")
-def lint_cmd(intent: Path, inventory: Path, configs: Path | None, fmt: str, strict: bool,
+def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool, fmt: str, strict: bool,
              explain_id: str | None) -> None:
     """Check the fabric end to end: NIC ↔ switch ↔ switch classification, PFC, ECN/DCQCN, MTU, headroom,
     physical layer, scheduling, management isolation.
+
+    \b
+    With --configs, every inventory device must have its config in DIR/<device>/ and every cabled port must be
+    up in it (missing evidence is an error, never a pass; --partial lints only the devices DIR has, on
+    purpose). A config file that cannot be read (not UTF-8, binary, not parseable) is an input error.
 
     \b
     Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors.
     Examples:
       fabricgen lint                                   # the intent as fabricgen would render it
       fabricgen lint --configs out/                    # configs that exist (ours, hand-written, pulled)
+      fabricgen lint --configs pulled/ --partial       # only the devices pulled/ has configs for
       fabricgen lint --format sarif > fabricgen.sarif  # GitHub code scanning
       fabricgen lint --explain FG-PFC-001
     """
@@ -438,12 +418,16 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, fmt: str, stri
             fail(f"no rule {explain_id!r}; `fabricgen rules` lists them")
         click.echo(explain(found), nl=False)
         return
+    if partial and configs is None:
+        fail("--partial needs --configs DIR")
     loaded, fabric = load_and_resolve(intent, inventory)
     locate = _intent_locator(loaded)
+    evidence = None
     if configs is not None:
-        fabric, files = _read_configs(fabric, configs)
-        locate = _config_locator(loaded, files)
-    report = lint(fabric)
+        with config_errors():
+            read = read_configs(fabric, configs, partial)
+        fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
+    report = lint(fabric, evidence=evidence)
     click.echo({"text": to_text, "json": to_json, "sarif": to_sarif}[fmt](report, locate), nl=False)
     sys.exit(EXIT_INVALID if report.failed(strict) else 0)
 

@@ -95,9 +95,13 @@ def test_unreadable_config_is_an_input_error(configs: Path) -> None:
     assert code == 2 and f"{configs}/leaf2/config_db.json:1:" in output and "Traceback" not in output
 
 
-def test_devices_without_configs_are_linted_as_intended(configs: Path, tmp_path: Path) -> None:
+def test_devices_without_configs_are_errors_unless_partial(configs: Path, tmp_path: Path) -> None:
+    """Missing evidence is not a pass: eight devices without configs are eight FG-EVD-001 errors, and
+    --partial lints the one device that has configs, saying so."""
     partial = tmp_path / "partial"
     partial.mkdir()
     (partial / "leaf1").symlink_to(configs / "leaf1", target_is_directory=True)
     code, output = invoke("lint", "--configs", str(partial))
-    assert code == 0 and "no configs in" in output and "node1" in output
+    assert code == 1 and output.count("FG-EVD-001 error") == 8 and "node1: no config in" in output
+    code, output = invoke("lint", "--configs", str(partial), "--partial")
+    assert code == 0 and "8 device(s) without configs not linted" in output.splitlines()[-1]

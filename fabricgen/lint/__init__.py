@@ -7,15 +7,16 @@ lints in linear time (no path enumeration).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from fabricgen.lint.context import LintContext
+from fabricgen.lint.evidence import Evidence
 from fabricgen.lint.registry import RULES, SEVERITY_ORDER, Finding, Rule, all_rules
 from fabricgen.model import Fabric, WaiverModel
 
-__all__ = ["RULES", "Finding", "LintReport", "Rule", "all_rules", "lint"]
+__all__ = ["RULES", "Evidence", "Finding", "LintReport", "Rule", "all_rules", "lint"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class LintReport:
     waived: list[Waived] = field(default_factory=list)
     devices: int = 0
     links: int = 0
+    skipped: list[str] = field(default_factory=list)  # devices left out on purpose (lint --configs --partial)
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -58,19 +60,27 @@ def _waiver_for(finding: Finding, waivers: list[WaiverModel]) -> WaiverModel | N
     return None
 
 
-def lint(fabric: Fabric, rules: list[Rule] | None = None) -> LintReport:
+def lint(fabric: Fabric, rules: list[Rule] | None = None, evidence: Evidence | None = None) -> LintReport:
+    """Every rule's findings on ``fabric``. With ``evidence`` (``lint --configs``), the FG-EVD rules judge what
+    was found on disk, and devices it skips (``--partial``) are left out of the report."""
     with _collector_paused():
         # The context is gone (freed by reference counting) when _run returns, before the collector is back:
         # it would otherwise walk and promote every End on its first pass.
-        return _run(fabric, rules)
+        return _run(fabric, rules, evidence)
 
 
-def _run(fabric: Fabric, rules: list[Rule] | None) -> LintReport:
-    ctx = LintContext(fabric)
+def _run(fabric: Fabric, rules: list[Rule] | None, evidence: Evidence | None) -> LintReport:
+    ctx = LintContext(fabric, evidence)
     waivers = fabric.policy.waivers if fabric.policy else []
-    report = LintReport(devices=len(fabric.devices), links=len(ctx.links))
+    skipped = sorted(evidence.skipped) if evidence is not None else []
+    links = len(ctx.links) if not skipped else sum(
+        1 for a, b in ctx.links if a.device.name not in skipped or b.device.name not in skipped)
+    report = LintReport(devices=len(fabric.devices) - len(skipped), links=links, skipped=skipped)
+    about_skipped = _about_skipped(ctx, set(skipped))
     for rule in rules or all_rules():
         for finding in rule.check(ctx, rule):
+            if about_skipped(finding):
+                continue
             waiver = _waiver_for(finding, waivers)
             if waiver is None:
                 report.findings.append(finding)
@@ -79,6 +89,17 @@ def _run(fabric: Fabric, rules: list[Rule] | None) -> LintReport:
     report.findings.sort(key=_order)
     report.waived.sort(key=lambda w: _order(w.finding))
     return report
+
+
+def _about_skipped(ctx: LintContext, skipped: set[str]) -> Callable[[Finding], bool]:
+    """Whether a finding is about a device ``--partial`` left out and about nothing linted: on a skipped device,
+    on a port whose cable does not reach a linted device (a link finding names the end listed first, which may
+    be the skipped one)."""
+    if not skipped:
+        return lambda finding: False
+    reaching = {(end.device.name, end.port.name) for end, peer in zip(ctx.ends, ctx.peers, strict=True)
+                if end.device.name in skipped and peer is not None and peer.device.name not in skipped}
+    return lambda finding: finding.device in skipped and (finding.device, finding.port) not in reaching
 
 
 @contextmanager

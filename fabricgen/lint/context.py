@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from fabricgen.lint.evidence import Evidence
 from fabricgen.model import DeviceModel, Fabric, HeadroomModel, NicModel, PolicyModel, PortModel
 from fabricgen.platforms import Capability, get_platform
 
@@ -211,10 +212,12 @@ class LintContext:
     ``ends`` are the ports rules sweep (one per device:port name), ``ends_by_device`` the same in runs per
     device (for rules that look something up per device once, not per port), ``switch_ports`` every port of
     every switch (what the device's own ``ports`` list holds), ``peers[i]`` the End ``ends[i]`` is cabled to,
-    ``host_nics`` every host with its NICs, in the host's order."""
+    ``host_nics`` every host with its NICs, in the host's order. ``evidence``: what ``lint --configs`` found on
+    disk (None when linting the resolved fabric)."""
 
-    def __init__(self, fabric: Fabric) -> None:
+    def __init__(self, fabric: Fabric, evidence: Evidence | None = None) -> None:
         self.fabric = fabric
+        self.evidence = evidence
         self.policy: PolicyModel | None = fabric.policy
         self.devices: list[DeviceModel] = [fabric.devices[name] for name in sorted(fabric.devices)]
         self.switches: list[DeviceModel] = [d for d in self.devices if d.host is None]
@@ -238,6 +241,10 @@ class LintContext:
     def peer_of(self, end: End) -> End | None:
         """The End a swept end (one of `ends`) is cabled to."""
         return self.peers[end.index]
+
+    def from_config(self, device: DeviceModel) -> bool:
+        """Whether ``device`` was read from its config: a finding on it is the device's to fix, not the intent's."""
+        return self.evidence is not None and self.evidence.from_config(device.name)
 
     def capability(self, device: DeviceModel) -> Capability:
         """Memoised per platform name: the registry answers the same record for every device of a platform."""

@@ -36,6 +36,9 @@ class Finding:
     port: str | None = None
     peer: str | None = None
     source: KeyPath | None = field(default=None, compare=False)  # where in intent/inventory to point
+    # Where in a config file to point, (path, line): set by rules that know the line (FG-EVD-002); other
+    # findings on a device read from configs point at the first line naming their port.
+    where: tuple[str, int] | None = field(default=None, compare=False)
 
     @property
     def subject(self) -> str:
@@ -56,8 +59,9 @@ class Rule:
     check: RuleFn
 
     def finding(self, device: str, message: str, fix: str, *, port: str | None = None, peer: str | None = None,
-                source: KeyPath | None = None, severity: Severity | None = None) -> Finding:
-        return Finding(self.id, severity or self.severity, device, message, fix, port, peer, source)
+                source: KeyPath | None = None, severity: Severity | None = None,
+                where: tuple[str, int] | None = None) -> Finding:
+        return Finding(self.id, severity or self.severity, device, message, fix, port, peer, source, where)
 
 
 RULES: dict[str, Rule] = {}

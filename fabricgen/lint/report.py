@@ -23,8 +23,12 @@ def _line(finding: Finding, where: Location, waived: str | None = None) -> str:
 
 
 def summary(report: LintReport) -> str:
-    return (f"{report.errors} error(s), {report.warnings} warning(s), {report.count('info')} info, "
+    text = (f"{report.errors} error(s), {report.warnings} warning(s), {report.count('info')} info, "
             f"{len(report.waived)} waived — {report.devices} devices, {report.links} links checked")
+    if report.skipped:
+        shown = ", ".join(report.skipped[:8]) + ("…" if len(report.skipped) > 8 else "")
+        text += f"; partial (--partial): {len(report.skipped)} device(s) without configs not linted: {shown}"
+    return text
 
 
 def to_text(report: LintReport, locate: Locate) -> str:
@@ -45,7 +49,8 @@ def to_json(report: LintReport, locate: Locate) -> str:
         "findings": [_finding_json(f, locate(f), None) for f in report.findings]
         + [_finding_json(w.finding, locate(w.finding), w.reason) for w in report.waived],
         "summary": {"errors": report.errors, "warnings": report.warnings, "info": report.count("info"),
-                    "waived": len(report.waived), "devices": report.devices, "links": report.links},
+                    "waived": len(report.waived), "devices": report.devices, "links": report.links,
+                    "skipped": report.skipped},
     }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 

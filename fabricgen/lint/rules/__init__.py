@@ -4,6 +4,7 @@ from fabricgen.lint.rules import (  # noqa: F401
     buffers,
     classification,
     ecn,
+    evidence,
     fabric_wide,
     inventory,
     management,
