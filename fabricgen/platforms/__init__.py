@@ -57,6 +57,10 @@ class Capability:
     # Intent features the platform leaves to another tool (linux-dcb: DCQCN/CNP need the NIC vendor's tool);
     # lint warns on every device where the intent asks for them.
     delegated_features: tuple[str, ...] = ()
+    # Host NIC drivers: whether the driver takes an ETS traffic class at 0 % beside an ETS total of 100 (None on
+    # switches). fabricgen renders a layout every driver takes (resolve.host.nic_ets); lint holds configs read
+    # back against this.
+    ets_zero_share: Literal["accepted", "refused"] | None = None
     # How the platform spells each intent feature (docs/platforms.md); a feature it cannot express is absent
     # here and refused by resolve, never dropped.
     spelling: Mapping[str, str] = field(default_factory=dict)

@@ -9,6 +9,7 @@ from fabricgen.lint.rules import (  # noqa: F401
     inventory,
     management,
     mtu,
+    nic_driver,
     pfc,
     physical,
     scheduling,
