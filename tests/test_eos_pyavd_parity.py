@@ -100,15 +100,19 @@ def avd_qos_maps(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
 
 
 def avd_ethernet_interface(port: PortModel, qos: QosModel | None) -> dict[str, Any]:
+    """AVD's keys for one port: a routed data port takes ``mtu`` (EOS's L3 MTU) and ``switchport.enabled: false``,
+    a switched one ``l2_mtu`` and ``switchport.enabled: true``; a port of no mode gets no switchport key."""
     data: dict[str, Any] = {"name": port.name, "shutdown": not port.admin_up}
     if port.description:
         data["description"] = port.description
     if port.role in DATA_ROLES:
-        data["mtu"] = port.mtu
+        data["mtu" if port.mode == "routed" else "l2_mtu"] = port.mtu
         if qos:
             data["service_profile"] = PROFILE
+    if port.mode is not None:
+        data["switchport"] = {"enabled": port.mode == "switched"}
     if port.access_vlan is not None:
-        data["switchport"] = {"enabled": True, "mode": "access", "access_vlan": port.access_vlan}
+        data.setdefault("switchport", {}).update(mode="access", access_vlan=port.access_vlan)
     return data
 
 
@@ -201,3 +205,13 @@ def test_minimal_example_matches_pyavd() -> None:
     assert names, "the minimal example has no EOS device"
     for name in names:
         assert_same(fabric.devices[name])
+
+
+def test_switched_data_port_matches_pyavd() -> None:
+    """A data port left switched (a model read from a brownfield config, say) carries its MTU as ``l2 mtu``: the
+    line and its place are pyavd's ``l2_mtu``, next to the ``switchport`` line of ``switchport.enabled: true``."""
+    spine = example_fabric("fabric").devices["spine1"]
+    ports = [p.model_copy(update={"mode": "switched"}) if p.name == "Ethernet2/1" else p for p in spine.ports]
+    switched = spine.model_copy(update={"ports": ports})
+    assert "   l2 mtu 9100\n   switchport\n" in fabricgen_config(switched)
+    assert_same(switched)

@@ -20,7 +20,7 @@ from fabricgen.diagnostics import InputError
 from fabricgen.lint import lint
 from fabricgen.model import DeviceModel, EcnThresholds, Fabric, MgmtModel, PortModel, QueueModel, WatchdogModel
 from fabricgen.platforms import ConfigReadError, get_platform
-from fabricgen.platforms.nxos import CAPABILITY, PLATFORM, kbytes, ranges, reader
+from fabricgen.platforms.nxos import CAPABILITY, PLATFORM, ranges, reader
 from fabricgen.resolve import resolve
 from fabricgen.schema.intent import Intent, check_intent
 from fabricgen.schema.inventory import Inventory
@@ -100,7 +100,7 @@ def read(text: str, skeleton: DeviceModel | None = None) -> DeviceModel:
 def test_registered_with_its_reader() -> None:
     assert get_platform("nxos") is PLATFORM
     assert PLATFORM.read is reader.read and PLATFORM.owned is reader.owned
-    assert (CAPABILITY.max_mtu, CAPABILITY.lossless_class_limit, CAPABILITY.ecn_granularity_bytes) == (9216, 1, 1024)
+    assert (CAPABILITY.max_mtu, CAPABILITY.lossless_class_limit, CAPABILITY.ecn_granularity_bytes) == (9216, 1, 1)
     assert (CAPABILITY.mgmt_interface, CAPABILITY.mgmt_vrf_fixed_name) == ("mgmt0", "management")
     assert CAPABILITY.watchdog_actions == ("drop",) and CAPABILITY.output_files == ("nxos.cfg",)
 
@@ -127,7 +127,8 @@ def test_classification_dscp_to_qos_group() -> None:
     assert "FG_DEFAULT" not in text  # the default class's 61 DSCPs ride class-default
 
 
-def test_queuing_policy_all_eight_classes_with_ecn_in_kbytes() -> None:
+def test_queuing_policy_all_eight_classes_with_ecn_in_exact_bytes() -> None:
+    # The intent's 5,000 / 40,000 B as they are: whole kbytes rounded down made them 4 / 39 KB, 18 % low.
     text = cfg(leaf4())
     assert ("\npolicy-map type queuing FABRICGEN_QUEUING\n"
             "  class type queuing c-out-8q-q7\n    bandwidth remaining percent 0\n"
@@ -135,7 +136,7 @@ def test_queuing_policy_all_eight_classes_with_ecn_in_kbytes() -> None:
             "  class type queuing c-out-8q-q5\n    bandwidth remaining percent 0\n"
             "  class type queuing c-out-8q-q4\n    bandwidth remaining percent 0\n"
             "  class type queuing c-out-8q-q3\n    bandwidth remaining percent 50\n"
-            "    random-detect minimum-threshold 4 kbytes maximum-threshold 39 kbytes drop-probability 10 "
+            "    random-detect minimum-threshold 5000 bytes maximum-threshold 40000 bytes drop-probability 10 "
             "weight 0 ecn\n"
             "  class type queuing c-out-8q-q2\n    bandwidth remaining percent 10\n"
             "  class type queuing c-out-8q-q1\n    bandwidth remaining percent 0\n"
@@ -177,10 +178,7 @@ def test_render_is_byte_deterministic() -> None:
     assert cfg(device) == cfg(DeviceModel.model_validate(device.model_dump()))
 
 
-def test_kbytes_round_down_and_never_zero() -> None:
-    # The mixed example's 5 KB / 40 KB, NVIDIA's 150 KB / 1.5 MB, the Cisco blueprint's 3000 KB.
-    assert [kbytes(v) for v in (5000, 40000, 150_000, 1_500_000, 3_000_000)] == [4, 39, 146, 1464, 2929]
-    assert (kbytes(0), kbytes(1023), kbytes(1024), kbytes(2047)) == (1, 1, 1, 1)
+def test_dscp_ranges() -> None:
     assert ranges([16, 24, 25, 26, 40, 63]) == "16,24-26,40,63" and ranges([7]) == "7"
 
 
@@ -217,7 +215,8 @@ def test_oob_role_and_ipv6_management() -> None:
     device = leaf4()
     assert device.mgmt is not None
     access = port(device, "Ethernet1/1").model_copy(update={"role": "oob-access", "access_vlan": 100,
-                                                            "pfc_priorities": [], "lossless": False})
+                                                            "pfc_priorities": [], "lossless": False,
+                                                            "mode": "switched"})
     mgmt = MgmtModel(**{**device.mgmt.model_dump(), "address": "2001:db8::14/64", "gateway": "2001:db8::1"})
     oob = device.model_copy(update={"role": "oob", "qos": None, "ports": [access], "mgmt": mgmt})
     text = cfg(oob)
@@ -279,17 +278,17 @@ def test_reads_its_own_file_back_over_differing_skeletons() -> None:
         assert reader.owned(reader.read(skeleton, render_device(device))) == reader.owned(device)
 
 
-def test_read_model_lints_clean_and_keeps_the_rounded_ecn() -> None:
+def test_read_model_lints_clean_and_keeps_the_exact_ecn() -> None:
     device = read(cfg(leaf4()), leaf4())
     assert device.qos is not None
     rdma = next(q for q in device.qos.queues if q.index == 3)
-    assert rdma.ecn == EcnThresholds(min_bytes=4096, max_bytes=39936, probability_pct=10)
+    assert rdma.ecn == EcnThresholds(min_bytes=5000, max_bytes=40000, probability_pct=10)
     assert (rdma.traffic_class, rdma.lossless, rdma.class_name) == (3, True, "rdma")
     model = leaf4().qos
     assert model is not None and device.qos.dscp_to_tc == model.dscp_to_tc
     fabric = mixed()
     report = lint(fabric.model_copy(update={"devices": {**fabric.devices, "leaf4": device}}))
-    assert [f for f in report.findings if f.device == "leaf4"] == []  # FG-ECN-008: within 1024 B
+    assert [f for f in report.findings if f.device == "leaf4"] == []  # FG-ECN-008: the same bytes as the others
 
 
 def test_hand_edits() -> None:
@@ -297,7 +296,7 @@ def test_hand_edits() -> None:
     text = edit(text, "  mtu 9100\n", "  mtu 1500\n")  # Ethernet1/1
     text = edit(text, "    pause pfc-cos 3\n", "    pause pfc-cos 3-4\n")
     text = edit(text, "  priority-flow-control mode on\n", "  priority-flow-control mode auto\n", 1)
-    text = edit(text, "minimum-threshold 4 kbytes maximum-threshold 39 kbytes drop-probability 10",
+    text = edit(text, "minimum-threshold 5000 bytes maximum-threshold 40000 bytes drop-probability 10",
                 "minimum-threshold 150 kbytes maximum-threshold 1 mbytes drop-probability 100")
     text = edit(text, "  class FG_RDMA\n    set qos-group 3\n", "  class FG_RDMA\n    set qos-group 0\n")
     text = edit(text, "watch-dog interval 100\n", "watch-dog interval 200\n")
@@ -418,11 +417,12 @@ def test_other_spellings_nxos_accepts() -> None:
 
 def test_wred_that_does_not_mark_reads_without_ecn() -> None:
     text = cfg(leaf4())
-    for line in ("random-detect minimum-threshold 4 kbytes maximum-threshold 39 kbytes drop-probability 10 weight 0",
+    for line in ("random-detect minimum-threshold 5000 bytes maximum-threshold 40000 bytes drop-probability 10 "
+                 "weight 0",
                  "random-detect minimum-threshold 10 packets maximum-threshold 40 packets drop-probability 10 "
                  "weight 0 ecn"):
-        bad = edit(text, "random-detect minimum-threshold 4 kbytes maximum-threshold 39 kbytes drop-probability 10 "
-                         "weight 0 ecn", line)
+        bad = edit(text, "random-detect minimum-threshold 5000 bytes maximum-threshold 40000 bytes "
+                         "drop-probability 10 weight 0 ecn", line)
         qos = read(bad).qos
         assert qos is not None and next(q for q in qos.queues if q.index == 3).ecn is None
 

@@ -60,6 +60,7 @@ def _scramble_port(port: PortModel) -> PortModel:
         "pfc_priorities": _other(port.pfc_priorities, range(8)), "lossless": not port.lossless,
         "cable_m": (port.cable_m or 0) + 1,
         "headroom": None if port.headroom else HeadroomModel(xon=1, xoff=1, size=2, method="stale"),
+        "mode": "switched" if port.mode == "routed" else "routed",
     })
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from fabricgen.model import HeadroomModel, PortRole, QosModel
+from fabricgen.model import HeadroomModel, PortMode, PortRole, QosModel
 from fabricgen.platforms import Capability
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import (
@@ -119,7 +119,19 @@ def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: S
         "lossless": lossless, "pfc_priorities": list(policy.lossless_priorities) if lossless else [],
         "headroom": headroom,
         "access_vlan": policy.mgmt_vlan if role == "oob-access" else None,
+        "mode": port_mode(role),
     }
+
+
+def port_mode(role: PortRole) -> PortMode | None:
+    """The forwarding mode fabricgen owns on a switch port, which decides the MTU knob that takes effect.
+
+    Data ports are routed: the RoCE leaf/spine norm (one IP subnet per link, ECMP, no spanning tree), and the
+    mode whose `mtu` every platform applies to the port. OOB access ports are switched into the management
+    VLAN. Other ports (unused, the management interface) stay in the platform's default mode: not ours."""
+    if role in ("host", "fabric"):
+        return "routed"
+    return "switched" if role == "oob-access" else None
 
 
 def _description(role: str, peer: str | None) -> str | None:

@@ -1,10 +1,11 @@
-"""MTU: equal on both ends of every link, big enough for the host's frames and RoCE's path MTU everywhere."""
+"""MTU: equal on both ends of every link, big enough for the host's frames and RoCE's path MTU everywhere, and
+the intended one actually in effect in each switch port's mode."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricgen.lint.context import LintContext
+from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import end_source, port_source
 
@@ -71,3 +72,36 @@ def mtu_above_platform_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if end.mtu > limit:
                 yield r.finding(device.name, f"MTU {end.mtu} exceeds {device.platform}'s maximum {limit}",
                                 f"MTU ≤ {limit}", port=end.port.name, source=end_source(end))
+
+
+@rule("FG-MTU-005", "mtu-not-in-effect", "error", "every switch data port has the intent's fabric MTU in effect")
+def mtu_not_in_effect(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A switch port's MTU only counts if it is the one its forwarding mode applies. The trap is EOS: `mtu` is
+    the Layer 3 MTU of routed interfaces, so a data port left a switchport (EOS's default) shows `mtu 9214` and
+    forwards frames at its Layer 2 limit (`l2 mtu`, else the platform's default) — the intended MTU is nowhere
+    in effect. Config readers give each port the MTU in effect in its mode (EOS: `mtu` routed, `l2 mtu`
+    switched; NX-OS: the port's `mtu` in both; SONiC PORT.mtu and NVUE `link mtu` apply in both modes), and this
+    rule compares it with the intent's mtu.fabric on every data port of every switch: below it is an error
+    (jumbo RoCE frames are dropped), above it a warning (not what the intent says).
+
+    Fix, on the device: make the intended MTU the one in effect. fabricgen routes data ports (EOS `no
+    switchport` + `mtu N`, NX-OS `no switchport` + `mtu N`); a port kept switched needs its mode's MTU (EOS `l2
+    mtu N`)."""
+    if ctx.policy is None:
+        return
+    intended = ctx.policy.fabric_mtu
+    for device, ends in ctx.ends_by_device:
+        if device.host is not None:
+            continue
+        spelling = ctx.capability(device).spelling.get("mtu", "the port MTU")
+        for end in ends:
+            if end.role in ("host", "fabric") and end.port_mtu != intended:
+                yield _not_in_effect(r, end, intended, spelling)
+
+
+def _not_in_effect(r: Rule, end: End, intended: int, spelling: str) -> Finding:
+    mode = f" ({end.port.mode} port)" if end.port.mode else ""
+    return r.finding(end.device.name, f"MTU {end.port_mtu} in effect{mode}, the intent's mtu.fabric is {intended}",
+                     f"make {intended} the MTU in effect — {end.device.platform}: {spelling}", port=end.port.name,
+                     peer=end.peer_ref, source=end_source(end),
+                     severity="error" if end.port_mtu < intended else "warning")

@@ -4,6 +4,13 @@ Lossless settings live in one ``qos profile`` applied to data ports with ``servi
 DSCP→TC maps and the PFC watchdog are global, management sits in its own VRF. Section order, indentation
 and ``!`` separators follow pyavd 6.4 (eos_cli_config_gen), which follows EOS 4.35 running-config, so
 a diff against a pyavd- or device-produced config shows only real differences.
+
+fabricgen owns the port mode of data ports, because it decides which MTU takes effect. EOS Ethernet
+interfaces are switchports until ``no switchport``, and ``mtu`` is the Layer 3 MTU of routed interfaces and
+SVIs (Arista EOS manual, "Layer 3 MTU Configuration": "You configure Layer 3 MTU on Layer 3 interfaces and
+SVIs using the mtu command"); a switchport's frames follow ``l2 mtu`` instead. So a routed data port (the
+RoCE leaf/spine norm, ``PortModel.mode``) is rendered ``mtu N`` + ``no switchport``, a switched one
+``l2 mtu N`` + ``switchport``, in the places pyavd puts ``mtu``, ``l2_mtu`` and ``switchport.enabled``.
 """
 
 from __future__ import annotations
@@ -44,7 +51,8 @@ CAPABILITY = Capability(
     watchdog_actions=("drop", "alert"),  # EOS: drop | errdisable | notify-only; no "forward"
     owned_sections=("qos profile FABRICGEN_ROCE", "qos map", "priority-flow-control pause watchdog (global)",
                     "vlan <management vlan> (oob)", "vrf instance <management vrf>",
-                    "interface Ethernet*: description, shutdown, mtu, access vlan (oob), service-profile",
+                    "interface Ethernet*: description, shutdown, mtu / l2 mtu, switchport mode (routed data "
+                    "ports, access on oob), access vlan (oob), service-profile",
                     "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
     commit_strategy="NAPALM eos: configure session, compare, commit with commit-timer (auto-revert)",
     output_files=("eos.cfg",),
@@ -57,7 +65,8 @@ CAPABILITY = Capability(
         "headroom": "platform-managed (Jericho FADT / Trident MMU profiles): not rendered",
         "ecn": "random-detect ecn minimum-threshold … bytes maximum-threshold … bytes max-mark-probability P",
         "scheduling": "tx-queue N: priority strict | no priority + bandwidth percent W",
-        "mtu": "interface mtu",
+        "mtu": "routed data ports: no switchport + mtu N (EOS `mtu` is the L3 MTU); a switched port: l2 mtu N "
+               "(its frames ignore `mtu`)",
         "mgmt": "vrf instance, interface Management1 vrf …, ip route vrf … 0.0.0.0/0",
     },
 )
@@ -113,8 +122,9 @@ class Vlan(NamedTuple):
     name: str
 
 
-# (name, description, shutdown, mtu, access_vlan, service_profile): the order templates/eos unpacks
-Interface = tuple[str, str | None, bool, int | None, int | None, str | None]
+# (name, description, shutdown, mtu, l2_mtu, access_vlan, switchport, service_profile): the order templates/eos
+# unpacks; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
+Interface = tuple[str, str | None, bool, int | None, int | None, int | None, str | None, str | None]
 
 
 class IpWords(NamedTuple):
@@ -184,9 +194,16 @@ def _qos_lines(qos: QosModel, keyword: str) -> QosLines:
 _DATA_ROLES = ("host", "fabric")
 
 
+_SWITCHPORT = {"routed": "no switchport", "switched": "switchport", None: None}
+
+
 def _interface(port: PortModel, profile: str | None) -> Interface:
     data_port = port.role in _DATA_ROLES
-    return (port.name, port.description, not port.admin_up, port.mtu if data_port else None, port.access_vlan,
+    # The MTU goes where it takes effect in the port's mode: `mtu` (L3) on a routed port, `l2 mtu` on a
+    # switchport. A data port of no stated mode is taken as EOS has it, a switchport.
+    routed = port.mode == "routed"
+    return (port.name, port.description, not port.admin_up, port.mtu if data_port and routed else None,
+            port.mtu if data_port and not routed else None, port.access_vlan, _SWITCHPORT[port.mode],
             profile if data_port else None)
 
 

@@ -3,8 +3,14 @@
 Owned — what ``owned()`` projects and ``read()`` replaces with what the config says:
 
 * every non-management port (``interface ...`` blocks): ``admin_up`` (``shutdown``; absent = up, the EOS
-  default), ``description``, ``access_vlan`` (``switchport access vlan``; None under ``no switchport``);
-* on data ports (role host/fabric): ``mtu`` (absent = ``interface defaults`` ``mtu`` or 1500) and, on a device
+  default), ``description``, ``access_vlan`` (``switchport access vlan``; None under ``no switchport``),
+  ``mode`` (``no switchport`` = routed; else switched: EOS Ethernet interfaces are switchports by default);
+  ``mode`` is owned on the ports whose mode fabricgen decides (data and OOB access ports);
+* on data ports (role host/fabric): ``mtu``, the MTU that *takes effect in the port's mode*: on a routed port
+  its ``mtu`` (absent = ``interface defaults`` ``mtu`` or 1500); on a switchport its ``l2 mtu``, never its
+  ``mtu`` (EOS's ``mtu`` is the L3 MTU of routed interfaces and SVIs). A switchport without ``l2 mtu`` reads
+  as DEFAULT_L2_MTU: the platform's own L2 limit is not in the config, and fabricgen will not credit an unset
+  one with the intended jumbo MTU. And, on a device
   with QoS, ``pfc_priorities``/``lossless`` — from the ``qos profile`` applied with ``service-profile`` and
   the interface's own ``priority-flow-control on`` / ``no priority-flow-control`` / ``priority-flow-control
   priority N no-drop|drop`` lines, which override the profile as they do on EOS. This is how "the lossless
@@ -57,6 +63,11 @@ from fabricgen.platforms.eos import PROFILE, natural_key
 FILE = "eos.cfg"
 DATA_ROLES = ("host", "fabric")
 DEFAULT_MTU = 1500  # EOS's L3 MTU unless `interface defaults` says otherwise
+# What a switchport without `l2 mtu` reads as. Its real limit is platform-specific and not in the config; 1500,
+# the Ethernet MTU, is the most fabricgen assumes, so lint reports the port instead of guessing jumbo frames pass.
+DEFAULT_L2_MTU = 1500
+# Roles whose port mode fabricgen decides (resolve.ports.port_mode): the mode is owned on these ports only.
+MODE_ROLES = ("host", "fabric", "oob-access")
 WATCHDOG_ACTIONS: dict[str, Literal["drop", "alert"]] = {"drop": "drop", "notify-only": "alert"}
 # Watchdog fields for a config that configures only some of them and a skeleton that has none (the intent
 # schema's defaults).
@@ -77,6 +88,8 @@ def owned(device: DeviceModel) -> dict[str, Any]:
 def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
                              "access_vlan": port.access_vlan or None}
+    if port.role in MODE_ROLES:
+        entry["mode"] = port.mode
     if port.role in DATA_ROLES:
         entry["mtu"] = port.mtu
         if with_qos:
@@ -266,7 +279,6 @@ def _port_pfc(config: _Config, intf: _Interface) -> list[int]:
 def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
     node = intf.node
     shutdown = node.last(r"(no )?shutdown")
-    mtu = node.last_int(r"mtu (\S+)", 68, 65535)
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
     description = node.last(r"description (.+)")
     switchport = node.last(r"(no )?switchport")
@@ -274,11 +286,22 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
     pfc = _port_pfc(config, intf)
     return port.model_copy(update={
         "admin_up": shutdown is None or shutdown.group(1) is not None,
-        "mtu": mtu or config.default_mtu,
+        "mtu": _effective_mtu(config, node, routed),
         "access_vlan": vlan if not routed else None,
         "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
+        "mode": "routed" if routed else "switched",
     })
+
+
+def _effective_mtu(config: _Config, node: Node, routed: bool) -> int:
+    """The MTU that applies in the port's mode: `mtu` (L3) on a routed port, `l2 mtu` on a switchport. Both are
+    read, so a bad value on either line is reported whatever the mode."""
+    mtu = node.last_int(r"mtu (\S+)", 68, 65535)
+    l2_mtu = node.last_int(r"l2 mtu (\S+)", 64, 65535)  # EOS CLI: `l2 mtu <64-65535>`
+    if routed:
+        return mtu or config.default_mtu
+    return l2_mtu or DEFAULT_L2_MTU
 
 
 def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:

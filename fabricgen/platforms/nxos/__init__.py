@@ -20,6 +20,17 @@ How the intent maps onto the 8q system classes (one rule, applied by the rendere
 * CoS: a lossless priority p whose class egresses on queue q becomes ``pause pfc-cos p`` in ``c-8q-nq<q>``:
   PFC frames for CoS p pause qos-group q and congestion of qos-group q sends PFC on CoS p. Routed RoCE is
   untagged, so no CoS is matched or rewritten; the priority only exists in PFC frames.
+* ECN: ``random-detect … bytes`` — the thresholds in exact bytes, so the box marks at the intent's depth.
+  (Earlier releases of fabricgen wrote whole kbytes rounded down: 5,000 B became 4 KB, 18 % early.) The
+  Nexus 9000 QoS guide's "Configuring WRED on Egress Queues" gives the threshold units as
+  ``packets | bytes | kbytes | mbytes``; the reference configs above use kbytes. **(unverified here: the stored
+  copy of that page only showed its section headings, and no source at hand shows bytes on a device.)**
+* Port mode: fabricgen owns the mode of data ports, because it decides which MTU applies. Data ports are routed
+  (``no switchport``, the RoCE leaf/spine norm) and carry ``mtu N``; OOB access ports are ``switchport``.
+  Cisco's "Configure and Verify Maximum Transmission Unit on Nexus Platforms" (doc 118994): a Layer 3 port
+  takes its MTU per port (``no switchport`` + ``mtu 9216``); a Nexus 9000 Layer 2 port takes a per-port ``mtu``
+  too, but only 1500 or the ``system jumbomtu`` (9216 by default, the value CLASS_MTU assumes) — "ERROR: MTU can
+  only be default or system jumbo MTU". ``check`` refuses a switched data port at any other MTU.
 * Scheduling: strict queues get ``priority level N`` (level 1 = the highest strict queue index, served
   first, as SONiC/Spectrum order strict queues), DWRR queues ``bandwidth remaining percent W``; the queues the
   intent does not use keep ``bandwidth remaining percent 0`` as in the reference template. Several strict
@@ -48,11 +59,9 @@ QUEUING_POLICY = "FABRICGEN_QUEUING"  # policy-map type queuing, system qos outp
 QUEUES = 8  # 8q mode: qos-groups 0..7
 DATA_ROLES = ("host", "fabric")
 MGMT_VRF = "management"  # NX-OS: mgmt0 always lives in VRF `management`; the name cannot be chosen
-# One kbyte of `random-detect … kbytes`. The reference templates write thresholds in kbytes without saying
-# whether a kbyte is 1,000 or 1,024 bytes (nvue-nxos.md §2.1, unverified). We take 1,024 and round DOWN:
-# the threshold on the box is then at or below the intent's under either reading, so marking never starts
-# later than asked (ECN must fire before PFC: the conservative side).
-KBYTE = 1024
+# The MTUs a Nexus 9000 Layer 2 port accepts: the default and the `system jumbomtu` (default 9216; Cisco doc
+# 118994). fabricgen does not render `system jumbomtu`, so it takes the default.
+L2_PORT_MTUS = (1500, 9216)
 # network-qos class MTU. The Azure Local reference sets 9216 on every class it lists ("setting the MTU to
 # 9216 also initiates buffer carving for the ingress queue"); the port MTU is then enforced by the interface.
 CLASS_MTU = 9216
@@ -67,8 +76,8 @@ CAPABILITY = Capability(
     # roce-numbers.md §3: "number of simultaneous no-drop classes is platform-limited (unverified; commonly
     # ≤ 3)". Conservative choice: the one no-drop class every source actually configures (c-8q-nq3).
     lossless_class_limit=1,
-    ecn_threshold_unit="kbytes (1 kbyte taken as 1024 B, rounded down, at least 1)",
-    ecn_granularity_bytes=KBYTE,
+    ecn_threshold_unit="bytes (`random-detect minimum-threshold N bytes`: the intent's value, exact)",
+    ecn_granularity_bytes=1,
     programs_headroom=False,  # buffer carving follows the network-qos MTU; no per-port headroom knob
     mgmt_interface="mgmt0",
     mgmt_vrf_fixed_name=MGMT_VRF,
@@ -100,9 +109,10 @@ CAPABILITY = Capability(
         "pfc_watchdog": "priority-flow-control watch-dog-interval on, watch-dog interval / shutdown-multiplier / "
                         "restore-multiplier (timers must be multiples of the poll interval)",
         "headroom": "platform buffer carving (network-qos mtu): not rendered",
-        "ecn": "random-detect minimum-threshold … kbytes maximum-threshold … kbytes drop-probability P weight 0 ecn",
+        "ecn": "random-detect minimum-threshold … bytes maximum-threshold … bytes drop-probability P weight 0 ecn",
         "scheduling": "queuing class: priority level N | bandwidth remaining percent W",
-        "mtu": "interface mtu (routed ports); network-qos class mtu 9216",
+        "mtu": "routed data ports: no switchport + mtu N (per-port L3 MTU); a switched port: mtu 1500 or the "
+               "system jumbomtu (9216) only; network-qos class mtu 9216",
         "mgmt": "interface mgmt0 vrf member management; vrf context management ip route 0.0.0.0/0",
     },
 )
@@ -137,11 +147,6 @@ def pfc_groups(qos: QosModel) -> dict[int, int]:
     return {prio: qos.pfc_priority_to_queue.get(prio, qos_group(qos, prio)) for prio in sorted(qos.lossless_priorities)}
 
 
-def kbytes(value: int) -> int:
-    """Bytes → the kbytes written on the box: rounded down (see KBYTE), never 0."""
-    return max(1, value // KBYTE)
-
-
 def ranges(values: list[int]) -> str:
     """[16, 24, 25, 26, 40] → "16,24-26,40" (NX-OS match dscp syntax)."""
     runs: list[list[int]] = []
@@ -165,19 +170,25 @@ def check(device: DeviceModel) -> None:
     record; these are constraints the record has no field for yet (proposed: a capability flag
     ``watchdog_timers_in_polls`` that resolve checks, so the intent is refused with its location)."""
     qos = device.qos
-    wd = qos.watchdog if qos else None
-    if wd is not None:
-        if wd.detection_ms % wd.poll_ms or wd.restoration_ms % wd.poll_ms:
-            raise ValueError(f"platform nxos sets PFC watchdog detection and restoration as multiples of the "
-                             f"poll interval: {wd.detection_ms}/{wd.restoration_ms} ms are not multiples of "
-                             f"{wd.poll_ms} ms")
-        if wd.action not in CAPABILITY.watchdog_actions:
-            raise ValueError(f"platform nxos has no PFC watchdog action {wd.action!r}")
+    if qos is not None and qos.watchdog is not None:
+        _check_watchdog(qos.watchdog)
     lossless = sorted(qos.lossless_priorities) if qos else []
     for port in device.ports:
         if port.pfc_priorities and sorted(port.pfc_priorities) != lossless:
             raise ValueError(f"platform nxos pauses the system no-drop classes on every PFC port: {port.name} "
                              f"cannot have priorities {port.pfc_priorities} of {lossless}")
+        if port.role in DATA_ROLES and port.mode == "switched" and port.mtu not in L2_PORT_MTUS:
+            raise ValueError(f"platform nxos takes only MTU {' or '.join(map(str, L2_PORT_MTUS))} on a Layer 2 "
+                             f"port: switched data port {port.name} cannot have MTU {port.mtu} (route it)")
+
+
+def _check_watchdog(wd: WatchdogModel) -> None:
+    if wd.detection_ms % wd.poll_ms or wd.restoration_ms % wd.poll_ms:
+        raise ValueError(f"platform nxos sets PFC watchdog detection and restoration as multiples of the "
+                         f"poll interval: {wd.detection_ms}/{wd.restoration_ms} ms are not multiples of "
+                         f"{wd.poll_ms} ms")
+    if wd.action not in CAPABILITY.watchdog_actions:
+        raise ValueError(f"platform nxos has no PFC watchdog action {wd.action!r}")
 
 
 # --- context ----------------------------------------------------------------------------------------------
@@ -234,8 +245,10 @@ class Mgmt(NamedTuple):
     default: str
 
 
-# (name, description, shutdown, routed, access_vlan, pfc, watchdog, mtu, service_policy): templates/nxos's order
-Interface = tuple[str, str | None, bool, bool, int | None, str | None, bool, int | None, str | None]
+# (name, description, shutdown, switchport, access_vlan, pfc, watchdog, mtu, service_policy): templates/nxos's
+# order; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
+Interface = tuple[str, str | None, bool, str | None, int | None, str | None, bool, int | None, str | None]
+_SWITCHPORT = {"routed": "no switchport", "switched": "switchport", None: None}
 
 
 def _class_map_names(queues: list[QueueModel]) -> dict[int, str]:
@@ -264,8 +277,8 @@ def _queue_lines(queue: QueueModel | None, level: int | None) -> tuple[str, ...]
     lines = [f"priority level {level}" if strict else f"bandwidth remaining percent {queue.weight}"]
     if queue.ecn is not None:
         ecn = queue.ecn
-        lines.append(f"random-detect minimum-threshold {kbytes(ecn.min_bytes)} kbytes maximum-threshold "
-                     f"{kbytes(ecn.max_bytes)} kbytes drop-probability {ecn.probability_pct} weight 0 ecn")
+        lines.append(f"random-detect minimum-threshold {ecn.min_bytes} bytes maximum-threshold "
+                     f"{ecn.max_bytes} bytes drop-probability {ecn.probability_pct} weight 0 ecn")
     return tuple(lines)
 
 
@@ -301,7 +314,7 @@ def _interface(port: PortModel, qos: QosModel | None) -> Interface:
         port.name,
         port.description,
         not port.admin_up,
-        data_port,  # routed
+        _SWITCHPORT[port.mode],
         port.access_vlan,
         ("on" if port.pfc_priorities else "off") if with_qos else None,
         with_qos and bool(port.pfc_priorities) and qos is not None and qos.watchdog is not None,

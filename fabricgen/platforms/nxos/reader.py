@@ -4,7 +4,11 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the config
 
 * every non-management port (``interface Ethernet…``): ``admin_up`` (absent ``no shutdown`` = down, NX-OS's
   default for Ethernet ports), ``description``, ``access_vlan`` (``switchport access vlan``; None on a routed
-  port); on data ports (role host/fabric) ``mtu`` (absent = 1500) and, on a device with QoS,
+  port), ``mode`` (``no switchport`` = routed, ``switchport`` = switched; neither: the global ``system default
+  switchport`` makes it switched, else routed — Cisco's Nexus 9000 interfaces guide: 9300-EX (Cloud Scale)
+  ports are Layer 3 by default); ``mode`` is owned on the ports whose mode fabricgen decides (data and OOB
+  access ports); on data ports (role host/fabric) ``mtu`` (absent = 1500): a Nexus 9000 takes a per-port
+  ``mtu`` in both modes, so it is the MTU in effect either way, and, on a device with QoS,
   ``pfc_priorities``/``lossless``: the system's no-drop priorities on a port with ``priority-flow-control mode
   on`` that classifies its input (``service-policy type qos input`` on the port or under ``system qos``),
   else none — ``mode auto`` (the default) depends on DCBX and guarantees nothing;
@@ -12,8 +16,8 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the config
   ``dscp_to_qos_group`` (the type-qos policy most data ports apply: its classes' ``match dscp`` in policy
   order, first match wins, the rest in ``class-default``'s qos-group, 0 when it sets none), ``pfc_cos``
   (``pause pfc-cos P`` in ``c-8q-nqN`` of the system network-qos policy: priority P → qos-group N), the
-  queues of the system queuing policy (index, scheduler, DWRR weight, ECN rounded to whole kbytes as the
-  renderer writes them) and the PFC watchdog;
+  queues of the system queuing policy (index, scheduler, DWRR weight, ECN thresholds in bytes, as the renderer
+  writes them; ``kbytes``/``mbytes`` read as 1024/1024² bytes, see KBYTE) and the PFC watchdog;
 * ``mgmt``: ``interface`` (mgmt0), ``vrf`` (``vrf member``; absent = ``management``), ``address``, ``gateway``
   (the default route in that VRF's ``vrf context``), ``mtu`` (absent = 1500).
 
@@ -56,17 +60,20 @@ from fabricgen.platforms.clitext import Handler, Node, dispatch, number, tree
 from fabricgen.platforms.nxos import (
     DATA_ROLES,
     FILE,
-    KBYTE,
     MGMT_VRF,
     QOS_POLICY,
     QUEUES,
     dscp_groups,
-    kbytes,
     natural_key,
     pfc_groups,
 )
 
 DEFAULT_MTU = 1500
+# Roles whose port mode fabricgen decides (resolve.ports.port_mode): the mode is owned on these ports only.
+MODE_ROLES = ("host", "fabric", "oob-access")
+# One kbyte of a brownfield `random-detect … kbytes` (fabricgen writes bytes). The reference configs use kbytes
+# without saying whether a kbyte is 1,000 or 1,024 bytes (unverified); 1,024 is taken.
+KBYTE = 1024
 # NX-OS watchdog defaults for lines a running-config leaves out (unverified; see the module docstring).
 WATCHDOG_DEFAULTS = {"interval": 100, "shutdown-multiplier": 1, "restore-multiplier": 2}
 THRESHOLD_UNITS = {"bytes": 1, "kbytes": KBYTE, "mbytes": KBYTE * KBYTE}
@@ -89,6 +96,8 @@ def owned(device: DeviceModel) -> dict[str, Any]:
 def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
                              "access_vlan": port.access_vlan or None}
+    if port.role in MODE_ROLES:
+        entry["mode"] = port.mode
     if port.role in DATA_ROLES:
         entry["mtu"] = port.mtu
         if with_qos:
@@ -106,12 +115,9 @@ def _owned_qos(qos: QosModel) -> dict[str, Any]:
 
 
 def _owned_queue(queue: QueueModel) -> dict[str, Any]:
-    ecn = queue.ecn
     return {"index": queue.index, "scheduler": queue.scheduler,
             "weight": queue.weight if queue.scheduler == "dwrr" else None,
-            "ecn": None if ecn is None else {"min_bytes": kbytes(ecn.min_bytes) * KBYTE,
-                                             "max_bytes": kbytes(ecn.max_bytes) * KBYTE,
-                                             "probability_pct": ecn.probability_pct}}
+            "ecn": None if queue.ecn is None else queue.ecn.model_dump()}
 
 
 def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
@@ -190,6 +196,7 @@ class _Config:
     watchdog: dict[str, int] = field(default_factory=dict)
     watchdog_on: bool = False
     routes: list[tuple[str, str]] = field(default_factory=list)  # (vrf, next hop) of default routes
+    default_switched: bool = False  # `system default switchport`: ports without a switchport line are Layer 2
 
 
 def _add_dscp_class(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -262,6 +269,8 @@ _TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
     (re.compile(r"vrf context (\S+)"), _add_vrf),
     (re.compile(r"(?:ip|ipv6) route (?:0\.0\.0\.0/0|::/0) (.+)"), lambda c, m, n: _add_route(c, "default", m.group(1))),
     (re.compile(r"interface (.+)"), _add_interface),
+    (re.compile(r"(no )?system default switchport"),
+     lambda c, m, n: setattr(c, "default_switched", m.group(1) is None)),
 ]
 
 
@@ -317,13 +326,27 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: lis
     description = node.last(r"description (.+)")
     classified = intf.qos_policy is not None or "qos" in config.system
     pfc = lossless if intf.pfc_mode == "on" and classified else []
+    routed = _routed(config, node, switchport)
     return port.model_copy(update={
         "admin_up": shutdown is not None and shutdown.group(1) is not None,  # Ethernet ports default to shut
+        # A Nexus 9000 applies a per-port `mtu` in both modes (Layer 2: 1500 or the system jumbomtu only).
         "mtu": node.last_int(r"mtu (\S+)", 68, 65535) or DEFAULT_MTU,
-        "access_vlan": None if switchport is not None and switchport.group(1) else vlan,  # None on routed ports
+        "access_vlan": None if routed else vlan,
         "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
+        "mode": "routed" if routed else "switched",
     })
+
+
+def _routed(config: _Config, node: Node, switchport: re.Match[str] | None) -> bool:
+    """The port's mode: its own `[no] switchport` line; else Layer 2 settings on it (`switchport mode …`,
+    `switchport access vlan …`) make it switched; else the system default (routed unless `system default
+    switchport`)."""
+    if switchport is not None:
+        return switchport.group(1) is not None
+    if node.last(r"switchport (?:mode|access vlan|trunk) .+") is not None:
+        return False
+    return not config.default_switched
 
 
 def _read_ports(config: _Config, skeleton: DeviceModel, lossless: list[int]) -> list[PortModel]:
