@@ -349,7 +349,7 @@ BROWNFIELD_YAML = """\
       hostname: leaf3
       config:
         auto-save:
-          enable: on
+          state: enabled
     router:
       bgp:
         autonomous-system: 65103
