@@ -215,9 +215,9 @@ def test_eos_running_config_extras_are_ignored(example_fabric: Fabric,
 
 def test_eos_pfc_on_the_interface_itself(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     text = golden("spine1", "eos")["eos.cfg"]
-    block = "   mtu 9100\n   service-profile FABRICGEN_ROCE\n"
-    text = edit(text, block, "   mtu 9100\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n")
-    text = edit(text, block, "   mtu 9100\n")  # second port: no profile, no PFC
+    block = "   service-profile FABRICGEN_ROCE\n"  # the profile line alone: what precedes it depends on the port's mode
+    text = edit(text, block, "   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n")
+    text = edit(text, block, "")  # second port: no profile, no PFC
     text = edit(text, block, block + "   priority-flow-control priority 4 no-drop\n")  # third: profile + extra
     device = read_over("spine1", {"eos.cfg": text})
     pfc = {p.name: p.pfc_priorities for p in device.ports if p.role == "fabric"}
