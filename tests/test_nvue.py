@@ -523,6 +523,31 @@ def test_bad_value_names_its_line(leaf3: DeviceModel, files: dict[str, str]) -> 
         nvue.read(leaf3, {COMMANDS: files[COMMANDS] + "nv set qos pfc pfc-sp3-3m tx maybe\n"})
 
 
+def test_link_state_is_the_object_nvue_writes(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    """``state: {up: {}}``; the state as a value (fabricgen's nvue.yaml before it was checked against NVUE's
+    model) is refused where it is, and so is an object with both states."""
+    up = "          state:\n            up: {}\n"
+    old = edit(files[YAML_FILE], up, "          state: up\n")
+    refused = (r"^nvue.yaml:\d+: interface swp1 link state: expected `state: \{up: \{\}\}` or `state: \{down: \{\}\}` "
+               r".* found the value 'up', which `nv config patch` refuses")
+    with pytest.raises(ConfigReadError, match=refused) as error:
+        nvue.read(leaf3, {YAML_FILE: old})
+    assert (error.value.file, error.value.line) == (YAML_FILE, line_of(old, "state: up"))
+    both = edit(files[YAML_FILE], up, "          state:\n            down: {}\n            up: {}\n")
+    with pytest.raises(ConfigReadError, match="interface swp1 link state: expected one key, up or down, found "
+                       "down, up"):
+        nvue.read(leaf3, {YAML_FILE: both})
+    down = edit(files[YAML_FILE], up, "          state:\n            down: {}\n")
+    assert not port(nvue.read(leaf3, {YAML_FILE: down}), "swp1").admin_up
+
+
+def test_a_later_link_state_command_replaces_the_earlier(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    device = nvue.read(leaf3, {COMMANDS: files[COMMANDS] + "nv set interface swp1 link state down\n"})
+    assert not port(device, "swp1").admin_up and port(device, "swp2").admin_up
+    again = files[COMMANDS] + "nv set interface swp1 link state down\nnv set interface swp1 link state up\n"
+    assert port(nvue.read(leaf3, {COMMANDS: again}), "swp1").admin_up
+
+
 def test_unsplittable_command_and_missing_file(leaf3: DeviceModel) -> None:
     with pytest.raises(ConfigReadError) as error:
         nvue.read(leaf3, {COMMANDS: "nv set system hostname leaf3\nnv set interface swp1 description 'open\n"})

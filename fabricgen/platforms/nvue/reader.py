@@ -414,10 +414,10 @@ def _link_state(tree: _Tree, path: Path) -> str | None:
         return None
     if not isinstance(state, dict):
         raise tree.error(path, f"expected `state: {{up: {{}}}}` or `state: {{down: {{}}}}` (NVUE's object model: "
-                               f"the state is a key), found the value {state!r}, which `nv config patch` refuses; "
-                               "render again")
+                               f"the state is a key), found the value {state!r}, which `nv config patch` refuses "
+                               "(a fabricgen nvue.yaml that has it predates the fix: render again)")
     if len(state) != 1 or next(iter(state)) not in ("up", "down"):
-        raise tree.error(path, f"expected one key, up or down, found {', '.join(map(str, state)) or 'none'}")
+        raise tree.error(path, f"expected one key, up or down, found {', '.join(map(str, state))}")
     return str(next(iter(state)))
 
 
