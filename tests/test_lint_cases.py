@@ -1,22 +1,32 @@
 """Every lint rule, failing and passing, from small fixtures in tests/lint_cases/<RULE-ID>.yaml.
 
-A fixture starts from a bundled example and changes it in one of three ways, the way problems reach a real
-fabric: `intent:` (merged into the intent file), `inventory:` (merged into hosts.yaml), or `model:` (merged into
-the resolved device models — what `fabricgen lint --configs` reads from configs that drifted). In a mapping,
-the key "-" lists keys to delete. `expect` lists
-the rule's findings as `subject: message`, exactly; a passing case expects none.
+A fixture starts from a bundled example and changes it in one of four ways, the way problems reach a real
+fabric: `intent:` (merged into the intent file), `inventory:` (merged into hosts.yaml), `model:` (merged into
+the resolved device models — what `fabricgen lint --configs` reads from configs that drifted), or `configs:`
+(the example rendered, then files edited as they get damaged, and read back as `lint --configs` reads them:
+see `damage`; `partial: true` reads them as `--partial` does). In a mapping, the key "-" lists keys to delete.
+`expect` lists the rule's findings as `subject: message`, exactly (`{configs}` stands for the configs
+directory); a passing case expects none. `severity` (per file, or per case where a rule reports a lesser
+finding too) is the severity every finding of a failing case has; `at` lists where config findings point
+(`device/file:line`).
 """
 
 from __future__ import annotations
 
 import copy
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
-from fabricgen.lint import all_rules, lint
+from fabricgen.cli import main
+from fabricgen.configs import Configs, read_configs
+from fabricgen.diagnostics import Location
+from fabricgen.lint import Evidence, Finding, all_rules, lint
 from fabricgen.load import load
 from fabricgen.model import Fabric
 from fabricgen.neighbourhood import FABRIC_WIDE_RULES, concerns, findings_around
@@ -47,7 +57,8 @@ def merge(base: Any, edit: Any) -> Any:
     return edit
 
 
-def build(case: dict[str, Any], tmp_path: Path) -> Fabric:
+def build(case: dict[str, Any], tmp_path: Path) -> tuple[Fabric, Configs | None]:
+    """The fabric a case describes, and the configs it was read from when the case damages configs."""
     example = case.get("example", "fabric")
     source = ROOT / EXAMPLE_INVENTORY[example]
     intent = yaml.safe_load((ROOT / "intent" / f"{example}.yaml").read_text())
@@ -60,12 +71,48 @@ def build(case: dict[str, Any], tmp_path: Path) -> Fabric:
     (tmp_path / "intent.yaml").write_text(yaml.safe_dump(merge(intent, case.get("intent", {}))))
     loaded = load(tmp_path / "intent.yaml", inventory)
     fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    if "configs" in case:
+        directory = tmp_path / "configs"
+        result = CliRunner().invoke(main, ["render", str(tmp_path / "intent.yaml"), "-i", str(inventory), "-o",
+                                           str(directory), "--force"])
+        assert result.exit_code == 0, result.output
+        for target, change in case["configs"].items():
+            damage(directory / target, change)
+        configs = read_configs(fabric, directory, partial=case.get("partial", False))
+        return configs.fabric, configs
     if "model" not in case:
-        return fabric
+        return fabric, None
     dumped = fabric.model_dump()
     for device, edit in case["model"].items():
         dumped["devices"][device] = merge(dumped["devices"][device], edit)
-    return Fabric.model_validate(copy.deepcopy(dumped))
+    return Fabric.model_validate(copy.deepcopy(dumped)), None
+
+
+def damage(path: Path, change: Any) -> None:
+    """One file (or device directory) of a rendered tree damaged: null deletes it, a string replaces its text,
+    a mapping edits it — `replace`: [[old, new], ...] or [[old, new, after], ...] (the first `old` after
+    `after`), then `prepend`/`append` text, then `cut`: keep that many characters (negative: drop from the end)."""
+    if change is None:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        return
+    if isinstance(change, str):
+        path.write_text(change)
+        return
+    text = path.read_text()
+    for old, new, *after in change.get("replace", []):
+        at = text.index(old, text.index(after[0]) if after else 0)
+        text = text[:at] + new + text[at + len(old):]
+    text = change.get("prepend", "") + text + change.get("append", "")
+    if "cut" in change:
+        text = text[:change["cut"]]
+    path.write_text(text)
+
+
+def evidence_of(configs: Configs | None) -> Evidence | None:
+    return configs.evidence if configs is not None else None
 
 
 def cases() -> list[Any]:
@@ -74,6 +121,7 @@ def cases() -> list[Any]:
         spec = yaml.safe_load(path.read_text())
         for kind in ("fail", "pass"):
             for case in spec.get(kind, []):
+                case = {"severity": spec.get("severity"), **case}
                 params.append(pytest.param(spec["rule"], kind, case, id=f"{spec['rule']}-{kind}-{case['name']}"))
     return params
 
@@ -81,12 +129,43 @@ def cases() -> list[Any]:
 @pytest.mark.parametrize(("rule_id", "kind", "case"), cases())
 def test_rule_case(rule_id: str, kind: str, case: dict[str, Any], tmp_path: Path) -> None:
     rule = next(r for r in all_rules() if r.id == rule_id)
-    report = lint(build(case, tmp_path), rules=[rule])
+    fabric, configs = build(case, tmp_path)
+    report = lint(fabric, rules=[rule], evidence=evidence_of(configs))
     got = sorted(f"{f.subject}: {f.message}" for f in report.findings)
-    expected = sorted(case.get("expect", [])) if kind == "fail" else []
+    directory = str(tmp_path / "configs")
+    expected = sorted(e.replace("{configs}", directory) for e in case.get("expect", [])) if kind == "fail" else []
     assert got == expected
     if kind == "fail":
         assert got, "a failing case must produce findings"
+    if kind == "fail" and case["severity"] is not None:
+        assert {f.severity for f in report.findings} == {case["severity"]}
+    if "at" in case:
+        assert configs is not None, "`at` points into configs: the case must damage some"
+        where = configs.locator(lambda finding: Location("(not in the configs)", 0, 0))
+        assert sorted(_relative(where(f), directory) for f in report.findings) == sorted(case["at"])
+
+
+def _relative(location: Location, directory: str) -> str:
+    return f"{location.file.removeprefix(directory + '/')}:{location.line}"
+
+
+def test_failing_fixtures_print_no_placeholders(tmp_path: Path) -> None:
+    """Every failing fixture's findings name real values: no `None` and no `?` standing in for a value the
+    rule could not find, in the message or in the fix."""
+    placeholder = re.compile(r"\bNone\b|\?")
+    for number, param in enumerate(cases()):
+        rule_id, kind, case = param.values
+        if kind != "fail":
+            continue
+        rule = next(r for r in all_rules() if r.id == rule_id)
+        (tmp_path / str(number)).mkdir()
+        fabric, configs = build(case, tmp_path / str(number))
+        for finding in lint(fabric, rules=[rule], evidence=evidence_of(configs)).findings:
+            assert not placeholder.search(finding.message + finding.fix), f"{param.id}: {_text(finding)}"
+
+
+def _text(finding: Finding) -> str:
+    return f"{finding.subject}: {finding.message} (fix: {finding.fix})"
 
 
 def local_cases() -> list[Any]:
@@ -99,8 +178,10 @@ def test_local_rules_see_a_device_from_its_neighbourhood(rule_id: str, kind: str
     """The neighbourhood update lints a changed device with only its cabled neighbours around it. For every
     rule but the fabric-wide ones, that must find exactly what linting the whole fabric finds about the device
     (on it, or on a neighbour's port cabled to it) — here for every device of every failing fixture."""
-    fabric = build(case, tmp_path)
-    everything = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES]).findings
+    fabric, configs = build(case, tmp_path)
+    evidence = evidence_of(configs)
+    local = [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES]
+    everything = lint(fabric, local, evidence=evidence).findings
     assert any(finding.rule == rule_id for finding in everything)
     for name, device in fabric.devices.items():
         # Resolved cabling is symmetric; a fixture that edits a model may name a peer that does not name back.
@@ -110,7 +191,11 @@ def test_local_rules_see_a_device_from_its_neighbourhood(rule_id: str, kind: str
         neighbourhood = fabric.model_copy(update={"devices": {n: fabric.devices[n] for n in sorted(around)
                                                               if n in fabric.devices}})
         expected = [finding for finding in everything if concerns(finding, {name}, fabric)]
-        assert findings_around(neighbourhood, {name}) == expected, name
+        if evidence is None:
+            assert findings_around(neighbourhood, {name}) == expected, name
+        else:  # the neighbourhood update never reads configs: the same check, with the evidence passed along
+            around = lint(neighbourhood, local, evidence=evidence).findings
+            assert [f for f in around if concerns(f, {name}, fabric)] == expected, name
 
 
 def test_every_rule_has_fixtures_both_ways() -> None:
@@ -129,6 +214,8 @@ def test_bundled_examples_lint_clean() -> None:
         loaded = load(ROOT / "intent" / f"{example}.yaml", ROOT / "inventory")
         report = lint(resolve(loaded.intent, loaded.inventory, loaded.locate))
         assert report.findings == [], example
+    loaded = load(ROOT / "intent" / "mixed.yaml", ROOT / "inventory" / "mixed")
+    assert lint(resolve(loaded.intent, loaded.inventory, loaded.locate)).findings == [], "mixed"
     loaded = load(ROOT / "intent" / "fabric.yaml", ROOT / "inventory")
     report = lint(resolve(loaded.intent, loaded.inventory, loaded.locate))
     assert {(w.finding.rule, w.finding.device) for w in report.waived} == {

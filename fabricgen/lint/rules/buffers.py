@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricgen.lint.context import LintContext
+from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, end_source, kib
-from fabricgen.model import PolicyModel
+from fabricgen.model import DeviceModel, PolicyModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
@@ -17,13 +17,14 @@ from fabricgen.resolve.headroom import (
 )
 
 
-@rule("FG-BUF-001", "cable-length-unknown", "warning", "cable length is known for every lossless port")
+@rule("FG-BUF-001", "cable-length-unknown", "error", "cable length is known for every lossless port")
 def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Headroom grows with the cable: 100 m at 400G holds ~50 KB in flight. A guessed length either wastes
     buffer or drops packets before PAUSE takes effect (NVIDIA: 'congestion occurs before flow control
-    activates').
+    activates'). The cable is a physical fact of the port, so not knowing it is an error, not a warning.
 
-    Fix: set cable_m on the port (or its peer) in the inventory."""
+    Fix: set cable_m on the port (or its peer) in the inventory; on a switch read from its config, set the
+    port's cable length there (SONiC: CABLE_LENGTH)."""
     for device, ends in ctx.ends_by_device:
         # Only where the switch sizes headroom from the cable (capability programs_headroom): EOS (FADT) takes
         # no cable length, so its end of the same cable was reported a second time, with "headroom assumes
@@ -32,9 +33,18 @@ def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             continue
         for end in ends:
             if end.lossless and end.nic is None and (end.cable_m is None or end.cable_assumed):
-                yield r.finding(device.name, "lossless port with no cable length in the inventory "
-                                f"(headroom assumes {end.cable_m} m)", "set cable_m", port=end.port.name,
-                                peer=end.peer_ref, source=end_source(end))
+                yield _unknown_cable(ctx, r, device, end)
+
+
+def _unknown_cable(ctx: LintContext, r: Rule, device: DeviceModel, end: End) -> Finding:
+    if end.cable_m is None:  # only a config can say nothing: resolve always sizes for some length
+        return r.finding(device.name, "lossless port whose config sets no cable length (its headroom is sized "
+                         "for no cable)", f"set {end.port.name}'s cable length on {device.name} (SONiC: "
+                         "CABLE_LENGTH)", port=end.port.name, peer=end.peer_ref, source=end_source(end))
+    where = "the config keeps the default" if ctx.from_config(device) else "headroom assumes"
+    return r.finding(device.name, f"lossless port with no cable length in the inventory ({where} "
+                     f"{end.cable_m} m)", "set cable_m on the port (or its peer) in the inventory",
+                     port=end.port.name, peer=end.peer_ref, source=end_source(end))
 
 
 def _required_xoff(policy: PolicyModel | None, asic: str, speed: int, cable: int, mtu: int, lanes: int) -> int:

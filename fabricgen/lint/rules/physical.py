@@ -11,17 +11,28 @@ from fabricgen.lint.rules._util import end_source
 
 RS_FEC_FROM_MBPS = 100_000  # 100G (25G NRZ x4 and up) and every PAM4 speed need RS-FEC (IEEE 802.3 CL91/CL119)
 PAM4_LANE_FROM_MBPS = 50_000  # 50G and faster per lane is PAM4 (50GBASE-CR/SR: RS(544,514), CL134)
-# Longest cable that keeps a clean eye, by media and lane speed (seed §3.1: DAC degrades past 3-5 m).
-SAFE_REACH_M: dict[str, list[tuple[int, int]]] = {  # media → [(up to Mb/s, metres)]
-    "dac": [(100_000, 5), (800_000, 3)],
-    "aec": [(800_000, 7)],
-    "aoc": [(800_000, 100)],
-}
+# Passive copper (DAC) by lane signalling: the longest DAC the vendor specifies, beyond which the receiver cannot
+# recover the signal — a physical fact (error). 25G-NRZ lanes: 5 m (IEEE 802.3 Clause 92, 100GBASE-CR4; NVIDIA
+# LinkX 100GbE DACs); PAM4 lanes at 50G and 100G: 3 m (IEEE 802.3cd Clause 136; NVIDIA LinkX User Guide for
+# 100G-PAM4 cables: "For 100G-PAM4 speeds, reach is up to 3 meters"). [(lane rate up to Mb/s, metres)]
+DAC_REACH_M: list[tuple[int, int]] = [(25_000, 5), (100_000, 3)]
+# Active copper and optical cables: the reach their makers build them for, past which a run is unusual rather
+# than out of spec (warning): AEC ~7 m (NVIDIA's linear active copper goes to 5 m), AOC ~100 m (NVIDIA Cable
+# Management Guidelines and FAQ: "not practical to install AOCs that are longer than 100 meters").
+SAFE_REACH_M: dict[str, int] = {"aec": 7, "aoc": 100}
+NRZ_PORT_UPTO_MBPS = 100_000  # a port of unknown lanes up to 100G is taken as 25G-NRZ lanes (100GBASE-CR4)
 
 
-@cache  # a fabric has a handful of media/speed pairs over tens of thousands of links
-def _safe_reach(media: str, speed: int) -> int | None:
-    return next((metres for upto, metres in SAFE_REACH_M[media] if speed <= upto), None)
+@cache  # a fabric has a handful of speed/lane pairs over tens of thousands of links
+def _dac_reach(lane_mbps: int) -> int | None:
+    """The DAC reach at this lane rate; None above 100G-PAM4 lanes, where no DAC is specified."""
+    return next((metres for upto, metres in DAC_REACH_M if lane_mbps <= upto), None)
+
+
+def _lane_mbps(speed: int, lanes: str | None) -> int:
+    if lanes:
+        return speed // (lanes.count(",") + 1)
+    return 25_000 if speed <= NRZ_PORT_UPTO_MBPS else 50_000  # unknown lanes: the commonest signalling
 
 
 def _ends_differ(ctx: LintContext, r: Rule, attr: str, message: str, fix: str) -> Iterator[Finding]:
@@ -70,21 +81,33 @@ def fec_required(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                             port=end.port.name, peer=end.peer_ref, source=end_source(end))
 
 
-@rule("FG-PHY-004", "copper-past-safe-reach", "warning", "DAC/AEC/AOC within the safe reach for their speed")
+@rule("FG-PHY-004", "copper-past-safe-reach", "error", "DAC within its reach at its lane rate; AEC/AOC within theirs")
 def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
-    """Passive copper loses signal quickly at PAM4 speeds: past ~3 m at 200/400/800G (5 m at 100G and below)
-    the link runs on the edge, with FEC counters that climb as the cable ages. AEC reaches ~7 m.
+    """Passive copper loses the signal with length, faster at PAM4 lane rates: a DAC longer than its specified
+    reach does not come up, or comes up with FEC counters that climb as it ages. That is a physical fact, an
+    error: 5 m at 25G-NRZ lanes (IEEE 802.3 Clause 92, 100GBASE-CR4), 3 m at 50G- and 100G-PAM4 lanes (IEEE
+    802.3cd Clause 136; NVIDIA LinkX User Guide for 400Gb/s 100G-PAM4 cables: "for 100G-PAM4 speeds, reach is
+    up to 3 meters"; NVIDIA Cable Management Guidelines and FAQ: DAC signals become "unrecognizable at the
+    receiver" after 2-5 m, rate dependent). The lane rate is the port speed over its lanes (unknown lanes: NRZ
+    up to 100G, PAM4 above). AEC past ~7 m and AOC past ~100 m are warnings: longer than such cables are made
+    for, not out of a standard.
 
-    Fix: AEC or optics for longer runs, or move the switch closer."""
+    Fix: AEC, linear active copper or optics for longer runs, or move the switch closer."""
     for a, b in ctx.links:
         media, length = a.media, a.cable_m
         if a.cable_assumed:  # the headroom default (pfc.headroom.default_cable_m), not a measured cable:
             length = None    # a DAC of unknown length was reported as "40 m DAC" (FG-BUF-001 covers it)
         speed = a.speed_mbps or b.speed_mbps
-        if media not in SAFE_REACH_M or length is None or speed is None:
+        if length is None or speed is None:
             continue
-        reach = _safe_reach(media, speed)
-        if reach is not None and length > reach:
+        if media == "dac":
+            lane = _lane_mbps(speed, a.lanes or b.lanes)
+            reach = _dac_reach(lane)
+            if reach is not None and length > reach:
+                yield r.finding(a.device.name, f"{length} m DAC at {speed // 1000}G: passive copper reaches "
+                                f"{reach} m at {lane // 1000}G lanes", "use AEC or optics for this run",
+                                port=a.port.name, peer=b.name, source=end_source(a))
+        elif media in SAFE_REACH_M and length > SAFE_REACH_M[media]:
             yield r.finding(a.device.name, f"{length} m {media.upper()} at {speed // 1000}G (safe reach "
-                            f"{reach} m)", "use AEC or optics", port=a.port.name, peer=b.name,
-                            source=end_source(a))
+                            f"{SAFE_REACH_M[media]} m)", "use optics for this run", port=a.port.name,
+                            peer=b.name, source=end_source(a), severity="warning")
