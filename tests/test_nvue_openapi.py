@@ -128,27 +128,19 @@ class CommandError(ValueError):
 
 
 def _resolve(schema: Schema, version: str) -> Schema:
-    """``schema`` past its $ref and its nullable ``anyOf`` (Pydantic writes each optional field so)."""
-    while True:
-        if "$ref" in schema:
-            schema = root_schema(version)["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
-        elif "anyOf" in schema and len(branches := [s for s in schema["anyOf"] if s.get("type") != "null"]) == 1:
-            schema = branches[0]
-        else:
-            return schema
+    """``schema`` past its $ref (root_schema has no null choices left to look past)."""
+    while "$ref" in schema:
+        schema = root_schema(version)["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
 
 
 def _is_object(schema: Schema) -> bool:
     return schema.get("type") == "object" or "properties" in schema
 
 
-def _branches(schema: Schema) -> list[Schema]:
-    return [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
-
-
 def _value(leaf: Schema, word: str) -> str | int:
     """A leaf's value as NVUE reads the word: an integer where the leaf takes one, else the text."""
-    takes_int = any(branch.get("type") == "integer" for branch in _branches(leaf))
+    takes_int = any(branch.get("type") == "integer" for branch in leaf.get("anyOf", [leaf]))
     return int(word) if takes_int and re.fullmatch(r"-?\d+", word) else word
 
 
@@ -183,11 +175,10 @@ def _walk(schema: Schema, words: Sequence[str], where: str, version: str) -> Any
         if len(rest) > 1:
             raise CommandError(f"{where} {word}: a leaf takes one value, found {list(rest)}")
         return {word: _value(child, rest[0])}
-    if _is_object(node):  # a collection: the word names ids; an id without a schema is presence only
-        item = node.get("additionalProperties")
-        entry = item if isinstance(item, dict) else {"type": "object", "properties": {}}
-        return {one: _walk(entry, rest, f"{where} {one}", version) for one in _ids(word)}
-    raise CommandError(f"{where}: {word!r} follows a leaf")
+    # a collection: the word names ids; an id without a schema of its own (`true`) is presence only
+    item = node.get("additionalProperties")
+    entry = item if isinstance(item, dict) else {"type": "object", "properties": {}}
+    return {one: _walk(entry, rest, f"{where} {one}", version) for one in _ids(word)}
 
 
 def _merge(into: dict[str, Any], patch: dict[str, Any], where: str) -> None:
