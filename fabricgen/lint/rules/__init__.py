@@ -3,6 +3,7 @@
 from fabricgen.lint.rules import (  # noqa: F401
     buffers,
     classification,
+    drift,
     ecn,
     evidence,
     fabric_wide,

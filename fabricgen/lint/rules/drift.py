@@ -1,0 +1,89 @@
+"""Drift (``lint --configs`` only): every setting fabricgen owns, as the config sets it, equals the intent.
+
+The other rules check that configs agree with each other (NIC ↔ switch ↔ switch) and with the physics. This one
+checks what they do not: a config that is consistent and still not what the intent says — a port whose FEC, MTU
+or PFC priorities were changed on both ends, a NIC whose CNP DSCP was edited on every host. It compares each
+platform's owned view (``Platform.owned``: what its reader reads back, and what ``read(render(m)) == owned(m)``
+pins) of the device as read from its config with the same view of the device as the intent resolves it, so
+every setting a reader reads is compared, and a new one is compared the day the reader reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from fabricgen.lint.context import LintContext
+from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.rules._util import device_source, port_source
+from fabricgen.platforms import get_platform
+
+# Sections of an owned view that hold one entry per port or NIC (findings name the port); the rest are device-wide.
+PER_PORT_SECTIONS = ("ports", "nics")
+SHOWN = 3  # differences spelled out per finding; the rest are counted
+
+
+@rule("FG-CFG-001", "config-differs-from-intent", "error", "every owned setting in a config equals the intent")
+def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A config read with ``lint --configs`` must set what the intent resolves to, setting by setting and port by
+    port: everything fabricgen owns on that platform (`fabricgen platforms` lists the owned sections). A
+    difference the consistency rules cannot see — the same wrong value on both ends of a link, on every host, or
+    on a port no other device looks at — is still a device that does not run the fabric's recipe, and the next
+    `fabricgen render` + push would change it back.
+
+    Fix: the device is what is wrong: apply the rendered config to it (or, if the device is right and the intent
+    is not, change the intent on purpose and render again)."""
+    evidence = ctx.evidence
+    if evidence is None:
+        return
+    for name, intended in sorted(evidence.intended.items()):
+        found = ctx.fabric.devices.get(name)
+        owned = get_platform(intended.platform).owned
+        if found is None or owned is None:
+            continue
+        have, want = owned(found), owned(intended)
+        for section in sorted(want):
+            if section in PER_PORT_SECTIONS:
+                yield from _port_findings(r, name, have.get(section) or {}, want[section] or {})
+            elif have.get(section) != want[section]:
+                yield _finding(r, name, None, differences(have.get(section), want[section], section))
+
+
+def _port_findings(r: Rule, device: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> Iterator[Finding]:
+    # A port the config lacks is FG-EVD-003's when cabled, and a port fabricgen does not know is not owned.
+    for port in sorted(want.keys() & have.keys()):
+        if have[port] != want[port]:
+            yield _finding(r, device, port, differences(have[port], want[port], ""))
+
+
+def _finding(r: Rule, device: str, port: str | None, diffs: list[str]) -> Finding:
+    more = len(diffs) - SHOWN
+    text = "; ".join(diffs[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
+    where = f"{device}:{port}" if port else device
+    return r.finding(device, f"the config differs from the intent: {text}",
+                     f"apply the rendered config to {where} (fabricgen render, then push it)", port=port,
+                     source=port_source(device, port) if port else device_source(device))
+
+
+def differences(have: Any, want: Any, path: str) -> list[str]:
+    """``path: <config's value>, intent <value>`` for each leaf that differs, mappings compared key by key."""
+    have = {} if have is None and isinstance(want, Mapping) else have  # a section one side lacks: its leaves
+    want = {} if want is None and isinstance(have, Mapping) else want
+    if isinstance(have, Mapping) and isinstance(want, Mapping):
+        found: list[str] = []
+        for key in sorted(have.keys() | want.keys(), key=str):
+            found += differences(have.get(key), want.get(key), f"{path}.{key}" if path else str(key))
+        return found
+    if have == want:
+        return []
+    return [f"{path or 'value'} is {_show(have)}, intent {_show(want)}"]
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    return str(value)
