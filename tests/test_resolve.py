@@ -113,10 +113,15 @@ def test_example_nic_settings_mirror_the_switches(example_fabric: Fabric) -> Non
     nic = host.nics[0]
     assert (nic.interface, nic.rdma_device, nic.peer) == ("ens1f0np0", "mlx5_0", "leaf1:Ethernet0")
     assert nic.pfc == [0, 0, 0, 1, 0, 0, 0, 0]
-    assert nic.prio_tc == list(range(8))
-    assert nic.tsa == ["ets", "ets", "ets", "ets", "ets", "ets", "strict", "ets"]
+    # Classes keep TC = priority; priorities no class uses ride the default class's TC 0, and the TCs nothing maps
+    # to are strict at 0 % (an ETS TC at 0 % is refused by bnxt_en).
+    assert nic.prio_tc == [0, 0, 2, 3, 0, 0, 6, 0]
+    assert nic.tsa == ["ets", "strict", "ets", "ets", "strict", "strict", "strict", "strict"]
     assert nic.tcbw == [40, 0, 10, 50, 0, 0, 0, 0] and sum(nic.tcbw) == 100
-    assert nic.dscp2prio == {}  # 16>>3=2, 26>>3=3, 48>>3=6: ConnectX's trust-dscp defaults already agree
+    # All 64 DSCPs as the leaf classifies them: 16 → 2, 26 → 3, 48 → 6, every other DSCP → the default class's 0.
+    leaf = example_fabric.devices["leaf1"]
+    assert leaf.qos is not None and nic.dscp2prio == leaf.qos.dscp_to_tc
+    assert {dscp: prio for dscp, prio in nic.dscp2prio.items() if prio} == {16: 2, 26: 3, 48: 6}
     assert (nic.cnp_dscp, nic.cnp_priority, nic.roce_tos, nic.mtu) == (48, 6, 104, 9000)
     assert host.nccl_env == {"NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1",
                              "NCCL_IB_TC": "104", "NCCL_SOCKET_IFNAME": "=eno1"}
