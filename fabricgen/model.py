@@ -99,6 +99,8 @@ class QosModel(Resolved):
     cnp_dscp: int
     cnp_priority: int
     watchdog: WatchdogModel | None = None
+    trust: Literal["dscp", "pcp", "none"] = Field(default="dscp", description="what ingress classification reads: "
+                                                  "the DSCP (routed RoCEv2), the VLAN tag's PCP, or nothing")
 
 
 class HeadroomModel(Resolved):
@@ -115,6 +117,10 @@ class HeadroomModel(Resolved):
     buffer_model: Literal["traditional", "dynamic"] | None = Field(
         default=None, description="SONiC DEVICE_METADATA buffer_model: dynamic = buffermgrd computes these numbers "
                                   "on the switch (the config holds no profile); traditional = the config's profile")
+    lossless_mtu: int | None = Field(default=None, description="dynamic model: the lossless packet size buffermgrd "
+                                                               "is told to size for (LOSSLESS_TRAFFIC_PATTERN)")
+    small_packet_percent: int | None = Field(default=None, description="dynamic model: the share of small packets "
+                                                                       "buffermgrd is told to size for")
 
 
 PortRole = Literal["host", "fabric", "mgmt", "oob-access", "rdma", "bmc", "frontend", "unused"]
@@ -144,6 +150,10 @@ class PortModel(Resolved):
     mode: PortMode | None = Field(default=None, description="routed: data ports (host/fabric), the RoCE leaf/spine "
                                   "norm; switched: OOB access ports; None: ports fabricgen leaves in the "
                                   "platform's default mode (unused, management, host NICs)")
+    tagged_vlans: list[int] | None = Field(default=None, description="VLANs the port carries tagged (trunk "
+                                           "membership), as a config read back says; fabricgen renders none")
+    qos: QosModel | None = Field(default=None, description="the QoS in effect on this port where its config binds "
+                                 "other maps, trust, queues or watchdog than the device's; None: the device's qos")
 
 
 class MgmtModel(Resolved):

@@ -57,6 +57,11 @@ class Capability:
     # Intent features the platform leaves to another tool (linux-dcb: DCQCN/CNP need the NIC vendor's tool);
     # lint warns on every device where the intent asks for them.
     delegated_features: tuple[str, ...] = ()
+    # The per-port settings the platform's reader reads back: the keys of each port's (hosts: each NIC's) entry in
+    # its owned view. lint --configs compares every one with the intent (FG-CFG-001), and
+    # tests/test_lint_completeness.py mutates every one on one port of a rendered config and expects findings
+    # there and nowhere else: a setting read but not listed here, or listed without a mutation, fails it.
+    port_settings: tuple[str, ...] = ()
     # Host NIC drivers: whether the driver takes an ETS traffic class at 0 % beside an ETS total of 100 (None on
     # switches). fabricgen renders a layout every driver takes (resolve.host.nic_ets); lint holds configs read
     # back against this.

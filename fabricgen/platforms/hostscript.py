@@ -186,6 +186,13 @@ class ScriptFile:
             command(nic, self.words(rest, line), line)
         return handle
 
+    def bare(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
+        """A handler for a tool's command written on its own line in a NIC function (not through ``setting``): it
+        runs on every apply, so what it sets is what the NIC gets, like a ``setting`` line's command."""
+        def handle(nic: N, text: str, line: int) -> None:
+            command(nic, self.words(text, line), line)
+        return handle
+
     def parse(self, text: str, new_nic: Callable[[str, int], N], lines: Mapping[str, LineFn[N]]) -> Script[N]:
         """The NIC functions (each line whose keyword is in ``lines`` handled) and ``all_nics()``'s calls;
         other functions are the script's helpers. No header or no ``all_nics()``: not a fabricgen script."""

@@ -140,6 +140,27 @@ def _command(nic: Nic, words: list[str], line: int) -> None:
         nic.values["mtu"] = _number(words[words.index("mtu") + 1], line, "mtu", 65535)
     elif words[:1] == ["write_file"] and len(words) == 3 and words[1].endswith("/default_roce_tos"):
         nic.values["roce_tos"] = _number(words[2], line, "roce tos", 255)
+    elif words[:2] == ["dcb", "app"] and len(words) > 2 and words[2] in ("add", "replace", "del"):
+        _dcb_app(nic, words, line)
+
+
+def _dcb_app(nic: Nic, words: list[str], line: int) -> None:
+    """``dcb app add|replace|del dev IF dscp-prio D:P ...`` beside the script's own DSCP entries: the driver's last
+    write for a DSCP is what it classifies by (bnxt_en copies each add into its hardware map; a delete clears it)."""
+    if "dscp-prio" not in words:
+        return  # other selectors are not owned
+    entries: dict[int, int] = dict(nic.values.get("dscp", {}))
+    for entry in words[words.index("dscp-prio") + 1:]:
+        key, sep, value = entry.partition(":")
+        if not sep:
+            break  # the next keyword
+        prio = _number(value, line, "dscp-prio priority", 7)
+        for dscp in _dscp_key(key, line):
+            if words[2] != "del":
+                entries[dscp] = prio
+            elif entries.get(dscp) == prio:
+                del entries[dscp]
+    nic.values["dscp"] = entries
 
 
 def _dscp_key(text: str, line: int) -> list[int]:
@@ -174,6 +195,8 @@ def _apptrust(nic: Nic, text: str, line: int) -> None:
 
 _LINES: dict[str, Callable[[Nic, str, int], None]] = {
     "local": _FILE.local, "setting": _FILE.setting(_command), "dscp_setting": _dscp_setting, "apptrust": _apptrust,
+    # The same tools run on their own line (a hand edit, or another tool's script merged in) set the NIC too.
+    **dict.fromkeys(("dcb", "ip", "write_file"), _FILE.bare(_command)),
 }
 
 
