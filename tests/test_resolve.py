@@ -14,13 +14,20 @@ from fabricgen.api import dump_device
 from fabricgen.load import load
 from fabricgen.model import DeviceModel, Fabric, PortModel
 from fabricgen.resolve import resolve
-from fabricgen.resolve.headroom import HeadroomInputs, mlx5_xoff, spectrum_headroom, vendor_table_headroom
+from fabricgen.resolve.headroom import (
+    FORMULA_BEFORE_3235,
+    HeadroomInputs,
+    mlx5_xoff,
+    spectrum_headroom,
+    vendor_table_headroom,
+)
 from fabricgen.schema.intent import Intent, expand_profile
 from fabricgen.units import parse_bytes, parse_speed_mbps
 
 from conftest import EXAMPLES, ROOT, load_example
 
-# roce-numbers.md §1.2: port MTU 9100, lossless MTU 1024, 50 % small packets, no shared headroom pool.
+# roce-numbers.md §1.2: port MTU 9100, lossless MTU 1024, 50 % small packets, no shared headroom pool; worked with
+# the formula of SONiC 202305/202311 (before sonic-swss #3235; later releases: tests/test_sonic_headroom.py).
 WORKED = [  # asic, speed, cable, lanes, xon, xoff, size
     ("spectrum3", 100000, 5, 4, 19456, 59392, 78848),
     ("spectrum3", 100000, 40, 4, 19456, 66560, 86016),
@@ -40,12 +47,14 @@ WORKED = [  # asic, speed, cable, lanes, xon, xoff, size
 @pytest.mark.parametrize(("asic", "speed", "cable", "lanes", "xon", "xoff", "size"), WORKED)
 def test_spectrum_headroom_matches_worked_numbers(asic: str, speed: int, cable: int, lanes: int, xon: int,
                                                   xoff: int, size: int) -> None:
-    result = spectrum_headroom(asic, HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=9100, lanes=lanes))
+    result = spectrum_headroom(asic, HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=9100, lanes=lanes,
+                                                    formula=FORMULA_BEFORE_3235))
     assert (result.xon, result.xoff, result.size) == (xon, xoff, size)
 
 
 def test_shared_headroom_pool_reserves_only_xon() -> None:
-    result = spectrum_headroom("spectrum3", HeadroomInputs(400000, 40, 9100, 4, shared_headroom_pool=True))
+    params = HeadroomInputs(400000, 40, 9100, 4, shared_headroom_pool=True, formula=FORMULA_BEFORE_3235)
+    result = spectrum_headroom("spectrum3", params)
     assert (result.xoff, result.size) == (143360, 19456)
 
 
@@ -101,9 +110,11 @@ def test_example_ports_and_headroom(example_fabric: Fabric) -> None:
     assert (host_port.role, host_port.peer, host_port.cable_m, host_port.mtu) == ("host", "node1:ens1f0np0", 2, 9100)
     assert (uplink.role, uplink.peer, uplink.cable_m, uplink.media) == ("fabric", "spine2:Ethernet1/1", 45, "optic")
     assert (mgmt.role, mgmt.lossless, mgmt.mtu) == ("mgmt", False, 1500)
-    # SN4700 400G ports use 8 lanes: buffermgrd's 8-lane adjustment applies (xon 2*19 KB - 1 KB, + port MTU).
+    # SN4700 400G ports use 8 lanes: buffermgrd's 8-lane adjustment applies (xon 2*19 KB, + port MTU), by the
+    # formula of SONiC 202411 (the default release), which buffermgrd computes itself (dynamic buffer model).
     assert uplink.headroom is not None
-    assert (uplink.headroom.xon, uplink.headroom.xoff, uplink.headroom.size) == (37888, 147456, 194560)
+    assert (uplink.headroom.xon, uplink.headroom.xoff, uplink.headroom.size) == (38912, 113664, 161792)
+    assert (uplink.headroom.release, uplink.headroom.buffer_model) == ("202411", "dynamic")
     assert all(p.headroom is None for p in example_fabric.devices["spine1"].ports)  # EOS: platform-managed
 
 

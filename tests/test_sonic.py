@@ -31,13 +31,14 @@ def test_config_db_holds_only_owned_tables_and_only_strings(example_fabric: Fabr
 
 
 def test_lossless_chain_agrees_in_all_three_places(example_fabric: Fabric) -> None:
-    """PFC on prio 3, TC3 → PG3, and BUFFER_PG <port>|3 with a headroom profile (sonic.md takeaway 2)."""
+    """PFC on prio 3, TC3 → PG3, and the PG's headroom (sonic.md takeaway 2): the SN4700 leaves run SONiC's
+    dynamic buffer model, so buffermgrd sizes PG 3 from the cable and the traffic pattern fabricgen writes
+    (the traditional model's BUFFER_PG/BUFFER_PROFILE: tests/test_sonic_headroom.py)."""
     config = build_config_db(example_fabric.devices["leaf1"])
     assert config["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] == "3"
     assert config["TC_TO_PRIORITY_GROUP_MAP"]["ROCE"]["3"] == "3"
-    profile = config["BUFFER_PG"]["Ethernet0|3"]["profile"]
-    assert profile == "pg_lossless_400000_2m_profile"  # buffermgrd's own name, so it reuses ours
-    assert config["BUFFER_PROFILE"][profile]["pool"] == "ingress_lossless_pool"
+    assert "BUFFER_PG" not in config and "BUFFER_PROFILE" not in config  # the SKU template's and buffermgrd's
+    assert config["LOSSLESS_TRAFFIC_PATTERN"]["AZURE"] == {"mtu": "1024", "small_packet_percentage": "50"}
     assert config["CABLE_LENGTH"]["AZURE"]["Ethernet0"] == "2m"
     assert config["QUEUE"]["Ethernet0|3"] == {"scheduler": "scheduler.rdma", "wred_profile": "ecn_rdma"}
     assert config["WRED_PROFILE"]["ecn_rdma"]["ecn"] == "ecn_all"

@@ -1,20 +1,27 @@
 """PFC headroom: how many bytes a lossless priority group must still absorb after it sends PAUSE.
 
-Switch side — the SONiC dynamic-buffer formula for NVIDIA Spectrum (sonic-swss
-``cfgmgr/buffer_headroom_mellanox.lua``), with the per-ASIC constants SONiC ships in
-``platform/mellanox/asic_table.j2``::
+Switch side — the NVIDIA Spectrum formula of SONiC's dynamic buffer model (sonic-swss
+``cfgmgr/buffer_headroom_mellanox.lua``, which buffermgrd runs for every lossless PG), with the per-ASIC
+constants SONiC ships in sonic-buildimage ``platform/mellanox/asic_table.j2``. The formula changed between
+SONiC releases, so it is computed as the release the switch runs computes it (``SONIC_RELEASES``)::
 
     peer_response = pause_quanta[speed] * 512 / 8                 # IEEE 802.3 31B: sender reaction, bytes
-    cable         = 2 * L[m] * speed[Mb/s] * 1e9 / 198e6 / 8192   # round trip on the cable (SONiC's units)
-    propagation   = port_mtu + cable + 2*gearbox + mac_phy_delay + peer_response
+    cable         = 2 * L[m] * speed[Mb/s] * 1e9 / 198e6 / 8192   # round trip on the cable (/ 8000 since #3235)
+    tile          = speed[Gb/s] * 120 / 8                         # Spectrum-4/5 only, since #3235
+    propagation   = port_mtu + cable + 2*gearbox + mac_phy_delay + peer_response + tile
     factor        = cell/64 if cell > 128 else 2*cell/(1+cell)    # worst case: small packets waste cells
+                                                                  # (rounded up to a whole number since #3235)
+    small%        = small_packet_percentage                       # a share of packets; since #3235 of bytes:
+                  = 100*64 / ((small_packet_percentage*64 + (100-small_packet_percentage)*lossless_mtu)/100)
     occupancy     = (100 - small% + small% * factor) / 100
     xoff = ceil1k(lossless_mtu + propagation * occupancy)
-    xon  = ceil1k(pipeline_latency)            (8-lane ports: pipeline_latency*2 - 1024)
+           (+ 18 KiB on Spectrum-6, and + 2 KiB when still more than 2 KiB below the all-small-packets xoff
+            without a shared headroom pool: both since #4757/#4797)
+    xon  = ceil1k(pipeline_latency)            (8-lane ports: pipeline_latency*2, before #3235 minus 1024)
     size = ceil1k(xon) with a shared headroom pool, else ceil1k(xoff + xon (+ port_mtu on 8-lane ports))
 
 The alternative ``vendor-table`` method takes the rows SONiC ships for the SKU (``pg_profile_lookup.ini``),
-rounding the cable up to the next row — what buffermgrd programs in the static buffer model.
+rounding the cable up to the next row — what buffermgrd programs in the traditional buffer model.
 
 NIC side — the mlx5 kernel driver's xoff (``drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c``)::
 
@@ -24,9 +31,12 @@ NIC side — the mlx5 kernel driver's xoff (``drivers/net/ethernet/mellanox/mlx5
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from fabricgen.model import HeadroomModel
+
+BufferModel = Literal["traditional", "dynamic"]
 
 
 @dataclass(frozen=True)
@@ -35,16 +45,17 @@ class AsicBufferConstants:
     pipeline_latency_kb: int
     mac_phy_delay_kb: float
     source: str
+    generation: int  # Spectrum-N: the formula treats some generations apart (the last digit of SONiC's ASIC key)
 
 
 _ASIC_TABLE = "sonic-buildimage platform/mellanox/asic_table.j2"
 ASIC_CONSTANTS: dict[str, AsicBufferConstants] = {
-    "spectrum1": AsicBufferConstants(96, 19, 0.8, _ASIC_TABLE),
-    "spectrum2": AsicBufferConstants(144, 19, 0.8, _ASIC_TABLE),
-    "spectrum3": AsicBufferConstants(144, 19, 0.8, _ASIC_TABLE),
-    "spectrum4": AsicBufferConstants(192, 19, 0.8, _ASIC_TABLE),
-    "spectrum5": AsicBufferConstants(192, 19, 0.8, _ASIC_TABLE),
-    "spectrum6": AsicBufferConstants(256, 42, 0.8, _ASIC_TABLE),
+    "spectrum1": AsicBufferConstants(96, 19, 0.8, _ASIC_TABLE, 1),
+    "spectrum2": AsicBufferConstants(144, 19, 0.8, _ASIC_TABLE, 2),
+    "spectrum3": AsicBufferConstants(144, 19, 0.8, _ASIC_TABLE, 3),
+    "spectrum4": AsicBufferConstants(192, 19, 0.8, _ASIC_TABLE, 4),
+    "spectrum5": AsicBufferConstants(192, 19, 0.8, _ASIC_TABLE, 5),
+    "spectrum6": AsicBufferConstants(256, 42, 0.8, _ASIC_TABLE, 6),
 }
 
 # Total packet buffer per ASIC (NVIDIA Spectrum datasheets: SN2000 16 MB, SN3000 42 MB, SN4000 64 MB,
@@ -63,6 +74,56 @@ SPEED_OF_LIGHT_M_PER_S = 198_000_000  # in fibre/copper, as SONiC assumes
 
 
 @dataclass(frozen=True)
+class HeadroomFormula:
+    """One revision of sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua``; the flags name what changed."""
+
+    name: str
+    # sonic-swss #3235 (Sept 2024): small packets counted by bytes, not packets; the worst-case factor rounded up;
+    # cable bytes over 8000 instead of 8192; 8-lane xon doubled without the 1 KiB discount; Spectrum-4/5 "tile".
+    byte_based: bool
+    # sonic-swss #4757 (+2 KiB when a small-packet share below 100 % leaves xoff short of the worst case, without
+    # a shared headroom pool) and #4797 (+18 KiB on Spectrum-6), July/August 2026.
+    compensated: bool
+
+
+FORMULA_BEFORE_3235 = HeadroomFormula("before sonic-swss #3235", byte_based=False, compensated=False)
+FORMULA_3235 = HeadroomFormula("sonic-swss #3235", byte_based=True, compensated=False)
+FORMULA_4797 = HeadroomFormula("sonic-swss #3235 + #4757 + #4797", byte_based=True, compensated=True)
+
+
+@dataclass(frozen=True)
+class SonicRelease:
+    """What a SONiC release's dynamic buffer model computes headroom with."""
+
+    formula: HeadroomFormula
+    # LOSSLESS_TRAFFIC_PATTERN|AZURE small_packet_percentage that sonic-buildimage's buffers_config.j2 writes in
+    # the dynamic model (the formula reads it from CONFIG_DB): 100, then 50 since sonic-buildimage #20632.
+    template_small_packet_percent: int
+    template_lossless_mtu: int = 1024
+
+
+# The release branches of sonic-swss / sonic-buildimage, as each branch's buffer_headroom_mellanox.lua reads:
+# 202305 and 202311 predate #3235; 202405 took it as the backport #3342; 202605 has #4757 and #4797.
+SONIC_RELEASES: dict[str, SonicRelease] = {
+    "202305": SonicRelease(FORMULA_BEFORE_3235, 100),
+    "202311": SonicRelease(FORMULA_BEFORE_3235, 100),
+    "202405": SonicRelease(FORMULA_3235, 100),
+    "202411": SonicRelease(FORMULA_3235, 50),
+    "202505": SonicRelease(FORMULA_3235, 50),
+    "202511": SonicRelease(FORMULA_3235, 50),
+    "202605": SonicRelease(FORMULA_4797, 50),
+}
+DEFAULT_SONIC_RELEASE = "202411"  # the SONiC target fabricgen renders and validates for
+
+
+def default_buffer_model(asic: str | None) -> BufferModel:
+    """DEVICE_METADATA buffer_model as the vendor's SONiC image sets it at first boot: sonic-buildimage
+    ``platform/mellanox/rules.mk`` builds NVIDIA Spectrum images with ``SONIC_BUFFER_MODEL=dynamic``
+    (``files/build_templates/init_cfg.json.j2``); every other vendor's image is ``traditional``."""
+    return "dynamic" if asic in ASIC_CONSTANTS else "traditional"
+
+
+@dataclass(frozen=True)
 class HeadroomInputs:
     speed_mbps: int
     cable_m: int
@@ -72,32 +133,90 @@ class HeadroomInputs:
     small_packet_percent: int = 50
     shared_headroom_pool: bool = False
     gearbox_delay_ns: int = 0
+    formula: HeadroomFormula = SONIC_RELEASES[DEFAULT_SONIC_RELEASE].formula
+
+
+_MINIMAL_PACKET = 64  # bytes: the worst case for cell waste
+_SPECTRUM6_COMPENSATION = 18 * 1024  # sonic-swss #4797
+_SMALL_PACKET_COMPENSATION = 2 * 1024  # sonic-swss #4757
 
 
 def _ceil_1k(value: float) -> int:
     return math.ceil(value / 1024) * 1024
 
 
+def _worst_case_factor(cell: int, formula: HeadroomFormula) -> float:
+    """How many bytes of buffer a minimal packet takes per byte, at worst."""
+    factor = cell / _MINIMAL_PACKET if cell > 2 * _MINIMAL_PACKET else 2 * cell / (1 + cell)
+    return math.ceil(factor) if formula.byte_based else factor
+
+
+def _small_packet_share(params: HeadroomInputs) -> float:
+    """The percentage the occupancy weighs with the worst-case factor: of packets, or (since #3235) of bytes."""
+    percent = params.small_packet_percent
+    if not params.formula.byte_based:
+        return percent
+    average = (percent * _MINIMAL_PACKET + (100 - percent) * params.lossless_mtu) / 100
+    return 100 * _MINIMAL_PACKET / average
+
+
+def _propagation_bytes(consts: AsicBufferConstants, params: HeadroomInputs) -> float:
+    """Bytes that still arrive after PAUSE is sent: one port MTU, the cable's round trip, gearbox and PHY delay,
+    the peer's reaction time and (since #3235, Spectrum-4/5) the bytes on the ASIC's tile."""
+    speed, byte_based = params.speed_mbps, params.formula.byte_based
+    peer_response = PAUSE_QUANTA[speed] * 512 / 8
+    cable = 2 * params.cable_m * speed * 1_000_000_000 / SPEED_OF_LIGHT_M_PER_S / (8000 if byte_based else 8192)
+    gearbox = speed * params.gearbox_delay_ns / 8192
+    tile = speed / 1000 * 120 / 8 if byte_based and consts.generation in (4, 5) else 0
+    return params.port_mtu + cable + 2 * gearbox + consts.mac_phy_delay_kb * 1024 + peer_response + tile
+
+
+def _xoff(consts: AsicBufferConstants, params: HeadroomInputs) -> int:
+    factor = _worst_case_factor(consts.cell_bytes, params.formula)
+    share = _small_packet_share(params)
+    occupancy = (100 - share + share * factor) / 100
+    propagation = _propagation_bytes(consts, params)
+    xoff = _ceil_1k(params.lossless_mtu + propagation * occupancy)
+    if not params.formula.compensated:
+        return xoff
+    if consts.generation == 6:
+        xoff += _SPECTRUM6_COMPENSATION
+    if not params.shared_headroom_pool and params.small_packet_percent != 100:
+        all_small = _ceil_1k(params.lossless_mtu + propagation * factor)
+        if xoff + _SMALL_PACKET_COMPENSATION < all_small:
+            xoff += _SMALL_PACKET_COMPENSATION
+    return xoff
+
+
 def spectrum_headroom(asic: str, params: HeadroomInputs) -> HeadroomModel:
-    """Headroom of one lossless PG by the SONiC/NVIDIA formula. Raises KeyError for unknown ASIC/speed."""
+    """Headroom of one lossless PG by buffermgrd's formula revision ``params.formula``. Raises KeyError for an
+    unknown ASIC or speed."""
     consts = ASIC_CONSTANTS[asic]
     pipeline_latency = consts.pipeline_latency_kb * 1024
     speed_overhead = 0
     if params.lanes == 8:  # 8-lane ports split headroom over two buffers (mlxsw "Adjust headroom for 8x")
-        pipeline_latency = pipeline_latency * 2 - 1024
+        pipeline_latency = pipeline_latency * 2 - (0 if params.formula.byte_based else 1024)
         speed_overhead = params.port_mtu
-    cell = consts.cell_bytes
-    factor = cell / 64 if cell > 128 else 2 * cell / (1 + cell)
-    occupancy = (100 - params.small_packet_percent + params.small_packet_percent * factor) / 100
-    peer_response = PAUSE_QUANTA[params.speed_mbps] * 512 / 8
-    cable = 2 * params.cable_m * params.speed_mbps * 1_000_000_000 / SPEED_OF_LIGHT_M_PER_S / 8192
-    gearbox = params.speed_mbps * params.gearbox_delay_ns / 8192
-    propagation = params.port_mtu + cable + 2 * gearbox + consts.mac_phy_delay_kb * 1024 + peer_response
-    xoff = _ceil_1k(params.lossless_mtu + propagation * occupancy)
+    xoff = _xoff(consts, params)
     xon = _ceil_1k(pipeline_latency)
     size = _ceil_1k(xon if params.shared_headroom_pool else xoff + xon + speed_overhead)
     return HeadroomModel(xon=xon, xoff=xoff, size=size,
-                         method=f"formula: buffer_headroom_mellanox.lua, {asic} constants from {consts.source}")
+                         method=f"formula: buffer_headroom_mellanox.lua {params.formula.name}, {asic} constants "
+                                f"from {consts.source}")
+
+
+def sonic_headroom(asic: str, params: HeadroomInputs, release: str, buffer_model: BufferModel) -> HeadroomModel:
+    """The headroom a SONiC switch of ``release`` ends up with, by that release's formula: fabricgen's profile
+    (traditional buffer model), or what buffermgrd computes itself from the traffic pattern fabricgen writes
+    (dynamic). Raises KeyError for an unknown release, ASIC or speed."""
+    headroom = spectrum_headroom(asic, replace(params, formula=SONIC_RELEASES[release].formula))
+    update: dict[str, object] = {"release": release, "buffer_model": buffer_model}
+    if buffer_model == "dynamic":
+        update |= {"method": f"{headroom.method}; SONiC {release}, dynamic buffer model: computed by buffermgrd",
+                   "lossless_mtu": params.lossless_mtu, "small_packet_percent": params.small_packet_percent}
+    else:
+        update["method"] = f"{headroom.method}; SONiC {release}"
+    return headroom.model_copy(update=update)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,14 @@ from fabricgen.platforms import Capability
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import (
     ASIC_CONSTANTS,
+    DEFAULT_SONIC_RELEASE,
     PAUSE_QUANTA,
+    SONIC_RELEASES,
     VENDOR_TABLES,
+    BufferModel,
     HeadroomInputs,
-    spectrum_headroom,
+    default_buffer_model,
+    sonic_headroom,
     vendor_table_headroom,
 )
 from fabricgen.schema.inventory import Device, Endpoint, PortSpec
@@ -108,7 +112,7 @@ def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: S
     lossless = carries_data and bool(policy.lossless_priorities)
     headroom = None
     if lossless and policy.programs_headroom:
-        headroom = _headroom(ctx, device, port, speed, cable, mtu)
+        headroom = _headroom(ctx, device, port, speed, cable, mtu, policy.lossless_priorities)
     peer_name = f"{peer.device}:{peer.port}" if peer else None
     return {
         "name": port, "role": role, "admin_up": role != "unused", "speed_mbps": speed, "lanes": spec.lanes,
@@ -141,7 +145,7 @@ def _description(role: str, peer: str | None) -> str | None:
 
 
 def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None, cable: int | None,
-              mtu: int) -> HeadroomModel | None:
+              mtu: int, lossless_priorities: tuple[int, ...]) -> HeadroomModel | None:
     path = ("inventory", device.name, "data", "ports", port)
     policy = ctx.intent.pfc.headroom
     cable_m = cable if cable is not None else policy.default_cable_m
@@ -149,8 +153,13 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
         ctx.problem((*path, "speed"), f"lossless port {device.name}:{port} has no speed",
                     "set speed (e.g. 400G) on this port or its peer")
         return None
+    buffers = ctx.once(f"sonic-buffers:{device.name}", lambda: _sonic_buffers(ctx, device, lossless_priorities))
+    if buffers is None:
+        return None
+    release, buffer_model = buffers
     if policy.method == "vendor-table":
-        return _vendor_headroom(ctx, device, port, speed, cable_m)
+        headroom = _vendor_headroom(ctx, device, port, speed, cable_m)
+        return headroom.model_copy(update={"buffer_model": buffer_model}) if headroom else None
     asic = device.data.asic
     if asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA:
         ctx.problem(("inventory", device.name, "data", "asic"),
@@ -159,13 +168,49 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
         return None
     lane_list = device.data.ports[port].lanes
     lanes = len(lane_list.split(",")) if lane_list else 4
-    return _spectrum_headroom(asic, HeadroomInputs(
+    return _sonic_headroom(asic, HeadroomInputs(
         speed_mbps=speed, cable_m=cable_m, port_mtu=mtu, lanes=lanes, lossless_mtu=policy.lossless_mtu,
-        small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool))
+        small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool),
+        release, buffer_model)
 
 
 # Thousands of ports share speed, cable and MTU; the models are frozen, so ports can share one result.
-_spectrum_headroom = lru_cache(maxsize=4096)(spectrum_headroom)
+_sonic_headroom = lru_cache(maxsize=4096)(sonic_headroom)
+
+# The lossless PGs SONiC's buffer templates give every port in the dynamic buffer model (sonic-buildimage
+# files/build_templates/buffers_config.j2: BUFFER_PG "<port>|3-4" with profile NULL); fabricgen does not own them.
+DYNAMIC_TEMPLATE_PGS = frozenset({3, 4})
+
+
+def _sonic_buffers(ctx: ResolveContext, device: Device,
+                   lossless_priorities: tuple[int, ...]) -> tuple[str, BufferModel] | None:
+    """The device's SONiC release and buffer model (inventory data, else the defaults), checked once per device;
+    None when the release is one whose formula fabricgen does not know."""
+    data = device.data
+    release = data.sonic_release or DEFAULT_SONIC_RELEASE
+    if release not in SONIC_RELEASES:
+        ctx.problem(("inventory", device.name, "data", "sonic_release"),
+                    f"no headroom formula known for SONiC release {release} on {device.name}",
+                    f"set data.sonic_release to one of {', '.join(SONIC_RELEASES)}")
+        return None
+    buffer_model = data.sonic_buffer_model or default_buffer_model(data.asic)
+    if buffer_model == "dynamic":
+        _check_dynamic_model(ctx, device, lossless_priorities)
+    return release, buffer_model
+
+
+def _check_dynamic_model(ctx: ResolveContext, device: Device, lossless_priorities: tuple[int, ...]) -> None:
+    """In the dynamic model buffermgrd sizes headroom by formula on the PGs the SKU template declares lossless."""
+    path = ("inventory", device.name, "data", "sonic_buffer_model")
+    hint = "set data.sonic_buffer_model: traditional (and reload the switch's buffer configuration)"
+    if ctx.intent.pfc.headroom.method == "vendor-table":
+        ctx.problem(path, f"{device.name} uses SONiC's dynamic buffer model, where buffermgrd computes headroom "
+                    "by formula: pfc.headroom.method vendor-table cannot apply", f"use method formula, or {hint}")
+    outside = sorted(set(lossless_priorities) - DYNAMIC_TEMPLATE_PGS)
+    if outside:
+        ctx.problem(path, f"{device.name} uses SONiC's dynamic buffer model, whose templates reserve headroom "
+                    f"only on PGs 3-4: lossless priority {', '.join(map(str, outside))} would get none",
+                    f"make priorities 3/4 lossless, or {hint}")
 
 
 def _vendor_headroom(ctx: ResolveContext, device: Device, port: str, speed: int,

@@ -34,6 +34,15 @@ class DeviceData(StrictModel):
     hardware: Text | None = Field(default=None, description="model / SONiC HWSKU, e.g. ACS-MSN4700")
     asic: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]{1,32}$")] | None = Field(
         default=None, description="switch ASIC family where buffers depend on it, e.g. spectrum3")
+    sonic_release: Annotated[str, StringConstraints(pattern=r"^\d{6}$")] | None = Field(
+        default=None, description="SONiC switch: the release branch its image is built from, e.g. 202411; picks "
+                                  "buffermgrd's headroom formula (it changed in 202405). Default: 202411, the "
+                                  "release fabricgen targets")
+    sonic_buffer_model: Literal["dynamic", "traditional"] | None = Field(
+        default=None, description="SONiC switch: its DEVICE_METADATA buffer_model. dynamic: buffermgrd computes "
+                                  "lossless headroom itself and fabricgen writes no profiles; traditional: fabricgen "
+                                  "writes the profiles. Default: what the vendor's image sets, dynamic on NVIDIA "
+                                  "Spectrum, traditional elsewhere")
     mgmt_interface: PortName | None = Field(default=None, description="default: the platform's")
     frontend_interface: PortName | None = Field(
         default=None, description="gpu-host: the interface NCCL bootstraps over (never an RDMA NIC)")

@@ -5,8 +5,26 @@ since: no PFC_WD.pfc_stat_history, no BUFFER_PROFILE.packet_discard_action), and
 against SONiC's own YANG models (``fabricgen validate``). All values are strings, references are bare names,
 one port per key — SONiC's config_db encoding rules.
 
-Names follow buffermgrd's conventions on purpose: a lossless PG profile is ``pg_lossless_<speed>_<cable>_profile``
-and the PG key comes from ``pfc_enable``, otherwise buffermgrd (traditional buffer model) overwrites them.
+Lossless headroom follows the switch's buffer model (``DEVICE_METADATA|localhost.buffer_model``, inventory
+``sonic_buffer_model``; default what the vendor's image sets: ``dynamic`` on NVIDIA Spectrum, sonic-buildimage
+``platform/mellanox/rules.mk``, ``traditional`` elsewhere) and its release (inventory ``sonic_release``, default
+202411): buffermgrd's headroom formula changed in 202405 (sonic-swss #3235), see fabricgen/resolve/headroom.py.
+
+* traditional: fabricgen writes the lossless profiles. Names follow buffermgrd's conventions on purpose: a
+  profile is ``pg_lossless_<speed>_<cable>_profile`` and the PG key comes from ``pfc_enable``; buffermgrd
+  (sonic-swss ``cfgmgr/buffermgr.cpp``) reuses a profile of that name that exists and otherwise creates it
+  from the SKU's ``pg_profile_lookup.ini``.
+* dynamic: buffermgrd (``cfgmgr/buffermgrdyn.cpp``) computes every lossless PG's headroom from the port's
+  speed, cable length and MTU, on the PGs the SKU template declares (sonic-buildimage
+  ``files/build_templates/buffers_config.j2``: ``<port>|3-4`` with profile ``NULL``, lossy ``<port>|0``).
+  fabricgen writes no BUFFER_PROFILE or BUFFER_PG then, only what the formula reads: CABLE_LENGTH, PORT.mtu,
+  ``pfc_enable`` and LOSSLESS_TRAFFIC_PATTERN (the lossless packet size and small-packet share; buffermgrd
+  reads it at its next calculation, e.g. a port's speed, cable or MTU change).
+
+The buffer model itself is not written: buffermgrd reads it once when swss starts (sonic-buildimage
+``dockers/docker-orchagent/buffermgrd.sh``) and a switch changes model with ``config qos reload``, which
+re-renders every buffer table, not with a patch.
+
 BUFFER_POOL is not ours: SONiC's GCU cannot change pools and their sizes are per-SKU, so profiles refer to
 the ``ingress_lossless_pool`` every SONiC image defines (see ``BASELINE``).
 """
@@ -19,17 +37,27 @@ from typing import Any, NamedTuple
 from fabricgen.model import DeviceModel, HeadroomModel, PortModel, QosModel, QueueModel
 from fabricgen.platforms import Capability, Platform, jsontext
 from fabricgen.platforms.memo import by_identity
+from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE, SONIC_RELEASES
 from fabricgen.templating import Templates
 
 MAP = "ROCE"  # name of every fabricgen map table entry
 CABLE_MAP = "AZURE"  # the CABLE_LENGTH entry name SONiC's templates and buffermgrd use
+PATTERN = "AZURE"  # the LOSSLESS_TRAFFIC_PATTERN entry SONiC's templates write (the formula reads the first one)
 LOSSLESS_POOL = "ingress_lossless_pool"
 
 OWNED_TABLES = (
     "PORT", "PORT_QOS_MAP", "DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP",
     "MAP_PFC_PRIORITY_TO_QUEUE", "WRED_PROFILE", "SCHEDULER", "QUEUE", "BUFFER_PROFILE", "BUFFER_PG",
-    "CABLE_LENGTH", "PFC_WD", "MGMT_PORT", "MGMT_INTERFACE", "MGMT_VRF_CONFIG",
+    "CABLE_LENGTH", "LOSSLESS_TRAFFIC_PATTERN", "PFC_WD", "MGMT_PORT", "MGMT_INTERFACE", "MGMT_VRF_CONFIG",
 )
+
+# For the deploy work: releases whose GCU (``config apply-patch``) refuses to add a BUFFER_PROFILE entry. Up to
+# 202505 sonic-utilities runs every BUFFER_PROFILE change through ``rdma_config_update_validator``
+# (generic_config_updater/field_operation_validators.py, gcu_field_operation_validators.conf.json), which allows
+# only replacing ``dynamic_th`` or ``xoff`` of an existing profile; 202511 (sonic-utilities #4087) allows adding,
+# replacing and removing whole profiles. A traditional-model switch on these releases takes a new lossless
+# profile (a new speed or cable length) only through ``config load``/``config reload``, not a patch.
+GCU_REFUSES_NEW_BUFFER_PROFILE: frozenset[str] = frozenset({"202305", "202311", "202405", "202411", "202505"})
 
 # Tables the device has and fabricgen refers to without owning; used to validate references.
 BASELINE: dict[str, Any] = {"BUFFER_POOL": {LOSSLESS_POOL: {"type": "ingress", "mode": "dynamic"}}}
@@ -37,7 +65,8 @@ BASELINE: dict[str, Any] = {"BUFFER_POOL": {LOSSLESS_POOL: {"type": "ingress", "
 CAPABILITY = Capability(
     name="sonic",
     kind="switch",
-    target="SONiC 202411 or later (config_db.json; YANG models of sonic-buildimage)",
+    target=f"SONiC {DEFAULT_SONIC_RELEASE} or later (config_db.json; YANG models of sonic-buildimage); headroom per "
+           f"release {min(SONIC_RELEASES)}-{max(SONIC_RELEASES)}",
     max_mtu=9216,
     mtu_semantics="l3",
     lossless_class_limit=2,  # SONiC's own templates use lossless TCs 3 and 4 at most
@@ -57,7 +86,8 @@ CAPABILITY = Capability(
         "queue_map": "TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP, MAP_PFC_PRIORITY_TO_QUEUE",
         "pfc": "PORT_QOS_MAP|<port>.pfc_enable",
         "pfc_watchdog": "PFC_WD|<port> + PFC_WD|GLOBAL.POLL_INTERVAL, pfcwd_sw_enable",
-        "headroom": "BUFFER_PROFILE pg_lossless_<speed>_<cable>_profile, BUFFER_PG, CABLE_LENGTH",
+        "headroom": "traditional buffer model: BUFFER_PROFILE pg_lossless_<speed>_<cable>_profile, BUFFER_PG, "
+                    "CABLE_LENGTH; dynamic: CABLE_LENGTH and LOSSLESS_TRAFFIC_PATTERN (buffermgrd computes it)",
         "ecn": "WRED_PROFILE (ecn_all, bytes) on QUEUE|<port>|<q>",
         "scheduling": "SCHEDULER type STRICT / DWRR weight on QUEUE",
         "mtu": "PORT.mtu",
@@ -214,12 +244,16 @@ def _buffer_tables(ports: list[PortModel]) -> dict[str, Any]:
     profiles: dict[str, HeadroomModel] = {}
     pgs: dict[str, Any] = {}
     cables: dict[str, str] = {}
+    patterns: set[tuple[int, int]] = set()
     for port in ports:
         cable, speed, headroom = port.cable_m, port.speed_mbps, port.headroom
         if cable is not None:
             cables[port.name] = _cable_length(cable)
         if headroom is None or speed is None:
             continue
+        if headroom.buffer_model == "dynamic":
+            patterns.add(_traffic_pattern(headroom))
+            continue  # buffermgrd computes the profile and the SKU template holds the PGs
         name, pg = _lossless_profile(speed, cable)
         previous = profiles.get(name)
         # Ports sharing speed and cable share buffermgrd's profile name: keep the largest headroom.
@@ -233,7 +267,18 @@ def _buffer_tables(ports: list[PortModel]) -> dict[str, Any]:
         tables["BUFFER_PG"] = pgs
     if cables:
         tables["CABLE_LENGTH"] = {CABLE_MAP: cables}
+    if patterns:
+        # One pattern per switch (resolve sizes every port by the intent's); the largest, should that ever change.
+        mtu, percent = max(patterns)
+        tables["LOSSLESS_TRAFFIC_PATTERN"] = {PATTERN: {"mtu": _s(mtu), "small_packet_percentage": _s(percent)}}
     return tables
+
+
+def _traffic_pattern(headroom: HeadroomModel) -> tuple[int, int]:
+    """(lossless MTU, small-packet percentage) of a dynamic-model headroom; resolve always sets both."""
+    if headroom.lossless_mtu is None or headroom.small_packet_percent is None:
+        raise ValueError(f"dynamic-model headroom without its traffic pattern: {headroom.method}")
+    return headroom.lossless_mtu, headroom.small_packet_percent
 
 
 @lru_cache(maxsize=1024)  # a fabric's cables come in a few lengths

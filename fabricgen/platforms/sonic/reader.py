@@ -5,7 +5,7 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the file s
 * every non-management port (PORT): ``admin_up``, ``mtu``, ``speed_mbps``, ``fec``, ``lanes``, ``description``;
 * on data ports (role host/fabric) of a device with QoS: ``pfc_priorities`` (PORT_QOS_MAP ``pfc_enable``),
   ``lossless`` (= PFC on some priority), ``headroom`` xon/xoff/size (BUFFER_PG → BUFFER_PROFILE) and
-  ``cable_m`` (CABLE_LENGTH);
+  ``cable_m`` (CABLE_LENGTH) — with the dynamic buffer model, headroom as the switch computes it (below);
 * ``qos``: the four maps (``dscp_to_tc``, ``tc_to_pg``, ``tc_to_queue``, ``pfc_priority_to_queue``), the
   queues' index/scheduler/weight/ECN thresholds (QUEUE → SCHEDULER, WRED_PROFILE) and the PFC watchdog
   (PFC_WD; detection/restoration/action only when some data port has PFC — the renderer writes per-port
@@ -27,7 +27,21 @@ Brownfield: tables fabricgen does not own are ignored. The maps are the ones the
 (the most common reference in PORT_QOS_MAP, else fabricgen's ``ROCE``), so a switch still pointing at SONiC's
 ``AZURE`` maps reads as such. Per-port queues and watchdog settings collapse to one device-wide value taken
 from the first data port (natural name order) that has them: the DeviceModel has no per-port scheduling.
-With the dynamic buffer model (profile ``NULL`` or without xon/xoff/size) headroom reads as None.
+
+Headroom is what the switch reserves, by its buffer model (``DEVICE_METADATA|localhost.buffer_model`` when the
+file has it, else the skeleton's, else the vendor image's default):
+
+* a lossless PG (a BUFFER_PG entry whose PGs include a PFC priority) whose profile holds xon/xoff/size: those
+  numbers (traditional model, or a static headroom override in the dynamic one);
+* dynamic model, PG profile ``NULL``, absent or without numbers: what buffermgrd computes for the port — the
+  release's formula (skeleton's release, else fabricgen's target) over the port's speed, CABLE_LENGTH, mtu and
+  lane count, the file's LOSSLESS_TRAFFIC_PATTERN (else the skeleton's, else the release's template values) and
+  shared headroom pool (BUFFER_POOL ``ingress_lossless_pool`` xoff or DEFAULT_LOSSLESS_BUFFER_PARAMETER
+  ``over_subscribe_ratio`` above 0; when the file has neither table, the skeleton's: a headroom of xon alone);
+* dynamic model, a port without any BUFFER_PG entry in the file (what fabricgen renders: the SKU template owns
+  the PGs, and writes a port's lossy ``0`` and lossless ``3-4`` together): the template's ``3-4``, computed as
+  above for PFC priorities among them;
+* otherwise None: no headroom for the lossless priority.
 
 Ports: a skeleton port missing from PORT does not exist on the switch; it keeps its skeleton values except
 ``admin_up`` = False, so lint sees an intended-up port as down. A PORT entry the skeleton lacks is added as
@@ -58,7 +72,17 @@ from fabricgen.model import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.sonic import CABLE_MAP, MAP
+from fabricgen.platforms.sonic import CABLE_MAP, LOSSLESS_POOL, MAP, PATTERN
+from fabricgen.resolve.headroom import (
+    ASIC_CONSTANTS,
+    DEFAULT_SONIC_RELEASE,
+    PAUSE_QUANTA,
+    SONIC_RELEASES,
+    BufferModel,
+    HeadroomInputs,
+    default_buffer_model,
+    sonic_headroom,
+)
 
 FILE = "config_db.json"
 DATA_ROLES = ("host", "fabric")
@@ -228,6 +252,74 @@ def _per_port(db: _Db, table: str) -> dict[str, list[tuple[list[int], str, dict[
     return index
 
 
+# --- buffer model ---------------------------------------------------------------------------------------
+
+# The lossless PGs of SONiC's dynamic-model templates (sonic-buildimage files/build_templates/buffers_config.j2).
+TEMPLATE_LOSSLESS_PGS = frozenset({3, 4})
+
+
+@dataclass(frozen=True)
+class _Buffers:
+    """What buffermgrd sizes a dynamic-model headroom with, device-wide."""
+
+    model: BufferModel
+    release: str
+    asic: str | None
+    lossless_mtu: int
+    small_packet_percent: int
+    shared_headroom_pool: bool
+
+
+def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
+    known = [p.headroom for p in skeleton.ports if p.headroom is not None]
+    release = next((h.release for h in known if h.release in SONIC_RELEASES), None) or DEFAULT_SONIC_RELEASE
+    mtu, percent = _traffic_pattern(db, known, release)
+    return _Buffers(model=_buffer_model(db, known, skeleton.asic), release=release, asic=skeleton.asic,
+                    lossless_mtu=mtu, small_packet_percent=percent,
+                    shared_headroom_pool=_shared_headroom_pool(db, known))
+
+
+def _buffer_model(db: _Db, known: list[HeadroomModel], asic: str | None) -> BufferModel:
+    value = db.table("DEVICE_METADATA").get("localhost", {}).get("buffer_model")
+    if value is None:
+        return next((h.buffer_model for h in known if h.buffer_model), None) or default_buffer_model(asic)
+    if value not in ("dynamic", "traditional"):
+        raise db.error(f"DEVICE_METADATA|localhost: buffer_model {value!r} is not dynamic or traditional",
+                       "DEVICE_METADATA", "localhost", "buffer_model")
+    return "dynamic" if value == "dynamic" else "traditional"
+
+
+def _traffic_pattern(db: _Db, known: list[HeadroomModel], release: str) -> tuple[int, int]:
+    """(lossless MTU, small-packet percentage) the formula reads: the file's entry (``AZURE``, else the first
+    by name), else the skeleton's, else what the release's template writes."""
+    template = SONIC_RELEASES[release]
+    entries = db.table("LOSSLESS_TRAFFIC_PATTERN")
+    name = PATTERN if PATTERN in entries else min(entries, default=None)
+    if name is not None:
+        path = ("LOSSLESS_TRAFFIC_PATTERN", name)
+        entry = entries[name]
+        return (db.number(entry.get("mtu", template.template_lossless_mtu), *path, "mtu"),
+                db.number(entry.get("small_packet_percentage", template.template_small_packet_percent), *path,
+                          "small_packet_percentage"))
+    for headroom in known:
+        if headroom.lossless_mtu is not None and headroom.small_packet_percent is not None:
+            return headroom.lossless_mtu, headroom.small_packet_percent
+    return template.template_lossless_mtu, template.template_small_packet_percent
+
+
+def _shared_headroom_pool(db: _Db, known: list[HeadroomModel]) -> bool:
+    """As the formula decides it: the lossless pool has a shared headroom size (xoff) or an over-subscribe
+    ratio is set. A file with neither table keeps the skeleton's: with a shared pool a PG reserves xon alone."""
+    pools, params = db.table("BUFFER_POOL"), db.table("DEFAULT_LOSSLESS_BUFFER_PARAMETER")
+    if not pools and not params:
+        return any(h.size == h.xon for h in known)
+    xoff = db.number(pools.get(LOSSLESS_POOL, {}).get("xoff", 0), "BUFFER_POOL", LOSSLESS_POOL, "xoff")
+    param = params[min(params)] if params else {}
+    ratio = db.number(param.get("over_subscribe_ratio", 0), "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+                      "over_subscribe_ratio")
+    return xoff > 0 or ratio > 0
+
+
 # --- ports ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -237,17 +329,18 @@ class _PortTables:
     cables: dict[str, Any]
     pgs: dict[str, list[tuple[list[int], str, dict[str, Any]]]]
     profiles: dict[str, dict[str, Any]]
+    buffers: _Buffers
 
 
-def _port_tables(db: _Db) -> _PortTables:
+def _port_tables(db: _Db, skeleton: DeviceModel) -> _PortTables:
     cable_entries = db.table("CABLE_LENGTH")
     cables = cable_entries.get(CABLE_MAP) or next((cable_entries[k] for k in sorted(cable_entries)), {})
     return _PortTables(db.table("PORT"), db.table("PORT_QOS_MAP"), cables, _per_port(db, "BUFFER_PG"),
-                       db.table("BUFFER_PROFILE"))
+                       db.table("BUFFER_PROFILE"), _buffers(db, skeleton))
 
 
 def _read_ports(db: _Db, skeleton: DeviceModel) -> list[PortModel]:
-    tables = _port_tables(db)
+    tables = _port_tables(db, skeleton)
     ports: list[PortModel] = []
     for port in skeleton.ports:
         entry = tables.port.get(port.name)
@@ -268,7 +361,7 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
     name = port.name
     pfc = _pfc_enable(db, tables.qos.get(name, {}), name)
     speed = entry.get("speed")
-    return port.model_copy(update={
+    fields: dict[str, Any] = {
         "admin_up": str(entry.get("admin_status", "down")) == "up",
         "mtu": db.number(entry.get("mtu", DEFAULT_PORT_MTU), "PORT", name, "mtu"),
         "speed_mbps": db.number(speed, "PORT", name, "speed") if speed is not None else None,
@@ -276,8 +369,9 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
         "description": _text(entry.get("description")),
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "cable_m": _cable(db, tables.cables.get(name), name),
-        "headroom": _headroom(db, tables, name, pfc),
-    })
+    }
+    fields["headroom"] = _headroom(db, tables, name, pfc, fields)
+    return port.model_copy(update=fields)
 
 
 def _text(value: Any) -> str | None:
@@ -302,22 +396,46 @@ def _cable(db: _Db, value: Any, port: str) -> int | None:
     return int(match.group(1))
 
 
-def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int]) -> HeadroomModel | None:
-    """The profile of the port's lossless PG: the BUFFER_PG entry whose PGs include a PFC priority (lossy
-    PG 0 entries of a brownfield switch are skipped by that)."""
-    for indices, key, entry in sorted(tables.pgs.get(port, []), key=lambda item: _natural(item[1])):
+def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int],
+              fields: dict[str, Any]) -> HeadroomModel | None:
+    """What the switch reserves for the port's lossless PG: the first BUFFER_PG entry whose PGs include a PFC
+    priority (lossy PG 0 entries of a brownfield switch are skipped by that). See the module docstring."""
+    dynamic = tables.buffers.model == "dynamic"
+    pgs = tables.pgs.get(port, [])
+    for indices, key, entry in sorted(pgs, key=lambda item: _natural(item[1])):
         if not set(indices) & set(pfc):
             continue
         name = _ref(entry.get("profile", ""))
         profile = tables.profiles.get(name, {})
-        if not all(field in profile for field in ("xon", "xoff", "size")):
-            return None  # dynamic buffer model (NULL profile): headroom is computed, not configured
-        path = ("BUFFER_PROFILE", name)
-        return HeadroomModel(xon=db.number(profile["xon"], *path, "xon"),
-                             xoff=db.number(profile["xoff"], *path, "xoff"),
-                             size=db.number(profile["size"], *path, "size"),
-                             method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})")
+        if all(field in profile for field in ("xon", "xoff", "size")):
+            return _profile_headroom(db, name, profile, key)
+        # NULL, absent or a profile without numbers: buffermgrd computes it (dynamic), or nothing does.
+        return _computed_headroom(tables.buffers, fields, f"BUFFER_PG|{key}") if dynamic else None
+    if dynamic and not pgs and pfc and set(pfc) <= TEMPLATE_LOSSLESS_PGS:
+        return _computed_headroom(tables.buffers, fields, "the SKU template's BUFFER_PG 3-4")
     return None
+
+
+def _profile_headroom(db: _Db, name: str, profile: dict[str, Any], key: str) -> HeadroomModel:
+    path = ("BUFFER_PROFILE", name)
+    return HeadroomModel(xon=db.number(profile["xon"], *path, "xon"), xoff=db.number(profile["xoff"], *path, "xoff"),
+                         size=db.number(profile["size"], *path, "size"),
+                         method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})")
+
+
+def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> HeadroomModel | None:
+    """The headroom buffermgrd computes for a port of the dynamic model; None where it cannot (no speed or cable
+    length) or fabricgen does not know the ASIC's constants."""
+    speed, cable, lanes = fields["speed_mbps"], fields["cable_m"], fields["lanes"]
+    if buffers.asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA or cable is None:
+        return None
+    params = HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=fields["mtu"],
+                            lanes=len(lanes.split(",")) if lanes else 0, lossless_mtu=buffers.lossless_mtu,
+                            small_packet_percent=buffers.small_packet_percent,
+                            shared_headroom_pool=buffers.shared_headroom_pool)
+    headroom = sonic_headroom(buffers.asic, params, buffers.release, "dynamic")
+    return headroom.model_copy(update={"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
+                                                 f"{headroom.method}"})
 
 
 # --- qos ------------------------------------------------------------------------------------------------
