@@ -216,7 +216,8 @@ def test_partial_still_reports_links_to_linted_devices(copy: Callable[[str], Pat
     shutil.move(directory / "leaf1", subset / "leaf1")
     code, output = lint("fabric", subset, "--partial")
     assert code == 1
-    assert {line.split()[1] for line in errors(output)} == {"FG-PFC-001", "FG-CLS-002"}
+    assert {"FG-PFC-001", "FG-CLS-002"} <= {line.split()[1] for line in errors(output)}
+    assert all("leaf1:" in line.split(" error ", 1)[1].split(": ")[0] for line in errors(output)), output
 
 
 @pytest.mark.parametrize(("example", "file", "damage", "line", "problem"), [
@@ -306,3 +307,20 @@ def test_evidence_findings_carry_file_and_line_in_sarif(copy: Callable[[str], Pa
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == f"{directory}/spine1/eos.cfg"
     assert location["region"]["startLine"] == 1 and result["level"] == "error"
+
+
+def test_a_drifted_device_is_told_to_fix_the_device(copy: Callable[[str], Path]) -> None:
+    """leaf1's config marks at 40 MB while the intent says 40 KB: FG-ECN-002 is judged on the config's numbers,
+    and its fix is on leaf1, not in the intent (whose ecn.max is right)."""
+    directory = copy("fabric")
+    leaf = directory / "leaf1" / "config_db.json"
+    db = json.loads(leaf.read_text())
+    for color in ("green", "yellow", "red"):
+        db["WRED_PROFILE"]["ecn_rdma"][f"{color}_max_threshold"] = "40000000"
+    leaf.write_text(json.dumps(db, indent=4))
+    code, output = lint("fabric", directory, "--format", "json")
+    assert code == 1
+    [found] = [f for f in json.loads(output)["findings"] if f["rule"] == "FG-ECN-002"]
+    assert found["device"] == "leaf1" and "after the headroom its config reserves" in found["message"]
+    assert found["fix"].startswith("on leaf1: lower queue 3's ECN maximum threshold below ")
+    assert "ecn.max" not in found["fix"]

@@ -246,6 +246,10 @@ class LintContext:
         """Whether ``device`` was read from its config: a finding on it is the device's to fix, not the intent's."""
         return self.evidence is not None and self.evidence.from_config(device.name)
 
+    def intended(self, device: DeviceModel) -> DeviceModel | None:
+        """``device`` as the intent resolves it, when ``device`` was read from its config; else None."""
+        return self.evidence.intended.get(device.name) if self.evidence is not None else None
+
     def capability(self, device: DeviceModel) -> Capability:
         """Memoised per platform name: the registry answers the same record for every device of a platform."""
         found = self._capabilities.get(device.platform)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fabricgen.lint.context import End
+from collections.abc import Callable
+
+from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import KeyPath
 from fabricgen.model import DeviceModel, QueueModel
 
@@ -38,3 +40,26 @@ def kib(value: int) -> str:
     if value >= 1000 and value % 1000 == 0:
         return f"{value // 1000} KB"
     return f"{value} B"
+
+
+def remedy(ctx: LintContext, device: DeviceModel, setting: Callable[[DeviceModel], object], intent: str,
+           on_device: str) -> str:
+    """The fix for a finding about one ``setting`` of ``device``. When the device was read from its config and
+    the setting there differs from the intent's, the device drifted and is what is wrong: the fix is on the device
+    (changing the intent to match it would spread the fault). Otherwise the intent asks for what the finding
+    reports, and the fix is in the intent."""
+    intended = ctx.intended(device)
+    if intended is not None and setting(device) != setting(intended):
+        return f"on {device.name}: {on_device}"
+    return intent
+
+
+def rdma_ecn(device: DeviceModel) -> object:
+    """The RoCE queue's ECN thresholds (the setting several ECN findings are about)."""
+    queue = queue_for_tc(device, device.qos.rdma_priority) if device.qos is not None else None
+    return queue.ecn if queue is not None else None
+
+
+def queue_settings(device: DeviceModel) -> object:
+    """Every queue's scheduling and ECN, by index."""
+    return {q.index: (q.scheduler, q.weight, q.ecn) for q in device.qos.queues} if device.qos is not None else None

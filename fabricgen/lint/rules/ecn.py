@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricgen.lint.context import LintContext
+from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, kib, port_source, queue_for_tc
-from fabricgen.resolve.headroom import ASIC_BUFFER_BYTES
+from fabricgen.lint.rules._util import device_source, kib, port_source, queue_for_tc, queue_settings, rdma_ecn, remedy
+from fabricgen.model import DeviceModel, PolicyModel
+from fabricgen.resolve.headroom import (
+    ASIC_BUFFER_BYTES,
+    ASIC_CONSTANTS,
+    PAUSE_QUANTA,
+    HeadroomInputs,
+    spectrum_headroom,
+)
 
 ECN_SOURCE = ("intent", "qos", "classes")
 
@@ -22,7 +29,9 @@ def ecn_min_not_below_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for q in device.qos.queues if device.qos else []:
             if q.ecn and q.ecn.min_bytes >= q.ecn.max_bytes:
                 yield r.finding(device.name, f"queue {q.index} ECN min {kib(q.ecn.min_bytes)} is not below max "
-                                f"{kib(q.ecn.max_bytes)}", "lower min or raise max",
+                                f"{kib(q.ecn.max_bytes)}", remedy(
+                                    ctx, device, queue_settings, "lower ecn.min or raise ecn.max",
+                                    f"set queue {q.index}'s ECN minimum threshold below its maximum"),
                                 source=(*ECN_SOURCE, q.class_name, "ecn"))
 
 
@@ -32,20 +41,56 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     marks at full probability, PFC pauses the link while DCQCN has barely started. On shared-buffer switches
     the pause point is dynamic: with alpha = 2^dynamic_th = 1 (fabricgen's SONiC profiles), one congested PG
     pauses at alpha/(1+alpha) of the free shared buffer, i.e. half of what the ASIC's buffer leaves after the
-    lossless headroom reservations. Checked where the ASIC's buffer size is known.
+    lossless headroom reservations. Checked where the ASIC's buffer size is known, with the device's own
+    numbers: on a device read from its config, the ECN maximum and the headroom its config reserves on the
+    ports its config makes lossless. A lossless port whose model holds no headroom (the switch sizes it itself:
+    SONiC's dynamic buffer model, Cumulus) reserves what the Spectrum formula gives for its speed, cable and MTU.
 
-    Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB)."""
+    Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB); on a device whose config drifted, lower
+    its RoCE queue's ECN maximum threshold."""
+    estimate = _HeadroomEstimate(ctx.policy)
     for device, ports in ctx.switch_ports:
         buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
         if device.qos is None or buffer is None:
             continue
         queue = queue_for_tc(device, device.qos.rdma_priority)
-        reserved = sum(end.headroom.size * len(end.pfc_priorities) for end in ports if end.headroom)
+        if queue is None or queue.ecn is None:
+            continue
+        reserved = sum(estimate.size(device, end) * len(end.pfc_priorities) for end in ports if end.pfc_priorities)
         pause_point = (buffer - reserved) // 2
-        if queue is not None and queue.ecn is not None and queue.ecn.max_bytes >= pause_point:
+        if queue.ecn.max_bytes >= pause_point:
+            whose = "its config reserves" if ctx.from_config(device) else "the intent reserves"
             yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point "
-                            f"≈ {kib(pause_point)} (half of the {device.asic} buffer left after headroom)",
-                            "lower ecn.max", source=(*ECN_SOURCE, queue.class_name, "ecn", "max"))
+                            f"≈ {kib(pause_point)} (half of the {device.asic} buffer left after the headroom "
+                            f"{whose})", remedy(ctx, device, rdma_ecn, "lower ecn.max",
+                                                f"lower queue {queue.index}'s ECN maximum threshold below "
+                                                f"{kib(pause_point)}"),
+                            source=(*ECN_SOURCE, queue.class_name, "ecn", "max"))
+
+
+class _HeadroomEstimate:
+    """A lossless port's headroom: the model's where it has one, else the Spectrum formula's for the port (memoised:
+    thousands of ports share a handful of speed/cable/MTU combinations)."""
+
+    def __init__(self, policy: PolicyModel | None) -> None:
+        self.policy = policy
+        self.sizes: dict[tuple[str, int, int, int, int], int] = {}
+
+    def size(self, device: DeviceModel, end: End) -> int:
+        if end.headroom is not None:
+            return end.headroom.size
+        speed, cable, asic = end.speed_mbps, end.cable_m, device.asic or ""
+        if speed is None or speed not in PAUSE_QUANTA or cable is None or asic not in ASIC_CONSTANTS:
+            return 0  # nothing to size it from: counted as no reservation, as before the switch sizes it
+        lanes = end.lanes.count(",") + 1 if end.lanes else 4
+        key = (asic, speed, cable, end.port_mtu, lanes)
+        if key not in self.sizes:
+            params = HeadroomInputs(speed, cable, end.port_mtu, lanes)
+            if self.policy is not None:
+                params = HeadroomInputs(speed, cable, end.port_mtu, lanes, lossless_mtu=self.policy.lossless_mtu,
+                                        small_packet_percent=self.policy.small_packet_percent)
+            self.sizes[key] = spectrum_headroom(asic, params).size
+        return self.sizes[key]
 
 
 @rule("FG-ECN-003", "ecn-min-below-one-frame", "warning", "ECN kmin is at least one MTU-sized frame")
@@ -59,7 +104,9 @@ def ecn_min_below_frame(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for q in device.qos.queues if device.qos and data_mtus else []:
             if q.ecn and q.ecn.min_bytes < max(data_mtus):
                 yield r.finding(device.name, f"queue {q.index} ({q.class_name}) ECN min {kib(q.ecn.min_bytes)} is "
-                                f"below one {max(data_mtus)}-byte frame", "raise ecn.min to at least one MTU",
+                                f"below one {max(data_mtus)}-byte frame", remedy(
+                                    ctx, device, queue_settings, "raise ecn.min to at least one MTU",
+                                    f"raise queue {q.index}'s ECN minimum threshold to at least {max(data_mtus)} B"),
                                 source=(*ECN_SOURCE, q.class_name, "ecn", "min"))
 
 
@@ -74,8 +121,13 @@ def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             continue
         queue = queue_for_tc(device, device.qos.rdma_priority)
         if queue is None or queue.ecn is None:
-            yield r.finding(device.name, f"RoCE queue {queue.index if queue else '?'} marks no ECN",
-                            "add ecn to the RDMA class", source=(*ECN_SOURCE,))
+            tc = device.qos.rdma_priority
+            what = (f"RoCE queue {queue.index} marks no ECN" if queue is not None else f"RoCE traffic class {tc} "
+                    f"egresses on queue {device.qos.tc_to_queue.get(tc, tc)}, which is not configured: no ECN")
+            yield r.finding(device.name, what, remedy(
+                ctx, device, rdma_ecn, "add ecn to the RDMA class",
+                f"configure ECN marking on the queue of traffic class {device.qos.rdma_priority}"),
+                source=(*ECN_SOURCE,))
 
 
 @rule("FG-ECN-005", "dcqcn-off-on-nic", "error", "NICs run DCQCN on the RoCE priority")
@@ -109,12 +161,18 @@ def cnp_marking_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if nic.cnp_dscp != policy.cnp_dscp or nic.cnp_priority != policy.cnp_priority:
                 yield r.finding(host.name, f"NIC sends CNPs with DSCP {nic.cnp_dscp} / priority {nic.cnp_priority},"
                                 f" the fabric's CNP class is DSCP {policy.cnp_dscp} / priority {policy.cnp_priority}",
-                                "set roce_np cnp_dscp and cnp_802p_prio", port=nic.interface,
+                                f"set roce_np cnp_dscp {policy.cnp_dscp} and cnp_802p_prio {policy.cnp_priority} on "
+                                "the NIC", port=nic.interface,
                                 source=port_source(host.name, nic.interface))
     for device in ctx.switches:
-        if device.qos and device.qos.dscp_to_tc.get(policy.cnp_dscp) != policy.cnp_priority:
-            yield r.finding(device.name, f"CNP DSCP {policy.cnp_dscp} → TC {device.qos.dscp_to_tc.get(policy.cnp_dscp)}"
-                            f", not the CNP class's {policy.cnp_priority}", "map the CNP DSCP to the CNP class",
+        tc = device.qos.dscp_to_tc.get(policy.cnp_dscp) if device.qos else policy.cnp_priority
+        if tc != policy.cnp_priority:
+            mapped = f"→ TC {tc}" if tc is not None else "maps to no traffic class"
+            yield r.finding(device.name, f"CNP DSCP {policy.cnp_dscp} {mapped}, not the CNP class's "
+                            f"{policy.cnp_priority}", remedy(
+                                ctx, device, lambda d: d.qos.dscp_to_tc.get(policy.cnp_dscp) if d.qos else None,
+                                "map the CNP DSCP to the CNP class",
+                                f"map DSCP {policy.cnp_dscp} to traffic class {policy.cnp_priority}"),
                             source=("intent", "rdma", "cnp_class"))
 
 
@@ -130,8 +188,9 @@ def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for device in ctx.switches:
         queue = queue_for_tc(device, policy.cnp_priority)
         if queue is not None and queue.scheduler != "strict":
-            yield r.finding(device.name, f"CNP queue {queue.index} is {queue.scheduler}, not strict",
-                            "scheduling: strict for the CNP class", source=("intent", "rdma", "cnp_class"))
+            yield r.finding(device.name, f"CNP queue {queue.index} is {queue.scheduler}, not strict", remedy(
+                ctx, device, queue_settings, "scheduling: strict for the CNP class",
+                f"schedule queue {queue.index} strict priority"), source=("intent", "rdma", "cnp_class"))
 
 
 @rule("FG-ECN-009", "dcqcn-left-to-vendor-tool", "error", "DCQCN/CNP on hosts whose platform cannot set them")

@@ -40,8 +40,24 @@ def dscp_map_differs(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             assert device.qos is not None
             tc = device.qos.dscp_to_tc.get(dscp)
             if tc != majority:
-                yield r.finding(device.name, f"DSCP {dscp} → TC {tc}, the rest of the fabric uses TC {majority}",
-                                f"map DSCP {dscp} to TC {majority}", source=device_source(device.name))
+                yield r.finding(device.name, f"DSCP {dscp} {_mapped(tc)}, the rest of the fabric "
+                                f"{'uses TC ' + str(majority) if majority is not None else 'leaves it unmapped'}",
+                                _dscp_fix(ctx, device, dscp, majority), source=device_source(device.name))
+
+
+def _mapped(tc: int | None) -> str:
+    return f"→ TC {tc}" if tc is not None else "is not mapped"
+
+
+def _dscp_fix(ctx: LintContext, device: DeviceModel, dscp: int, majority: int | None) -> str:
+    """The TC the intent maps the DSCP to on this device when it was read from its config (the majority of
+    drifted switches is no reference), else the fabric's majority."""
+    intended = ctx.intended(device)
+    want = intended.qos.dscp_to_tc.get(dscp) if intended is not None and intended.qos is not None else majority
+    if want is None:
+        return f"remove DSCP {dscp} from the map, as the rest of the fabric does"
+    return f"on {device.name}: map DSCP {dscp} to TC {want}" if intended is not None else \
+        f"map DSCP {dscp} to TC {want}"
 
 
 @rule("FG-ECN-008", "ecn-differs-between-switches", "error", "RoCE ECN thresholds agree across switches")
@@ -69,4 +85,5 @@ def ecn_differs(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         if abs(kmin - reference[0]) >= step or abs(kmax - reference[1]) >= step or prob != reference[2]:
             yield r.finding(device.name, f"RoCE ECN {kib(kmin)}..{kib(kmax)} at {prob} %, the fabric marks at "
                             f"{kib(reference[0])}..{kib(reference[1])} at {reference[2]} % (tolerance {step} B)",
-                            "use the intent's ECN thresholds", source=device_source(device.name))
+                            f"on {device.name}: mark at the intent's ECN thresholds" if ctx.from_config(device)
+                            else "use the intent's ECN thresholds", source=device_source(device.name))

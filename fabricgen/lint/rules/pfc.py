@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricgen.lint.context import LintContext
+from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, end_source, fmt_set, port_source
+from fabricgen.lint.rules._util import device_source, end_source, fmt_set, port_source, queue_settings, remedy
+from fabricgen.model import DeviceModel
 
 
 @rule("FG-PFC-001", "pfc-priority-mismatch", "error", "PFC priorities are equal at both ends of every link")
@@ -20,8 +21,27 @@ def pfc_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for a, b in ctx.data_links:
         if a.pfc != b.pfc:
             yield r.finding(a.device.name, f"PFC priorities {fmt_set(a.pfc)} vs {fmt_set(b.pfc)}",
-                            "enable PFC on the same priorities at both ends", port=a.port.name,
-                            peer=b.name, source=end_source(a))
+                            _pfc_fix(ctx, a, b), port=a.port.name, peer=b.name, source=end_source(a))
+
+
+def _pfc_fix(ctx: LintContext, a: End, b: End) -> str:
+    """Which end to change: the one(s) whose PFC differs from what the intent resolves for it, when the ends were
+    read from configs; else both (the intent itself disagrees with itself)."""
+    drifted = [(end, want) for end in (a, b) if (want := _intended_pfc(ctx, end)) is not None and want != end.pfc]
+    if not drifted:
+        return "enable PFC on the same priorities at both ends"
+    return "; ".join(f"on {end.name}: PFC on {fmt_set(want)}, as the intent says" for end, want in drifted)
+
+
+def _intended_pfc(ctx: LintContext, end: End) -> frozenset[int] | None:
+    intended = ctx.intended(end.device)
+    if intended is None:
+        return None
+    if end.nic is not None and intended.host is not None:
+        nic = next((n for n in intended.host.nics if n.interface == end.nic.interface), None)
+        return frozenset(p for p, flag in enumerate(nic.pfc) if flag) if nic is not None else None
+    port = next((p for p in intended.ports if p.name == end.port.name), None)
+    return frozenset(port.pfc_priorities) if port is not None else None
 
 
 @rule("FG-PFC-002", "too-many-lossless-classes", "error", "lossless classes within the platform's limit")
@@ -38,7 +58,9 @@ def too_many_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         count = len(device.qos.lossless_priorities)
         if count > limit:
             yield r.finding(device.name, f"{count} lossless priorities {device.qos.lossless_priorities}; platform "
-                            f"{device.platform} supports {limit}", "make fewer classes lossless",
+                            f"{device.platform} supports {limit}", remedy(
+                                ctx, device, lambda d: d.qos.lossless_priorities if d.qos else None,
+                                "make fewer classes lossless", "keep PFC on the intent's lossless priorities only"),
                             source=("intent", "qos", "classes"))
 
 
@@ -56,7 +78,9 @@ def pfc_watchdog_missing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         if lossless:
             yield r.finding(device.name, f"{len(lossless)} lossless ports without a PFC watchdog "
                             f"({', '.join(lossless[:4])}{'…' if len(lossless) > 4 else ''})",
-                            "enable pfc.watchdog", source=device_source(device.name))
+                            remedy(ctx, device, lambda d: d.qos.watchdog if d.qos else None, "enable pfc.watchdog",
+                                   "enable the PFC watchdog on its lossless ports"),
+                            source=device_source(device.name))
 
 
 @rule("FG-PFC-004", "pfc-watchdog-timing", "error", "watchdog poll ≤ detection, and a sane restoration time")
@@ -72,12 +96,20 @@ def pfc_watchdog_timing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             continue
         if wd.poll_ms > wd.detection_ms:
             yield r.finding(device.name, f"watchdog polls every {wd.poll_ms} ms but detects after "
-                            f"{wd.detection_ms} ms", "poll at most as long as detection",
+                            f"{wd.detection_ms} ms", remedy(
+                                ctx, device, _watchdog, "poll at most as long as detection",
+                                "set the watchdog's polling interval at most its detection time"),
                             source=("intent", "pfc", "watchdog", "poll_ms"))
         if wd.restoration_ms < wd.detection_ms:
             yield r.finding(device.name, f"watchdog restores after {wd.restoration_ms} ms, faster than it detects "
-                            f"({wd.detection_ms} ms)", "restoration_ms ≥ detection_ms",
+                            f"({wd.detection_ms} ms)", remedy(
+                                ctx, device, _watchdog, "restoration_ms ≥ detection_ms",
+                                "set the watchdog's restoration time at least its detection time"),
                             source=("intent", "pfc", "watchdog", "restoration_ms"), severity="warning")
+
+
+def _watchdog(device: DeviceModel) -> object:
+    return device.qos.watchdog if device.qos is not None else None
 
 
 @rule("FG-PFC-005", "pfc-on-cnp-class", "error", "no PFC on the CNP priority")
@@ -107,5 +139,6 @@ def lossless_without_ecn(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for queue in device.qos.queues if device.qos else []:
             if queue.lossless and queue.ecn is None:
                 yield r.finding(device.name, f"lossless queue {queue.index} ({queue.class_name}) marks no ECN",
-                                "add ecn thresholds to the class", source=("intent", "qos", "classes",
-                                                                            queue.class_name))
+                                remedy(ctx, device, queue_settings, "add ecn thresholds to the class",
+                                       f"configure ECN marking on queue {queue.index}"),
+                                source=("intent", "qos", "classes", queue.class_name))

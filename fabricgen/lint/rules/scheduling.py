@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, port_source
+from fabricgen.lint.rules._util import device_source, port_source, queue_settings, remedy
 
 
 @rule("FG-SCH-001", "dwrr-weights-not-100", "error", "DWRR weights sum to 100 on every switch and NIC")
@@ -18,7 +18,9 @@ def dwrr_weights(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for device in ctx.switches:
         weights = [q.weight or 0 for q in device.qos.queues if q.scheduler == "dwrr"] if device.qos else []
         if weights and sum(weights) != 100:
-            yield r.finding(device.name, f"DWRR weights sum to {sum(weights)}", "make them add up to 100",
+            yield r.finding(device.name, f"DWRR weights sum to {sum(weights)}", remedy(
+                ctx, device, queue_settings, "make the classes' weights add up to 100",
+                "make its DWRR weights add up to 100"),
                             source=("intent", "qos", "classes"))
     # Every NIC of a fabric carries one of a few TSA/share vectors: sum each distinct pair once.
     ets_sums: dict[tuple[tuple[str, ...], tuple[int, ...]], int | None] = {}
@@ -56,8 +58,10 @@ def classes_share_a_queue(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             by_queue.setdefault(device.qos.tc_to_queue.get(tc, tc), set()).add(tc)
         for queue, tcs in sorted(by_queue.items()):
             if len(tcs) > 1:
-                yield r.finding(device.name, f"traffic classes {sorted(tcs)} share queue {queue}",
-                                "map each class to its own queue", source=device_source(device.name))
+                yield r.finding(device.name, f"traffic classes {sorted(tcs)} share queue {queue}", remedy(
+                    ctx, device, lambda d: (d.qos.dscp_to_tc, d.qos.tc_to_queue) if d.qos else None,
+                    "map each class to its own queue", f"map traffic classes {sorted(tcs)} to separate queues"),
+                    source=device_source(device.name))
 
 
 @rule("FG-SCH-003", "strict-class-may-starve-rdma", "warning", "no unlimited strict class besides CNP")
@@ -73,4 +77,6 @@ def strict_may_starve(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for q in device.qos.queues if device.qos else []:
             if q.scheduler == "strict" and q.traffic_class != policy.cnp_priority:
                 yield r.finding(device.name, f"queue {q.index} ({q.class_name}) is strict priority with no rate "
-                                "limit", "use DWRR for this class", source=("intent", "qos", "classes", q.class_name))
+                                "limit", remedy(ctx, device, queue_settings, "use DWRR for this class",
+                                                f"schedule queue {q.index} DWRR"),
+                                source=("intent", "qos", "classes", q.class_name))
