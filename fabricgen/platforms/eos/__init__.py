@@ -56,6 +56,8 @@ CAPABILITY = Capability(
                     "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
     commit_strategy="NAPALM eos: configure session, compare, commit with commit-timer (auto-revert)",
     output_files=("eos.cfg",),
+    # The reader's per-port view (reader.owned): mode on data and OOB access ports, mtu/PFC on data ports.
+    port_settings=("admin_up", "description", "access_vlan", "mode", "mtu", "pfc_priorities", "lossless"),
     spelling={
         "trust": "qos trust dscp (in qos profile)",
         "dscp_map": "qos map dscp … to traffic-class N",
