@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fabricgen.api import render_device
 from fabricgen.model import Fabric, MgmtModel
-from fabricgen.platforms.eos import natural_key, queue_keyword, seconds
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.eos import natural_key, queue_keyword, reader, seconds
 
 
 def test_queue_keyword_follows_the_asic_family() -> None:
@@ -43,3 +46,23 @@ def test_oob_switch_has_management_vlan_and_no_lossless_config(example_fabric: F
     assert "vlan 100\n   name OOB_MGMT\n" in text
     assert "switchport access vlan 100" in text
     assert "priority-flow-control" not in text and "qos profile" not in text
+
+
+def test_reader_reports_a_bad_l2_mtu_at_its_line(example_fabric: Fabric) -> None:
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"].replace("   no switchport\n", "   l2 mtu 70000\n   switchport\n", 1)
+    with pytest.raises(ConfigReadError) as error:
+        reader.read(spine, {"eos.cfg": text})
+    assert error.value.file == "eos.cfg" and "70000" in error.value.message
+    assert text.splitlines()[error.value.line - 1] == "   l2 mtu 70000"
+
+
+def test_interface_defaults_mtu_is_layer_3_only(example_fabric: Fabric) -> None:
+    """`interface defaults` / `mtu` sets the L3 MTU of routed interfaces; a switchport keeps its L2 MTU."""
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"].replace("   mtu 9100\n", "")  # every data port: the default applies
+    text = text.replace("   no switchport\n", "   switchport\n", 1)  # Ethernet1/1 becomes a switchport
+    read = reader.read(spine, {"eos.cfg": "interface defaults\n   mtu 9100\n!\n" + text})
+    mtus = {p.name: (p.mode, p.mtu) for p in read.ports if p.role == "fabric"}
+    assert mtus == {"Ethernet1/1": ("switched", reader.DEFAULT_L2_MTU), "Ethernet2/1": ("routed", 9100),
+                    "Ethernet3/1": ("routed", 9100), "Ethernet4/1": ("routed", 9100)}
