@@ -7,6 +7,7 @@ import json
 import shutil
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -28,10 +29,16 @@ def invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def make_cnp_lossless(intent: dict[str, Any]) -> None:
+    """The CNP class made lossless: a PFC-on-CNP lint error. On priority 4, since the SONiC leaves' dynamic buffer
+    model reserves headroom on PGs 3-4 only (lossless priority 6 is refused as an input error)."""
+    intent["qos"]["classes"]["cnp"].update(lossless=True, priority=4)
+
+
 def broken_intent(tmp_path: Path, **changes: object) -> Path:
     """The bundled intent with the CNP class made lossless (a PFC-on-CNP error) plus `changes`."""
     intent = yaml.safe_load((ROOT / "intent" / "fabric.yaml").read_text())
-    intent["qos"]["classes"]["cnp"]["lossless"] = True
+    make_cnp_lossless(intent)
     intent.update(changes)
     path = tmp_path / "broken.yaml"
     path.write_text(yaml.safe_dump(intent, sort_keys=False))
@@ -51,7 +58,7 @@ def test_errors_exit_1_with_file_and_line(tmp_path: Path) -> None:
     assert code == 1
     line = next(i for i, text in enumerate(intent.read_text().splitlines(), 1) if "lossless: true" in text
                 and i > next(j for j, t in enumerate(intent.read_text().splitlines(), 1) if t.strip() == "cnp:"))
-    assert f"{intent}:" in output and "FG-PFC-005 error node1:ens1f0np0: PFC is on for CNP priority 6" in output
+    assert f"{intent}:" in output and "FG-PFC-005 error node1:ens1f0np0: PFC is on for CNP priority 4" in output
     assert "error(s)" in output.splitlines()[-1]
     assert line > 0
 
@@ -171,7 +178,7 @@ def test_pre_commit_hook_runs_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "4 waived" in clean.stdout
     broken = yaml.safe_load((repo / "intent" / "fabric.yaml").read_text())
-    broken["qos"]["classes"]["cnp"]["lossless"] = True
+    make_cnp_lossless(broken)
     (repo / "intent" / "fabric.yaml").write_text(yaml.safe_dump(broken))
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     failed = hook()
