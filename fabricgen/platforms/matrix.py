@@ -39,3 +39,29 @@ def platforms_markdown() -> str:
     for c in caps:
         out += [f"- **{c.name}**: " + "; ".join(_cell(s) for s in c.owned_sections)]
     return "\n".join(out) + "\n"
+
+
+# What each per-port setting key of the owned views means, for the reader table (keys not listed show as they are).
+SETTING_LABELS: dict[str, str] = {
+    "admin_up": "admin state", "description": "description", "mode": "port mode (routed / switched)",
+    "mtu": "MTU in the port's mode", "speed_mbps": "speed", "fec": "FEC", "lanes": "lanes",
+    "cable_m": "cable length", "headroom": "PFC headroom (xon / xoff / size)", "lossless": "lossless",
+    "pfc_priorities": "PFC enable (priorities)", "access_vlan": "access VLAN", "tagged_vlans": "tagged (trunk) VLANs",
+    "qos": "per-port QoS: trust, DSCP→TC, TC→PG, PFC→queue, schedulers, ECN, watchdog",
+    "rdma_device": "RDMA device", "trust": "trust", "dscp2prio": "DSCP → priority (all 64)",
+    "pfc": "PFC enable (8 priorities)", "prio_tc": "priority → TC",
+    "tsa": "TC scheduler (strict / ETS)", "tcbw": "ETS shares", "dcqcn_priorities": "DCQCN priorities",
+    "dcqcn_enabled": "DCQCN on", "cnp_dscp": "CNP DSCP", "cnp_priority": "CNP priority", "roce_tos": "RoCE ToS",
+}
+
+
+def readers_markdown() -> str:
+    """The table of what each platform's config reader reads back per port (``Capability.port_settings``): what
+    `lint --configs` compares with the intent (FG-CFG-001) and tests/test_lint_completeness.py mutates."""
+    caps = [get_platform(name).capability for name in platform_names()]
+    settings = sorted({s for c in caps for s in c.port_settings}, key=lambda s: SETTING_LABELS.get(s, s).lower())
+    out = ["| per-port setting | " + " | ".join(c.name for c in caps) + " |", "|---" * (len(caps) + 1) + "|"]
+    for setting in settings:
+        marks = ["✓" if setting in c.port_settings else "—" for c in caps]
+        out.append(f"| {_cell(SETTING_LABELS.get(setting, setting))} (`{setting}`) | " + " | ".join(marks) + " |")
+    return "\n".join(out)

@@ -16,7 +16,7 @@ MUTATIONS: dict[str, dict[str, Mutation]] = {
         "add": nic.add('ip link set dev "$ifname" mtu 1500'),
     },
     "trust": {"change": nic.edit(lambda n: (f'apptrust "$ifname" {n.trust}', 'apptrust "$ifname" pcp'))},
-    "dscp_prio": {
+    "dscp2prio": {
         "change": nic.edit(lambda n: (f" 10:{n.dscp2prio[10]} ", f" 10:{(n.dscp2prio[10] + 5) % 8} ")),
         # No entry: unmatched traffic, priority 0 (so the DSCP taken is one the intent puts elsewhere).
         "remove": nic.edit(lambda n: next((f" {d}:{p} ", " ") for d, p in sorted(n.dscp2prio.items()) if p)),

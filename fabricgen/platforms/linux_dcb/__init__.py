@@ -74,7 +74,7 @@ CAPABILITY = Capability(
                     "DSCP APP entries (all 64 DSCPs)", "APP trust order (where iproute2 and the driver have it)",
                     "netdev MTU", "RDMA-CM RoCE ToS and mode"),
     commit_strategy="script --apply (idempotent, verifies itself) from a boot-time systemd unit",
-    port_settings=("rdma_device", "mtu", "trust", "dscp_prio", "pfc", "prio_tc", "tsa", "tcbw", "roce_tos"),
+    port_settings=("rdma_device", "mtu", "trust", "dscp2prio", "pfc", "prio_tc", "tsa", "tcbw", "roce_tos"),
     # bnxt_en's bnxt_ets_validate: "rejecting ETS config starving a TC"; the lowest common bound of the drivers.
     ets_zero_share="refused",
     output_files=(SCRIPT, UNIT, NCCL_ENV),

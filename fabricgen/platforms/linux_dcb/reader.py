@@ -11,7 +11,7 @@ the command is what the NIC gets. ``dcb`` arrays may use ``all:`` and later entr
 which a script cannot tell).
 
 Owned -- what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device`` (``local
-... rdma=``), ``mtu``, ``trust`` (the ``apptrust`` line), the NIC's DSCP map (``dscp_prio``: the priority of each of
+... rdma=``), ``mtu``, ``trust`` (the ``apptrust`` line), the NIC's DSCP map (``dscp2prio``: the priority of each of
 the 64 DSCPs under DSCP trust, none under PCP trust -- read into ``dscp2prio``, all 64 under DSCP trust; a DSCP the
 script gives no entry reads as priority 0, the priority of traffic no APP entry matches), ``pfc``, ``prio_tc``,
 ``tsa``, ``tcbw``, ``roce_tos``; and the host's ``nccl_env`` (``nccl.env``; a missing file reads as no settings).
@@ -58,7 +58,7 @@ def owned(device: DeviceModel) -> dict[str, Any]:
 
 def _owned_nic(nic: NicModel) -> dict[str, Any]:
     return {
-        "rdma_device": nic.rdma_device, "mtu": nic.mtu, "trust": nic.trust, "dscp_prio": dscp_map(nic),
+        "rdma_device": nic.rdma_device, "mtu": nic.mtu, "trust": nic.trust, "dscp2prio": dscp_map(nic),
         "pfc": list(nic.pfc), "prio_tc": list(nic.prio_tc), "tsa": list(nic.tsa), "tcbw": list(nic.tcbw),
         "roce_tos": nic.roce_tos,
     }
