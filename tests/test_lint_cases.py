@@ -194,8 +194,8 @@ def test_local_rules_see_a_device_from_its_neighbourhood(rule_id: str, kind: str
         if evidence is None:
             assert findings_around(neighbourhood, {name}) == expected, name
         else:  # the neighbourhood update never reads configs: the same check, with the evidence passed along
-            around = lint(neighbourhood, local, evidence=evidence).findings
-            assert [f for f in around if concerns(f, {name}, fabric)] == expected, name
+            found = lint(neighbourhood, local, evidence=evidence).findings
+            assert [f for f in found if concerns(f, {name}, fabric)] == expected, name
 
 
 def test_every_rule_has_fixtures_both_ways() -> None:

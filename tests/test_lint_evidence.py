@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from fabricgen import configs as configs_module
 from fabricgen.cli import main
-from fabricgen.platforms import Platform
+from fabricgen.platforms import Platform, get_platform
 
 from conftest import ROOT
 
@@ -146,7 +146,7 @@ def test_a_reader_that_breaks_names_the_file(copy: Callable[[str], Path], monkey
     """The last resort: a reader that raises something else than ConfigReadError on input nobody foresaw is
     reported against the file it was reading (exit 2), not as an internal error (exit 70)."""
     directory = copy("fabric")
-    real = configs_module.get_platform
+    real = get_platform
 
     def breaking(name: str) -> Platform:
         platform = real(name)
@@ -268,6 +268,12 @@ def drop_sonic_port(directory: Path) -> None:
     path.write_text(json.dumps(db, indent=4))
 
 
+def nvue_link_down(directory: Path) -> None:
+    """nvue.commands alone (the reader prefers nvue.yaml when both are there), swp1 set down."""
+    (directory / "leaf3" / "nvue.yaml").unlink()
+    replace(directory / "leaf3" / "nvue.commands", "swp1 link state up", "swp1 link state down")
+
+
 SHUT = [
     ("fabric", shut_sonic, "leaf1:Ethernet8 ↔ node2:ens1f0np0", "leaf1/config_db.json"),
     ("fabric", drop_sonic_port, "leaf1:Ethernet8 ↔ node2:ens1f0np0", "leaf1/config_db.json"),
@@ -275,9 +281,7 @@ SHUT = [
      "spine1:Ethernet2/1 ↔ leaf1:Ethernet232", "spine1/eos.cfg"),
     ("mixed", lambda d: replace(d / "leaf4" / "nxos.cfg", "no shutdown", "shutdown", after="interface Ethernet1/1"),
      "leaf4:Ethernet1/1 ↔ node2:ens2f0np0", "leaf4/nxos.cfg"),
-    ("mixed", lambda d: ((d / "leaf3" / "nvue.yaml").unlink(),
-                         replace(d / "leaf3" / "nvue.commands", "swp1 link state up", "swp1 link state down")),
-     "leaf3:swp1 ↔ node1:ens2f0np0", "leaf3/nvue.commands"),
+    ("mixed", lambda d: nvue_link_down(d), "leaf3:swp1 ↔ node1:ens2f0np0", "leaf3/nvue.commands"),
     ("fabric", lambda d: replace(d / "node1" / "fabricgen-nic.sh", "  nic_ens1f0np0\n", "", after="all_nics() {"),
      "node1:ens1f0np0 ↔ leaf1:Ethernet0", "node1/fabricgen-nic.sh"),
 ]
