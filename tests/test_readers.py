@@ -84,10 +84,11 @@ def test_golden_file_reads_back_to_the_resolved_model(device: str, example_fabri
 
 def test_sonic_hand_edited_pfc_enable(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     db = json.loads(golden("leaf1", "sonic")["config_db.json"])
-    db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"
+    db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "2"
     device = read_over("leaf1", {"config_db.json": json.dumps(db)})
-    assert port(device, "Ethernet0").pfc_priorities == [4] and port(device, "Ethernet0").lossless
-    assert port(device, "Ethernet0").headroom is None  # its lossless PG is 3: no buffer for priority 4
+    assert port(device, "Ethernet0").pfc_priorities == [2] and port(device, "Ethernet0").lossless
+    # leaf1's lossless PGs are 3-4 (the SKU template's, dynamic buffer model): no buffer for priority 2
+    assert port(device, "Ethernet0").headroom is None
     assert port(device, "Ethernet8").pfc_priorities == [3]
 
 
@@ -97,9 +98,11 @@ def test_sonic_brownfield_tables_are_ignored(example_fabric: Fabric,
     db["DEVICE_METADATA"] = {"localhost": {"hostname": "leaf1", "hwsku": "ACS-MSN4700", "bgp_asn": "65100"}}
     db["BGP_NEIGHBOR"] = {"10.0.0.1": {"asn": "65200", "name": "spine1"}}
     db["LOOPBACK_INTERFACE"] = {"Loopback0": {}, "Loopback0|10.1.0.1/32": {}}
-    # SONiC's own lossy PG and an AZURE map nobody references any more.
-    db["BUFFER_PG"]["Ethernet0|0"] = {"profile": "ingress_lossy_profile"}
-    db["BUFFER_PROFILE"]["ingress_lossy_profile"] = {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"}
+    # SONiC's own PGs (the dynamic model's template: lossy 0, lossless 3-4) and an AZURE map nobody references.
+    db.setdefault("BUFFER_PG", {}).update({"Ethernet0|0": {"profile": "ingress_lossy_profile"},
+                                           "Ethernet0|3-4": {"profile": "NULL"}})
+    db.setdefault("BUFFER_PROFILE", {})["ingress_lossy_profile"] = {"pool": "ingress_lossless_pool", "size": "0",
+                                                                    "dynamic_th": "3"}
     db["DSCP_TO_TC_MAP"]["AZURE"] = {str(d): "1" for d in range(64)}
     device = read_over("leaf1", {"config_db.json": json.dumps(db, indent=4)})
     assert sonic.owned(device) == sonic.owned(example_fabric.devices["leaf1"])
