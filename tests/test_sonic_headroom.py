@@ -268,6 +268,17 @@ def test_dynamic_config_reads_the_release_and_the_pool(example: FabricInput) -> 
     assert _numbers(_read(device, config), "Ethernet0") == (37888, 113664, 37888)
 
 
+def test_dynamic_config_reads_the_release_a_saved_config_db_names(example: FabricInput) -> None:
+    """db_migrator's schema version names the release branch: a pulled file says which formula applies."""
+    device = _resolve(example).devices["leaf1"]  # resolved for 202411
+    config = _pulled_config(device)
+    config["LOSSLESS_TRAFFIC_PATTERN"]["AZURE"]["small_packet_percentage"] = "50"
+    config["VERSIONS"] = {"DATABASE": {"VERSION": "version_202311_03"}}
+    assert _numbers(_read(device, config), "Ethernet0") == (37888, 113664, 160768)
+    config["VERSIONS"]["DATABASE"]["VERSION"] = "version_4_0_3"  # before 202305's naming: the skeleton's release
+    assert _numbers(_read(device, config), "Ethernet0") == (38912, 87040, 135168)
+
+
 def test_dynamic_config_with_a_static_profile_reads_its_numbers(example: FabricInput) -> None:
     device = _resolve(example).devices["leaf1"]
     config = _pulled_config(device)

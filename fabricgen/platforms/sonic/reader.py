@@ -34,7 +34,8 @@ file has it, else the skeleton's, else the vendor image's default):
 * a lossless PG (a BUFFER_PG entry whose PGs include a PFC priority) whose profile holds xon/xoff/size: those
   numbers (traditional model, or a static headroom override in the dynamic one);
 * dynamic model, PG profile ``NULL``, absent or without numbers: what buffermgrd computes for the port — the
-  release's formula (skeleton's release, else fabricgen's target) over the port's speed, CABLE_LENGTH, mtu and
+  release's formula (the file's ``VERSIONS|DATABASE`` when it names a known release, else the skeleton's, else
+  fabricgen's target) over the port's speed, CABLE_LENGTH, mtu and
   lane count, the file's LOSSLESS_TRAFFIC_PATTERN (else the skeleton's, else the release's template values) and
   shared headroom pool (BUFFER_POOL ``ingress_lossless_pool`` xoff or DEFAULT_LOSSLESS_BUFFER_PARAMETER
   ``over_subscribe_ratio`` above 0; when the file has neither table, the skeleton's: a headroom of xon alone);
@@ -272,11 +273,21 @@ class _Buffers:
 
 def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
     known = [p.headroom for p in skeleton.ports if p.headroom is not None]
-    release = next((h.release for h in known if h.release in SONIC_RELEASES), None) or DEFAULT_SONIC_RELEASE
+    release = (_release(db) or next((h.release for h in known if h.release in SONIC_RELEASES), None)
+               or DEFAULT_SONIC_RELEASE)
     mtu, percent = _traffic_pattern(db, known, release)
     return _Buffers(model=_buffer_model(db, known, skeleton.asic), release=release, asic=skeleton.asic,
                     lossless_mtu=mtu, small_packet_percent=percent,
                     shared_headroom_pool=_shared_headroom_pool(db, known))
+
+
+def _release(db: _Db) -> str | None:
+    """The release a saved CONFIG_DB names: sonic-utilities' db_migrator writes its schema version, named after
+    the release branch (``VERSIONS|DATABASE`` ``VERSION: version_202411_02``), at every boot. None when absent or
+    not a release whose formula is known."""
+    version = str(db.table("VERSIONS").get("DATABASE", {}).get("VERSION", ""))
+    match = re.fullmatch(r"version_(\d{6})_\d+", version)
+    return match.group(1) if match and match.group(1) in SONIC_RELEASES else None
 
 
 def _buffer_model(db: _Db, known: list[HeadroomModel], asic: str | None) -> BufferModel:
