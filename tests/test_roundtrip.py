@@ -61,6 +61,7 @@ def _scramble_port(port: PortModel) -> PortModel:
         "cable_m": (port.cable_m or 0) + 1,
         "headroom": None if port.headroom else HeadroomModel(xon=1, xoff=1, size=2, method="stale"),
         "mode": "switched" if port.mode == "routed" else "routed",
+        "tagged_vlans": None if port.tagged_vlans else [4000],
     })
 
 
@@ -70,7 +71,7 @@ def _scramble_qos(qos: QosModel) -> QosModel:
 
     return qos.model_copy(update={
         "dscp_to_tc": shift(qos.dscp_to_tc), "tc_to_pg": shift(qos.tc_to_pg), "tc_to_queue": shift(qos.tc_to_queue),
-        "pfc_priority_to_queue": shift(qos.pfc_priority_to_queue),
+        "pfc_priority_to_queue": shift(qos.pfc_priority_to_queue), "trust": "pcp" if qos.trust == "dscp" else "dscp",
         "lossless_priorities": _other(qos.lossless_priorities, range(8)), "queues": [],
         "watchdog": None if qos.watchdog else WatchdogModel(detection_ms=990, restoration_ms=990, poll_ms=990,
                                                             action="alert"),
@@ -96,7 +97,9 @@ def _scramble_mgmt(mgmt: MgmtModel) -> MgmtModel:
 def scramble(device: DeviceModel) -> DeviceModel:
     host = device.host
     return device.model_copy(update={
-        "ports": [_scramble_port(p) for p in device.ports],
+        # a port's own QoS: none where it has one, the device's (scrambled) where it has none
+        "ports": [_scramble_port(p).model_copy(update={"qos": None if p.qos or not device.qos else
+                                                       _scramble_qos(device.qos)}) for p in device.ports],
         "qos": _scramble_qos(device.qos) if device.qos else None,
         "mgmt": _scramble_mgmt(device.mgmt) if device.mgmt else None,
         "host": host.model_copy(update={"nics": [_scramble_nic(n) for n in host.nics],
@@ -118,7 +121,9 @@ def test_scrambled_skeleton_differs_in_every_owned_field(name: str) -> None:
         assert owned is not None
         original, scrambled = _leaves(owned(device)), _leaves(owned(scramble(device)))
         # A section the device does not have (QoS on the OOB switch) has nothing to scramble.
-        same = [path for path, value in original.items() if scrambled.get(path) == value and path.count("/") > 1]
+        # A leaf the scrambled view lacks (None there, a mapping in the other) differs.
+        same = [path for path, value in original.items()
+                if path in scrambled and scrambled[path] == value and path.count("/") > 1]
         assert same == [], f"{device.name}: scrambling left {same}"
 
 

@@ -37,7 +37,9 @@ walks every ``nv set`` line through it word by word, as the CLI does. What the m
   ``robustness`` 1-1000, ``traffic-pool … memory-percent`` 1-100, ``bw-percent`` 0-100, ``probability``
   0-100, ``cable-length`` 1-100000 (m), ``min-threshold``/``max-threshold`` >= 1 (bytes), ``dscp`` -> ``switch-
   priority`` 0-7, ``switch-priority`` -> ``traffic-class`` 0-7, ``bridge domain … access`` 1-4094; a port
-  ``description`` is 1-255 characters.
+  ``description`` is 1-255 characters;
+* ``interface <if> link speed`` takes ``auto`` or ``10M`` … ``800G`` (:data:`LINK_SPEEDS`), ``link fec`` ``auto``,
+  ``rs``, ``baser``, ``off`` or ``driver-auto`` (:data:`LINK_FEC`); both are ``auto`` when not set.
 
 Everything is set explicitly; ``nv set qos roce`` is never enabled (it would impose its own maps). Where a
 value equals what that profile applies, a comment says so (:data:`ROCE`).
@@ -71,6 +73,16 @@ PROFILE = "default-global"  # NVUE's profile that applies to every port without 
 BRIDGE = "br_default"  # Cumulus's default VLAN-aware bridge (access VLANs of an OOB-role switch)
 # The keys of `interface <if> link state`, by admin state: presence-only objects (`up: {}`), not enum values.
 LINK_STATES = {True: "up", False: "down"}
+# `interface <if> link speed`, by Mb/s: the values NVUE's object model takes besides `auto` (its default).
+LINK_SPEEDS: dict[int, str] = {10: "10M", 100: "100M", 1_000: "1G", 10_000: "10G", 25_000: "25G", 40_000: "40G",
+                               50_000: "50G", 100_000: "100G", 200_000: "200G", 400_000: "400G", 800_000: "800G"}
+# `interface <if> link fec`, by the inventory's FEC: RS (Clause 91/108), Base-R FireCode (Clause 74), none. Not set,
+# a Spectrum port runs `auto` (Switch-Port-Attributes page, "FEC": the firmware picks; NVIDIA advises against
+# setting `fec auto` explicitly, as it flaps the link on every apply).
+LINK_FEC: dict[str, str] = {"rs": "rs", "fc": "baser", "none": "off"}
+# `qos mapping <profile> trust`, by the model's trust (QoS page, "Classification": l3 = DSCP, l2 = PCP, port = the
+# port's default switch priority, nothing in the packet).
+TRUST_WORDS: dict[str, str] = {"dscp": "l3", "pcp": "l2", "none": "port"}
 
 
 @dataclass(frozen=True)
@@ -139,16 +151,20 @@ CAPABILITY = Capability(
         "qos traffic-pool default-lossless, default-lossy (memory-percent)",
         "qos pfc pfc-sp<priorities>-<cable>m", "qos pfc-watchdog", "qos congestion-control default-global",
         "qos egress-scheduler default-global",
-        "interface swp*: type, description, link state, link mtu, bridge access, qos pfc profile, "
-        "qos pfc-watchdog", "interface eth0: type, vrf, ipv4|ipv6 address and dhcp-client, link mtu",
+        "interface swp*: type, description, link state, link speed, link fec, link mtu, bridge access, qos pfc "
+        "profile, qos pfc-watchdog", "interface eth0: type, vrf, ipv4|ipv6 address and dhcp-client, link mtu",
         "vrf <management vrf> router static default route", "bridge domain br_default vlan (access VLANs)",
     ),
     commit_strategy="nv config patch nvue.yaml (pending revision) -> nv config diff -> nv config apply --confirm "
                     "10m -y, confirmed once checks pass (else automatic rollback); later rollback: nv config "
                     "history -> nv config apply <revision>",
     output_files=(YAML_FILE, COMMANDS),  # nvue.yaml first: the file read back and the one lint points at
+    # Each port's effective state as reader.py reads it: `qos` is the QoS in effect on the port where its own
+    # bindings (mapping, egress-scheduler, congestion-control profile; watchdog) differ from the switch's.
+    port_settings=("admin_up", "description", "speed_mbps", "fec", "mode", "access_vlan", "tagged_vlans", "mtu",
+                   "pfc_priorities", "lossless", "cable_m", "qos"),
     spelling={
-        "trust": "qos mapping default-global trust l3",
+        "trust": "qos mapping default-global trust l3 (DSCP; l2: PCP, port: none)",
         "dscp_map": "qos mapping default-global dscp <list> switch-priority N (all 64)",
         "queue_map": "qos egress-queue-mapping default-global switch-priority N traffic-class Q",
         "pfc": "qos pfc pfc-sp<P>-<L>m switch-priority, tx/rx enable; interface qos pfc profile",
@@ -326,7 +342,7 @@ def _classification(qos: QosModel) -> Section:
     by_priority: dict[int, list[int]] = {}
     for dscp, priority in sorted(qos.dscp_to_tc.items()):
         by_priority.setdefault(priority, []).append(dscp)
-    settings = [Setting((PROFILE, "trust"), "l3")]
+    settings = [Setting((PROFILE, "trust"), TRUST_WORDS[qos.trust])]
     settings += [Setting((PROFILE, "dscp", tuple(map(str, dscps)), "switch-priority"), priority)
                  for priority, dscps in sorted(by_priority.items())]
     matches = [f"DSCP {dscp} -> switch-priority {sp}" for dscp, sp in ROCE["dscp"].items()
@@ -448,18 +464,31 @@ def _port(port: PortModel, group: PfcGroup | None, watchdog: bool) -> Placed:
     """The port's settings: what it shares with the ports of its kind, and its description (its own: it names
     the peer), listed after its type."""
     kind = _port_kind(port.admin_up, port.mtu if port.role in DATA_ROLES else None, port.access_vlan, group,
-                      watchdog)
+                      watchdog, _link_speed(port), None if port.fec is None else LINK_FEC[port.fec])
     own = (Setting(("description",), port.description),) if port.description else ()
     return Placed(("interface", port.name), kind, own, 1)  # own_at 1: after the type
 
 
+def _link_speed(port: PortModel) -> str | None:
+    if port.speed_mbps is None:
+        return None
+    if port.speed_mbps not in LINK_SPEEDS:
+        raise UnsupportedOnPlatform(f"platform nvue has no link speed {port.speed_mbps} Mb/s for {port.name} "
+                                    f"(NVUE: {', '.join(LINK_SPEEDS.values())})")
+    return LINK_SPEEDS[port.speed_mbps]
+
+
 @lru_cache(maxsize=1024)  # a fabric's ports come in a few kinds: one Chunk (commands, YAML) per kind
 def _port_kind(admin_up: bool, mtu: int | None, access_vlan: int | None, group: PfcGroup | None,
-               watchdog: bool) -> Chunk:
-    """The type, link state, the MTU of a data port, the access VLAN, and the PFC profile (``group``) and
-    watchdog of a lossless port."""
+               watchdog: bool, speed: str | None = None, fec: str | None = None) -> Chunk:
+    """The type, link state, speed and FEC (NVUE words; None: not set, NVUE's ``auto``), the MTU of a data port,
+    the access VLAN, and the PFC profile (``group``) and watchdog of a lossless port."""
     # `link state` is an object whose keys are the states, not a leaf holding one: `state: {up: {}}` (LINK_STATES)
     settings = [Setting(("type",), "swp"), Setting(("link", "state", LINK_STATES[admin_up]))]
+    if speed is not None:
+        settings.append(Setting(("link", "speed"), speed))
+    if fec is not None:
+        settings.append(Setting(("link", "fec"), fec))
     if mtu is not None:
         settings.append(Setting(("link", "mtu"), mtu))
     if access_vlan is not None:
@@ -478,7 +507,7 @@ def _ports(device: DeviceModel, groups: dict[str, PfcGroup]) -> Section:
     parts: list[Part] = [Setting(("bridge", "domain", BRIDGE, "vlan", str(vlan))) for vlan in vlans]
     watchdog = device.qos is not None and device.qos.watchdog is not None
     parts += [_port(port, groups.get(port.name), watchdog) for port in ports]
-    return Section("switch ports: state, MTU on data ports, PFC profile and watchdog", tuple(parts))
+    return Section("switch ports: state, speed, FEC, MTU on data ports, PFC profile and watchdog", tuple(parts))
 
 
 def _mgmt(mgmt: MgmtModel) -> Section:

@@ -70,6 +70,8 @@ from fabricgen.platforms.nvue import (
     COMMANDS,
     DATA_ROLES,
     DEFAULT_CABLE_M,
+    LINK_FEC,
+    LINK_SPEEDS,
     MAX_MTU,
     PROFILE,
     YAML_FILE,
@@ -86,6 +88,15 @@ DEFAULT_ECN = EcnThresholds(min_bytes=150_000, max_bytes=1_500_000, probability_
 DEFAULT_POLL_MS = 100
 DEFAULT_ROBUSTNESS = 3
 MIN_MTU = 552
+DEFAULT_PVID = 1  # a VLAN-aware bridge's untagged VLAN when none is set (VLAN-aware-Bridge-Mode page)
+MODE_ROLES = ("host", "fabric", "oob-access")  # the roles resolve gives a forwarding mode (resolve.ports.port_mode)
+SPEEDS_MBPS = {word.lower(): mbps for mbps, word in LINK_SPEEDS.items()}
+FEC_MODEL = {word: fec for fec, word in LINK_FEC.items()}
+# `qos mapping <profile> trust` as the model says it (QoS page, classification table): `both` takes the DSCP of
+# IP packets (RoCEv2 is IP), the PCP of the rest; `port` ignores markings and uses `port-default-sp`.
+TRUST_MODEL: dict[str, Literal["dscp", "pcp", "none"]] = {"l3": "dscp", "both": "dscp", "l2": "pcp", "port": "none"}
+# The per-port QoS bindings besides PFC (`interface <if> qos <feature> profile <name>`, else default-global).
+BOUND_FEATURES = ("mapping", "egress-scheduler", "congestion-control")
 
 LINK_STATE: Path = ("interface", "*", "link", "state")  # an object keyed by up or down: one at a time
 # Words whose next word is an id that may be a list or range.
@@ -118,11 +129,15 @@ def owned(device: DeviceModel) -> dict[str, Any]:
 
 def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
-                             "access_vlan": port.access_vlan}
+                             "speed_mbps": port.speed_mbps, "fec": port.fec, "access_vlan": port.access_vlan,
+                             "tagged_vlans": port.tagged_vlans or None}
+    if port.role in MODE_ROLES:
+        entry["mode"] = port.mode
     if port.role in DATA_ROLES:
         entry["mtu"] = port.mtu
         if with_qos:
-            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless}
+            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
+                      "qos": None if port.qos is None else _owned_qos(port.qos)}
             if port.pfc_priorities:
                 entry["cable_m"] = port_cable(port)
     return entry
@@ -131,6 +146,7 @@ def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
 def _owned_qos(qos: QosModel) -> dict[str, Any]:
     watchdog = qos.watchdog
     return {
+        "trust": qos.trust,
         # What the switch does: DSCPs and switch priorities the model leaves out keep Cumulus's defaults.
         "dscp_to_tc": {dscp: qos.dscp_to_tc.get(dscp, dscp >> 3) for dscp in range(64)},
         "tc_to_queue": {sp: qos.tc_to_queue.get(sp, sp) for sp in range(8)},
@@ -395,10 +411,15 @@ def _read_port(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> P
     path = ("interface", port.name)
     update: dict[str, Any] = {
         "admin_up": present and _link_state(tree, (*path, "link", "state")) != "down",
+        "speed_mbps": _link_speed(tree, (*path, "link", "speed")),
+        "fec": _link_fec(tree, (*path, "link", "fec")),
         "mtu": tree.number((*path, "link", "mtu"), MIN_MTU, MAX_MTU) or MAX_MTU,
         "description": tree.text((*path, "description")) or None,
         "access_vlan": _access_vlan(tree, path),
+        "tagged_vlans": _tagged_vlans(tree, path),
     }
+    if port.role in MODE_ROLES:  # a port in a bridge domain is switched; any other swp port is a routed port
+        update["mode"] = "switched" if tree.node((*path, "bridge", "domain")) else "routed"
     if with_qos:
         priorities, cable = _port_pfc(tree, port.name)
         update |= {"pfc_priorities": priorities, "lossless": bool(priorities)}
@@ -421,12 +442,73 @@ def _link_state(tree: _Tree, path: Path) -> str | None:
     return str(next(iter(state)))
 
 
+def _link_speed(tree: _Tree, path: Path) -> int | None:
+    """Mb/s; None for ``auto`` (the default: the port advertises every speed it supports)."""
+    word = tree.text(path)
+    if word is None or word == "auto":
+        return None
+    if word.lower() not in SPEEDS_MBPS:
+        raise tree.error(path, f"expected auto or one of {', '.join(LINK_SPEEDS.values())}, found {word!r}")
+    return SPEEDS_MBPS[word.lower()]
+
+
+def _link_fec(tree: _Tree, path: Path) -> str | None:
+    """The inventory's FEC word; None for ``auto``/``driver-auto`` (the default: the firmware picks)."""
+    word = tree.text(path)
+    if word is None or word in ("auto", "driver-auto"):
+        return None
+    if word not in FEC_MODEL:
+        raise tree.error(path, f"expected auto, rs, baser, off or driver-auto, found {word!r}")
+    return FEC_MODEL[word]
+
+
 def _access_vlan(tree: _Tree, path: Path) -> int | None:
     for domain in sorted(tree.node((*path, "bridge", "domain"))):
         vlan = tree.number((*path, "bridge", "domain", domain, "access"), 1, 4094)
         if vlan is not None:
             return vlan
     return None
+
+
+def _tagged_vlans(tree: _Tree, path: Path) -> list[int] | None:
+    """The VLANs the port carries tagged: in each bridge domain it is a member of without ``access``, its own
+    ``vlan`` set, else the domain's ("the bridge port inherits the bridge VIDs"), less its untagged VLAN (its
+    own ``untagged``, else the domain's, else 1; ``none``: every VLAN tagged) — VLAN-aware-Bridge-Mode page."""
+    carried: set[int] = set()
+    for domain in sorted(tree.node((*path, "bridge", "domain"))):
+        member = (*path, "bridge", "domain", domain)
+        if tree.get((*member, "access")) is not None:
+            continue
+        bridge = ("bridge", "domain", domain)
+        own = _vlan_ids(tree, (*member, "vlan"))
+        vids = _vlan_ids(tree, (*bridge, "vlan")) if own is None else own
+        carried |= (vids or set()) - {_untagged(tree, member, bridge)}
+    return sorted(carried) or None
+
+
+def _untagged(tree: _Tree, member: Path, bridge: Path) -> int | None:
+    """The member's untagged VLAN: its own, unless ``auto`` (inherit), else the domain's, else 1."""
+    for path in ((*member, "untagged"), (*bridge, "untagged")):
+        word = tree.text(path)
+        if word == "none":
+            return None
+        if word not in (None, "auto"):
+            return _vlan_id(tree, path, word)
+    return DEFAULT_PVID
+
+
+def _vlan_ids(tree: _Tree, path: Path) -> set[int] | None:
+    """The VLAN ids of a ``vlan`` set (``10,20``, ``100-110``); None when absent or ``all`` (inherit)."""
+    ids = tree.ids(path)
+    if not ids or ids == ["all"]:
+        return None
+    return {_vlan_id(tree, path, vid) for key in ids for vid in expand_ids(key)}
+
+
+def _vlan_id(tree: _Tree, path: Path, text: str) -> int:
+    if not re.fullmatch(r"\d+", text) or not 1 <= int(text) <= 4094:
+        raise tree.error(path, f"expected a VLAN 1-4094, found {text!r}")
+    return int(text)
 
 
 def _port_pfc(tree: _Tree, port: str) -> tuple[list[int], int]:
@@ -448,25 +530,47 @@ def _int_id(tree: _Tree, path: Path, text: str, high: int) -> int:
 
 # --- qos ------------------------------------------------------------------------------------------------
 
-def _applied_profile(tree: _Tree, feature: str, data_ports: list[PortModel]) -> str:
-    names = [tree.text(("interface", p.name, "qos", feature, "profile")) for p in data_ports]
-    counts = Counter(name for name in names if name)
+@dataclass(frozen=True)
+class _Bindings:
+    """The QoS profiles that apply to a port (or most data ports): ``qos <feature> profile``, else default-global."""
+
+    mapping: str = PROFILE
+    scheduler: str = PROFILE
+    ecn: str = PROFILE
+
+
+def _port_bindings(tree: _Tree, port: str) -> _Bindings:
+    return _Bindings(*(tree.text(("interface", port, "qos", feature, "profile")) or PROFILE
+                       for feature in BOUND_FEATURES))
+
+
+def _applied_bindings(tree: _Tree, data_ports: list[PortModel]) -> _Bindings:
+    """Per feature, the profile most data ports apply (a port without a binding applies default-global; ties: by
+    name); default-global without data ports."""
+    bound = [_port_bindings(tree, p.name) for p in data_ports]
+    return _Bindings(*(_most_common([getattr(b, name) for b in bound]) for name in ("mapping", "scheduler", "ecn")))
+
+
+def _most_common(names: list[str]) -> str:
+    counts = Counter(names)
     return min(counts, key=lambda name: (-counts[name], name)) if counts else PROFILE
 
 
-def _read_dscp(tree: _Tree, data_ports: list[PortModel]) -> dict[int, int]:
-    base = ("qos", "mapping", _applied_profile(tree, "mapping", data_ports))
-    trust = tree.text((*base, "trust"))
-    if trust in ("l2", "port"):
-        return {}  # DSCP is not looked at
-    if trust not in (None, "l3", "both"):
-        raise tree.error((*base, "trust"), f"expected l2, l3, both or port, found {trust!r}")
+def _read_mapping(tree: _Tree, profile: str) -> tuple[Literal["dscp", "pcp", "none"], dict[int, int]]:
+    """The profile's trust and its DSCP → switch priority map (empty when the trust does not look at DSCP)."""
+    base = ("qos", "mapping", profile)
+    word = tree.text((*base, "trust"))
+    if word not in (None, *TRUST_MODEL):
+        raise tree.error((*base, "trust"), f"expected l2, l3, both or port, found {word!r}")
+    trust = TRUST_MODEL[word] if word else "dscp"  # not set: read as the DSCP map, as fabricgen always sets it
+    if trust != "dscp":
+        return trust, {}  # DSCP is not looked at
     mapping = {dscp: dscp >> 3 for dscp in range(64)}
     for key in tree.node((*base, "dscp")):
         priority = tree.number((*base, "dscp", key, "switch-priority"), 0, 7)
         if priority is not None:
             mapping[_int_id(tree, (*base, "dscp"), key, 63)] = priority
-    return mapping
+    return trust, mapping
 
 
 def _read_queue_map(tree: _Tree) -> dict[int, int]:
@@ -510,19 +614,25 @@ def _read_ecn(tree: _Tree, profile: str, tc: int) -> EcnThresholds | None:
         probability_pct=tree.number((*base, "probability"), 1, 100) or DEFAULT_ECN.probability_pct)
 
 
-def _read_queues(tree: _Tree, skeleton: QosModel, data_ports: list[PortModel], tc_to_queue: dict[int, int],
+def _read_queues(tree: _Tree, skeleton: QosModel, bindings: _Bindings, tc_to_queue: dict[int, int],
                  lossless: list[int]) -> list[QueueModel]:
-    schedulers = _schedulers(tree, _applied_profile(tree, "egress-scheduler", data_ports))
-    ecn_profile = _applied_profile(tree, "congestion-control", data_ports)
     names = {q.index: q.class_name for q in skeleton.queues}
     queues = []
-    for index, (scheduler, weight) in sorted(schedulers.items()):
+    for index, (scheduler, weight) in sorted(_schedulers(tree, bindings.scheduler).items()):
         priorities = sorted(sp for sp, queue in tc_to_queue.items() if queue == index)
         priority = priorities[0] if priorities else index
         queues.append(QueueModel(index=index, traffic_class=priority, class_name=names.get(index, f"queue{index}"),
                                  lossless=priority in lossless, scheduler=scheduler, weight=weight,
-                                 ecn=_read_ecn(tree, ecn_profile, index)))
+                                 ecn=_read_ecn(tree, bindings.ecn, index)))
     return queues
+
+
+def _classes(tree: _Tree, skeleton: QosModel, bindings: _Bindings, tc_to_queue: dict[int, int],
+             lossless: list[int]) -> dict[str, Any]:
+    """The QosModel fields the bound profiles decide: trust, DSCP map, queues (scheduler and ECN)."""
+    trust, dscp_to_tc = _read_mapping(tree, bindings.mapping)
+    return {"trust": trust, "dscp_to_tc": dscp_to_tc,
+            "queues": _read_queues(tree, skeleton, bindings, tc_to_queue, lossless)}
 
 
 def _port_watchdog(tree: _Tree, port: str) -> bool:
@@ -532,32 +642,57 @@ def _port_watchdog(tree: _Tree, port: str) -> bool:
     return tree.flag((*path, "state")) is not False  # `nv set interface swp1 qos pfc-watchdog` arms it
 
 
+def _watchdog_timers(tree: _Tree, skeleton: WatchdogModel | None) -> WatchdogModel:
+    poll = tree.number(("qos", "pfc-watchdog", "polling-interval"), 1, 100_000) or DEFAULT_POLL_MS
+    robustness = tree.number(("qos", "pfc-watchdog", "robustness"), 1, 100_000) or DEFAULT_ROBUSTNESS
+    return WatchdogModel(detection_ms=poll * robustness, restoration_ms=skeleton.restoration_ms if skeleton else poll,
+                         poll_ms=poll, action="drop")
+
+
 def _read_watchdog(tree: _Tree, skeleton: WatchdogModel | None, data_ports: list[PortModel]) -> WatchdogModel | None:
+    """The switch's watchdog: armed on most lossless data ports (ties: armed; the others read it in ``port.qos``),
+    or — with no lossless port — its timers set."""
     lossless = [p for p in data_ports if p.pfc_priorities]
-    poll = tree.number(("qos", "pfc-watchdog", "polling-interval"), 1, 100_000)
-    robustness = tree.number(("qos", "pfc-watchdog", "robustness"), 1, 100_000)
     if lossless:
-        armed = all(_port_watchdog(tree, p.name) for p in lossless)
+        armed = 2 * sum(_port_watchdog(tree, p.name) for p in lossless) >= len(lossless)
     else:
-        armed = poll is not None or robustness is not None
-    if not armed:
-        return None
-    poll = poll or DEFAULT_POLL_MS
-    return WatchdogModel(detection_ms=poll * (robustness or DEFAULT_ROBUSTNESS),
-                         restoration_ms=skeleton.restoration_ms if skeleton else poll, poll_ms=poll, action="drop")
+        armed = any(tree.get(("qos", "pfc-watchdog", timer)) is not None
+                    for timer in ("polling-interval", "robustness"))
+    return _watchdog_timers(tree, skeleton) if armed else None
 
 
 def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
     data_ports = sorted((p for p in ports if p.role in DATA_ROLES), key=lambda p: natural_key(p.name))
     tc_to_queue = _read_queue_map(tree)
     lossless = sorted({prio for port in data_ports for prio in port.pfc_priorities})
+    classes = _classes(tree, skeleton, _applied_bindings(tree, data_ports), tc_to_queue, lossless)
     return skeleton.model_copy(update={
-        "dscp_to_tc": _read_dscp(tree, data_ports),
+        **classes,
         "tc_to_queue": tc_to_queue,
         "lossless_priorities": lossless,
-        "queues": _read_queues(tree, skeleton, data_ports, tc_to_queue, lossless),
         "watchdog": _read_watchdog(tree, skeleton.watchdog, data_ports),
     })
+
+
+def _with_port_qos(tree: _Tree, device: QosModel, ports: list[PortModel]) -> list[PortModel]:
+    """Each data port with ``qos`` set where the QoS in effect on it differs from the switch's: its own mapping,
+    egress-scheduler or congestion-control profile, or — on a lossless port — the watchdog armed where the switch's
+    is not, or not armed where it is."""
+    found: dict[_Bindings, dict[str, Any]] = {}  # ports share a few bindings: each read once
+    read = []
+    for port in ports:
+        if port.role not in DATA_ROLES:  # the management port is not read; other ports are not compared
+            read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            continue
+        bindings = _port_bindings(tree, port.name)
+        if bindings not in found:
+            found[bindings] = _classes(tree, device, bindings, device.tc_to_queue, device.lossless_priorities)
+        effective = dict(found[bindings])
+        if port.pfc_priorities:
+            effective["watchdog"] = _watchdog_timers(tree, device.watchdog) if _port_watchdog(tree, port.name) else None
+        differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
+        read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
+    return read
 
 
 # --- management -----------------------------------------------------------------------------------------
@@ -616,4 +751,6 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     tree = _parse(files)
     ports = _read_ports(tree, skeleton)
     qos = _read_qos(tree, skeleton.qos, ports) if skeleton.qos is not None else None
+    if qos is not None:
+        ports = _with_port_qos(tree, qos, ports)
     return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(tree, skeleton)})
