@@ -454,6 +454,8 @@ def _link_speed(tree: _Tree, path: Path) -> int | None:
 
 def _link_fec(tree: _Tree, path: Path) -> str | None:
     """The inventory's FEC word; None for ``auto``/``driver-auto`` (the default: the firmware picks)."""
+    if tree.get(path) is False:
+        return "none"  # `fec: off` unquoted, which YAML 1.1 reads as false: the word written is `off`
     word = tree.text(path)
     if word is None or word in ("auto", "driver-auto"):
         return None
