@@ -333,6 +333,127 @@ def test_hand_edited_commands_later_lines_win(leaf3: DeviceModel, files: dict[st
     assert port(device, "swp63").pfc_priorities == [3]
 
 
+# --- reader: each port's effective state -------------------------------------------------------------------
+
+def test_link_speed_fec_and_bridge_membership_per_port(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    text = files[COMMANDS] + (
+        "nv set interface swp1 link speed 100G\n"
+        "nv set interface swp2 link speed auto\n"
+        "nv set interface swp2 link fec baser\n"
+        "nv unset interface swp64 link fec\n"
+        "nv set bridge domain br_default vlan 10,20\n"
+        "nv set interface swp63 bridge domain br_default\n"  # a trunk of the bridge's VLANs, 1 untagged
+        "nv set interface swp64 bridge domain br_default vlan 30\n"  # its own VLANs...
+        "nv set interface swp64 bridge domain br_default untagged none\n")  # ...all of them tagged
+    device = nvue.read(scramble(leaf3), {COMMANDS: text})
+    assert [(p.speed_mbps, p.fec) for p in device.ports if p.name.startswith("swp")] == [
+        (100_000, "rs"), (None, "fc"), (400_000, "rs"), (400_000, None)]
+    assert [(p.mode, p.tagged_vlans) for p in device.ports if p.name.startswith("swp")] == [
+        ("routed", None), ("routed", None), ("switched", [10, 20]), ("switched", [30])]
+
+
+def test_a_bridge_member_untagged_on_a_bridge_vlan_carries_the_others_tagged(leaf3: DeviceModel,
+                                                                             files: dict[str, str]) -> None:
+    text = files[COMMANDS] + (
+        "nv set bridge domain br_default vlan 10-12\n"
+        "nv set bridge domain br_default untagged 11\n"
+        "nv set interface swp1-2 bridge domain br_default\n"
+        "nv set interface swp2 bridge domain br_default untagged auto\n"  # the bridge's, as without it
+        "nv set interface swp63 bridge domain br_default access 12\n")  # an access port carries nothing tagged
+    device = nvue.read(leaf3, {COMMANDS: text})
+    assert [port(device, name).tagged_vlans for name in ("swp1", "swp2", "swp63")] == [[10, 12], [10, 12], None]
+    assert (port(device, "swp63").mode, port(device, "swp63").access_vlan) == ("switched", 12)
+
+
+def test_link_speed_and_fec_nvue_has_no_word_for_are_refused_at_their_line(leaf3: DeviceModel,
+                                                                           files: dict[str, str]) -> None:
+    for line, message in (("nv set interface swp2 link speed 7G", "expected auto or one of 10M"),
+                          ("nv set interface swp2 link fec fc", "expected auto, rs, baser, off or driver-auto")):
+        text = files[COMMANDS] + line + "\n"
+        with pytest.raises(ConfigReadError, match=message) as error:
+            nvue.read(leaf3, {COMMANDS: text})
+        assert (error.value.file, error.value.line) == (COMMANDS, len(text.splitlines()))
+
+
+def test_fec_and_speed_render_in_nvue_words_and_read_back(leaf3: DeviceModel) -> None:
+    fecs = {"swp1": "fc", "swp2": "none", "swp63": None}
+    ports = [p.model_copy(update={"fec": fecs[p.name]}) if p.name in fecs else p for p in leaf3.ports]
+    device = leaf3.model_copy(update={"ports": ports})
+    rendered = render_device(device)
+    assert "nv set interface swp1 link fec baser\nnv set interface swp1 link mtu" in rendered[COMMANDS]
+    assert "nv set interface swp2 link fec off\n" in rendered[COMMANDS]
+    assert "interface swp63 link fec" not in rendered[COMMANDS]  # Spectrum's default, auto: left alone
+    assert "          fec: 'off'\n" in rendered[YAML_FILE]  # quoted: YAML 1.1 reads a bare off as false
+    assert nvue.owned(nvue.read(scramble(device), rendered)) == nvue.owned(device)
+    # A bare `off` (YAML 1.1 false) is still the word written
+    bare = nvue.read(device, {YAML_FILE: rendered[YAML_FILE].replace("fec: 'off'", "fec: off")})
+    assert port(bare, "swp2").fec == "none"
+
+
+def test_a_speed_nvue_cannot_set_is_refused(leaf3: DeviceModel) -> None:
+    ports = [p.model_copy(update={"speed_mbps": 2_500}) if p.name == "swp1" else p for p in leaf3.ports]
+    with pytest.raises(UnsupportedOnPlatform, match="platform nvue has no link speed 2500 Mb/s for swp1"):
+        render_device(leaf3.model_copy(update={"ports": ports}))
+
+
+PORT_PROFILES = """\
+- set:
+    qos:
+      mapping:
+        pcp-only:
+          trust: l2
+      egress-scheduler:
+        all-strict:
+          traffic-class:
+            0,2,3,6:
+              mode: strict
+      congestion-control:
+        deep-ecn:
+          traffic-class:
+            '3':
+              ecn: enable
+              min-threshold: 150000
+              max-threshold: 1500000
+              probability: 100
+    interface:
+      swp2:
+        qos:
+          mapping:
+            profile: pcp-only
+      swp63:
+        qos:
+          egress-scheduler:
+            profile: all-strict
+      swp64:
+        qos:
+          congestion-control:
+            profile: deep-ecn
+          pfc-watchdog:
+            state: disable
+"""
+
+
+def test_a_port_bound_to_its_own_qos_profiles_reads_them_as_its_qos(leaf3: DeviceModel,
+                                                                  files: dict[str, str]) -> None:
+    device = nvue.read(scramble(leaf3), {YAML_FILE: files[YAML_FILE] + PORT_PROFILES})
+    qos = device.qos
+    assert qos is not None and leaf3.qos is not None
+    assert nvue.owned(device)["qos"] == nvue.owned(leaf3)["qos"]  # the switch: what most data ports apply
+    assert port(device, "swp1").qos is None
+    swp2 = port(device, "swp2").qos
+    assert swp2 == qos.model_copy(update={"trust": "pcp", "dscp_to_tc": {}})
+    swp63 = port(device, "swp63").qos
+    assert swp63 is not None and (swp63.dscp_to_tc, swp63.watchdog) == (qos.dscp_to_tc, qos.watchdog)
+    assert [(q.index, q.scheduler, q.weight) for q in swp63.queues] == [
+        (0, "strict", None), (2, "strict", None), (3, "strict", None), (6, "strict", None)]
+    swp64 = port(device, "swp64").qos
+    assert swp64 is not None and swp64.watchdog is None
+    queue3 = next(q for q in swp64.queues if q.index == 3)
+    assert queue3.ecn == EcnThresholds(min_bytes=150_000, max_bytes=1_500_000, probability_pct=100)
+    # a port's QoS is compared as a whole, beside the switch's
+    assert nvue.owned(device)["ports"]["swp64"]["qos"]["watchdog"] is None
+
+
 def test_trust_l2_means_no_dscp_classification(leaf3: DeviceModel, files: dict[str, str]) -> None:
     text = edit(files[YAML_FILE], "trust: l3", "trust: l2")
     device = nvue.read(leaf3, {YAML_FILE: text})

@@ -6,38 +6,59 @@ Input: ``nvue.yaml`` when present — any NVUE YAML: a patch, ``nv config show -
 one tree keyed by the NVUE path; id lists and ranges (``swp1-4``, ``swp2-5,10-25``, ``0-7``, ``4,5,7``) under
 ``interface``/``dscp``/``pcp``/``switch-priority``/``traffic-class`` expand to one key each.
 
-Owned — what ``owned()`` projects and ``read()`` replaces with what the file says:
+Owned — what ``owned()`` projects and ``read()`` replaces with what the file says. Ports are read as the switch
+runs them (each port's *effective* state), with the defaults NVIDIA documents for what a file leaves out:
 
 * every non-management port: ``admin_up`` (``link state``, an object keyed by the state: ``state: {up: {}}``,
   ``nv set … link state up``; a configured port without it is up, a port the file does not mention reads as
-  down — Cumulus does not bring up swp ports nobody configured, unverified),
-  ``description``, ``access_vlan`` (``bridge domain <d> access``);
+  down — Cumulus does not bring up swp ports nobody configured, unverified), ``description``,
+  ``speed_mbps`` (``link speed``; not set = ``auto``, None: "the switch advertises all supported speeds") and
+  ``fec`` (``link fec`` ``rs``/``baser``/``off`` as rs/fc/none; not set, ``auto`` or ``driver-auto`` = None:
+  "Auto FEC … is the current default on the NVIDIA Spectrum switch" — Switch-Port-Attributes page, CL 5.15),
+  ``access_vlan`` (``bridge domain <d> access``) and ``tagged_vlans``: a member of a VLAN-aware bridge domain
+  without ``access`` is a trunk carrying its own ``vlan`` set, else the domain's ("the bridge port inherits the
+  bridge VIDs"), untagged on its ``untagged`` VLAN (else the domain's, else 1: "The Primary VLAN Identifier
+  (PVID) of the bridge defaults to 1"; ``none``: "drop untagged frames", every VLAN tagged) — the tagged ones
+  are the carried VLANs less the untagged one (VLAN-aware-Bridge-Mode page, CL 5.15);
+* ``mode`` on ports resolve gives one (host, fabric, OOB access): ``switched`` when the port is in a bridge
+  domain, else ``routed`` (a swp port outside a bridge is a layer 3 port);
 * on data ports (role host/fabric): ``mtu`` (``link mtu``, default 9216: "ifupdown2 assigns 9216 as the default
   MTU", Switch-Port-Attributes page) and, on a device with QoS,
   ``pfc_priorities``/``lossless`` (the port's ``qos pfc profile``, else ``default-global``: its
   ``switch-priority`` set when ``tx`` and ``rx`` are both on, absent = on) and, on a port with PFC,
-  ``cable_m`` (that profile's ``cable-length``, default 10 m);
-* ``qos``: ``dscp_to_tc`` (all 64: ``qos mapping <profile> dscp``, over Cumulus's default DSCP 8n..8n+7 →
-  switch priority n; empty when the trust is ``l2`` or ``port``), ``tc_to_queue`` (all 8:
-  ``egress-queue-mapping``, over the default identity), the queues' index/scheduler/weight/ECN
+  ``cable_m`` (that profile's ``cable-length``, default 10 m), and ``qos``: the QoS in effect on the port where
+  it differs from the switch's (None where it does not): the port's own ``qos mapping profile`` (trust, DSCP
+  map), ``qos egress-scheduler profile`` (queues, weights, strictness) and ``qos congestion-control profile``
+  (ECN), each else ``default-global`` (QoS page, "Port Groups": "Configurations with port groups override the
+  global settings for the ingress ports in the port group. Ports not in a port group use the global settings";
+  NVUE binds a named profile with ``nv set interface swp1 qos mapping profile customer1``), and on a lossless port
+  its watchdog: armed by ``interface … qos pfc-watchdog`` (``state enable``, or the bare container), else none;
+* ``qos`` (the switch's): ``trust`` (``qos mapping <profile> trust``: ``l3`` and ``both`` take an IP packet's
+  DSCP — "PCP (802.1p) and DSCP … IP: Accept incoming DSCP IP header marking", QoS page —, ``l2`` the PCP,
+  ``port`` nothing; not set reads as DSCP, as fabricgen always sets it), ``dscp_to_tc`` (all 64:
+  ``qos mapping <profile> dscp``, over Cumulus's default DSCP 8n..8n+7 → switch priority n; empty when the
+  trust is ``l2`` or ``port``), ``tc_to_queue`` (all 8: ``egress-queue-mapping``, over the default identity;
+  NVUE has it only in ``default-global``, so never per port), the queues' index/scheduler/weight/ECN
   (``egress-scheduler`` traffic classes; ECN from ``congestion-control``, where ``default-global`` marks
   traffic class 0 at 150000-1500000 B unless told otherwise) and the PFC watchdog: detection =
-  ``robustness`` × ``polling-interval`` (defaults 3 × 100 ms), action drop; present when every lossless data
-  port arms it (``interface … qos pfc-watchdog``), or — with no lossless port — when its timers are set;
+  ``robustness`` × ``polling-interval`` (defaults 3 × 100 ms), action drop; present when most lossless data
+  ports arm it (ties: present; each other port says so in its ``qos``), or — with no lossless port — when its
+  timers are set;
 * ``mgmt``: ``interface`` (the skeleton's if configured, else the first ``eth*``), ``vrf`` (``interface …
   vrf``; default ``mgmt``, where Cumulus puts eth0), ``address`` (``ipv4``/``ipv6``/``ip address``),
   ``gateway`` (the VRF's static default route, else the interface ``gateway``), ``mtu`` (default 1500,
   Linux's; unverified for eth0 under ifupdown2).
 
-The mapping, egress-scheduler and congestion-control profile read is the one most data ports apply (ties: by
-name), else ``default-global``. Also set but not compared: ``qos.lossless_priorities`` (union of the ports'
-PFC priorities; an unbound PFC profile does nothing), each queue's ``traffic_class`` (lowest switch priority
-mapped to it), ``class_name`` (the skeleton's on that index, else ``queue<N>``) and ``lossless``.
+The switch's mapping, egress-scheduler and congestion-control profile is the one most data ports apply (a port
+without a binding applies ``default-global``; ties: by name). Also set but not compared:
+``qos.lossless_priorities`` (union of the ports' PFC priorities; an unbound PFC profile does nothing), each
+queue's ``traffic_class`` (lowest switch priority mapped to it), ``class_name`` (the skeleton's on that index,
+else ``queue<N>``) and ``lossless``.
 
 Not recoverable, kept from the skeleton: ``watchdog.restoration_ms`` (NVUE restores after one polling interval
 without pauses; a skeleton without a watchdog gets the polling interval), ``tc_to_pg`` and
 ``pfc_priority_to_queue`` (NVUE has no such maps), ``qos.rdma_*``/``cnp_*``, headroom (Cumulus computes it),
-port roles, peers, speed, media, ``mgmt.vlan``, hardware/role/name. A skeleton without QoS or management stays
+port roles, peers, lanes, media, ``mgmt.vlan``, hardware/role/name. A skeleton without QoS or management stays
 without. A traffic class scheduled DWRR without ``bw-percent`` (DWRR 0: "no egress scheduling") is not a
 queue the model can hold and is left out; an empty ``default-global`` scheduler reads as Cumulus's default
 (DWRR 12 % on even, 13 % on odd traffic classes).
@@ -107,6 +128,7 @@ ID_LEAVES: tuple[Path, ...] = (
     ("interface", "*", "ipv4", "address"), ("interface", "*", "ipv6", "address"), ("interface", "*", "ip", "address"),
     ("interface", "*", "ipv4", "gateway"), ("interface", "*", "ipv6", "gateway"), ("interface", "*", "ip", "gateway"),
     ("vrf", "*", "router", "static", "*", "via"), ("bridge", "domain", "*", "vlan"), LINK_STATE,
+    ("interface", "*", "bridge", "domain"), ("interface", "*", "bridge", "domain", "*", "vlan"),
 )
 _RANGE = re.compile(r"(.*?)(\d+)-(?:\1)?(\d+)")
 # Container words that may end a command without a value (`nv set interface swp1 qos pfc-watchdog`).
