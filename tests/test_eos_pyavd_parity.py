@@ -40,7 +40,12 @@ MGMT_DESCRIPTION = "OOB_MANAGEMENT"
 # SONiC-flavoured watchdog actions of the model → EOS actions. "forward" has no EOS equivalent: it is passed
 # through unchanged so that pyavd's validation reports it.
 WATCHDOG_ACTION = {"drop": "drop", "alert": "notify-only"}
-DATA_ROLES = ("host", "fabric")  # ports that carry RoCE traffic: MTU and the lossless profile apply
+DATA_ROLES = ("host", "fabric")  # ports that carry RoCE traffic: MTU, speed, FEC and the lossless profile apply
+# QosModel.trust → AVD's qos_profiles[].trust ("disabled" renders `no qos trust`).
+AVD_TRUST = {"dscp": "dscp", "pcp": "cos", "none": "disabled"}
+# PortModel.fec → AVD's ethernet_interfaces[].error_correction_encoding.
+AVD_FEC: dict[str, dict[str, bool]] = {"rs": {"enabled": True, "reed_solomon": True},
+                                       "fc": {"enabled": True, "fire_code": True}, "none": {"enabled": False}}
 
 
 @cache
@@ -76,7 +81,7 @@ def avd_queue(queue: QueueModel) -> dict[str, Any]:
 
 
 def avd_qos_profile(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
-    profile: dict[str, Any] = {"name": PROFILE, "trust": "dscp"}
+    profile: dict[str, Any] = {"name": PROFILE, "trust": AVD_TRUST[qos.trust]}
     if qos.lossless_priorities:
         profile["priority_flow_control"] = {
             "enabled": True,
@@ -99,14 +104,27 @@ def avd_qos_maps(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
     return {"map": {"dscp": dscp_map, "traffic_class": tc_map}}
 
 
+def avd_speed(port: PortModel) -> str:
+    """AVD's ``speed`` is EOS's word for it: whole gigabits (``400g``), with the lane count from 50G up when the
+    inventory lists the lanes (``400g-8``)."""
+    assert port.speed_mbps is not None and port.speed_mbps % 1000 == 0, f"{port.name}: not a whole-gigabit speed"
+    lanes = f"-{len(port.lanes.split(','))}" if port.lanes and port.speed_mbps >= 50_000 else ""
+    return f"{port.speed_mbps // 1000}g{lanes}"
+
+
 def avd_ethernet_interface(port: PortModel, qos: QosModel | None) -> dict[str, Any]:
     """AVD's keys for one port: a routed data port takes ``mtu`` (EOS's L3 MTU) and ``switchport.enabled: false``,
-    a switched one ``l2_mtu`` and ``switchport.enabled: true``; a port of no mode gets no switchport key."""
+    a switched one ``l2_mtu`` and ``switchport.enabled: true``; a port of no mode gets no switchport key. Data ports
+    also take ``speed`` and ``error_correction_encoding`` when the inventory gives them."""
     data: dict[str, Any] = {"name": port.name, "shutdown": not port.admin_up}
     if port.description:
         data["description"] = port.description
     if port.role in DATA_ROLES:
         data["mtu" if port.mode == "routed" else "l2_mtu"] = port.mtu
+        if port.speed_mbps:
+            data["speed"] = avd_speed(port)
+        if port.fec:
+            data["error_correction_encoding"] = AVD_FEC[port.fec]
         if qos:
             data["service_profile"] = PROFILE
     if port.mode is not None:
@@ -209,9 +227,11 @@ def test_minimal_example_matches_pyavd() -> None:
 
 def test_switched_data_port_matches_pyavd() -> None:
     """A data port left switched (a model read from a brownfield config, say) carries its MTU as ``l2 mtu``: the
-    line and its place are pyavd's ``l2_mtu``, next to the ``switchport`` line of ``switchport.enabled: true``."""
+    line and its place are pyavd's ``l2_mtu``, before ``speed`` and the FEC line and the ``switchport`` line of
+    ``switchport.enabled: true``."""
     spine = example_fabric("fabric").devices["spine1"]
     ports = [p.model_copy(update={"mode": "switched"}) if p.name == "Ethernet2/1" else p for p in spine.ports]
     switched = spine.model_copy(update={"ports": ports})
-    assert "   l2 mtu 9100\n   switchport\n" in fabricgen_config(switched)
+    assert ("   l2 mtu 9100\n   speed 400g\n   error-correction encoding reed-solomon\n   switchport\n"
+            in fabricgen_config(switched))
     assert_same(switched)

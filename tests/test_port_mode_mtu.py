@@ -78,7 +78,8 @@ def test_data_ports_are_routed_oob_access_ports_switched() -> None:
 def test_eos_routed_data_port_carries_no_switchport_and_its_l3_mtu() -> None:
     text = render_device(example("mixed").devices["leaf2"])["eos.cfg"]
     assert ("\ninterface Ethernet1/1\n   description GPU_node2_ens1f0np0\n   no shutdown\n   mtu 9100\n"
-            "   no switchport\n   service-profile FABRICGEN_ROCE\n") in text
+            "   speed 400g\n   error-correction encoding reed-solomon\n   no switchport\n"
+            "   service-profile FABRICGEN_ROCE\n") in text
     assert "l2 mtu" not in text
 
 
@@ -87,7 +88,8 @@ def test_eos_switched_data_port_carries_its_l2_mtu_not_mtu() -> None:
     ports = [p.model_copy(update={"mode": "switched"}) if p.name == "Ethernet1/1" else p for p in leaf.ports]
     text = render_device(leaf.model_copy(update={"ports": ports}))["eos.cfg"]
     assert ("\ninterface Ethernet1/1\n   description GPU_node2_ens1f0np0\n   no shutdown\n   l2 mtu 9100\n"
-            "   switchport\n   service-profile FABRICGEN_ROCE\n") in text
+            "   speed 400g\n   error-correction encoding reed-solomon\n   switchport\n"
+            "   service-profile FABRICGEN_ROCE\n") in text
 
 
 def test_eos_oob_access_ports_stay_switched_without_an_mtu() -> None:

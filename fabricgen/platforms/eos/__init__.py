@@ -51,15 +51,19 @@ CAPABILITY = Capability(
     watchdog_actions=("drop", "alert"),  # EOS: drop | errdisable | notify-only; no "forward"
     owned_sections=("qos profile FABRICGEN_ROCE", "qos map", "priority-flow-control pause watchdog (global)",
                     "vlan <management vlan> (oob)", "vrf instance <management vrf>",
-                    "interface Ethernet*: description, shutdown, mtu / l2 mtu, switchport mode (routed data "
-                    "ports, access on oob), access vlan (oob), service-profile",
+                    "interface Ethernet*: description, shutdown, mtu / l2 mtu, speed and error-correction encoding "
+                    "(data ports), switchport mode (routed data ports, access on oob), access vlan (oob), "
+                    "service-profile; read back: trunk VLANs, qos trust and tx-queue ECN lines of a port",
                     "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
     commit_strategy="NAPALM eos: configure session, compare, commit with commit-timer (auto-revert)",
     output_files=("eos.cfg",),
-    # The reader's per-port view (reader.owned): mode on data and OOB access ports, mtu/PFC on data ports.
-    port_settings=("admin_up", "description", "access_vlan", "mode", "mtu", "pfc_priorities", "lossless"),
+    # The reader's per-port view (reader.owned): mode on data and OOB access ports; mtu, speed, FEC, PFC and the
+    # QoS in effect (`qos`: the trust, queues and watchdog of the port's own profile and lines where they differ
+    # from the device's) on data ports; VLAN membership, access and trunk, on every port.
+    port_settings=("admin_up", "description", "access_vlan", "tagged_vlans", "mode", "mtu", "speed_mbps", "fec",
+                   "pfc_priorities", "lossless", "qos"),
     spelling={
-        "trust": "qos trust dscp (in qos profile)",
+        "trust": "qos trust dscp (in qos profile; a port's own qos trust line overrides it)",
         "dscp_map": "qos map dscp … to traffic-class N",
         "queue_map": "qos map traffic-class N to tx-queue|uc-tx-queue M",
         "pfc": "priority-flow-control on + priority N no-drop (qos profile, service-profile on ports)",
@@ -106,6 +110,7 @@ class Queue:  # not a NamedTuple: its field ``index`` would hide tuple.index (on
 
 class Profile(NamedTuple):
     name: str
+    trust: str
     no_drop: tuple[int, ...]
     watchdog: bool
     queue_keyword: str
@@ -124,9 +129,11 @@ class Vlan(NamedTuple):
     name: str
 
 
-# (name, description, shutdown, mtu, l2_mtu, access_vlan, switchport, service_profile): the order templates/eos
-# unpacks; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
-Interface = tuple[str, str | None, bool, int | None, int | None, int | None, str | None, str | None]
+# (name, description, shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile): the order
+# templates/eos unpacks; speed is the `speed` keyword, fec the whole error-correction line; switchport is the mode
+# line, "switchport" / "no switchport", or None to leave the port's mode alone.
+Interface = tuple[str, str | None, bool, int | None, int | None, str | None, str | None, int | None, str | None,
+                  str | None]
 
 
 class IpWords(NamedTuple):
@@ -156,9 +163,14 @@ def _queue_lines(queue: QueueModel) -> tuple[str, ...]:
     return tuple(lines)
 
 
+# QosModel.trust → the profile's line: EOS trusts `dscp` or `cos` (the VLAN tag's PCP); `no qos trust` trusts neither.
+TRUST_LINES = {"dscp": "qos trust dscp", "pcp": "qos trust cos", "none": "no qos trust"}
+
+
 def _profile(qos: QosModel, keyword: str) -> Profile:
     return Profile(
         name=PROFILE,
+        trust=TRUST_LINES[qos.trust],
         no_drop=tuple(qos.lossless_priorities),
         watchdog=qos.watchdog is not None and bool(qos.lossless_priorities),
         queue_keyword=keyword,
@@ -197,15 +209,38 @@ _DATA_ROLES = ("host", "fabric")
 
 
 _SWITCHPORT = {"routed": "no switchport", "switched": "switchport", None: None}
+# PortModel.fec → the interface line (EOS: `error-correction encoding fire-code|reed-solomon`; the bare `no` form
+# turns FEC off, pyavd's `error_correction_encoding.enabled: false`).
+FEC_LINES = {"rs": "error-correction encoding reed-solomon", "fc": "error-correction encoding fire-code",
+             "none": "no error-correction encoding"}
+# From this speed up EOS names the electrical lane count in the speed (`100g-4`, `400g-8`): several lane counts
+# give the same rate there.
+LANE_SPEED_MBPS = 50_000
+
+
+def speed_keyword(mbps: int, lanes: str | None) -> str:
+    """The EOS `speed` argument for a fixed speed: 400000 → "400g" ("400g-8" on eight lanes), 2500 → "2p5g",
+    100 → "100full" (EOS spells sub-gigabit speeds with their duplex)."""
+    if mbps < 1000:
+        return f"{mbps}full"
+    whole, rest = divmod(mbps, 1000)
+    word = f"{whole}g" if not rest else f"{whole}p{str(rest).rstrip('0')}g"
+    if lanes and mbps >= LANE_SPEED_MBPS:
+        word += f"-{len(lanes.split(','))}"
+    return word
 
 
 def _interface(port: PortModel, profile: str | None) -> Interface:
     data_port = port.role in _DATA_ROLES
     # The MTU goes where it takes effect in the port's mode: `mtu` (L3) on a routed port, `l2 mtu` on a
     # switchport. A data port of no stated mode is taken as EOS has it, a switchport.
+    # Speed and FEC are owned on data ports (the link the RoCE recipe runs over), where pyavd puts `speed` and
+    # `error_correction_encoding`.
     routed = port.mode == "routed"
+    speed = speed_keyword(port.speed_mbps, port.lanes) if data_port and port.speed_mbps else None
+    fec = FEC_LINES[port.fec] if data_port and port.fec else None
     return (port.name, port.description, not port.admin_up, port.mtu if data_port and routed else None,
-            port.mtu if data_port and not routed else None, port.access_vlan, _SWITCHPORT[port.mode],
+            port.mtu if data_port and not routed else None, speed, fec, port.access_vlan, _SWITCHPORT[port.mode],
             profile if data_port else None)
 
 

@@ -1,21 +1,42 @@
 """Read Arista EOS CLI (fabricgen's ``eos.cfg`` or a whole running-config) back into the DeviceModel.
 
+Each port reads as the *effective state* it runs with: a line the config leaves out reads as what EOS does
+without it, never as the intent's value.
+
 Owned — what ``owned()`` projects and ``read()`` replaces with what the config says:
 
 * every non-management port (``interface ...`` blocks): ``admin_up`` (``shutdown``; absent = up, the EOS
-  default), ``description``, ``access_vlan`` (``switchport access vlan``; None under ``no switchport``),
-  ``mode`` (``no switchport`` = routed; else switched: EOS Ethernet interfaces are switchports by default);
-  ``mode`` is owned on the ports whose mode fabricgen decides (data and OOB access ports);
+  default), ``description``, ``mode`` (``no switchport`` = routed; else switched: EOS Ethernet interfaces are
+  switchports by default), owned on the ports whose mode fabricgen decides (data and OOB access ports), and VLAN
+  membership: ``access_vlan`` (``switchport access vlan`` of an access-mode switchport; None on a routed port or a
+  trunk) and ``tagged_vlans`` (a switchport under ``switchport mode trunk``: its ``switchport trunk allowed vlan``
+  list, all VLANs 1-4094 without one, less the native VLAN — ``switchport trunk native vlan``, default 1 —
+  unless ``switchport trunk native vlan tag`` tags it too; None on access ports and routed ports, where the
+  trunk lines do nothing). An access switchport without ``switchport access vlan`` is in VLAN 1 on EOS; it reads
+  as None (not set), as the unused ports fabricgen leaves alone are;
 * on data ports (role host/fabric): ``mtu``, the MTU that *takes effect in the port's mode*: on a routed port
   its ``mtu`` (absent = ``interface defaults`` ``mtu`` or 1500); on a switchport its ``l2 mtu``, never its
   ``mtu`` (EOS's ``mtu`` is the L3 MTU of routed interfaces and SVIs). A switchport without ``l2 mtu`` reads
   as DEFAULT_L2_MTU: the platform's own L2 limit is not in the config, and fabricgen will not credit an unset
-  one with the intended jumbo MTU. And, on a device
-  with QoS, ``pfc_priorities``/``lossless`` — from the ``qos profile`` applied with ``service-profile`` and
-  the interface's own ``priority-flow-control on`` / ``no priority-flow-control`` / ``priority-flow-control
-  priority N no-drop|drop`` lines, which override the profile as they do on EOS. This is how "the lossless
-  profile is applied" shows in the model: a data port without it has no PFC priorities;
-* ``qos``: ``dscp_to_tc`` (``qos map dscp``), ``tc_to_queue`` of the TCs the queues use (``qos map
+  one with the intended jumbo MTU. ``speed_mbps`` from ``speed`` (``400g``, ``400g-8``, ``2p5g``, ``100full``,
+  the older ``forced 100gfull``; ``auto`` or no line: None, the speed is negotiated or the transceiver's
+  default, which the config does not state). ``fec`` from the error-correction lines in order (``error-correction
+  encoding reed-solomon`` = rs, ``fire-code`` = fc, ``no error-correction encoding`` = none; no line, or both
+  encodings allowed: None, EOS picks the default of the speed and transceiver). Cable length is not in an EOS
+  config (EOS does not size headroom from it) and is not read;
+* on data ports of a device with QoS: ``pfc_priorities``/``lossless`` — from the ``qos profile`` applied with
+  ``service-profile`` and the interface's own ``priority-flow-control on`` / ``no priority-flow-control`` /
+  ``priority-flow-control priority N no-drop|drop`` lines, which override the profile as they do on EOS. This is
+  how "the lossless profile is applied" shows in the model: a data port without it has no PFC priorities. And
+  ``qos``, the QoS in effect on the port where it differs from the device's (else None): the trust (the
+  interface's ``qos trust dscp|cos`` / ``no qos trust``, else its profile's, else EOS's default for the mode:
+  DSCP on a routed port, CoS on a switchport), the queues of *its* profile (a port bound to another profile, or
+  to none, has that profile's queues, or none: EOS's defaults), with the ECN thresholds of the interface's own
+  ``tx-queue``/``uc-tx-queue`` blocks replacing the profile's on that queue, and the watchdog as its profile arms
+  it (a port without a profile has none). DSCP and traffic-class maps are global on EOS (``qos map``): a port
+  cannot have its own;
+* ``qos``: ``trust`` (the profile's ``qos trust``; without one, DSCP, EOS's default on the routed data ports the
+  profile is made for), ``dscp_to_tc`` (``qos map dscp``), ``tc_to_queue`` of the TCs the queues use (``qos map
   traffic-class``), ``lossless_priorities`` (the profile's ``no-drop`` priorities under ``priority-flow-control
   on``), the queues' index/scheduler/weight/ECN (the profile's ``tx-queue``/``uc-tx-queue`` blocks; a block
   without ``no priority`` is strict, EOS's default) and the PFC watchdog (global timers and action);
@@ -26,9 +47,15 @@ The device-wide values come from *the* profile: the one most data ports apply (t
 fabricgen's ``FABRICGEN_ROCE``. A watchdog whose timers are configured but which the profile does not arm
 (``priority-flow-control pause watchdog`` missing while it has no-drop priorities) reads as None.
 
+Vendor sources: the interface lines and their order are pyavd 6.4's (eos_cli_config_gen ``ethernet_interfaces``:
+``speed``, ``error_correction_encoding``, ``switchport.trunk``, ``qos.trust``, ``tx_queues``), which Arista keeps
+equal to EOS running-config output; the defaults (switchports by default, access mode by default, a trunk allowing
+all VLANs with native VLAN 1, routed ports trusting DSCP and switchports CoS) are the Arista EOS User Manual's
+("Ethernet Ports", "VLANs": switchport trunk allowed vlan / native vlan, "Quality of Service": port trust default).
+
 Not recoverable, kept from the skeleton: class names (queues are named by the skeleton's class on that
 queue index, else ``queue<N>``), ``qos.rdma_*``/``cnp_*``, ``tc_to_pg`` and ``pfc_priority_to_queue`` (EOS
-has no such maps), cable length/peer/speed/media of ports, the management VLAN and MTU, hardware/role/name.
+has no such maps), cable length/peer/media/lanes of ports, the management VLAN and MTU, hardware/role/name.
 DSCPs and TCs the config does not map are left out of the maps rather than guessed (EOS defaults differ
 per platform). ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not
 converted: such a queue reads as without ECN. Watchdog timers the config leaves out keep the skeleton's
@@ -41,8 +68,8 @@ its skeleton values except ``admin_up`` = False (EOS lists every physical interf
 exist); an ``Ethernet`` interface the skeleton lacks is added as role ``unused``. Other interface types
 (Loopback, Vlan, Port-Channel) are added only when the skeleton has them.
 
-A recognised line with a value the model cannot take (``mtu jumbo``, ``qos map dscp 99 ...``) raises
-``ConfigReadError(file, line, message)``.
+A recognised line with a value the model cannot take (``mtu jumbo``, ``qos map dscp 99 ...``, ``switchport
+trunk allowed vlan 5000``) raises ``ConfigReadError(file, line, message)``.
 """
 
 from __future__ import annotations
@@ -69,6 +96,13 @@ DEFAULT_L2_MTU = 1500
 # Roles whose port mode fabricgen decides (resolve.ports.port_mode): the mode is owned on these ports only.
 MODE_ROLES = ("host", "fabric", "oob-access")
 WATCHDOG_ACTIONS: dict[str, Literal["drop", "alert"]] = {"drop": "drop", "notify-only": "alert"}
+Trust = Literal["dscp", "pcp", "none"]
+TRUST_WORDS: dict[str, Trust] = {"dscp": "dscp", "cos": "pcp"}
+# The trust of a port that neither it nor its profile states: EOS trusts DSCP on routed ports, CoS on switchports.
+DEFAULT_TRUST: dict[bool, Trust] = {True: "dscp", False: "pcp"}
+FEC_WORDS = {"reed-solomon": "rs", "fire-code": "fc"}
+VLAN_IDS = range(1, 4095)
+OFF = "none"  # a port's QoS projection: what the device has and the port has not (its watchdog, a queue)
 # Watchdog fields for a config that configures only some of them and a skeleton that has none (the intent
 # schema's defaults).
 WATCHDOG_FALLBACK = WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=100, action="drop")
@@ -79,28 +113,63 @@ WATCHDOG_FALLBACK = WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=
 def owned(device: DeviceModel) -> dict[str, Any]:
     """The fields eos.cfg expresses, as plain data (see the module docstring)."""
     return {
-        "ports": {p.name: _owned_port(p, device.qos is not None) for p in device.ports if p.role != "mgmt"},
+        "ports": {p.name: _owned_port(p, device.qos) for p in device.ports if p.role != "mgmt"},
         "qos": _owned_qos(device.qos) if device.qos is not None else None,
         "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
     }
 
 
-def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
+def _owned_port(port: PortModel, device_qos: QosModel | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
-                             "access_vlan": port.access_vlan or None}
+                             "access_vlan": port.access_vlan or None,
+                             "tagged_vlans": vlan_ranges(port.tagged_vlans) if port.tagged_vlans else None}
     if port.role in MODE_ROLES:
         entry["mode"] = port.mode
     if port.role in DATA_ROLES:
-        entry["mtu"] = port.mtu
-        if with_qos:
-            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless}
+        entry |= {"mtu": port.mtu, "speed_mbps": port.speed_mbps, "fec": port.fec}
+        if device_qos is not None:
+            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
+                      "qos": _owned_port_qos(port.qos, device_qos)}
     return entry
+
+
+def _owned_port_qos(qos: QosModel | None, device_qos: QosModel) -> dict[str, Any] | None:
+    """What of the port's own QoS differs from the device's, so a finding names the port's trust, queues or
+    watchdog rather than every map the two share. None: the port has none, the device's applies (the reader never
+    gives a port one equal to the device's; a model that does projects as ``{}``, which lint reads as no
+    difference)."""
+    if qos is None:
+        return None
+    mine, devices = _owned_qos(qos), _owned_qos(device_qos)
+    mine["queues"] = _queues_differing(qos, device_qos)
+    devices["queues"] = {}
+    return {key: OFF if value is None else value for key, value in mine.items() if value != devices[key]}
+
+
+def _queues_differing(qos: QosModel, device_qos: QosModel) -> dict[int, Any]:
+    """The port's queues that differ from the device's, by index; "none": a queue the port's profile lacks."""
+    have = {queue.index: _owned_queue(queue) for queue in qos.queues}
+    want = {queue.index: _owned_queue(queue) for queue in device_qos.queues}
+    return {index: have.get(index, OFF) for index in sorted(have.keys() | want.keys())
+            if have.get(index) != want.get(index)}
+
+
+def vlan_ranges(vlans: list[int]) -> str:
+    """[2, 3, 4, 10] → "2-4,10", as EOS prints VLAN lists (a trunk of all VLANs is one short range, not 4093 ids)."""
+    runs: list[list[int]] = []
+    for vlan in sorted(vlans):
+        if runs and vlan == runs[-1][1] + 1:
+            runs[-1][1] = vlan
+        else:
+            runs.append([vlan, vlan])
+    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in runs)
 
 
 def _owned_qos(qos: QosModel) -> dict[str, Any]:
     used = sorted({q.traffic_class for q in qos.queues})
     watchdog = qos.watchdog
     return {
+        "trust": qos.trust,
         "dscp_to_tc": dict(qos.dscp_to_tc),
         "tc_to_queue": {tc: qos.tc_to_queue.get(tc) for tc in used},
         "lossless_priorities": sorted(qos.lossless_priorities),
@@ -180,15 +249,28 @@ class _Profile:
     pfc: _Pfc
     watchdog: bool
     queues: dict[int, Node]
+    trust: Trust | None  # None: the profile has no `qos trust` line
 
     @property
     def lossless(self) -> list[int]:
         return sorted(self.pfc.no_drop) if self.pfc.on else []
 
 
+def _tx_queues(node: Node) -> dict[int, Node]:
+    return {number(m.group(1), child, 0, 7): child for m, child in node.each(r"(?:uc-)?tx-queue (\S+)")}
+
+
+def _read_trust(node: Node) -> Trust | None:
+    """The last ``qos trust dscp|cos`` / ``no qos trust`` line under ``node``; None without one."""
+    match = node.last(r"(no )?qos trust(?: (dscp|cos))?")
+    if match is None or not (match.group(1) or match.group(2)):
+        return None
+    return "none" if match.group(1) else TRUST_WORDS[match.group(2)]
+
+
 def _read_profile(node: Node) -> _Profile:
-    queues = {number(m.group(1), child, 0, 7): child for m, child in node.each(r"(?:uc-)?tx-queue (\S+)")}
-    return _Profile(_read_pfc(node), node.last(r"priority-flow-control pause watchdog") is not None, queues)
+    return _Profile(_read_pfc(node), node.last(r"priority-flow-control pause watchdog") is not None,
+                    _tx_queues(node), _read_trust(node))
 
 
 @dataclass
@@ -282,16 +364,84 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
     description = node.last(r"description (.+)")
     switchport = node.last(r"(no )?switchport")
-    routed = switchport is not None and switchport.group(1) is not None  # `no switchport`: no access VLAN
+    routed = switchport is not None and switchport.group(1) is not None  # `no switchport`: no VLANs at all
+    trunk = not routed and _switchport_mode(node) == "trunk"  # a trunk's untagged VLAN is its native one
     pfc = _port_pfc(config, intf)
     return port.model_copy(update={
         "admin_up": shutdown is None or shutdown.group(1) is not None,
         "mtu": _effective_mtu(config, node, routed),
-        "access_vlan": vlan if not routed else None,
+        "speed_mbps": _speed_mbps(node), "fec": _fec(node),
+        "access_vlan": vlan if not routed and not trunk else None,
+        "tagged_vlans": _tagged_vlans(node) if trunk else None,
         "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "mode": "routed" if routed else "switched",
     })
+
+
+def _switchport_mode(node: Node) -> str:
+    mode = node.last(r"switchport mode (\S+)")
+    return mode.group(1) if mode else "access"  # EOS: a switchport is an access port until told otherwise
+
+
+def _speed_mbps(node: Node) -> int | None:
+    """The fixed speed of `speed` (``400g``, ``400g-8``, ``2p5g``, ``100full``, the older ``forced 100gfull``);
+    None without one or for ``auto`` (negotiated: the config does not say which)."""
+    line = node.last(r"speed (?:forced )?(\S+)(?: .*)?")
+    if line is None:
+        return None
+    gigabits = re.fullmatch(r"(\d+)(?:p(\d+))?g(?:full)?(?:-\d+)?", line.group(1))
+    if gigabits:
+        fraction = gigabits.group(2) or ""
+        return int(gigabits.group(1)) * 1000 + (int(fraction.ljust(3, "0")) if fraction else 0)
+    megabits = re.fullmatch(r"(\d+)full", line.group(1))
+    return int(megabits.group(1)) if megabits else None
+
+
+def _fec(node: Node) -> str | None:
+    """The FEC the port is held to, the interface's error-correction lines taken in order: ``no error-correction
+    encoding`` turns FEC off ("none"); one encoding enabled is that encoding; none or both enabled leave the
+    choice to EOS (None: the default for the transceiver and speed, or negotiation between the two)."""
+    enabled: set[str] = set()
+    off = False
+    for match, _ in node.each(r"(no )?error-correction encoding(?: (reed-solomon|fire-code))?"):
+        negated, word = match.group(1) is not None, match.group(2)
+        if word is None:
+            enabled, off = set(), negated
+        elif negated:
+            enabled.discard(FEC_WORDS[word])
+        else:
+            enabled.add(FEC_WORDS[word])
+            off = False
+    if off:
+        return "none"
+    return next(iter(enabled)) if len(enabled) == 1 else None
+
+
+def _tagged_vlans(node: Node) -> list[int] | None:
+    """The VLANs a trunk carries tagged: its allowed VLANs (all without `switchport trunk allowed vlan`) but the
+    native one (VLAN 1 unless `switchport trunk native vlan N`; `native vlan tag` tags it too). None: none."""
+    allowed = set(VLAN_IDS)
+    for match, child in node.each(r"switchport trunk allowed vlan (.+)"):  # the last line is the list
+        allowed = _vlan_set(match.group(1), child)
+    native = node.last(r"switchport trunk native vlan (\S+)")
+    if native is None or native.group(1) != "tag":
+        allowed.discard(node.last_int(r"switchport trunk native vlan (\d+)", 1, 4094) or 1)
+    return sorted(allowed) or None
+
+
+def _vlan_set(text: str, node: Node) -> set[int]:
+    """``1-10,20`` / ``all`` / ``none`` as EOS prints an allowed-VLAN list."""
+    if text == "all":
+        return set(VLAN_IDS)
+    if text == "none":
+        return set()
+    found: set[int] = set()
+    for item in text.replace(" ", "").split(","):
+        first, _, last = item.partition("-")
+        low = number(first, node, 1, 4094)
+        found.update(range(low, number(last, node, low, 4094) + 1) if last else [low])
+    return found
 
 
 def _effective_mtu(config: _Config, node: Node, routed: bool) -> int:
@@ -386,12 +536,56 @@ def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel]) -> Qo
     else:  # PFC configured on interfaces only
         lossless = sorted({prio for port in ports if port.role in DATA_ROLES for prio in port.pfc_priorities})
     return skeleton.model_copy(update={
+        # The profile's trust, else EOS's for the routed data ports the profile is made for.
+        "trust": profile.trust if profile is not None and profile.trust else DEFAULT_TRUST[True],
         "dscp_to_tc": dict(sorted(config.dscp_to_tc.items())),
         "tc_to_queue": dict(sorted(config.tc_to_queue.items())),
         "lossless_priorities": lossless,
         "queues": _read_queues(config, profile, skeleton, lossless),
         "watchdog": _read_watchdog(config, profile, skeleton.watchdog),
     })
+
+
+# --- per-port QoS --------------------------------------------------------------------------------------
+
+def _port_qos(config: _Config, intf: _Interface, routed: bool, qos: QosModel, skeleton: QosModel) -> QosModel | None:
+    """The QoS in effect on one data port: ``qos`` (the device's) with the trust, queues and watchdog of the port's
+    own profile and lines; None where they are the device's."""
+    profile = config.profiles.get(intf.profile) if intf.profile else None
+    trust = _read_trust(intf.node) or (profile.trust if profile else None) or DEFAULT_TRUST[routed]
+    queues = _read_queues(config, profile, skeleton, qos.lossless_priorities)
+    effective = qos.model_copy(update={
+        "trust": trust,
+        "queues": _with_interface_ecn(queues, intf.node, skeleton, qos.lossless_priorities),
+        "watchdog": _read_watchdog(config, profile, skeleton.watchdog) if profile else None,
+    })
+    return None if effective == qos else effective
+
+
+def _with_interface_ecn(queues: list[QueueModel], node: Node, skeleton: QosModel,
+                        lossless: list[int]) -> list[QueueModel]:
+    """``queues`` with the ECN thresholds of the interface's own ``tx-queue N`` blocks, which replace the
+    profile's on that queue (a queue the profile leaves alone is EOS's default: strict, with that ECN)."""
+    by_index = {q.index: q for q in queues}
+    names = {q.index: q.class_name for q in skeleton.queues}
+    for index, child in _tx_queues(node).items():
+        ecn = _read_ecn(child)
+        if ecn is None:
+            continue
+        queue = by_index.get(index) or QueueModel(index=index, traffic_class=index, class_name=names.get(
+            index, f"queue{index}"), lossless=index in lossless, scheduler="strict")
+        by_index[index] = queue.model_copy(update={"ecn": ecn})
+    return [by_index[index] for index in sorted(by_index)]
+
+
+def _with_port_qos(config: _Config, ports: list[PortModel], qos: QosModel, skeleton: QosModel) -> list[PortModel]:
+    read = []
+    for port in ports:
+        intf = config.interfaces.get(port.name)
+        if intf is not None and port.role in DATA_ROLES:
+            port = port.model_copy(update={"qos": _port_qos(config, intf, port.mode == "routed", qos, skeleton)})
+        read.append(port)
+    return read
 
 
 # --- management -----------------------------------------------------------------------------------------
@@ -430,4 +624,6 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     config = _parse(files)
     ports = _read_ports(config, skeleton)
     qos = _read_qos(config, skeleton.qos, ports) if skeleton.qos is not None else None
+    if qos is not None and skeleton.qos is not None:
+        ports = _with_port_qos(config, ports, qos, skeleton.qos)
     return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})
