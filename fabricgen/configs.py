@@ -11,6 +11,7 @@ never a pass.
 
 from __future__ import annotations
 
+import functools
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -63,24 +64,28 @@ class UnreadableConfigs(Exception):
 
 @dataclass
 class Configs:
-    """The fabric with every readable device's model read from its configs, the evidence lint judges, and the
-    text of every file read (device → [(path, text)] in its platform's file order), to point findings at."""
+    """The fabric with every readable device's model read from its configs, the evidence lint judges, and each
+    device's config files in its platform's file order (to point findings at)."""
 
     fabric: Fabric
     evidence: Evidence
-    texts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    files: dict[str, list[Path]] = field(default_factory=dict)
 
     def locator(self, fallback: Locate) -> Locate:
         """Findings on a device read from configs point into its first config file, at the first line naming
-        their port (line 1 when none does); findings that know their line keep it; the rest use ``fallback``."""
+        their port (line 1 when none does); findings that know their line keep it; the rest use ``fallback``.
+        Files are read again only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
+        @functools.cache
+        def text(path: Path) -> str:
+            return path.read_text(encoding="utf-8", errors="replace")
+
         def locate(finding: Finding) -> Location:
             if finding.where is not None:
                 return Location(finding.where[0], finding.where[1], 1)
-            files = self.texts.get(finding.device)
+            files = self.files.get(finding.device)
             if not files:
                 return fallback(finding)
-            path, text = files[0]
-            return Location(path, _line_naming(text, finding.port), 1)
+            return Location(str(files[0]), _line_naming(text(files[0]), finding.port) if finding.port else 1, 1)
 
         return locate
 
@@ -101,7 +106,7 @@ def read_configs(fabric: Fabric, directory: Path, partial: bool = False) -> Conf
     skipped = tuple(sorted(reading.absent)) if partial else ()
     evidence = Evidence(str(directory), reading.intended, missing, tuple(reading.gaps), skipped)
     devices = {**fabric.devices, **reading.devices}
-    return Configs(fabric.model_copy(update={"devices": devices}), evidence, reading.texts)
+    return Configs(fabric.model_copy(update={"devices": devices}), evidence, reading.files)
 
 
 class _Reading:
@@ -115,7 +120,7 @@ class _Reading:
         self.missing: dict[str, str] = {}
         self.absent: set[str] = set()  # devices without a single config file
         self.gaps: list[Gap] = []
-        self.texts: dict[str, list[tuple[str, str]]] = {}
+        self.files: dict[str, list[Path]] = {}
 
     def device(self, device: DeviceModel) -> None:
         platform = get_platform(device.platform)
@@ -130,7 +135,7 @@ class _Reading:
         texts = {path.name: text for path in paths if (text := self._text(device.name, path)) is not None}
         if len(self.problems) > before:
             return
-        self.texts[device.name] = [(str(folder / name), text) for name, text in texts.items()]
+        self.files[device.name] = [folder / name for name in texts]
         whole = {name: text for name, text in texts.items() if text.strip()}
         if whole:
             self._read(platform, device, folder, whole)
@@ -285,9 +290,7 @@ def _gap(path: Path, text: str) -> tuple[int, str] | None:
     return None
 
 
-def _line_naming(text: str, port: str | None) -> int:
+def _line_naming(text: str, port: str) -> int:
     """The first line naming ``port`` as a whole name (Ethernet1 is not Ethernet10 or Ethernet1/1), else 1."""
-    if not port:
-        return 1
     found = re.search(rf"(?<![\w/.]){re.escape(port)}(?![\w/.])", text)
     return text.count("\n", 0, found.start()) + 1 if found else 1
