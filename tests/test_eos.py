@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fabricgen.api import render_device
-from fabricgen.model import Fabric, MgmtModel
+from fabricgen.model import Fabric, MgmtModel, PortModel
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.eos import natural_key, queue_keyword, reader, seconds
+from fabricgen.platforms.eos import natural_key, queue_keyword, reader, seconds, speed_keyword
 
 
 def test_queue_keyword_follows_the_asic_family() -> None:
@@ -66,3 +66,131 @@ def test_interface_defaults_mtu_is_layer_3_only(example_fabric: Fabric) -> None:
     mtus = {p.name: (p.mode, p.mtu) for p in read.ports if p.role == "fabric"}
     assert mtus == {"Ethernet1/1": ("switched", reader.DEFAULT_L2_MTU), "Ethernet2/1": ("routed", 9100),
                     "Ethernet3/1": ("routed", 9100), "Ethernet4/1": ("routed", 9100)}
+
+
+# --- the reader: each port's effective state ------------------------------------------------------------------
+
+def _read_with(example_fabric: Fabric, block: str, port: str = "Ethernet1/1") -> PortModel:
+    """spine1 read back with ``block`` appended to the interface block of ``port`` (a later line wins on EOS)."""
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"]
+    head = f"\ninterface {port}\n"
+    end = text.index("!\n", text.index(head) + 1)
+    read = reader.read(spine, {"eos.cfg": text[:end] + block + text[end:]})
+    return next(p for p in read.ports if p.name == port)
+
+
+@pytest.mark.parametrize(("line", "mbps"), [
+    ("speed 400g", 400_000), ("speed 400g-8", 400_000), ("speed 100g-4", 100_000), ("speed 2p5g", 2_500),
+    ("speed 100full", 100), ("speed forced 100gfull", 100_000), ("speed auto", None), ("speed auto 400g-8", None),
+])
+def test_speed_reads_as_the_fixed_speed_or_none_when_negotiated(example_fabric: Fabric, line: str,
+                                                                mbps: int | None) -> None:
+    assert _read_with(example_fabric, f"   {line}\n").speed_mbps == mbps
+
+
+def test_speed_is_written_as_eos_spells_it() -> None:
+    assert speed_keyword(400_000, None) == "400g"
+    assert speed_keyword(400_000, "0,1,2,3,4,5,6,7") == "400g-8"  # 8 electrical lanes
+    assert speed_keyword(25_000, "0") == "25g"  # no lane count below 50G
+    assert (speed_keyword(2_500, None), speed_keyword(100, None)) == ("2p5g", "100full")
+
+
+@pytest.mark.parametrize(("lines", "fec"), [
+    ([], "rs"),  # the rendered reed-solomon line
+    (["error-correction encoding fire-code", "no error-correction encoding reed-solomon"], "fc"),
+    (["no error-correction encoding"], "none"),
+    (["no error-correction encoding", "error-correction encoding fire-code"], "fc"),
+    (["error-correction encoding fire-code"], None),  # both allowed: EOS chooses
+])
+def test_fec_follows_the_error_correction_lines_in_order(example_fabric: Fabric, lines: list[str],
+                                                         fec: str | None) -> None:
+    assert _read_with(example_fabric, "".join(f"   {line}\n" for line in lines)).fec == fec
+
+
+def test_fec_and_speed_absent_read_as_not_set(example_fabric: Fabric) -> None:
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"].replace("   speed 400g\n", "")
+    text = text.replace("   error-correction encoding reed-solomon\n", "")
+    read = reader.read(spine, {"eos.cfg": text})
+    assert {(p.speed_mbps, p.fec) for p in read.ports if p.role == "fabric"} == {(None, None)}
+
+
+def test_trunk_vlans_are_the_allowed_ones_but_the_native(example_fabric: Fabric) -> None:
+    trunk = "   switchport mode trunk\n   switchport\n"
+    port = _read_with(example_fabric, "   switchport trunk allowed vlan 10-12,20\n" + trunk)
+    assert (port.mode, port.tagged_vlans, port.access_vlan) == ("switched", [10, 11, 12, 20], None)
+    assert _read_with(example_fabric, trunk).tagged_vlans == list(range(2, 4095))  # all VLANs, VLAN 1 native
+    native = "   switchport trunk allowed vlan 1-3\n   switchport trunk native vlan 2\n"
+    assert _read_with(example_fabric, native + trunk).tagged_vlans == [1, 3]
+    tagged = "   switchport trunk allowed vlan 1-3\n   switchport trunk native vlan tag\n"
+    assert _read_with(example_fabric, tagged + trunk).tagged_vlans == [1, 2, 3]
+    assert _read_with(example_fabric, "   switchport trunk allowed vlan none\n" + trunk).tagged_vlans is None
+
+
+def test_trunk_lines_on_a_routed_or_access_port_carry_nothing(example_fabric: Fabric) -> None:
+    assert _read_with(example_fabric, "   switchport mode trunk\n").tagged_vlans is None  # still `no switchport`
+    access = _read_with(example_fabric, "   switchport trunk allowed vlan 10\n   switchport access vlan 20\n"
+                                        "   switchport\n")
+    assert (access.tagged_vlans, access.access_vlan) == (None, 20)
+
+
+def test_a_bad_trunk_vlan_is_reported_at_its_line(example_fabric: Fabric) -> None:
+    with pytest.raises(ConfigReadError) as error:
+        _read_with(example_fabric, "   switchport trunk allowed vlan 10,5000\n   switchport mode trunk\n"
+                                   "   switchport\n")
+    assert "5000" in error.value.message and "switchport trunk allowed vlan 10,5000" in error.value.message
+
+
+def test_a_port_with_the_device_qos_has_no_port_qos(example_fabric: Fabric) -> None:
+    assert _read_with(example_fabric, "").qos is None
+    assert _read_with(example_fabric, "   qos trust dscp\n").qos is None  # the profile's trust, said again
+
+
+def test_port_trust_overrides_the_profile_and_defaults_by_mode(example_fabric: Fabric) -> None:
+    cos = _read_with(example_fabric, "   qos trust cos\n").qos
+    assert cos is not None and cos.trust == "pcp"
+    untrusted = _read_with(example_fabric, "   no qos trust\n").qos
+    assert untrusted is not None and untrusted.trust == "none"
+    # A profile without `qos trust`: a routed port trusts DSCP, a switchport CoS (EOS's defaults).
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"].replace("   qos trust dscp\n", "")
+    text = text.replace("   no switchport\n", "   switchport\n", 1)  # Ethernet1/1 becomes a switchport
+    read = reader.read(spine, {"eos.cfg": text})
+    assert read.qos is not None and read.qos.trust == "dscp"
+    trusts = {p.name: p.qos.trust if p.qos else None for p in read.ports if p.role == "fabric"}
+    assert trusts == {"Ethernet1/1": "pcp", "Ethernet2/1": None, "Ethernet3/1": None, "Ethernet4/1": None}
+
+
+def test_interface_tx_queue_ecn_replaces_the_profiles_on_that_port(example_fabric: Fabric) -> None:
+    block = ("   !\n   tx-queue 3\n      random-detect ecn minimum-threshold 1000 bytes maximum-threshold 2000 bytes "
+             "max-mark-probability 100\n")
+    qos = _read_with(example_fabric, block).qos
+    assert qos is not None
+    queue = next(q for q in qos.queues if q.index == 3)
+    assert queue.ecn is not None and (queue.ecn.min_bytes, queue.ecn.max_bytes) == (1000, 2000)
+    assert (queue.scheduler, queue.weight) == ("dwrr", 50)  # the rest of the queue is still the profile's
+    owned = reader.owned(example_fabric.devices["spine1"].model_copy(update={"ports": [
+        p.model_copy(update={"qos": qos}) if p.name == "Ethernet1/1" else p
+        for p in example_fabric.devices["spine1"].ports]}))
+    assert list(owned["ports"]["Ethernet1/1"]["qos"]) == ["queues"]
+    assert list(owned["ports"]["Ethernet1/1"]["qos"]["queues"]) == [3]  # only the queue that differs
+
+
+def test_a_port_on_a_profile_without_the_watchdog_has_none(example_fabric: Fabric) -> None:
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"]
+    profile = text[text.index("qos profile FABRICGEN_ROCE\n"):text.index("\n!\n", text.index("qos profile")) + 1]
+    other = profile.replace("FABRICGEN_ROCE", "NO_WATCHDOG").replace("   priority-flow-control pause watchdog\n", "")
+    text = text.replace(profile, profile + "!\n" + other)
+    text = text.replace("   service-profile FABRICGEN_ROCE\n", "   service-profile NO_WATCHDOG\n", 1)
+    read = reader.read(spine, {"eos.cfg": text})
+    assert read.qos is not None and read.qos.watchdog is not None  # three ports of four keep the device's profile
+    first = next(p for p in read.ports if p.name == "Ethernet1/1")
+    assert first.qos is not None and first.qos.watchdog is None and first.pfc_priorities == [3]
+    assert reader.owned(read)["ports"]["Ethernet1/1"]["qos"] == {"watchdog": "none"}
+
+
+def test_vlan_ranges_print_as_eos_does() -> None:
+    assert reader.vlan_ranges([2, 3, 4, 10, 12, 13]) == "2-4,10,12-13"
+    assert reader.vlan_ranges(list(range(2, 4095))) == "2-4094"

@@ -235,3 +235,28 @@ def test_switched_data_port_matches_pyavd() -> None:
     assert ("   l2 mtu 9100\n   speed 400g\n   error-correction encoding reed-solomon\n   switchport\n"
             in fabricgen_config(switched))
     assert_same(switched)
+
+
+@pytest.mark.parametrize(("update", "line"), [
+    ({"lanes": "0,1,2,3,4,5,6,7"}, "   speed 400g-8\n"),
+    ({"speed_mbps": 100_000, "lanes": "0,1,2,3"}, "   speed 100g-4\n"),
+    ({"fec": "fc"}, "   error-correction encoding fire-code\n"),
+    ({"fec": "none"}, "   no error-correction encoding\n"),
+])
+def test_data_port_speed_and_fec_match_pyavd(update: dict[str, Any], line: str) -> None:
+    """Speed with its lane count and each FEC choice: the line and its place are pyavd's ``speed`` and
+    ``error_correction_encoding``."""
+    spine = example_fabric("fabric").devices["spine1"]
+    ports = [p.model_copy(update=update) if p.name == "Ethernet2/1" else p for p in spine.ports]
+    changed = spine.model_copy(update={"ports": ports})
+    assert line in fabricgen_config(changed)
+    assert_same(changed)
+
+
+@pytest.mark.parametrize(("trust", "line"), [("pcp", "   qos trust cos\n"), ("none", "   no qos trust\n")])
+def test_profile_trust_matches_pyavd(trust: str, line: str) -> None:
+    spine = example_fabric("fabric").devices["spine1"]
+    assert spine.qos is not None
+    changed = spine.model_copy(update={"qos": spine.qos.model_copy(update={"trust": trust})})
+    assert line in fabricgen_config(changed)
+    assert_same(changed)
