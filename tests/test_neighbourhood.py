@@ -343,7 +343,9 @@ def test_edits_of_every_platform_in_the_generated_fabric(generated: Path, tmp_pa
     site = generated_site(generated, tmp_path)
     for name in ("r0-leaf0", "r1-leaf0", "r2-leaf0", "r3-leaf0", "gpu00003"):  # SONiC, EOS, NVUE, NX-OS; a host
         old = entry(site, name)
-        site.edit_hosts(old, re.sub(r"cable_m: (\d+)", lambda m: f"cable_m: {int(m.group(1)) + 1}", old, count=1))
+        # One metre shorter (a longer DAC may pass its reach, an error that would stop the render).
+        site.edit_hosts(old, re.sub(r"cable_m: (\d+)", lambda m: f"cable_m: {max(int(m.group(1)) - 1, 1)}", old,
+                                    count=1))
     for number, name in enumerate(("r0-spine0", "r1-spine0")):  # SONiC, EOS: a new management address
         old = entry(site, name)
         site.edit_hosts(old, re.sub(r"hostname: \S+", f"hostname: 10.128.250.{number + 10}", old))
@@ -416,14 +418,20 @@ _OLD_ENTRY_START = re.compile(rb"^[^\s#\-%.\]}?:]", re.MULTILINE)
 @example("a: 1\nb: 2\n")
 @example("\na: 1\nb: 2")
 @example("# fabric\n---\na: 1\nb: 2")
+@example("\t\na\na")  # a tab-only header line: the splitter declines it (it failed 3 in 100 seeds)
+@example("#\t\na\na")  # a tab in a header comment: declined too
 def test_entries_split_where_a_line_starts_a_key(text: str) -> None:
     """The splitter finds entries by searching for a line break (fast); it must cut where `^` would."""
     raw = text.encode()
     starts = [match.start() for match in _OLD_ENTRY_START.finditer(raw)]
     entries = top_level_entries(raw)
     if entries is None:
-        header = [line.strip() for line in raw[:starts[0] if starts else len(raw)].splitlines()]
-        assert len(starts) < 2 or [line for line in header if line and not line.startswith(b"#")] not in ([], [b"---"])
+        head = raw[:starts[0] if starts else len(raw)]
+        content = [line for line in (line.strip() for line in head.splitlines()) if line and not line.startswith(b"#")]
+        # The splitter also declines a header holding what the two YAML parsers may read differently: a tab (even
+        # in a comment or alone on a line) or a lone carriage return.
+        odd = b"\t" in head or re.search(rb"\r(?!\n)", head) is not None
+        assert len(starts) < 2 or content not in ([], [b"---"]) or odd
         return
     first = len(raw) - sum(len(entry) for entry in entries)
     assert list(itertools.accumulate((len(entry) for entry in entries[:-1]), initial=first)) == starts

@@ -59,7 +59,7 @@ def readers_markdown() -> str:
     """The table of what each platform's config reader reads back per port (``Capability.port_settings``): what
     `lint --configs` compares with the intent (FG-CFG-001) and tests/test_lint_completeness.py mutates."""
     caps = [get_platform(name).capability for name in platform_names()]
-    settings = sorted({s for c in caps for s in c.port_settings}, key=lambda s: SETTING_LABELS.get(s, s).lower())
+    settings = sorted({s for c in caps for s in c.port_settings}, key=lambda s: (SETTING_LABELS.get(s) or s).lower())
     out = ["| per-port setting | " + " | ".join(c.name for c in caps) + " |", "|---" * (len(caps) + 1) + "|"]
     for setting in settings:
         marks = ["✓" if setting in c.port_settings else "—" for c in caps]
