@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fabricgen.api import render_device
+from fabricgen.lint.rules.drift import differences
 from fabricgen.model import Fabric, MgmtModel, PortModel
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.eos import natural_key, queue_keyword, reader, seconds, speed_keyword
@@ -173,8 +174,10 @@ def test_interface_tx_queue_ecn_replaces_the_profiles_on_that_port(example_fabri
     owned = reader.owned(example_fabric.devices["spine1"].model_copy(update={"ports": [
         p.model_copy(update={"qos": qos}) if p.name == "Ethernet1/1" else p
         for p in example_fabric.devices["spine1"].ports]}))
-    assert list(owned["ports"]["Ethernet1/1"]["qos"]) == ["queues"]
-    assert list(owned["ports"]["Ethernet1/1"]["qos"]["queues"]) == [3]  # only the queue that differs
+    port_qos, device_qos = owned["ports"]["Ethernet1/1"]["qos"], owned["qos"]
+    assert [key for key in port_qos if port_qos[key] != device_qos[key]] == ["queues"]
+    differs = differences(port_qos, device_qos, "qos")  # what lint --configs reports: queue 3's ECN, nothing else
+    assert differs and all(".ecn." in text for text in differs), differs
 
 
 def test_a_port_on_a_profile_without_the_watchdog_has_none(example_fabric: Fabric) -> None:
@@ -188,7 +191,9 @@ def test_a_port_on_a_profile_without_the_watchdog_has_none(example_fabric: Fabri
     assert read.qos is not None and read.qos.watchdog is not None  # three ports of four keep the device's profile
     first = next(p for p in read.ports if p.name == "Ethernet1/1")
     assert first.qos is not None and first.qos.watchdog is None and first.pfc_priorities == [3]
-    assert reader.owned(read)["ports"]["Ethernet1/1"]["qos"] == {"watchdog": "none"}
+    owned = reader.owned(read)
+    assert [line.split(" is ")[0] for line in differences(owned["ports"]["Ethernet1/1"]["qos"], owned["qos"], "qos")] \
+        == ["qos.watchdog.action", "qos.watchdog.detection_ms", "qos.watchdog.poll_ms", "qos.watchdog.restoration_ms"]
 
 
 def test_vlan_ranges_print_as_eos_does() -> None:

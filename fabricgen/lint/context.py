@@ -29,7 +29,7 @@ class End:
 
     __slots__ = ("access_vlan", "cable_assumed", "cable_m", "device", "fec", "headroom", "index", "lanes",
                  "lossless", "media", "mtu", "name", "nic", "peer_ref", "pfc", "pfc_priorities", "port",
-                 "port_mtu", "role", "speed_mbps")
+                 "port_mtu", "qos", "role", "speed_mbps")
 
     def __init__(self, device: DeviceModel, port: PortModel, nic: NicModel | None, pfc_sets: _PfcSets,
                  index: int) -> None:
@@ -49,6 +49,9 @@ class End:
         self.lossless = port.lossless
         self.headroom: HeadroomModel | None = port.headroom
         self.access_vlan = port.access_vlan
+        # The QoS in effect on this port: its own where its config binds other maps, trust, queues or watchdog
+        # (a reader's port.qos), else the device's.
+        self.qos = port.qos if port.qos is not None else device.qos
         # The port's own pfc_priorities as a shared tuple (same items, order and length as the list) and set.
         self.pfc_priorities, port_pfc = pfc_sets.of_priorities(port.pfc_priorities)
         self.nic = nic  # the host's RDMA NIC on this port; None on switches and on a host's other ports

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import KeyPath
-from fabricgen.model import DeviceModel, QueueModel
+from fabricgen.model import DeviceModel, QosModel, QueueModel
 
 
 def port_source(device: str, port: str) -> KeyPath:
@@ -27,10 +27,15 @@ def fmt_set(values: frozenset[int] | set[int] | list[int]) -> str:
 
 def queue_for_tc(device: DeviceModel, tc: int) -> QueueModel | None:
     """The queue a traffic class egresses on, per the device's own TC→queue map."""
-    if device.qos is None:
+    return queue_in(device.qos, tc)
+
+
+def queue_in(qos: QosModel | None, tc: int) -> QueueModel | None:
+    """The queue a traffic class egresses on under ``qos`` (a device's, or one port's own)."""
+    if qos is None:
         return None
-    index = device.qos.tc_to_queue.get(tc, tc)
-    return next((q for q in device.qos.queues if q.index == index), None)
+    index = qos.tc_to_queue.get(tc, tc)
+    return next((q for q in qos.queues if q.index == index), None)
 
 
 def kib(value: int) -> str:

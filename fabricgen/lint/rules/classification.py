@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, end_source, port_source
+from fabricgen.model import PolicyModel
 
 
 @rule("FG-CLS-001", "dscp-unmapped", "error", "every DSCP maps to exactly one traffic class on every switch")
@@ -35,16 +36,31 @@ def roce_dscp_not_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None or not policy.rdma_lossless:
         return  # a deliberately lossy RoCE design (ECN only) has no lossless priority to land on
+    yield from _switch_ports_off_lossless(ctx, r, policy)
+    yield from _nics_off_lossless(ctx, r, policy)
+
+
+def _switch_ports_off_lossless(ctx: LintContext, r: Rule, policy: PolicyModel) -> Iterator[Finding]:
     dscp = policy.rdma_dscp
     for device, ends in ctx.ends_by_device:
-        if device.qos is None:
-            continue
-        tc = device.qos.dscp_to_tc.get(dscp)
-        for end in ends:
-            if end.role in ("host", "fabric") and (tc is None or tc not in end.pfc_priorities):
-                yield r.finding(device.name, f"RoCE DSCP {dscp} → TC {tc}, which is not lossless here (PFC on "
+        for end in ends:  # each port by the QoS in effect on it (its own map or trust, or the device's)
+            if end.role not in ("host", "fabric") or end.qos is None:
+                continue
+            if end.qos.trust != "dscp":
+                yield r.finding(device.name, f"the port trusts {end.qos.trust}, not DSCP: RoCE DSCP {dscp} is not "
+                                "classified into its lossless class here", "trust DSCP on the port",
+                                port=end.port.name, source=end_source(end))
+                continue
+            tc = end.qos.dscp_to_tc.get(dscp)
+            if tc is None or tc not in end.pfc_priorities:
+                got = "maps to no traffic class" if tc is None else f"→ TC {tc}"
+                yield r.finding(device.name, f"RoCE DSCP {dscp} {got}, which is not lossless here (PFC on "
                                 f"{sorted(end.pfc_priorities)})", f"map DSCP {dscp} to TC {policy.rdma_priority} "
                                 f"and enable PFC on it", port=end.port.name, source=end_source(end))
+
+
+def _nics_off_lossless(ctx: LintContext, r: Rule, policy: PolicyModel) -> Iterator[Finding]:
+    dscp = policy.rdma_dscp
     for host, nics in ctx.host_nics:
         for nic in nics:
             prio = nic.dscp2prio.get(dscp)
@@ -90,9 +106,9 @@ def nic_dscp_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for nic in nics:
             end = ctx.end(host.name, nic.interface)
             switch = ctx.peer_of(end) if end is not None else None
-            if switch is None or switch.device.qos is None or nic.trust != "dscp":
+            if switch is None or switch.qos is None or nic.trust != "dscp":
                 continue  # no switch to agree with; a NIC that does not trust DSCP is FG-CLS-003's
-            wrong = _dscp_disagreements(nic.dscp2prio, switch.device.qos.dscp_to_tc)
+            wrong = _dscp_disagreements(nic.dscp2prio, switch.qos.dscp_to_tc)  # the map in effect on its port
             if wrong:
                 spelling = ctx.capability(host).spelling.get("dscp_map", "DSCP APP entries")
                 yield r.finding(host.name, f"{len(wrong)} of 64 DSCPs leave the NIC in another priority than the "

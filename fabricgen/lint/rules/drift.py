@@ -44,9 +44,18 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         have, want = owned(found), owned(intended)
         for section in sorted(want):
             if section in PER_PORT_SECTIONS:
-                yield from _port_findings(r, name, have.get(section) or {}, want[section] or {})
+                yield from _port_findings(r, name, _effective(have, section), _effective(want, section))
             elif have.get(section) != want[section]:
                 yield _finding(r, name, None, differences(have.get(section), want[section], section))
+
+
+def _effective(view: Mapping[str, Any], section: str) -> dict[str, Any]:
+    """The view's ports with the device's QoS filled in where a port runs it (a port entry's ``qos`` is None then):
+    a port bound to its own watchdog or map is compared with what it should run, not with "not set"."""
+    device_qos = view.get("qos")
+    ports = view.get(section) or {}
+    return {name: {**entry, "qos": device_qos} if isinstance(entry, Mapping) and "qos" in entry
+            and entry["qos"] is None else entry for name, entry in ports.items()}
 
 
 def _port_findings(r: Rule, device: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> Iterator[Finding]:
@@ -74,6 +83,10 @@ def differences(have: Any, want: Any, path: str) -> list[str]:
         for key in sorted(have.keys() | want.keys(), key=str):
             found += differences(have.get(key), want.get(key), f"{path}.{key}" if path else str(key))
         return found
+    if isinstance(have, list) and isinstance(want, list) and len(have) == len(want) and \
+            any(isinstance(item, Mapping) for item in have + want):  # queues: compared one by one
+        return [diff for index, (mine, theirs) in enumerate(zip(have, want, strict=True))
+                for diff in differences(mine, theirs, f"{path}[{index}]")]
     if have == want:
         return []
     return [f"{path or 'value'} is {_show(have)}, intent {_show(want)}"]

@@ -6,7 +6,17 @@ from collections.abc import Iterator
 
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, kib, port_source, queue_for_tc, queue_settings, rdma_ecn, remedy
+from fabricgen.lint.rules._util import (
+    device_source,
+    end_source,
+    kib,
+    port_source,
+    queue_for_tc,
+    queue_in,
+    queue_settings,
+    rdma_ecn,
+    remedy,
+)
 from fabricgen.model import DeviceModel, PolicyModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
@@ -119,6 +129,7 @@ def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for device, ports in ctx.switch_ports:
         if device.qos is None or not any(end.role in ("host", "fabric") for end in ports):
             continue
+        yield from _ports_without_ecn(r, device, ports)
         queue = queue_for_tc(device, device.qos.rdma_priority)
         if queue is None or queue.ecn is None:
             tc = device.qos.rdma_priority
@@ -128,6 +139,24 @@ def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                 ctx, device, rdma_ecn, "add ecn to the RDMA class",
                 f"configure ECN marking on the queue of traffic class {device.qos.rdma_priority}"),
                 source=(*ECN_SOURCE,))
+
+
+def _ports_without_ecn(r: Rule, device: DeviceModel, ports: list[End]) -> Iterator[Finding]:
+    """Data ports bound to their own queues (a reader's port.qos) whose RoCE queue marks no ECN, on a switch whose
+    own RoCE queue does (the switch-wide case is one finding on the switch)."""
+    assert device.qos is not None
+    switch_queue = queue_for_tc(device, device.qos.rdma_priority)
+    if switch_queue is None or switch_queue.ecn is None:
+        return
+    for end in ports:
+        own = end.port.qos
+        if own is None or end.role not in ("host", "fabric"):
+            continue
+        queue = queue_in(own, own.rdma_priority)
+        if queue is None or queue.ecn is None:
+            yield r.finding(device.name, "the port's RoCE queue marks no ECN (the switch's other ports mark)",
+                            f"on {device.name}: bind {end.port.name} to the switch's ECN profile on the RoCE queue",
+                            port=end.port.name, source=end_source(end))
 
 
 @rule("FG-ECN-005", "dcqcn-off-on-nic", "error", "NICs run DCQCN on the RoCE priority")

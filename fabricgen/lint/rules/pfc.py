@@ -72,9 +72,16 @@ def pfc_watchdog_missing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
     Fix: `pfc.watchdog.enabled: true` (SONiC PFC_WD per port, EOS pause watchdog)."""
     for device, ports in ctx.switch_ports:
-        if device.qos is not None and device.qos.watchdog is not None:
-            continue  # guarded: no need to count its lossless ports
-        lossless = [end.port.name for end in ports if end.pfc_priorities]
+        guarded = device.qos is not None and device.qos.watchdog is not None
+        for end in ports:  # a port whose own QoS leaves out the watchdog the rest of the switch has
+            if guarded and end.pfc_priorities and end.port.qos is not None and end.port.qos.watchdog is None:
+                yield r.finding(device.name, "lossless port without the PFC watchdog the switch's other ports run",
+                                f"on {device.name}: enable the PFC watchdog on {end.port.name}", port=end.port.name,
+                                source=end_source(end))
+        if guarded:
+            continue  # no need to count the lossless ports that run the switch's watchdog
+        lossless = [end.port.name for end in ports if end.pfc_priorities and (end.qos is None or
+                                                                              end.qos.watchdog is None)]
         if lossless:
             yield r.finding(device.name, f"{len(lossless)} lossless ports without a PFC watchdog "
                             f"({', '.join(lossless[:4])}{'…' if len(lossless) > 4 else ''})",

@@ -102,7 +102,6 @@ TRUST_WORDS: dict[str, Trust] = {"dscp": "dscp", "cos": "pcp"}
 DEFAULT_TRUST: dict[bool, Trust] = {True: "dscp", False: "pcp"}
 FEC_WORDS = {"reed-solomon": "rs", "fire-code": "fc"}
 VLAN_IDS = range(1, 4095)
-OFF = "none"  # a port's QoS projection: what the device has and the port has not (its watchdog, a queue)
 # Watchdog fields for a config that configures only some of them and a skeleton that has none (the intent
 # schema's defaults).
 WATCHDOG_FALLBACK = WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=100, action="drop")
@@ -134,24 +133,11 @@ def _owned_port(port: PortModel, device_qos: QosModel | None) -> dict[str, Any]:
 
 
 def _owned_port_qos(qos: QosModel | None, device_qos: QosModel) -> dict[str, Any] | None:
-    """What of the port's own QoS differs from the device's, so a finding names the port's trust, queues or
-    watchdog rather than every map the two share. None: the port has none, the device's applies (the reader never
-    gives a port one equal to the device's; a model that does projects as ``{}``, which lint reads as no
-    difference)."""
+    """The port's own QoS, projected as the device's is; None: the port runs the device's (lint then compares the
+    device's in its place, so only what differs is reported)."""
     if qos is None:
         return None
-    mine, devices = _owned_qos(qos), _owned_qos(device_qos)
-    mine["queues"] = _queues_differing(qos, device_qos)
-    devices["queues"] = {}
-    return {key: OFF if value is None else value for key, value in mine.items() if value != devices[key]}
-
-
-def _queues_differing(qos: QosModel, device_qos: QosModel) -> dict[int, Any]:
-    """The port's queues that differ from the device's, by index; "none": a queue the port's profile lacks."""
-    have = {queue.index: _owned_queue(queue) for queue in qos.queues}
-    want = {queue.index: _owned_queue(queue) for queue in device_qos.queues}
-    return {index: have.get(index, OFF) for index in sorted(have.keys() | want.keys())
-            if have.get(index) != want.get(index)}
+    return _owned_qos(qos)
 
 
 def vlan_ranges(vlans: list[int]) -> str:
