@@ -11,7 +11,9 @@ from fabricgen.model import DeviceModel, PolicyModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
+    DEFAULT_SONIC_RELEASE,
     PAUSE_QUANTA,
+    SONIC_RELEASES,
     HeadroomInputs,
     spectrum_headroom,
 )
@@ -47,13 +49,16 @@ def _unknown_cable(ctx: LintContext, r: Rule, device: DeviceModel, end: End) -> 
                      port=end.port.name, peer=end.peer_ref, source=end_source(end))
 
 
-def _required_xoff(policy: PolicyModel | None, asic: str, speed: int, cable: int, mtu: int, lanes: int) -> int:
-    """The formula's xoff for a port under the intent's own headroom assumptions (small packets, lossless
-    packet size)."""
-    params = HeadroomInputs(speed, cable, mtu, lanes)
+def _required_xoff(policy: PolicyModel | None, asic: str, port: tuple[int, int, int, int], release: str) -> int:
+    """The formula's xoff for a port (speed, cable, MTU, lanes) under the intent's own headroom assumptions (small
+    packets, lossless packet size), as the device's SONiC release computes it (its buffer Lua's revision)."""
+    speed, cable, mtu, lanes = port
+    formula = SONIC_RELEASES[release].formula if release in SONIC_RELEASES else \
+        SONIC_RELEASES[DEFAULT_SONIC_RELEASE].formula
+    params = HeadroomInputs(speed, cable, mtu, lanes, formula=formula)
     if policy is not None:
         params = HeadroomInputs(speed, cable, mtu, lanes, lossless_mtu=policy.lossless_mtu,
-                                small_packet_percent=policy.small_packet_percent)
+                                small_packet_percent=policy.small_packet_percent, formula=formula)
     return spectrum_headroom(asic, params).xoff
 
 
@@ -71,7 +76,7 @@ def headroom_insufficient(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         return
     # The required xoff depends only on the ASIC and four port facts (the policy is fixed for the run), and
     # thousands of ports share a handful of combinations: each is computed once.
-    required: dict[tuple[str, int, int, int, int], int] = {}
+    required: dict[tuple[str, str, int, int, int, int], int] = {}
     for device, ends in ctx.ends_by_device:
         asic = device.asic
         if asic is None or asic not in ASIC_CONSTANTS:
@@ -81,10 +86,11 @@ def headroom_insufficient(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if headroom is None or speed is None or speed not in PAUSE_QUANTA or cable is None:
                 continue
             lanes = end.lanes.count(",") + 1 if end.lanes else 4
-            key = (asic, speed, cable, end.port_mtu, lanes)
+            release = headroom.release or DEFAULT_SONIC_RELEASE  # the release the headroom was sized for
+            key = (asic, release, speed, cable, end.port_mtu, lanes)
             need = required.get(key)
             if need is None:
-                need = required[key] = _required_xoff(policy, asic, speed, cable, end.port_mtu, lanes)
+                need = required[key] = _required_xoff(policy, asic, (speed, cable, end.port_mtu, lanes), release)
             if headroom.xoff < need:
                 yield r.finding(device.name, f"headroom xoff {kib(headroom.xoff)} < required {kib(need)} for "
                                 f"{speed} Mb/s over {cable} m", "raise xoff",
