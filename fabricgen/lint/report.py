@@ -10,6 +10,7 @@ from fabricgen import __version__
 from fabricgen.diagnostics import Location
 from fabricgen.lint import LintReport
 from fabricgen.lint.registry import RULES, Finding, Rule, all_rules
+from fabricgen.platforms.matrix import readers_markdown
 
 Locate = Callable[[Finding], Location]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -103,6 +104,14 @@ def rules_markdown() -> str:
            "| ID | name | severity | checks |", "|---|---|---|---|"]
     rules = all_rules()
     out += [f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity} | {r.summary} |" for r in rules]
+    out += ["", "## What `lint --configs` reads, per platform", "",
+            "Each platform's config reader reads back, for every port (a host: every RDMA NIC), the settings below "
+            "as the device would run them — defaults where a line is absent, per-port overrides included. "
+            "FG-CFG-001 compares each with the intent; the other rules judge them port by port. Device-wide "
+            "settings (the QoS maps and queues a switch applies to all its ports, the management interface, "
+            "nccl.env) are read and compared per device. tests/test_lint_completeness.py damages every setting "
+            "listed here on one port of a rendered config and expects findings about that port and nothing else.",
+            "", readers_markdown()]
     for r in rules:
         out += ["", f"## {r.id}", "", f"`{r.name}` — {r.severity}. {r.summary}.", "", r.explanation]
     return "\n".join(out) + "\n"
