@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 
-from fabricgen.lint.context import LintContext
+from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import end_source
 
@@ -94,9 +94,7 @@ def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
     Fix: AEC, linear active copper or optics for longer runs, or move the switch closer."""
     for a, b in ctx.links:
-        media, length = a.media, a.cable_m
-        if a.cable_assumed:  # the headroom default (pfc.headroom.default_cable_m), not a measured cable:
-            length = None    # a DAC of unknown length was reported as "40 m DAC" (FG-BUF-001 covers it)
+        media, length = a.media, _physical_length(ctx, a)
         speed = a.speed_mbps or b.speed_mbps
         if length is None or speed is None:
             continue
@@ -111,3 +109,15 @@ def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             yield r.finding(a.device.name, f"{length} m {media.upper()} at {speed // 1000}G (safe reach "
                             f"{SAFE_REACH_M[media]} m)", "use optics for this run", port=a.port.name,
                             peer=b.name, source=end_source(a), severity="warning")
+
+
+def _physical_length(ctx: LintContext, end: End) -> int | None:
+    """The cable's length as the inventory measures it. A config's cable length is a buffer setting (SONiC
+    CABLE_LENGTH sizes headroom and is often rounded up to a profile's row), not proof of the cable: a port read
+    from its config takes the length from the port as the intent resolves it. The headroom default
+    (pfc.headroom.default_cable_m) is no measurement either: a DAC of unknown length is FG-BUF-001's."""
+    intended = ctx.intended(end.device)
+    port = next((p for p in intended.ports if p.name == end.port.name), None) if intended is not None else None
+    if port is not None:
+        return None if port.cable_assumed else port.cable_m
+    return None if end.cable_assumed else end.cable_m
