@@ -376,23 +376,36 @@ def test_brownfield_running_config() -> None:
     got, want = reader.owned(device), reader.owned(leaf4())
     extra = {name: got["ports"].pop(name) for name in [f"Ethernet1/{n}" for n in (3, 5, 6, 7, 8)]}
     assert got == want
-    assert extra["Ethernet1/3"] == {"admin_up": False, "description": None, "access_vlan": None}
+    assert extra["Ethernet1/3"] == {"admin_up": False, "description": None, "access_vlan": None,
+                                    "tagged_vlans": None}
     assert extra["Ethernet1/5"] == extra["Ethernet1/6"] == {"admin_up": True, "description": "spare",
-                                                           "access_vlan": None}
+                                                           "access_vlan": None, "tagged_vlans": None}
     assert extra["Ethernet1/7"] == extra["Ethernet1/8"] == {"admin_up": False, "description": None,
-                                                           "access_vlan": 30}
+                                                           "access_vlan": 30, "tagged_vlans": None}
     assert "Ethernet1/9" not in {p.name for p in device.ports}  # banner text, not an interface
     assert "loopback0" not in {p.name for p in device.ports}
 
 
-def test_watchdog_off_on_a_pfc_port_or_not_armed() -> None:
-    text = cfg(leaf4())
-    off_on_port = edit(text, "  priority-flow-control watch-dog-interval on\n",
-                       "  priority-flow-control watch-dog-interval off\n")
-    not_armed = edit(text, "priority-flow-control watch-dog-interval on\npriority", "priority")
-    for edited in (off_on_port, not_armed):
-        qos = read(edited).qos
-        assert qos is not None and qos.watchdog is None
+def test_watchdog_off_on_one_pfc_port_is_that_ports_qos() -> None:
+    text = edit(cfg(leaf4()), "  priority-flow-control watch-dog-interval on\n",
+                "  priority-flow-control watch-dog-interval off\n", 1)  # Ethernet1/1 only
+    device = read(text)
+    assert device.qos is not None and device.qos == read(cfg(leaf4())).qos  # the device keeps its watchdog
+    off = port(device, "Ethernet1/1").qos
+    assert off is not None and off.watchdog is None
+    assert off.model_copy(update={"watchdog": device.qos.watchdog}) == device.qos  # and nothing else differs
+    assert port(device, "Ethernet1/2").qos is None
+
+
+def test_watchdog_not_armed_globally_is_on_only_where_a_port_turns_it_on() -> None:
+    text = edit(cfg(leaf4()), "priority-flow-control watch-dog-interval on\npriority", "priority")
+    device = read(text)
+    assert device.qos is not None and device.qos.watchdog is None
+    on = port(device, "Ethernet1/1").qos  # every rendered PFC port says `watch-dog-interval on`
+    assert on is not None and on.watchdog == WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=100,
+                                                           action="drop")
+    bare = edit(text, "  priority-flow-control watch-dog-interval on\n", "", 1)
+    assert port(read(bare), "Ethernet1/1").qos is None  # neither line: off, as the device
 
 
 def test_port_without_classification_is_not_lossless() -> None:

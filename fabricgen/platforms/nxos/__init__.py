@@ -101,8 +101,10 @@ CAPABILITY = Capability(
                     "failure `rollback running-config checkpoint fabricgen-<run>`; then copy run start. No "
                     "commit-confirm timer: NAPALM nxos has no revert_in (nvue-nxos.md §2.2-2.3)",
     output_files=(FILE,),
-    # The reader's per-port view (reader.owned): mode on data and OOB access ports, mtu/PFC on data ports.
-    port_settings=("admin_up", "description", "access_vlan", "mode", "mtu", "pfc_priorities", "lossless"),
+    # The reader's per-port view (reader.owned): mode on data and OOB access ports, trunk VLANs on every port,
+    # mtu/PFC and the port's own QoS (classification, queuing, watchdog where they differ) on data ports.
+    port_settings=("admin_up", "description", "access_vlan", "mode", "tagged_vlans", "mtu", "pfc_priorities",
+                   "lossless", "qos"),
     spelling={
         "trust": f"service-policy type qos input {QOS_POLICY} on data ports (DSCP class-maps)",
         "dscp_map": "class-map type qos match-all … match dscp …; policy-map type qos: set qos-group N",

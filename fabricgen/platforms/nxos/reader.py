@@ -52,7 +52,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_interface
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from fabricgen.model import DeviceModel, EcnThresholds, MgmtModel, PortModel, QosModel, QueueModel, WatchdogModel
 from fabricgen.platforms import ConfigReadError
@@ -76,6 +76,7 @@ MODE_ROLES = ("host", "fabric", "oob-access")
 KBYTE = 1024
 # NX-OS watchdog defaults for lines a running-config leaves out (unverified; see the module docstring).
 WATCHDOG_DEFAULTS = {"interval": 100, "shutdown-multiplier": 1, "restore-multiplier": 2}
+ALL_VLANS = range(1, 4095)
 THRESHOLD_UNITS = {"bytes": 1, "kbytes": KBYTE, "mbytes": KBYTE * KBYTE}
 # DSCP names NX-OS accepts in `match dscp` (RFC 2474/2597/3246 code points).
 DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{n}": 8 * n for n in range(8)},
@@ -98,19 +99,23 @@ def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
                              "access_vlan": port.access_vlan or None}
     if port.role in MODE_ROLES:
         entry["mode"] = port.mode
+    entry["tagged_vlans"] = port.tagged_vlans
     if port.role in DATA_ROLES:
         entry["mtu"] = port.mtu
         if with_qos:
-            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless}
+            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
+                      "qos": None if port.qos is None else _owned_qos(port.qos)}
     return entry
 
 
 def _owned_qos(qos: QosModel) -> dict[str, Any]:
+    """The device's QoS, and a port's own where it differs (``PortModel.qos``)."""
     return {
         "dscp_to_qos_group": dscp_groups(qos),
         "pfc_cos": pfc_groups(qos),
         "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
         "watchdog": None if qos.watchdog is None else qos.watchdog.model_dump(),
+        "trust": qos.trust,
     }
 
 
@@ -182,6 +187,7 @@ class _Interface:
     pfc_mode: str  # on | off | auto (NX-OS's default)
     watchdog: bool | None  # the interface's own watch-dog-interval line; None = not said
     qos_policy: str | None
+    queuing_policy: str | None  # the interface's own `service-policy type queuing output`
 
 
 @dataclass
@@ -247,9 +253,11 @@ def _add_interface(config: _Config, match: re.Match[str], node: Node) -> None:
     mode = node.last(r"(no )?priority-flow-control mode (on|off|auto)(?: .*)?")
     watchdog = node.last(r"(no )?priority-flow-control watch-dog-interval (on|off)")
     policy = node.last(r"service-policy type qos input (\S+)(?: .*)?")
+    queuing = node.last(r"service-policy type queuing output (\S+)(?: .*)?")
     intf = _Interface(node=node, pfc_mode="auto" if mode is None or mode.group(1) else mode.group(2),
                       watchdog=None if watchdog is None else not watchdog.group(1) and watchdog.group(2) == "on",
-                      qos_policy=policy.group(1) if policy else None)
+                      qos_policy=policy.group(1) if policy else None,
+                      queuing_policy=queuing.group(1) if queuing else None)
     for name in _interface_names(match.group(1), node):
         config.interfaces[name] = intf
 
@@ -335,7 +343,34 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: lis
         "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "mode": "routed" if routed else "switched",
+        "tagged_vlans": None if routed else _tagged_vlans(node),
+        "qos": None,  # set by _with_port_qos once the device's QoS is known
     })
+
+
+def _tagged_vlans(node: Node) -> list[int] | None:
+    """The VLANs a trunk port carries tagged: ``switchport trunk allowed vlan`` lines in order (a plain list
+    replaces, ``add``/``remove``/``except``/``all``/``none`` edit; no line = all of 1-4094), less the native
+    VLAN (``switchport trunk native vlan``, default 1), which is untagged. None unless ``switchport mode trunk``
+    (NX-OS's default mode is access)."""
+    mode = node.last(r"switchport mode (\S+)")
+    if mode is None or mode.group(1) != "trunk":
+        return None
+    allowed = set(ALL_VLANS)
+    for match, child in node.each(r"switchport trunk allowed vlan (.+)"):
+        allowed = _allowed_vlans(match.group(1).strip(), child, allowed)
+    native = node.last_int(r"switchport trunk native vlan (\S+)", 1, 4094) or 1
+    return sorted(allowed - {native})
+
+
+def _allowed_vlans(text: str, node: Node, allowed: set[int]) -> set[int]:
+    verb, _, rest = text.partition(" ")
+    if verb in ("all", "none"):
+        return set(ALL_VLANS) if verb == "all" else set()
+    if verb in ("add", "remove", "except"):
+        listed = set(_values(rest, node, 4094))
+        return {"add": allowed | listed, "remove": allowed - listed, "except": set(ALL_VLANS) - listed}[verb]
+    return set(_values(text, node, 4094))
 
 
 def _routed(config: _Config, node: Node, switchport: re.Match[str] | None) -> bool:
@@ -356,7 +391,8 @@ def _read_ports(config: _Config, skeleton: DeviceModel, lossless: list[int]) -> 
         if port.role == "mgmt":
             ports.append(port)  # read into mgmt
         elif intf is None:
-            ports.append(port.model_copy(update={"admin_up": False}))  # NX-OS lists every port: not configured
+            # NX-OS lists every port: one without a block is not configured (shut, routed, NX-OS's defaults)
+            ports.append(port.model_copy(update={"admin_up": False, "tagged_vlans": None, "qos": None}))
         else:
             ports.append(_read_port(config, port, intf, lossless))
     known = {p.name for p in skeleton.ports}
@@ -431,41 +467,90 @@ def _traffic_classes(skeleton: QosModel, pfc: dict[int, int], queued: list[int])
     return tc_of
 
 
-def _read_queues(config: _Config, skeleton: QosModel, pfc: dict[int, int]) -> list[QueueModel]:
-    policy = config.queuing_policies.get(config.system.get("queuing", ""))
+def _queue_classes(config: _Config, name: str | None) -> dict[int, Node]:
+    """qos-group → its class in the queuing policy ``name``, for the queues the policy uses (see _scheduled)."""
+    policy = config.queuing_policies.get(name or "")
     classes = {}
     for match, child in policy.each(r"class type queuing (\S+)") if policy else ():
         group = _group(match.group(1), config)
         if group is not None:
             classes[group] = child
-    used = {group: node for group, node in classes.items() if _scheduled(node)}
-    tc_of = _traffic_classes(skeleton, pfc, sorted(used))
+    return {group: node for group, node in classes.items() if _scheduled(node)}
+
+
+def _queues(used: Mapping[int, Node], tc_of: Mapping[int, int], skeleton: QosModel,
+            pfc: Mapping[int, int]) -> list[QueueModel]:
     names = {q.index: q.class_name for q in skeleton.queues}
     return [_read_queue(used[g], g, tc_of[g], names.get(g, f"queue{g}"), g in pfc.values()) for g in sorted(used)]
 
 
-def _read_watchdog(config: _Config, ports: list[PortModel]) -> WatchdogModel | None:
-    pfc_ports = [config.interfaces[p.name] for p in ports if p.pfc_priorities and p.name in config.interfaces]
-    if not config.watchdog_on or any(intf.watchdog is False for intf in pfc_ports):
-        return None
+def _watchdog_timers(config: _Config) -> WatchdogModel:
     timers = WATCHDOG_DEFAULTS | config.watchdog
     poll = timers["interval"]
     return WatchdogModel(detection_ms=poll * timers["shutdown-multiplier"],
                          restoration_ms=poll * timers["restore-multiplier"], poll_ms=poll, action="drop")
 
 
-def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel], pfc: dict[int, int]) -> QosModel:
-    queues = _read_queues(config, skeleton, pfc)
-    tc_of = _traffic_classes(skeleton, pfc, [q.index for q in queues])
-    groups = _policy_dscp_groups(config, _main_policy(config, ports))
-    return skeleton.model_copy(update={
+class _DeviceQos(NamedTuple):
+    qos: QosModel
+    tc_of: dict[int, int]  # qos-group → traffic class, all 8 groups (ports read their maps through it too)
+    pfc: dict[int, int]
+
+
+def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel], pfc: dict[int, int]) -> _DeviceQos:
+    used = _queue_classes(config, config.system.get("queuing"))
+    tc_of = _traffic_classes(skeleton, pfc, sorted(used))
+    policy = _main_policy(config, ports)
+    groups = _policy_dscp_groups(config, policy)
+    qos = skeleton.model_copy(update={
+        "trust": "none" if policy is None else "dscp",  # NX-OS classifies by the DSCP class-maps it is given
         "dscp_to_tc": {dscp: tc_of[group] for dscp, group in groups.items()},
         "tc_to_queue": {tc: group for group, tc in sorted(tc_of.items(), key=lambda item: item[1])},
         "pfc_priority_to_queue": {**skeleton.pfc_priority_to_queue, **pfc},
         "lossless_priorities": sorted(pfc),
-        "queues": queues,
-        "watchdog": _read_watchdog(config, ports),
+        "queues": _queues(used, tc_of, skeleton, pfc),
+        # The global line arms the watchdog on every PFC port; a port that turns it off is read into port.qos.
+        "watchdog": _watchdog_timers(config) if config.watchdog_on else None,
     })
+    return _DeviceQos(qos, tc_of, pfc)
+
+
+# --- per-port QoS -----------------------------------------------------------------------------------------
+
+def _with_port_qos(config: _Config, port: PortModel, device: _DeviceQos, skeleton: QosModel) -> PortModel:
+    """``port`` with ``qos`` set when what its interface binds differs from the device's QoS (see the module
+    docstring: classification policy, queuing policy, watchdog)."""
+    intf = config.interfaces.get(port.name)
+    if intf is None or port.role not in DATA_ROLES:
+        return port
+    effective = device.qos.model_copy(update={
+        **_port_classification(config, intf, device.tc_of),
+        "queues": (device.qos.queues if intf.queuing_policy is None else
+                   _queues(_queue_classes(config, intf.queuing_policy), device.tc_of, skeleton, device.pfc)),
+        "watchdog": _port_watchdog(config, port, intf, device.qos.watchdog),
+    })
+    return port if effective == device.qos else port.model_copy(update={"qos": effective})
+
+
+def _port_classification(config: _Config, intf: _Interface, tc_of: Mapping[int, int]) -> dict[str, Any]:
+    """The port's trust and DSCP map: its own ``service-policy type qos input``, else the one under ``system
+    qos``; with neither, nothing classifies the port's traffic and every packet lands in qos-group 0."""
+    name = intf.qos_policy or config.system.get("qos")
+    if name is None:
+        return {"trust": "none", "dscp_to_tc": {dscp: tc_of[0] for dscp in range(64)}}
+    groups = _policy_dscp_groups(config, config.qos_policies.get(name))
+    return {"trust": "dscp", "dscp_to_tc": {dscp: tc_of[group] for dscp, group in groups.items()}}
+
+
+def _port_watchdog(config: _Config, port: PortModel, intf: _Interface,
+                   device: WatchdogModel | None) -> WatchdogModel | None:
+    """The interface's own watch-dog-interval line overrides the global one on a PFC port (the watchdog only
+    watches no-drop queues, so on a port without PFC the line changes nothing)."""
+    if not port.pfc_priorities or intf.watchdog is None:
+        return device
+    if not intf.watchdog:
+        return None
+    return device or _watchdog_timers(config)
 
 
 # --- management -----------------------------------------------------------------------------------------
@@ -508,5 +593,9 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     config = _parse(files)
     pfc = _pfc(config) if skeleton.qos is not None else {}
     ports = _read_ports(config, skeleton, sorted(pfc))
-    qos = _read_qos(config, skeleton.qos, ports, pfc) if skeleton.qos is not None else None
+    qos = None
+    if skeleton.qos is not None:
+        device = _read_qos(config, skeleton.qos, ports, pfc)
+        ports = [_with_port_qos(config, port, device, skeleton.qos) for port in ports]
+        qos = device.qos
     return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})
