@@ -408,6 +408,60 @@ def test_watchdog_not_armed_globally_is_on_only_where_a_port_turns_it_on() -> No
     assert port(read(bare), "Ethernet1/1").qos is None  # neither line: off, as the device
 
 
+def test_a_port_bound_to_its_own_queuing_policy_runs_its_queues() -> None:
+    text = cfg(leaf4())
+    own = text[text.index("policy-map type queuing FABRICGEN_QUEUING\n"):text.index("\npolicy-map type network-qos")]
+    own = own.replace("FABRICGEN_QUEUING", "SHALLOW").replace(
+        "minimum-threshold 5000 bytes maximum-threshold 40000 bytes", "minimum-threshold 2 kbytes "
+        "maximum-threshold 20 kbytes").replace("c-out-8q-q3\n    bandwidth remaining percent 50",
+                                               "c-out-8q-q3\n    bandwidth remaining percent 60")
+    text = edit(text, "\nsystem qos\n", f"\n{own}\nsystem qos\n")
+    text = edit(text, "  service-policy type qos input FABRICGEN_QOS\n",
+                "  service-policy type qos input FABRICGEN_QOS\n  service-policy type queuing output SHALLOW\n")
+    device = read(text)
+    assert device.qos is not None and device.qos == read(cfg(leaf4())).qos
+    own_qos = port(device, "Ethernet1/1").qos
+    assert own_qos is not None
+    rdma = next(q for q in own_qos.queues if q.index == 3)
+    assert (rdma.weight, rdma.ecn) == (60, EcnThresholds(min_bytes=2048, max_bytes=20480, probability_pct=10))
+    assert own_qos.model_copy(update={"queues": device.qos.queues}) == device.qos
+    assert port(device, "Ethernet1/2").qos is None
+
+
+def test_a_port_without_classification_trusts_nothing() -> None:
+    text = edit(cfg(leaf4()), "  service-policy type qos input FABRICGEN_QOS\n", "")  # Ethernet1/1
+    device = read(text)
+    own = port(device, "Ethernet1/1").qos
+    assert own is not None and own.trust == "none"
+    assert set(own.dscp_to_tc.values()) == {0}  # every packet in qos-group 0
+    assert device.qos is not None and device.qos.trust == "dscp" and device.qos.dscp_to_tc[26] == 3
+
+
+def test_a_port_with_another_classification_policy() -> None:
+    text = edit(cfg(leaf4()), "\nsystem qos\n", "\npolicy-map type qos CNP_ONLY\n  class FG_CNP\n"
+                "    set qos-group 6\n\nsystem qos\n")
+    text = edit(text, "  service-policy type qos input FABRICGEN_QOS\n", "  service-policy type qos input CNP_ONLY\n")
+    own = port(read(text), "Ethernet1/1").qos
+    assert own is not None and own.trust == "dscp"
+    assert (own.dscp_to_tc[26], own.dscp_to_tc[48], own.dscp_to_tc[16]) == (0, 6, 0)
+
+
+@pytest.mark.parametrize(("lines", "tagged"), [
+    ("  switchport mode trunk\n", list(range(2, 4095))),  # all but the native VLAN 1
+    ("  switchport mode trunk\n  switchport trunk allowed vlan 10-12,20\n", [10, 11, 12, 20]),
+    ("  switchport mode trunk\n  switchport trunk allowed vlan 10-12\n  switchport trunk allowed vlan add 30\n"
+     "  switchport trunk allowed vlan remove 11\n  switchport trunk native vlan 10\n", [12, 30]),
+    ("  switchport mode trunk\n  switchport trunk allowed vlan except 1-4000\n", list(range(4001, 4095))),
+    ("  switchport mode trunk\n  switchport trunk allowed vlan none\n", []),
+    ("  switchport mode access\n  switchport access vlan 30\n", None),
+])
+def test_trunk_vlans_carried_tagged(lines: str, tagged: list[int] | None) -> None:
+    text = edit(cfg(leaf4()), "  no switchport\n", "  switchport\n" + lines)  # Ethernet1/1
+    device = read(text)
+    assert port(device, "Ethernet1/1").tagged_vlans == tagged
+    assert port(device, "Ethernet1/2").tagged_vlans is None  # routed
+
+
 def test_port_without_classification_is_not_lossless() -> None:
     text = edit(cfg(leaf4()), "  service-policy type qos input FABRICGEN_QOS\n", "")
     device = read(text)

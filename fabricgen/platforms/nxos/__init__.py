@@ -24,7 +24,8 @@ How the intent maps onto the 8q system classes (one rule, applied by the rendere
   (Earlier releases of fabricgen wrote whole kbytes rounded down: 5,000 B became 4 KB, 18 % early.) The
   Nexus 9000 QoS guide's "Configuring WRED on Egress Queues" gives the threshold units as
   ``packets | bytes | kbytes | mbytes``; the reference configs above use kbytes. **(unverified here: the stored
-  copy of that page only showed its section headings, and no source at hand shows bytes on a device.)**
+  copies of that page, 10.1(x)-10.5(x), only showed the section's introduction, not the command syntax; no
+  public config, Cisco sample or parser grammar at hand shows ``bytes`` accepted on a device, nor refused.)**
 * Port mode: fabricgen owns the mode of data ports, because it decides which MTU applies. Data ports are routed
   (``no switchport``, the RoCE leaf/spine norm) and carry ``mtu N``; OOB access ports are ``switchport``.
   Cisco's "Configure and Verify Maximum Transmission Unit on Nexus Platforms" (doc 118994): a Layer 3 port

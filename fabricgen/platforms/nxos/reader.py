@@ -11,13 +11,31 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the config
   ``mtu`` in both modes, so it is the MTU in effect either way, and, on a device with QoS,
   ``pfc_priorities``/``lossless``: the system's no-drop priorities on a port with ``priority-flow-control mode
   on`` that classifies its input (``service-policy type qos input`` on the port or under ``system qos``),
-  else none — ``mode auto`` (the default) depends on DCBX and guarantees nothing;
+  else none — ``mode auto`` (the default) depends on DCBX and guarantees nothing; ``tagged_vlans`` on every
+  port: the VLANs a ``switchport mode trunk`` port carries tagged (``switchport trunk allowed vlan`` lines in
+  order — a list replaces, ``add``/``remove``/``except``/``all``/``none`` edit, no line = all of 1-4094 — less
+  the ``switchport trunk native vlan``, default 1, which is untagged), None on routed and access ports;
+* each data port's own QoS (``PortModel.qos``; None where the port runs the device's), the *effective* state:
+  NX-OS's Modular QoS CLI attaches policies "for the whole system and for individual interfaces" (Cisco NX-OS
+  QoS configuration guides, "Modular QoS CLI"; the Nexus 9000 guide's PFC procedure attaches ``service-policy
+  type qos input`` in interface mode). Read from the port's block: its ``service-policy type qos input``
+  (else the one under ``system qos``) gives its DSCP map and ``trust`` "dscp"; with neither, nothing
+  classifies the port's traffic, so it all lands in qos-group 0, the default class (NX-OS's default ingress
+  policy; **unverified** against a Nexus 9000 document here), and ``trust`` is "none";
+  its ``service-policy type queuing output`` gives its queues (schedulers, weights, ECN) instead of the system
+  queuing policy's; on a PFC port its ``priority-flow-control watch-dog-interval off`` turns the watchdog off
+  there, and ``on`` turns it on with the global timers where the global line is absent (the guide has both a
+  global and an interface form of the command; that the interface form overrides the global one is
+  **unverified** here). The watchdog only watches no-drop queues, so the line changes nothing on a port
+  without PFC;
 * ``qos``, in NX-OS's own terms (see the package docstring for the mapping):
   ``dscp_to_qos_group`` (the type-qos policy most data ports apply: its classes' ``match dscp`` in policy
   order, first match wins, the rest in ``class-default``'s qos-group, 0 when it sets none), ``pfc_cos``
   (``pause pfc-cos P`` in ``c-8q-nqN`` of the system network-qos policy: priority P → qos-group N), the
   queues of the system queuing policy (index, scheduler, DWRR weight, ECN thresholds in bytes, as the renderer
-  writes them; ``kbytes``/``mbytes`` read as 1024/1024² bytes, see KBYTE) and the PFC watchdog;
+  writes them; ``kbytes``/``mbytes`` read as 1024/1024² bytes, see KBYTE), the PFC watchdog (the global
+  ``priority-flow-control watch-dog-interval on``; a port that turns it off is that port's ``qos``) and
+  ``trust`` ("dscp" when data ports classify with a type-qos policy, else "none");
 * ``mgmt``: ``interface`` (mgmt0), ``vrf`` (``vrf member``; absent = ``management``), ``address``, ``gateway``
   (the default route in that VRF's ``vrf context``), ``mtu`` (absent = 1500).
 
@@ -26,17 +44,16 @@ or a non-zero ``bandwidth remaining percent`` (also ``bandwidth percent``, read 
 left at 0 are unused. A lossless queue's traffic class is its ``pfc-cos``; a lossy queue's is the skeleton's
 class on that queue index, else the index. ``dscp_to_tc`` is then DSCP → qos-group → that traffic class,
 ``tc_to_queue`` the identity plus each queue's class, ``lossless_priorities`` every ``pfc-cos``. The
-watchdog is on when ``priority-flow-control watch-dog-interval on`` is configured globally and no PFC port
-turns it off; its timers are ``interval`` (poll) and interval × ``shutdown-multiplier`` (detection) and
+watchdog's timers are ``interval`` (poll) and interval × ``shutdown-multiplier`` (detection) and
 × ``restore-multiplier`` (restoration); a timer line left out takes NX-OS's default (100 ms, ×1, ×2:
 **unverified**, nvue-nxos.md §2.1 gives the spellings without values); the action is ``drop``.
 
 Not recoverable, kept from the skeleton: class names (the skeleton's class on that queue index, else
 ``queue<N>``), ``tc_to_pg``, ``qos.rdma_*``/``cnp_*``, cable/peer/speed/media of ports, the management VLAN,
 hardware/role/name. Not read: the network-qos class MTU (a platform constant, see CLASS_MTU), ``match cos``
-and ACL matches in type-qos class-maps (routed RoCE is classified by DSCP), per-interface queuing
-policies, the 4q queuing mode, WRED thresholds in ``packets`` or without ``ecn`` (such a queue reads as
-without ECN). A skeleton without QoS or management stays without.
+and ACL matches in type-qos class-maps (routed RoCE is classified by DSCP; a policy matching only CoS
+reads as trust "dscp" with those classes empty), the 4q queuing mode, WRED thresholds in ``packets`` or
+without ``ecn`` (such a queue reads as without ECN). A skeleton without QoS or management stays without.
 
 Brownfield: unknown sections and unknown lines inside known ones are ignored; ``banner`` text is skipped;
 ``interface ethernet 1/1`` and ranges (``Ethernet1/1-4``, comma lists) are expanded. A skeleton port with no
