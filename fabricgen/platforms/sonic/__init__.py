@@ -80,6 +80,8 @@ CAPABILITY = Capability(
     owned_sections=OWNED_TABLES,
     commit_strategy="GCU: config checkpoint → config apply-patch (owned tables) → config rollback on failure",
     output_files=("config_db.json",),
+    port_settings=("admin_up", "mtu", "speed_mbps", "fec", "lanes", "description", "access_vlan", "tagged_vlans",
+                   "mode", "pfc_priorities", "lossless", "cable_m", "headroom", "qos"),
     spelling={
         "trust": "PORT_QOS_MAP|<port>.dscp_to_tc_map (DSCP trust is implied)",
         "dscp_map": "DSCP_TO_TC_MAP|ROCE (all 64 code points)",
@@ -92,6 +94,8 @@ CAPABILITY = Capability(
         "scheduling": "SCHEDULER type STRICT / DWRR weight on QUEUE",
         "mtu": "PORT.mtu",
         "mgmt": "MGMT_VRF_CONFIG (VRF mgmt), MGMT_INTERFACE, MGMT_PORT",
+        "vlans": "VLAN_MEMBER|Vlan<id>|<port> tagging_mode untagged (access) or tagged; PORT.mode routed|access|trunk "
+                 "(read back; fabricgen's data ports are routed and render none)",
     },
 )
 

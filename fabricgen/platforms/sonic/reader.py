@@ -3,6 +3,9 @@
 Owned — what ``owned()`` projects and ``read()`` replaces with what the file says:
 
 * every non-management port (PORT): ``admin_up``, ``mtu``, ``speed_mbps``, ``fec``, ``lanes``, ``description``;
+  VLAN membership (VLAN_MEMBER ``Vlan<id>|<port>``): ``access_vlan`` (tagging_mode ``untagged`` or
+  ``priority_tagged``), ``tagged_vlans`` (``tagged``); and on host/fabric/oob-access ports ``mode``: switched when a
+  VLAN member or PORT.mode ``access``/``trunk`` (``config switchport mode``), else routed, PORT.mode's default;
 * on data ports (role host/fabric) of a device with QoS: ``pfc_priorities`` (PORT_QOS_MAP ``pfc_enable``),
   ``lossless`` (= PFC on some priority), ``headroom`` xon/xoff/size (BUFFER_PG → BUFFER_PROFILE) and
   ``cable_m`` (CABLE_LENGTH) — with the dynamic buffer model, headroom as the switch computes it (below);
@@ -23,10 +26,24 @@ not config), ``mgmt.vlan``, hardware/asic/role/name. A skeleton without QoS (or 
 needs the RDMA/CNP identity and a MgmtModel the VLAN, neither of which config_db holds. MGMT_PORT
 description/speed/admin_status are written by the renderer from the cabling and not read.
 
-Brownfield: tables fabricgen does not own are ignored. The maps are the ones the ports actually reference
-(the most common reference in PORT_QOS_MAP, else fabricgen's ``ROCE``), so a switch still pointing at SONiC's
-``AZURE`` maps reads as such. Per-port queues and watchdog settings collapse to one device-wide value taken
-from the first data port (natural name order) that has them: the DeviceModel has no per-port scheduling.
+Brownfield: tables fabricgen does not own are ignored. The device's maps are the ones the ports actually
+reference (the most common reference in PORT_QOS_MAP, else fabricgen's ``ROCE``), so a switch still pointing at
+SONiC's ``AZURE`` maps reads as such; its queues and watchdog timers are the QUEUE rows and PFC_WD entry most data
+ports have (ties: the first data port's in natural name order).
+
+Each data port's effective QoS — what the switch runs on it — is then read on its own, and where it differs from
+the device's, ``port.qos`` holds a copy of the device's QosModel with the differing fields (else None):
+
+* ``trust``/``dscp_to_tc``: the port's ``dscp_to_tc_map``; without one, PORT_QOS_MAP|global's (sonic-swss
+  ``orchagent/qosorch.cpp`` handleGlobalQosMap sets it as the switch-level SAI_SWITCH_ATTR_QOS_DSCP_TO_TC_MAP,
+  which a port's own overrides); a port with only a ``dot1p_to_tc_map`` trusts the PCP; with neither, nothing
+  (SAI ``saiport.h``: port maps default to no map, and every packet takes QOS_DEFAULT_TC 0);
+* ``tc_to_pg``/``tc_to_queue``/``pfc_priority_to_queue``: the maps the port's entry binds, ``{}`` when it binds
+  none (saiport.h: "Default no map", TC→queue "all packets to queue 0");
+* ``queues``: the port's own QUEUE rows (scheduler → SCHEDULER, wred_profile → WRED_PROFILE); none: ``[]``;
+* ``watchdog`` (lossless ports): the port's PFC_WD entry, when its ``pfcwd_sw_enable`` covers every priority of
+  its ``pfc_enable`` — qosorch.cpp stores pfcwd_sw_enable as the port's watchdog bitmask and pfcwdorch.cpp
+  (getLosslessTcsForPort) watches those priorities only; no PFC_WD entry, or a lossless priority left out: None.
 
 Headroom is what the switch reserves, by its buffer model (``DEVICE_METADATA|localhost.buffer_model`` when the
 file has it, else the skeleton's, else the vendor image's default):
@@ -87,6 +104,8 @@ from fabricgen.resolve.headroom import (
 
 FILE = "config_db.json"
 DATA_ROLES = ("host", "fabric")
+MODE_ROLES = ("host", "fabric", "oob-access")  # the roles resolve gives a forwarding mode (resolve.ports.port_mode)
+SWITCHPORT_MODES = ("access", "trunk")  # PORT.mode (sonic-port.yang: routed|access|trunk, default routed)
 DEFAULT_PORT_MTU = 9100  # SONiC's port default (portmgrd)
 DEFAULT_MGMT_MTU = 1500  # Linux default for eth0
 # pfcwd's own defaults (sonic-utilities pfcwd/main.py), used for keys a PFC_WD table leaves out.
@@ -120,11 +139,25 @@ def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"admin_up": port.admin_up, "mtu": port.mtu, "speed_mbps": port.speed_mbps or None,
                              "fec": port.fec or None, "lanes": port.lanes or None,
                              "description": port.description or None}
+    entry |= {"access_vlan": port.access_vlan, "tagged_vlans": port.tagged_vlans or None}
+    if port.role in MODE_ROLES:
+        entry["mode"] = port.mode
     if with_qos and port.role in DATA_ROLES:
         headroom = port.headroom if port.speed_mbps else None  # no speed, no buffermgrd profile name
         entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless, "cable_m": port.cable_m,
-                  "headroom": _owned_headroom(headroom)}
+                  "headroom": _owned_headroom(headroom), "qos": None if port.qos is None else _owned_port_qos(port.qos)}
     return entry
+
+
+def _owned_port_qos(qos: QosModel) -> dict[str, Any]:
+    """A port's own QoS (PortModel.qos): its classification, maps, queues and watchdog as the switch runs them."""
+    watchdog = qos.watchdog
+    return {"trust": qos.trust, "dscp_to_tc": dict(qos.dscp_to_tc), "tc_to_pg": dict(qos.tc_to_pg),
+            "tc_to_queue": dict(qos.tc_to_queue), "pfc_priority_to_queue": dict(qos.pfc_priority_to_queue),
+            "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
+            "watchdog": None if watchdog is None else {"detection_ms": watchdog.detection_ms,
+                                                       "restoration_ms": watchdog.restoration_ms,
+                                                       "action": watchdog.action}}
 
 
 def _owned_headroom(headroom: HeadroomModel | None) -> dict[str, int] | None:
@@ -341,13 +374,30 @@ class _PortTables:
     pgs: dict[str, list[tuple[list[int], str, dict[str, Any]]]]
     profiles: dict[str, dict[str, Any]]
     buffers: _Buffers
+    vlans: dict[str, list[tuple[int, str]]]  # port -> (VLAN id, tagging_mode) of its VLAN_MEMBER entries
 
 
 def _port_tables(db: _Db, skeleton: DeviceModel) -> _PortTables:
     cable_entries = db.table("CABLE_LENGTH")
     cables = cable_entries.get(CABLE_MAP) or next((cable_entries[k] for k in sorted(cable_entries)), {})
     return _PortTables(db.table("PORT"), db.table("PORT_QOS_MAP"), cables, _per_port(db, "BUFFER_PG"),
-                       db.table("BUFFER_PROFILE"), _buffers(db, skeleton))
+                       db.table("BUFFER_PROFILE"), _buffers(db, skeleton), _vlan_members(db))
+
+
+def _vlan_members(db: _Db) -> dict[str, list[tuple[int, str]]]:
+    """VLAN_MEMBER ``Vlan<id>|<port>`` entries by port (sonic-vlan.yang: tagging_mode, mandatory, is tagged,
+    untagged or priority_tagged)."""
+    members: dict[str, list[tuple[int, str]]] = {}
+    for key, entry in db.table("VLAN_MEMBER").items():
+        vlan, sep, port = key.partition("|")
+        if not sep or not re.fullmatch(r"Vlan\d+", vlan):
+            raise db.error(f"VLAN_MEMBER|{key}: expected a key like Vlan100|Ethernet0", "VLAN_MEMBER", key)
+        mode = str(entry.get("tagging_mode", ""))
+        if mode not in ("tagged", "untagged", "priority_tagged"):
+            raise db.error(f"VLAN_MEMBER|{key}: tagging_mode {mode!r} is not tagged, untagged or priority_tagged",
+                           "VLAN_MEMBER", key)
+        members.setdefault(port, []).append((int(vlan.removeprefix("Vlan")), mode))
+    return members
 
 
 def _read_ports(db: _Db, skeleton: DeviceModel) -> list[PortModel]:
@@ -382,7 +432,20 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
         "cable_m": _cable(db, tables.cables.get(name), name),
     }
     fields["headroom"] = _headroom(db, tables, name, pfc, fields)
+    fields |= _vlan_fields(tables.vlans.get(name, []), str(entry.get("mode", "routed")), port.role)
     return port.model_copy(update=fields)
+
+
+def _vlan_fields(members: list[tuple[int, str]], mode: str, role: str) -> dict[str, Any]:
+    """access_vlan (the untagged membership; ``priority_tagged`` is the untagged VLAN sent with an 802.1p tag),
+    tagged_vlans, and — for the roles with a forwarding mode — mode: switched when PORT.mode is access/trunk or the
+    port is a VLAN member (sonic-vlan.yang refuses a VLAN member in INTERFACE), else routed (PORT.mode's default)."""
+    untagged = sorted(vid for vid, tagging in members if tagging != "tagged")
+    tagged = sorted(vid for vid, tagging in members if tagging == "tagged")
+    fields: dict[str, Any] = {"access_vlan": untagged[0] if untagged else None, "tagged_vlans": tagged or None}
+    if role in MODE_ROLES:
+        fields["mode"] = "switched" if members or mode in SWITCHPORT_MODES else "routed"
+    return fields
 
 
 def _text(value: Any) -> str | None:
@@ -479,8 +542,10 @@ def _read_qos(db: _Db, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
     lossless = sorted({prio for port in ports for prio in port.pfc_priorities})
     queues = _read_queues(db, skeleton, data_ports, maps["tc_to_queue"], lossless)
     watchdog = _read_watchdog(db, skeleton.watchdog, data_ports)
+    trusts = Counter(_port_classes(db, db.table("PORT_QOS_MAP").get(p.name, {}))["trust"] for p in data_ports)
+    trust = max(trusts, key=lambda word: (trusts[word], word == "dscp")) if trusts else "dscp"
     return skeleton.model_copy(update={**maps, "lossless_priorities": lossless, "queues": queues,
-                                       "watchdog": watchdog})
+                                       "watchdog": watchdog, "trust": trust})
 
 
 def _reference_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortModel]) -> list[Any]:
@@ -494,9 +559,28 @@ def _reference_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortM
     return []
 
 
+def _majority_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortModel]) -> list[Any]:
+    """The entries most data ports have (compared without their keys, which name the port; ties: the first data
+    port's in natural order), else _reference_entries: the device's value, so that one port's own stands out."""
+    candidates = [per_port[p.name] for p in data_ports if per_port.get(p.name)]
+    if not candidates:
+        return _reference_entries(per_port, data_ports)
+    counts = Counter(_entries_key(entries) for entries in candidates)
+    return max(candidates, key=lambda entries: counts[_entries_key(entries)])  # max keeps the first of equals
+
+
+def _entries_key(entries: list[Any]) -> str:
+    return repr(sorted((repr(item[0]), repr(item[-1])) if isinstance(item, tuple) else ("", repr(item))
+                       for item in entries))
+
+
 def _read_queues(db: _Db, skeleton: QosModel, data_ports: list[PortModel], tc_to_queue: dict[int, int],
                  lossless: list[int]) -> list[QueueModel]:
-    entries = _reference_entries(_per_port(db, "QUEUE"), data_ports)
+    return _queues_of(db, skeleton, _majority_entries(_per_port(db, "QUEUE"), data_ports), tc_to_queue, lossless)
+
+
+def _queues_of(db: _Db, skeleton: QosModel, entries: list[Any], tc_to_queue: dict[int, int],
+               lossless: list[int]) -> list[QueueModel]:
     by_index = {index: entry for indices, _, entry in entries for index in indices}
     old_names = {q.index: q.class_name for q in skeleton.queues}
     queues: list[QueueModel] = []
@@ -543,14 +627,18 @@ def _read_watchdog(db: _Db, skeleton: WatchdogModel | None, data_ports: list[Por
         return None
     poll = db.number(table.get("GLOBAL", {}).get("POLL_INTERVAL", PFCWD_DEFAULTS["poll"]), "PFC_WD", "GLOBAL")
     ports = {name: [entry] for name, entry in table.items() if name != "GLOBAL"}
-    entries = _reference_entries(ports, data_ports)
+    entries = _majority_entries(ports, data_ports)
     if not entries:
         # GLOBAL only: the timers of no port are configured; owned() does not compare them either.
         if skeleton is not None:
             return skeleton.model_copy(update={"poll_ms": poll})
         return WatchdogModel(detection_ms=PFCWD_DEFAULTS["detection"], restoration_ms=PFCWD_DEFAULTS["restoration"],
                              poll_ms=poll, action="drop")
-    entry = entries[0]
+    return _watchdog_entry(db, entries[0], poll)
+
+
+def _watchdog_entry(db: _Db, entry: dict[str, Any], poll: int) -> WatchdogModel:
+    """A PFC_WD port entry's timers and action (pfcwdorch.cpp createEntry; absent keys: pfcwd's defaults)."""
     action = WATCHDOG_ACTIONS.get(str(entry.get("action", PFCWD_DEFAULTS["action"])))
     if action is None:
         raise db.error(f"PFC_WD: action {entry.get('action')!r} is not one of {', '.join(WATCHDOG_ACTIONS)}",
@@ -560,6 +648,66 @@ def _read_watchdog(db: _Db, skeleton: WatchdogModel | None, data_ports: list[Por
         restoration_ms=db.number(entry.get("restoration_time", PFCWD_DEFAULTS["restoration"]), "PFC_WD",
                               "restoration_time"),
         poll_ms=poll, action=action)
+
+
+# --- a port's own QoS -----------------------------------------------------------------------------------
+
+def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[PortModel]) -> list[PortModel]:
+    """Each data port with ``qos`` set where what the switch runs on it differs from the device's QoS (the maps,
+    queues and watchdog most data ports have); every other port with ``qos`` None."""
+    queue_rows = _per_port(db, "QUEUE")
+    read = []
+    for port in ports:
+        if port.role not in DATA_ROLES:
+            read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            continue
+        effective = _port_classes(db, db.table("PORT_QOS_MAP").get(port.name, {}))
+        effective["queues"] = _queues_of(db, skeleton, queue_rows.get(port.name, []), device.tc_to_queue,
+                                         device.lossless_priorities)
+        if port.pfc_priorities:
+            effective["watchdog"] = _port_watchdog(db, port)
+        differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
+        read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
+    return read
+
+
+def _port_classes(db: _Db, entry: dict[str, Any]) -> dict[str, Any]:
+    """Trust and the four maps the port's PORT_QOS_MAP entry binds. A map the entry leaves out is no map (saiport.h:
+    SAI_PORT_ATTR_QOS_*_MAP "Default no map", e.g. TC→queue: "all packets to queue 0"), except the DSCP map: without
+    the port's own, PORT_QOS_MAP|global's applies (qosorch.cpp handleGlobalQosMap sets the switch-level
+    SAI_SWITCH_ATTR_QOS_DSCP_TO_TC_MAP, which a port-level map overrides). A port with a dot1p_to_tc_map and no DSCP
+    map of its own trusts the 802.1p PCP; with no map at all nothing: every packet in TC 0 (QOS_DEFAULT_TC 0)."""
+    fields: dict[str, Any] = {model_field: _bound_map(db, table, entry.get(field))
+                              for table, field, model_field in MAPS[1:]}
+    dscp_map = entry.get("dscp_to_tc_map")
+    if dscp_map is None and "dot1p_to_tc_map" not in entry:
+        dscp_map = db.table("PORT_QOS_MAP").get("global", {}).get("dscp_to_tc_map")
+    if dscp_map is not None:
+        return fields | {"trust": "dscp", "dscp_to_tc": _bound_map(db, "DSCP_TO_TC_MAP", dscp_map)}
+    return fields | {"trust": "pcp" if "dot1p_to_tc_map" in entry else "none", "dscp_to_tc": {}}
+
+
+def _bound_map(db: _Db, table: str, reference: Any) -> dict[int, int]:
+    if reference is None:
+        return {}
+    name = _ref(reference)
+    entries = db.table(table).get(name, {})
+    return {db.number(k, table, name, k): db.number(v, table, name, k) for k, v in entries.items()}
+
+
+def _port_watchdog(db: _Db, port: PortModel) -> WatchdogModel | None:
+    """The watchdog on a lossless port: its PFC_WD entry starts it on the priorities of pfcwd_sw_enable (qosorch.cpp
+    stores that bitmask; pfcwdorch.cpp getLosslessTcsForPort watches those and nothing without it). Read as armed
+    when it watches every PFC priority of the port; otherwise a lossless priority runs unwatched: None."""
+    table = db.table("PFC_WD")
+    entry = table.get(port.name)
+    qos_entry = db.table("PORT_QOS_MAP").get(port.name, {})
+    text = str(qos_entry.get("pfcwd_sw_enable", ""))
+    watched = set(db.ints((p for p in text.split(",") if p.strip()), "PORT_QOS_MAP", port.name, "pfcwd_sw_enable"))
+    if entry is None or not set(port.pfc_priorities) <= watched:
+        return None
+    poll = db.number(table.get("GLOBAL", {}).get("POLL_INTERVAL", PFCWD_DEFAULTS["poll"]), "PFC_WD", "GLOBAL")
+    return _watchdog_entry(db, entry, poll)
 
 
 # --- management -----------------------------------------------------------------------------------------
@@ -598,4 +746,6 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     db = _parse(files)
     ports = _read_ports(db, skeleton)
     qos = _read_qos(db, skeleton.qos, ports) if skeleton.qos is not None else None
+    if qos is not None and skeleton.qos is not None:
+        ports = _with_port_qos(db, qos, skeleton.qos, ports)
     return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(db, skeleton.mgmt)})
