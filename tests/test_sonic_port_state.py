@@ -11,6 +11,7 @@ import pytest
 
 from fabricgen.api import render_device
 from fabricgen.model import DeviceModel, Fabric, PortModel
+from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.sonic import reader
 
 Db = dict[str, Any]
@@ -104,5 +105,5 @@ def test_vlan_membership(read_edited: Callable[..., DeviceModel]) -> None:
 
 
 def test_a_bad_tagging_mode_is_reported(read_edited: Callable[..., DeviceModel]) -> None:
-    with pytest.raises(reader.ConfigReadError, match="tagging_mode"):
+    with pytest.raises(ConfigReadError, match="tagging_mode"):
         read_edited(lambda db: db.update(VLAN_MEMBER={"Vlan10|Ethernet0": {"tagging_mode": "trunk"}}))
