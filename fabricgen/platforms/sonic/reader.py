@@ -593,7 +593,23 @@ def _queues_of(db: _Db, skeleton: QosModel, entries: list[Any], tc_to_queue: dic
             index=index, traffic_class=tc, class_name=class_name or old_names.get(index, f"queue{index}"),
             lossless=tc in lossless, scheduler=scheduler, weight=weight,
             ecn=_ecn(db, _ref(entry["wred_profile"])) if "wred_profile" in entry else None))
-    return queues
+    return _percent_shares(queues)
+
+
+def _percent_shares(queues: list[QueueModel]) -> list[QueueModel]:
+    """DWRR weights as the share of the link each queue gets, in percent. SAI's DWRR weights are relative (1/1 is
+    two equal halves, as 50/50 is), so a brownfield SCHEDULER with 5/4/1 runs what the intent's 50/40/10 asks:
+    shares summing to 100 by the largest remainder, so fabricgen's own percentages read back unchanged."""
+    weights = {q.index: q.weight for q in queues if q.scheduler == "dwrr" and q.weight}
+    total = sum(weights.values())
+    if not weights or total == 100:
+        return queues
+    exact = {index: weight * 100 / total for index, weight in weights.items()}
+    shares = {index: int(value) for index, value in exact.items()}
+    by_remainder = sorted(exact, key=lambda index: (-(exact[index] - shares[index]), index))
+    for index in by_remainder[:100 - sum(shares.values())]:
+        shares[index] += 1
+    return [q.model_copy(update={"weight": shares[q.index]}) if q.index in shares else q for q in queues]
 
 
 def _scheduler(db: _Db, name: str) -> tuple[Literal["strict", "dwrr"], int | None, str | None]:
