@@ -58,7 +58,30 @@ read_ets() {
   done
   echo "$(words dcb ets show dev "$ifname" prio-tc) | $(words dcb ets show dev "$ifname" tc-tsa) | ${bw[*]}"
 }
-has_dscp_prio() { words dcb -N app show dev "$1" dscp-prio | tr ' ' '\n' | grep -qx "$2:$3" && echo "$2:$3" || true; }
+# dscp_setting IFACE DSCP:PRIO...: the DSCP APP table -- the NIC's DSCP map under DSCP trust -- holds these entries,
+# all 64. mlx5 keeps one entry per DSCP (setting one replaces the old), so each DSCP whose entry differs is set, in
+# one mlnx_qos call; only those DSCPs are shown ("26:-": no entry).
+dscp_setting() {
+  local ifname=$1 entry table have=() want=() args=()
+  shift
+  table=" $(words dcb -N app show dev "$ifname" dscp-prio) "
+  for entry in "$@"; do
+    if [[ $table != *" $entry "* ]]; then
+      have+=("$(dscp_entries "$table" "${entry%%:*}")")
+      want+=("$entry")
+      args+=(--dscp2prio "set,${entry%%:*},${entry##*:}")
+    fi
+  done
+  setting "$ifname dscp-prio" "${have[*]}" "${want[*]}" -- mlnx_qos -i "$ifname" "${args[@]}"
+}
+# dscp_entries TABLE DSCP: the table's entries for DSCP, comma-separated, or DSCP:- when it has none.
+dscp_entries() {
+  local entry found=""
+  for entry in $1; do
+    if [[ $entry == *:* && ${entry%%:*} == "$2" ]]; then found+="${found:+,}$entry"; fi
+  done
+  echo "${found:-$2:-}"
+}
 # cma_roce_tos prints errors on stdout: accept only a bare number as the current ToS.
 roce_tos() { local v; v=$(words cma_roce_tos -d "$1" -p 1); if [[ $v =~ ^[0-9]+$ ]]; then echo "$v"; fi; }
 roce_mode() { words cma_roce_mode -d "$1" -p 1; }
@@ -88,8 +111,9 @@ nic_ens1f0np0() {
   setting "$ifname mtu" "$(read_file "$SYSFS/class/net/$ifname/mtu")" '9000' -- ip link set dev "$ifname" mtu '9000'
   setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
   setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust 'dscp'
+  dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:0 11:0 12:0 13:0 14:0 15:0 16:0 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:3 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:0 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
-  setting "$ifname ets" "$(read_ets "$ifname" 1 2 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '50,0,0,50,0,0,0,0'
+  setting "$ifname ets" "$(read_ets "$ifname" 1 2 4 5 6 7)" 'prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:6 7:0 | tc-tsa 0:ets 1:strict 2:strict 3:ets 4:strict 5:strict 6:strict 7:strict | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,0,0,3,0,0,6,0' --tsa 'ets,strict,strict,ets,strict,strict,strict,strict' --tcbw '50,0,0,50,0,0,0,0'
   cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
   cc_setting "$ifname" 'dcqcn rp prio 3' 'roce_rp/enable/3' '' '1'
   cc_setting "$ifname" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'
@@ -104,8 +128,9 @@ nic_ens2f0np0() {
   setting "$ifname mtu" "$(read_file "$SYSFS/class/net/$ifname/mtu")" '9000' -- ip link set dev "$ifname" mtu '9000'
   setting "$ifname dcbx" "$(mlnx_qos_field "$ifname" 'DCBX mode')" 'OS controlled' -- mlnx_qos -i "$ifname" -d os
   setting "$ifname trust" "$(mlnx_qos_field "$ifname" 'Priority trust state')" 'dscp' -- mlnx_qos -i "$ifname" --trust 'dscp'
+  dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:0 11:0 12:0 13:0 14:0 15:0 16:0 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:3 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:0 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- mlnx_qos -i "$ifname" --pfc '0,0,0,1,0,0,0,0'
-  setting "$ifname ets" "$(read_ets "$ifname" 1 2 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 | tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,1,2,3,4,5,6,7' --tsa 'ets,ets,ets,ets,ets,ets,strict,ets' --tcbw '50,0,0,50,0,0,0,0'
+  setting "$ifname ets" "$(read_ets "$ifname" 1 2 4 5 6 7)" 'prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:6 7:0 | tc-tsa 0:ets 1:strict 2:strict 3:ets 4:strict 5:strict 6:strict 7:strict | tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0' -- mlnx_qos -i "$ifname" --prio_tc '0,0,0,3,0,0,6,0' --tsa 'ets,strict,strict,ets,strict,strict,strict,strict' --tcbw '50,0,0,50,0,0,0,0'
   cc_setting "$ifname" 'dcqcn np prio 3' 'roce_np/enable/3' '' '1'
   cc_setting "$ifname" 'dcqcn rp prio 3' 'roce_rp/enable/3' '' '1'
   cc_setting "$ifname" 'cnp dscp' 'roce_np/cnp_dscp' 'np_cnp_dscp' '48'

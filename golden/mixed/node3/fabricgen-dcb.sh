@@ -151,12 +151,12 @@ rdma_cm_port() {
 nic_ens1f0np0() {
   local ifname=ens1f0np0 rdma=bnxt_re0 port
   dcb_ops "$ifname"
-  dcb_caps "$ifname" 8 1
+  dcb_caps "$ifname" 7 1
   setting "$ifname mtu" "$(netdev_mtu "$ifname")" '9000' -- ip link set dev "$ifname" mtu '9000'
   setting "$ifname dcbx" "$(words dcb dcbx show dev "$ifname")" 'host ieee' -- dcb dcbx set dev "$ifname" host ieee
-  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- dcb ets set dev "$ifname" prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0
+  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:0 2:2 3:3 4:0 5:0 6:6 7:0 tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict 7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- dcb ets set dev "$ifname" prio-tc 0:0 1:0 2:2 3:3 4:0 5:0 6:6 7:0 tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict 7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- dcb pfc set dev "$ifname" prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
-  dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:2 17:2 18:2 19:2 20:2 21:2 22:2 23:2 24:3 25:3 26:3 27:3 28:3 29:3 30:3 31:3 32:4 33:4 34:4 35:4 36:4 37:4 38:4 39:4 40:5 41:5 42:5 43:5 44:5 45:5 46:5 47:5 48:6 49:6 50:6 51:6 52:6 53:6 54:6 55:6 56:7 57:7 58:7 59:7 60:7 61:7 62:7 63:7
+  dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:0 11:0 12:0 13:0 14:0 15:0 16:2 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:3 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:0 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   apptrust "$ifname" dscp
   # DCQCN and CNP: no dcbnl interface. Broadcom: bnxt_re configfs cc/ or niccli (nic.md §7); ConnectX: connectx.
   note "$ifname: no generic interface for DCQCN/CNP; set with the NIC vendor's tool: DCQCN on for priority 3, CNP DSCP 48 and 802.1p priority 6"
@@ -169,12 +169,12 @@ nic_ens1f0np0() {
 nic_ens2f0np0() {
   local ifname=ens2f0np0 rdma=bnxt_re1 port
   dcb_ops "$ifname"
-  dcb_caps "$ifname" 8 1
+  dcb_caps "$ifname" 7 1
   setting "$ifname mtu" "$(netdev_mtu "$ifname")" '9000' -- ip link set dev "$ifname" mtu '9000'
   setting "$ifname dcbx" "$(words dcb dcbx show dev "$ifname")" 'host ieee' -- dcb dcbx set dev "$ifname" host ieee
-  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- dcb ets set dev "$ifname" prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0
+  setting "$ifname ets" "$(read_ets "$ifname" 1 4 5 6 7)" 'prio-tc 0:0 1:0 2:2 3:3 4:0 5:0 6:6 7:0 tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict 7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0' -- dcb ets set dev "$ifname" prio-tc 0:0 1:0 2:2 3:3 4:0 5:0 6:6 7:0 tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict 7:strict tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- dcb pfc set dev "$ifname" prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
-  dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:2 17:2 18:2 19:2 20:2 21:2 22:2 23:2 24:3 25:3 26:3 27:3 28:3 29:3 30:3 31:3 32:4 33:4 34:4 35:4 36:4 37:4 38:4 39:4 40:5 41:5 42:5 43:5 44:5 45:5 46:5 47:5 48:6 49:6 50:6 51:6 52:6 53:6 54:6 55:6 56:7 57:7 58:7 59:7 60:7 61:7 62:7 63:7
+  dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:0 11:0 12:0 13:0 14:0 15:0 16:2 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:3 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:0 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   apptrust "$ifname" dscp
   # DCQCN and CNP: no dcbnl interface. Broadcom: bnxt_re configfs cc/ or niccli (nic.md §7); ConnectX: connectx.
   note "$ifname: no generic interface for DCQCN/CNP; set with the NIC vendor's tool: DCQCN on for priority 3, CNP DSCP 48 and 802.1p priority 6"
