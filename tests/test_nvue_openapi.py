@@ -29,16 +29,13 @@ from typing import Any, cast
 import pydantic
 import pytest
 import yaml
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from jsonschema import Draft202012Validator
-from test_nvue import BROWNFIELD_COMMANDS, BROWNFIELD_YAML, mixed, mixed_inventory, nvue_intents
+from test_nvue import BROWNFIELD_COMMANDS, BROWNFIELD_YAML, generated_fabric, mixed, nvue_intents
 
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
 from fabricgen.model import DeviceModel
 from fabricgen.platforms.nvue import COMMANDS, RELEASE, YAML_FILE
-from fabricgen.resolve import resolve
-from fabricgen.schema.intent import Intent, check_intent
 
 from conftest import ROOT
 
@@ -264,18 +261,7 @@ def test_link_state_is_an_object_keyed_by_the_state() -> None:
 @settings(max_examples=10, deadline=None, derandomize=True)
 @given(raw=nvue_intents())
 def test_generated_intents_fit_the_model(raw: dict[str, Any]) -> None:
-    try:
-        intent = Intent.model_validate(raw)
-    except pydantic.ValidationError:
-        assume(False)
-        raise
-    assume(not check_intent(intent))
-    try:
-        fabric = resolve(intent, mixed_inventory(stand_ins=True))
-    except InputError:
-        assume(False)
-        raise
-    for device in fabric.devices.values():
+    for device in generated_fabric(raw).devices.values():
         if device.platform == "nvue":
             files = render_device(device)
             body = set_body(files[YAML_FILE])
