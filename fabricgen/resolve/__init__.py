@@ -103,7 +103,7 @@ def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -
             "peer": str(peer) if peer else None, "cable_m": link.cable_m if link else None, "cable_assumed": False,
             "media": link.media if link else None, "description": None,
             "lossless": rdma and bool(rdma_class.lossless), "pfc_priorities": [rdma_class.priority] if rdma else [],
-            "headroom": None, "access_vlan": None, "mode": None}
+            "headroom": None, "access_vlan": None, "mode": None, "tagged_vlans": None, "qos": None}
 
 
 def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:

@@ -124,6 +124,7 @@ def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: S
         "headroom": headroom,
         "access_vlan": policy.mgmt_vlan if role == "oob-access" else None,
         "mode": port_mode(role),
+        "tagged_vlans": None, "qos": None,  # what a config can say per port; the intent renders neither
     }
 
 
