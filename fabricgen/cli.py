@@ -43,6 +43,7 @@ from fabricgen.output import (
     PreviousTree,
     build_manifest,
     file_hash,
+    output_lock,
     read_manifest,
     staged_render,
     tree_matches,
@@ -127,7 +128,20 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
       fabricgen render                                  # the bundled example: intent/fabric.yaml + inventory/
       fabricgen render intent/minimal.yaml -o build/minimal
       fabricgen render site.yaml -i site-inventory --format json
+
+    OUT must not be a symbolic link, and a non-empty OUT must hold nothing but a tree fabricgen wrote (its
+    manifest and the files listed there), otherwise nothing is written (exit 3). Renders into one OUT wait for
+    each other (a lock file .OUT.fabricgen-lock beside it).
     """
+    with contextlib.ExitStack() as held:
+        with _output_errors(out, updating=False):  # a symlinked OUT, no room for the lock file
+            held.enter_context(output_lock(out))
+        _render(intent, inventory, out, fmt, force, jobs, shard, full)
+
+
+def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs: int, shard: str | None,
+            full: bool) -> None:
+    """render, with the lock of OUT held."""
     unchecked = None if full else read_manifest(out)
     plan, scanned = _neighbourhood(intent, inventory, out, unchecked, shard, jobs)
     if plan is not None:

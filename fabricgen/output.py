@@ -9,6 +9,13 @@ each atomically (write beside, rename over). The tree is marked incomplete befor
 after the manifest: an interrupted update leaves every file whole (old or new) and the marker, and the next
 render, seeing the marker, rewrites the whole tree atomically. Readers of the tree (``lint --configs``) refuse
 a marked tree.
+
+What fabricgen replaces or deletes it must be able to prove it wrote (:func:`check_owned`): a tree whose
+manifest has fabricgen's shape (generator, version, a sha256 per relative path) and that holds nothing but the
+files listed there (plus what an interrupted update records in its marker). A symlinked OUT is refused, never
+written through. Renders into one OUT take a lock beside it (:func:`output_lock`), so they run one after the
+other; under the lock, staging trees of killed renders of that OUT (provably theirs) are removed. Modes do not
+depend on the umask: directories 0755, files 0644, scripts 0755.
 """
 
 from __future__ import annotations
@@ -16,16 +23,18 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from fabricgen import __version__
@@ -34,6 +43,11 @@ from fabricgen.platforms import jsontext
 
 MANIFEST = "manifest.json"
 INCOMPLETE = ".fabricgen-incomplete"
+STAGING_MARK = ".fabricgen-staging"
+"""inside a staging tree (and a previous tree being deleted): which OUT it was made for"""
+_STAGING_TMP = ".fabricgen-tmp"  # suffix of a file being replaced in an incremental update
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_DIR_MODE = 0o755
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -89,15 +103,89 @@ def read_manifest(out: Path) -> PreviousTree | None:
     """The manifest of a fabricgen tree at ``out`` that was not interrupted (no marker), not yet checked
     against the files (:func:`tree_matches` does that); None when there is no such tree."""
     try:
+        if out.is_symlink() or (out / INCOMPLETE).exists():
+            return None
         mtime_ns = (out / MANIFEST).stat().st_mtime_ns
         raw = (out / MANIFEST).read_bytes()
         manifest = json.loads(raw)
-        if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
-                not isinstance(manifest.get("files"), dict) or (out / INCOMPLETE).exists():
-            return None
     except (OSError, ValueError):
         return None
-    return PreviousTree(manifest, raw, mtime_ns)
+    return PreviousTree(manifest, raw, mtime_ns) if signed_files(manifest) is not None else None
+
+
+def signed_files(manifest: object) -> set[str] | None:
+    """The files a manifest lists if it is one fabricgen wrote: its format marker (``generator``: fabricgen,
+    a ``version``) and a sha256 for each file, named by a plain relative path (no ``..``, nothing absolute: a
+    forged manifest must not make fabricgen delete outside OUT); None for anything else."""
+    if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
+            not isinstance(manifest.get("version"), str) or not isinstance(manifest.get("files"), dict):
+        return None
+    files: dict[object, object] = manifest["files"]
+    if not all(_plain_path(name) and isinstance(digest, str) and _SHA256.fullmatch(digest)
+               for name, digest in files.items()):
+        return None
+    return {str(name) for name in files}
+
+
+def _plain_path(name: object) -> bool:
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name:
+        return False
+    parts = PurePosixPath(name).parts
+    return not name.startswith("/") and "/".join(parts) == name and \
+        not any(part in (".", "..") for part in parts) and name != MANIFEST
+
+
+def check_owned(root: Path) -> None:
+    """Raise :class:`OutputError` unless ``root`` is a tree fabricgen provably wrote: a manifest it signed
+    (:func:`signed_files`) and nothing but the files listed there, their directories, the marker of an
+    interrupted update and the files that update said it would write. Files at listed paths may have been
+    edited: the render that replaces them restores them. Any other entry (someone's notes, a repository, a
+    symlink in place of a directory) is not fabricgen's to delete."""
+    try:
+        listed = signed_files(json.loads((root / MANIFEST).read_bytes()))
+    except (OSError, ValueError):
+        listed = None
+    if listed is None:
+        raise OutputError(f"{root} is not empty and has no {MANIFEST} written by fabricgen; refusing to replace "
+                          "it (choose a new or empty directory)")
+    listed |= _pending_files(root)
+    allowed = listed | {MANIFEST, INCOMPLETE} | {_staging_name(name) for name in listed | {MANIFEST}}
+    folders = {str(parent) for name in listed for parent in PurePosixPath(name).parents} - {"."}
+    stranger = _first_stranger(root, allowed, folders)
+    if stranger is not None:
+        raise OutputError(f"{root} holds {stranger!r}, which its {MANIFEST} does not list; refusing to replace "
+                          "a tree that holds what fabricgen did not write (move it out, or choose another "
+                          "directory)")
+
+
+def _first_stranger(root: Path, files: set[str], folders: set[str]) -> str | None:
+    """The first entry under ``root`` that is neither one of ``files`` nor one of ``folders`` (a directory
+    entered without following links)."""
+    pending = [(os.fspath(root), "")]
+    while pending:
+        folder, prefix = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False) and name in folders:
+                    pending.append((entry.path, f"{name}/"))
+                elif entry.is_dir(follow_symlinks=False) or name not in files:
+                    return name
+    return None
+
+
+def _pending_files(root: Path) -> set[str]:
+    """The files an interrupted incremental update said (in its marker) it would write."""
+    try:
+        pending = json.loads((root / INCOMPLETE).read_bytes()).get("writes", [])
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {name for name in pending if _plain_path(name)} if isinstance(pending, list) else set()
+
+
+def _staging_name(name: str) -> str:
+    folder, _, base = name.rpartition("/")
+    return f"{folder}/.{base}{_STAGING_TMP}" if folder else f".{base}{_STAGING_TMP}"
 
 
 def tree_matches(out: Path, previous: PreviousTree) -> bool:
@@ -152,11 +240,19 @@ def _scan(root: Path, limit_ns: int) -> _Scan | None:
 
 def _check_target(out: Path) -> None:
     """Refuse to replace a directory fabricgen did not write (someone's home directory, a repo root)."""
+    refuse_symlink(out)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
-        raise OutputError(f"{out} is not empty and has no {MANIFEST}; refusing to replace it "
-                          "(choose a new or empty directory)")
+    if out.is_dir() and any(out.iterdir()):
+        check_owned(out)
+
+
+def refuse_symlink(out: Path) -> None:
+    """fabricgen never writes through a symlinked OUT: replacing the link would leave its target stale, and
+    deleting the previous tree would empty the target."""
+    if out.is_symlink():
+        raise OutputError(f"{out} is a symbolic link (to {out.readlink()}); refusing to write through it "
+                          "(pass the directory it points to, or a new one)")
 
 
 def _write_files(root: Path, files: dict[str, str]) -> None:
@@ -164,15 +260,27 @@ def _write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in sorted(files.items()):
         path = root / name
         if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folders(root, path.parent)
             made.add(path.parent)
         path.write_bytes(text.encode("utf-8"))
         path.chmod(_mode(name))
 
 
+def _make_folders(root: Path, folder: Path) -> None:
+    """``folder`` and its missing parents up to ``root``, 0755 whatever the umask."""
+    missing = []
+    while folder != root and not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(exist_ok=True)
+        path.chmod(_DIR_MODE)
+
+
 def _finish_tree(root: Path, manifest: str) -> None:
     # The manifest last: an incremental render trusts a tree whose files are not newer than its manifest.
     (root / MANIFEST).write_text(manifest)
+    (root / MANIFEST).chmod(0o644)
     # One flush of everything before the swap instead of an fsync per file: 20,000 fsyncs would take minutes,
     # and the tree only becomes visible (renamed into place) after this returns.
     os.sync()
@@ -191,11 +299,23 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(result == 0)
 
 
+def _backup_of(out: Path) -> Path:
+    return out.with_name(out.name + ".fabricgen-old")
+
+
 def _recover_backup(out: Path) -> None:
-    backup = out.with_name(out.name + ".fabricgen-old")
-    if backup.is_dir() and not out.exists():
-        backup.rename(out)  # a previous run stopped between its two renames
-    elif backup.is_dir():
+    """A previous run of the two-rename fallback stopped between its renames (no OUT: put the backup back) or
+    before deleting the backup. Only a backup that is provably a fabricgen tree is moved or deleted."""
+    backup = _backup_of(out)
+    if backup.is_symlink() or not backup.is_dir():
+        return
+    try:
+        check_owned(backup)
+    except OutputError:
+        return  # someone else's: _swap_by_renames refuses to use the name
+    if not out.exists() and not out.is_symlink():
+        backup.rename(out)
+    else:
         shutil.rmtree(backup)
 
 
@@ -206,7 +326,10 @@ def update_output(out: Path, changed: dict[str, str], removed: list[str], manife
     if not changed and not removed and (out / MANIFEST).read_bytes() == manifest.encode():
         return 0
     marker = out / INCOMPLETE
-    _write_durably(marker, "a fabricgen render was interrupted while updating this tree; run it again\n")
+    # The files about to be written, so that the tree stays provably fabricgen's (check_owned) if this stops.
+    _write_durably(marker, jsontext.dumps({"generator": "fabricgen", "writes": sorted(changed),
+                                           "message": "a fabricgen render was interrupted while updating this "
+                                                      "tree; run it again"}, indent=2) + "\n")
     _fsync_dir(out)
     touched = [_replace_file(out, name, text) for name, text in sorted(changed.items())]
     for name in removed:
@@ -226,7 +349,7 @@ def update_output(out: Path, changed: dict[str, str], removed: list[str], manife
 
 def _replace_file(root: Path, name: str, text: str) -> Path:
     path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(root, path.parent)
     staging = path.with_name(f".{path.name}.fabricgen-tmp")
     staging.write_bytes(text.encode("utf-8"))
     staging.chmod(_mode(name))
@@ -236,6 +359,7 @@ def _replace_file(root: Path, name: str, text: str) -> Path:
 
 def _write_durably(path: Path, text: str) -> None:
     path.write_text(text)
+    path.chmod(0o644)
     _fsync_path(path)
 
 
@@ -323,36 +447,113 @@ def _staged(out: Path, jobs: int = 1) -> Iterator[Path]:
     """A staging directory beside ``out``; when the block succeeds it replaces ``out`` in one atomic step,
     when it fails it is removed and ``out`` is left as it was."""
     out = out.absolute()
+    refuse_symlink(out)
     _recover_backup(out)
     _check_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
+        _mark_staging(staging, out)
         yield staging
-        staging.chmod(0o755)
-        if not out.exists():
-            staging.rename(out)
-            return
-        if _exchange(staging, out):
-            _remove_tree(staging, jobs)  # now holds the previous tree
-            return
-        backup = out.with_name(out.name + ".fabricgen-old")
-        out.rename(backup)
-        staging.rename(out)
-        _remove_tree(backup, jobs)
+        (staging / STAGING_MARK).unlink()  # from here on the tree's own manifest proves it fabricgen's
+        staging.chmod(_DIR_MODE)
+        _publish(staging, out, jobs)
     finally:
-        if staging.exists():
+        if staging.exists() and not staging.is_symlink():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish(staging: Path, out: Path, jobs: int) -> None:
+    if not out.exists():
+        staging.rename(out)
+    elif _exchange(staging, out):
+        _mark_staging(staging, out)  # now holds the previous tree: marked, a killed deletion is finished later
+        _remove_tree(staging, jobs)
+    else:
+        _swap_by_renames(staging, out, jobs)
+
+
+def _swap_by_renames(staging: Path, out: Path, jobs: int) -> None:
+    backup = _backup_of(out)
+    if backup.exists() or backup.is_symlink():
+        raise OutputError(f"{backup} exists and is not a tree fabricgen left behind; refusing to move or delete "
+                          "it (move it away, then render again)")
+    out.rename(backup)
+    staging.rename(out)
+    _remove_tree(backup, jobs)
+
+
+def _mark_staging(staging: Path, out: Path) -> None:
+    (staging / STAGING_MARK).write_text(_staging_text(out))
+
+
+def _staging_text(out: Path) -> str:
+    return f"fabricgen staging tree of {out.name}\n"
+
+
+_STAGING_NAME = re.compile(r"\.(?P<out>.+)\.[a-z0-9_]{8}\.tmp")  # tempfile.mkdtemp's names, as _staged asks
+
+
+def remove_stale_staging(out: Path) -> list[Path]:
+    """Staging trees a killed render of ``out`` left beside it: only those it can prove are its own (their
+    mark names ``out``, or they are a whole fabricgen tree, or empty: killed before the mark). Call it only
+    with :func:`output_lock` held, when no other render of ``out`` can be running. Returns what it removed."""
+    removed = []
+    for path in sorted(out.parent.glob(f".{glob_escape(out.name)}.*.tmp")):
+        match = _STAGING_NAME.fullmatch(path.name)
+        if match is None or match["out"] != out.name or path.is_symlink() or not path.is_dir():
+            continue
+        if _is_stale_staging(path, out):
+            shutil.rmtree(path)
+            removed.append(path)
+    return removed
+
+
+def _is_stale_staging(path: Path, out: Path) -> bool:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if (path / STAGING_MARK).read_text() == _staging_text(out):
+            return True
+    if not any(path.iterdir()):
+        return True
+    try:
+        check_owned(path)
+    except OutputError:
+        return False
+    return True
+
+
+def glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+@contextlib.contextmanager
+def output_lock(out: Path) -> Iterator[None]:
+    """Renders into one ``out`` one at a time: an exclusive ``flock`` on ``.<out>.fabricgen-lock`` beside it
+    (kept there: deleting a lock file lets two processes lock two different files). Waits for a render in
+    progress; the kernel releases the lock of a killed one. Under the lock, the staging trees of killed renders
+    are removed."""
+    out = out.absolute()
+    refuse_symlink(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out.with_name(f".{out.name}.fabricgen-lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        remove_stale_staging(out)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _remove_tree(path: Path, jobs: int) -> None:
     """Delete the previous tree, once the new one is in place. Unlinking 20,000 files is seconds of kernel time
     on ext4; ``jobs`` processes deleting different device directories take a quarter less (measured with 2).
     The render has succeeded by now, so a failure here (no fork, a file in use) only leaves work for rmtree."""
-    entries = sorted(path.iterdir())
+    entries = sorted(entry for entry in path.iterdir() if entry.name != STAGING_MARK)  # the mark goes last
     if worth_forking(jobs, len(entries)):
         with contextlib.suppress(OSError):
             fork_map(_remove_entries, interleaved(entries, jobs))
+    with contextlib.suppress(OSError):
+        _remove_entries([entry for entry in entries if entry.exists() or entry.is_symlink()])
     shutil.rmtree(path, ignore_errors=True)
 
 

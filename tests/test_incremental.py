@@ -122,7 +122,7 @@ def test_files_newer_than_the_manifest_are_trusted_when_their_hash_matches(inven
     assert render(inventory, out)["rewritten"] == 0
 
 
-@pytest.mark.parametrize("damage", ["symlink", "fifo", "mode", "empty directory"])
+@pytest.mark.parametrize("damage", ["symlink", "fifo", "mode"])
 def test_anything_but_the_files_fabricgen_wrote_makes_the_render_full(damage: str, inventory: Path,
                                                                      tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -136,19 +136,28 @@ def test_anything_but_the_files_fabricgen_wrote_makes_the_render_full(damage: st
         os.mkfifo(target)
     elif damage == "mode":
         target.chmod(0o644)
-    else:
-        (out / "leaf1" / "junk").mkdir()
     assert render(inventory, out)["rewritten"] == total
     assert tree(out) == full_render(inventory, tmp_path)
-    assert os.access(target, os.X_OK) and not (out / "leaf1" / "junk").exists()
+    assert os.access(target, os.X_OK)
 
 
-def test_a_stray_file_makes_the_render_full(inventory: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stray", ["notes.txt", "leaf1/junk/", "leaf1/notes.txt"])
+def test_a_tree_holding_what_fabricgen_did_not_write_is_not_replaced(stray: str, inventory: Path,
+                                                                     tmp_path: Path) -> None:
+    """fabricgen deletes only what it can prove it wrote: a stray file or directory stops the render (exit 3)
+    and the tree stays as it was, stray included."""
     out = tmp_path / "out"
-    total = render(inventory, out)["rewritten"]
-    (out / "notes.txt").write_text("mine\n")
-    assert render(inventory, out)["rewritten"] == total
-    assert not (out / "notes.txt").exists()
+    render(inventory, out)
+    if stray.endswith("/"):
+        (out / stray).mkdir()
+    else:
+        (out / stray).write_text("mine\n")
+    before = tree(out)
+    result = CliRunner().invoke(main, ["render", str(ROOT / "intent" / "fabric.yaml"), "-i", str(inventory),
+                                       "-o", str(out), "--jobs", "1"])
+    assert result.exit_code == 3, result.output
+    assert repr(stray.rstrip("/")) in result.output and "does not list" in result.output
+    assert tree(out) == before and (out / stray).exists()
 
 
 def test_another_renderer_makes_the_render_full(inventory: Path, tmp_path: Path) -> None:
