@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, format_key_path
 from fabricgen.platforms import platform_names
 from fabricgen.schema.intent import Intent, check_intent, expand_profile
-from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec
+from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec, check_device
 from fabricgen.yamlsource import Entries, SourceMap, YamlDocument, entries_by_key, load_yaml
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
@@ -142,8 +142,17 @@ def _validate(model: type[BaseModel], data: Any, locate: Any, problems: list[Dia
         for error in exc.errors(include_url=False):
             loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
             message, hint = _explain(model, loc, error)
-            problems.append(Diagnostic(locate(loc), format_key_path(prefix + loc), message, hint))
+            shown = tuple(map(_printable, prefix + loc))
+            problems.append(Diagnostic(locate(loc), format_key_path(shown), message, hint))
         return None
+
+
+def _printable(part: Any) -> Any:
+    """A key of the input as a key path shows it: quoted (``repr``) when it holds anything but printable ASCII, so
+    that a refused key carrying a line break cannot break the diagnostic line it is reported on."""
+    if isinstance(part, str) and not (part.isascii() and part.isprintable()):
+        return repr(part)
+    return part
 
 
 def _is_union_tag(part: Any) -> bool:
@@ -166,6 +175,8 @@ def _explain(model: type[BaseModel], loc: tuple[Any, ...], error: Any) -> tuple[
 
 def _value_hint(error: Any) -> str:
     ctx = error.get("ctx") or {}
+    if "hint" in ctx:  # the schema's own types say how to fix their values (fabricgen.schema.common.refuse)
+        return str(ctx["hint"])
     if "expected" in ctx:
         return f"expected {ctx['expected']}"
     if "pattern" in ctx:
@@ -297,7 +308,7 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         device = _validate(Device, effective, lambda loc, n=name: sources.locate(
             ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),))
         if device is not None:
-            problems += _check_platform(device, sources)
+            problems += _check_platform(device, sources) + _check_device(device, sources)
             devices[device.name] = device
     links = _build_links(devices, sources, problems)
     if problems:
@@ -318,7 +329,7 @@ def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict
     devices: dict[str, Device] = {}
     for name in hosts:
         device = _validate(Device, _effective_host(files, name, sources), _nowhere, problems)
-        if device is None or _check_platform(device, sources):
+        if device is None or _check_platform(device, sources) or _check_device(device, sources):
             return None
         devices[name] = device
     links = _build_links(devices, sources, problems, focus)
@@ -335,6 +346,13 @@ def _check_platform(device: Device, sources: SourceMap) -> list[Diagnostic]:
     where = sources.locate(("inventory", device.name, "platform"), Location("<inventory>", 1, 1))
     return [Diagnostic(where, f"{device.name}.platform", f"unknown platform {device.platform!r}",
                        f"one of: {', '.join(platform_names())}")]
+
+
+def _check_device(device: Device, sources: SourceMap) -> list[Diagnostic]:
+    """The device's names that its platform or host script would read as more than one thing."""
+    return [Diagnostic(sources.locate(("inventory", device.name, *path), Location("<inventory>", 1, 1)),
+                       format_key_path((device.name, *map(_printable, path))), message, hint)
+            for path, message, hint in check_device(device)]
 
 
 # --- links ----------------------------------------------------------------------------------------------

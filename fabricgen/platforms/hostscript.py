@@ -21,6 +21,7 @@ from fabricgen import __version__
 from fabricgen.model import DeviceModel, HostModel, NicModel
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.memo import by_identity
+from fabricgen.schema.common import shell_name
 from fabricgen.templating import Templates
 
 NCCL_ENV = "nccl.env"
@@ -33,8 +34,9 @@ LOAD_HINT = "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into 
 @lru_cache(maxsize=1024)  # interface names repeat on every host
 def nic_function(interface: str) -> str:
     """The bash function that configures ``interface``: the reader finds NIC functions by the ``nic_`` prefix,
-    and a bash name takes only letters, digits and ``_``."""
-    return "nic_" + "".join(c if c.isalnum() else "_" for c in interface)
+    and a bash name takes only letters, digits and ``_``. Load refuses two ports of a host with one
+    :func:`~fabricgen.schema.common.shell_name` (``check_device``), so each NIC gets its own function."""
+    return "nic_" + shell_name(interface)
 
 
 @lru_cache(maxsize=1024)

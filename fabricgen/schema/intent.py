@@ -7,12 +7,20 @@ a complete, sensible class set (NVIDIA's ``nv set qos roce`` recipe) that every 
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PlainValidator, WithJsonSchema, model_validator
 
-from fabricgen.schema.common import ClassName, StrictModel, Text
+from fabricgen.schema.common import (
+    DEVICE_NAME,
+    PORT_NAME,
+    ClassName,
+    IpAddress,
+    IpNetwork,
+    StrictModel,
+    Text,
+    name_like,
+)
 from fabricgen.units import ByteSize
 
 Dscp = Annotated[int, Field(ge=0, le=63)]
@@ -160,8 +168,8 @@ class Management(StrictModel):
     """The out-of-band network: its own VLAN on OOB switches, its own VRF on every device."""
 
     vlan: int = Field(ge=2, le=4094)
-    subnet: IPv4Network | IPv6Network
-    gateway: IPv4Address | IPv6Address
+    subnet: IpNetwork
+    gateway: IpAddress
     vrf: ClassName = "mgmt"
 
     @model_validator(mode="after")
@@ -174,13 +182,18 @@ class Management(StrictModel):
         return self
 
 
+# A waiver refers to a device or port by name (lint prints it): the inventory's name rules, not a new pattern.
+DeviceRef = Annotated[str, name_like(DEVICE_NAME, "device")]
+PortRef = Annotated[str, name_like(PORT_NAME, "port")]
+
+
 class Waiver(StrictModel):
     """Accept one lint finding on purpose. The reason is mandatory: it is what the next engineer reads."""
 
     rule: Annotated[str, Field(pattern=r"^FG-[A-Z]+-\d{3}$", description="rule ID, e.g. FG-ECN-004")]
     reason: Annotated[Text, Field(min_length=10, description="why this is acceptable here")]
-    device: str | None = Field(default=None, description="only on this device (default: everywhere)")
-    port: str | None = Field(default=None, description="only on this port of `device`")
+    device: DeviceRef | None = Field(default=None, description="only on this device (default: everywhere)")
+    port: PortRef | None = Field(default=None, description="only on this port of `device`")
 
 
 class Lint(StrictModel):
@@ -197,7 +210,7 @@ class Intent(StrictModel):
     mtu: Mtu = Mtu()
     pfc: Pfc = Pfc()
     management: Management
-    data_subnets: list[IPv4Network | IPv6Network] = Field(
+    data_subnets: list[IpNetwork] = Field(
         default_factory=list, description="IP subnets of the data fabric; none may overlap management.subnet")
     lint: Lint = Lint()
 

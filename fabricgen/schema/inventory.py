@@ -3,12 +3,13 @@ files deploy uses — whose ``data`` carries each device's role, hardware and ca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from fabricgen.schema.common import DeviceName, PortName, StrictModel, Text
+from fabricgen.schema.common import DeviceName, Hardware, Hostname, PortName, StrictModel, shell_name
 from fabricgen.units import SpeedMbps
 
 Role = Literal["leaf", "spine", "oob", "gpu-host"]
@@ -31,7 +32,7 @@ class PortSpec(StrictModel):
 
 class DeviceData(StrictModel):
     role: Role
-    hardware: Text | None = Field(default=None, description="model / SONiC HWSKU, e.g. ACS-MSN4700")
+    hardware: Hardware | None = Field(default=None, description="model / SONiC HWSKU, e.g. ACS-MSN4700")
     asic: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]{1,32}$")] | None = Field(
         default=None, description="switch ASIC family where buffers depend on it, e.g. spectrum3")
     sonic_release: Annotated[str, StringConstraints(pattern=r"^\d{6}$")] | None = Field(
@@ -54,7 +55,7 @@ class Device(StrictModel):
     copied into rendered output."""
 
     name: DeviceName
-    hostname: str = Field(description="management address (Nornir's `hostname`)")
+    hostname: Hostname = Field(description="management address (Nornir's `hostname`)")
     platform: str
     groups: list[str] = Field(default_factory=list)
     data: DeviceData
@@ -97,3 +98,65 @@ class Inventory(StrictModel):
     devices: dict[DeviceName, Device]
     links: list[Link]
 
+
+
+# --- names a platform reads as more than one thing --------------------------------------------------------
+
+# Each switch platform's CLI reads `<letters><n>-<m>` as a range of ports wherever it takes an interface name, so a
+# port named `Ethernet1-64` would make `interface Ethernet1-64` + `shutdown` shut all 64. The issue's finding and
+# the vendors' range syntax: EOS `interface Ethernet1-4`, `Ethernet1/1-4`; NX-OS `interface ethernet 1/1-4`;
+# NVUE `nv set interface swp1-4` (and nvue.yaml keys `swp1-32:`); SONiC's CLI takes `Ethernet0-8` in its
+# range-aware commands. No real switch port has a digit-dash-digit in its name.
+RANGE_READINGS: dict[str, str] = {
+    "eos": "EOS reads `interface Ethernet1-4` (and Ethernet1/1-4) as a range of ports",
+    "nxos": "NX-OS reads `interface ethernet 1/1-4` as a range of ports",
+    "nvue": "NVUE reads `swp1-4` as a range of ports (in nv set commands and nvue.yaml keys)",
+    "sonic": "SONiC's CLI reads `Ethernet0-8` as a range of ports",
+}
+_RANGE = re.compile(r"\d-\d")
+# Linux refuses a netdev name of 16 bytes or more, or one holding '/', ':' or whitespace (net/core/dev.c
+# dev_valid_name); the host scripts use the name in /sys/class/net/<name> paths as root.
+_NETDEV = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,14}")
+
+Problem = tuple[tuple[str | int, ...], str, str]
+
+
+def check_device(device: Device) -> list[Problem]:
+    """Cross-field rules on one device that its port names' type cannot express, because they depend on its role
+    and platform. Returns (key path under the device, message, hint) triples, as :func:`check_intent` does."""
+    if device.is_switch:
+        return _switch_port_names(device)
+    return _host_port_names(device)
+
+
+def _named_ports(device: Device) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every port name the device's data holds, with its key path."""
+    found: list[tuple[tuple[str | int, ...], str]] = [(("data", "ports", port), port) for port in device.data.ports]
+    for key in ("mgmt_interface", "frontend_interface"):
+        value = getattr(device.data, key)
+        if value is not None:
+            found.append((("data", key), value))
+    return found
+
+
+def _switch_port_names(device: Device) -> list[Problem]:
+    reading = RANGE_READINGS.get(device.platform, "a switch CLI reads `<name><n>-<m>` as a range of ports")
+    return [(path, f"port name {name!r} reads as a range of ports: {reading}",
+             "name one port, as the switch shows it (e.g. Ethernet1 or Ethernet1/1)")
+            for path, name in _named_ports(device) if _RANGE.search(name)]
+
+
+def _host_port_names(device: Device) -> list[Problem]:
+    problems: list[Problem] = []
+    by_shell_name: dict[str, str] = {}
+    for path, name in _named_ports(device):
+        if not _NETDEV.fullmatch(name):
+            problems.append((path, f"{name!r} is not a Linux interface name",
+                             "at most 15 letters, digits, '.', '_', '-' (no '/'), as `ip link` shows it"))
+        if path[1] != "ports":
+            continue
+        other = by_shell_name.setdefault(shell_name(name), name)
+        if other != name:
+            problems.append((path, f"ports {other!r} and {name!r} differ only in '.', '-', '_' or '/': the host "
+                             f"script would configure both in one shell function", "rename one of them"))
+    return problems
