@@ -504,7 +504,9 @@ def remove_stale_staging(out: Path) -> list[Path]:
         if match is None or match["out"] != out.name or path.is_symlink() or not path.is_dir():
             continue
         if _is_stale_staging(path, out):
-            shutil.rmtree(path)
+            # What cannot be deleted (a read-only folder of the killed render's tree) stays: it must not stop
+            # this render, which writes a staging tree of its own.
+            shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
 
