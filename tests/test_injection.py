@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,7 +197,7 @@ def _lines(text: str, value: str, original: str) -> Counter[str]:
     return Counter(text.split("\n"))
 
 
-def _assert_one_line_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+def _assert_one_line_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
     for diagnostic in diagnostics:
         text = str(diagnostic)
         assert text.isprintable() and not any(c in text for c in LINE_BREAKS), repr(text)

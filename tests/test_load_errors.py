@@ -228,3 +228,20 @@ def test_watchdog_timer_a_platform_cannot_count_in_polls(tmp_path: Path) -> None
     found = problems(tmp_path)
     assert any("platform nxos" in m and "multiple of poll_ms (100 ms)" in m for m in found)
     assert any("platform nvue sets the PFC watchdog's detection as a multiple of poll_ms" in m for m in found)
+
+
+def test_scope_id_in_a_switch_hostname_is_refused_with_the_fix(workspace: Path) -> None:
+    """`ipaddress` accepts `addr%<anything>`, line breaks included; the loader names the key and the fix."""
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, "  hostname: 192.0.2.21", '  hostname: "2001:db8::21%x\\nreload now"')
+    [message] = problems(workspace)
+    assert message == (f"{hosts}:{line_of(hosts, '2001:db8::21%x')}:13: spine1.hostname: an IPv6 scope id ('%...') "
+                       "is not allowed here (drop the '%' and what follows it: configs name the interface elsewhere)")
+
+
+def test_waiver_port_cannot_be_a_path(workspace: Path) -> None:
+    intent = workspace / "fabric.yaml"
+    edit(intent, "    - rule: FG-ECN-003\n", "    - rule: FG-ECN-003\n      port: Ethernet0/..\n")
+    [message] = problems(workspace)
+    assert message.startswith(f"{intent}:{line_of(intent, 'port: Ethernet0/..')}:13: lint.waive.[0].port: a port "
+                              "name cannot contain '..'")

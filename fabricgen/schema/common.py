@@ -84,7 +84,7 @@ Hardware = Annotated[Text, AfterValidator(_hardware)]
 
 # --- port names -----------------------------------------------------------------------------------------
 
-def _not_a_path(value: str) -> str:
+def not_a_path(value: str) -> str:
     # Port names become path components on hosts (/sys/class/net/<name>) and keys elsewhere: `.`/`..` segments
     # and empty segments would make them mean another place.
     if any(segment in ("", ".", "..") for segment in value.split("/")) or ".." in value:
@@ -94,7 +94,7 @@ def _not_a_path(value: str) -> str:
 
 
 PORT_NAME = r"^[A-Za-z0-9][A-Za-z0-9/._-]{0,63}$"
-PortName = Annotated[str, StringConstraints(pattern=PORT_NAME), AfterValidator(_not_a_path)]
+PortName = Annotated[str, StringConstraints(pattern=PORT_NAME), AfterValidator(not_a_path)]
 
 
 def shell_name(interface: str) -> str:

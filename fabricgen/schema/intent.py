@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, WithJsonSchema, model_validator
 
 from fabricgen.schema.common import (
     DEVICE_NAME,
@@ -20,6 +20,7 @@ from fabricgen.schema.common import (
     StrictModel,
     Text,
     name_like,
+    not_a_path,
 )
 from fabricgen.units import ByteSize
 
@@ -184,7 +185,7 @@ class Management(StrictModel):
 
 # A waiver refers to a device or port by name (lint prints it): the inventory's name rules, not a new pattern.
 DeviceRef = Annotated[str, name_like(DEVICE_NAME, "device")]
-PortRef = Annotated[str, name_like(PORT_NAME, "port")]
+PortRef = Annotated[str, name_like(PORT_NAME, "port"), AfterValidator(not_a_path)]
 
 
 class Waiver(StrictModel):
