@@ -472,7 +472,19 @@ def platforms_cmd(fmt: str) -> None:
         click.echo(f"{name:<10} {cap.kind:<6} max MTU {cap.max_mtu:<5} {cap.target}")
 
 
+def escape_unencodable_output() -> None:
+    """Write what the terminal's encoding cannot show as escapes (``\\u2192``) instead of raising
+    UnicodeEncodeError: with LANG=C or a Latin-1 locale a render that wrote its tree must still exit 0, and a
+    diagnostic must still reach the user."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # absent on streams a caller replaced
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # a closed or detached stream: nothing to print to
+                reconfigure(errors="backslashreplace")
+
+
 def run() -> None:  # pragma: no cover - console entry guard
+    escape_unencodable_output()
     try:
         with bulk_allocation():
             main()

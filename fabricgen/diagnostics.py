@@ -26,8 +26,30 @@ class Location:
 
 
 def format_key_path(path: KeyPath) -> str:
-    """``("hosts", "leaf1", "data", "ports", "Ethernet0")`` → ``hosts.leaf1.data.ports.Ethernet0``."""
-    return ".".join(f"[{part}]" if isinstance(part, int) else str(part) for part in path) or "<root>"
+    """``("hosts", "leaf1", "data", "ports", "Ethernet0")`` → ``hosts.leaf1.data.ports.Ethernet0``; a key
+    holding anything but printable ASCII is quoted (``repr``), so that a key carrying a line break cannot break
+    the diagnostic line it is reported on."""
+    return ".".join(f"[{part}]" if isinstance(part, int) else _key(part) for part in path) or "<root>"
+
+
+def _key(part: str) -> str:
+    text = str(part)
+    return text if text.isascii() and text.isprintable() or _is_quoted(text) else repr(text)
+
+
+def _is_quoted(text: str) -> bool:
+    """A key already quoted by a caller (``repr`` of a string): quoting it again would only add backslashes."""
+    return len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and one_line(text) == text
+
+
+# Every code point Python's str.splitlines() (and so an editor or a CI log) breaks a line at.
+_LINE_BREAKS = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+                for code in (0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029)}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break written as its escape: a diagnostic is exactly one line."""
+    return text.translate(_LINE_BREAKS)
 
 
 @dataclass(frozen=True)
@@ -41,7 +63,7 @@ class Diagnostic:
 
     def __str__(self) -> str:
         text = f"{self.location}: {self.key_path}: {self.message}"
-        return f"{text} ({self.hint})" if self.hint else text
+        return one_line(f"{text} ({self.hint})" if self.hint else text)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.location.file, self.location.line, self.location.col, self.message)

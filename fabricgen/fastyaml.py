@@ -92,14 +92,15 @@ class _NotPlain(Exception):
     """The document needs PyYAML (duplicate key, unsupported construct)."""
 
 
-def load_plain(raw: bytes) -> tuple[bool, Any]:
-    """(True, data) if the fast path read ``raw`` exactly as PyYAML's safe loader would; (False, None) otherwise."""
+def load_plain(raw: bytes, max_depth: int = 64) -> tuple[bool, Any]:
+    """(True, data) if the fast path read ``raw`` exactly as PyYAML's safe loader would; (False, None) otherwise,
+    and also when the data nests more than ``max_depth`` levels (PyYAML's path then reports it)."""
     if ryml is None or not raw.strip() or _not_plain(raw) or bom_after_start(raw):
         return False, None
     try:
         with _quiet_stderr():  # rapidyaml prints its own message before raising; PyYAML reports instead
             tree = ryml.parse_in_arena(raw)
-        return True, _Walker(tree).document()
+        return True, _Walker(tree, max_depth).document()
     except (_NotPlain, ryml.ExceptionBasic, RecursionError, UnicodeDecodeError):
         # RecursionError: nesting deeper than we walk. UnicodeDecodeError: not UTF-8, which load reports.
         return False, None
@@ -148,8 +149,10 @@ class _Walker:
     """Tree → dicts, lists and scalars. One type() call per node; children by sibling links. The extension's
     functions are bound once: its Python wrapper methods would double the cost of a 300k-node walk."""
 
-    def __init__(self, tree: Any) -> None:
+    def __init__(self, tree: Any, max_depth: int) -> None:
         self.tree = tree
+        self.depth, self.max_depth = 0, max_depth
+        """the key-path length of the collection being walked; deeper than the bound, PyYAML's path reports it"""
         native = ryml.ryml._ryml
         self.type, self.key, self.val = native.Tree_type, native.Tree_key, native.Tree_val
         self.first_child, self.next_sibling = native.Tree_first_child, native.Tree_next_sibling
@@ -172,11 +175,15 @@ class _Walker:
     def node(self, node: int, kind: int) -> Any:
         if kind & self.not_plain:
             raise _NotPlain
-        if kind & self.map_flag:
-            return self.mapping(node)
-        if kind & self.seq_flag:
-            return self.sequence(node)
-        return _scalar(self.val(self.tree, node), kind & self.val_quoted)
+        if not kind & (self.map_flag | self.seq_flag):
+            return _scalar(self.val(self.tree, node), kind & self.val_quoted)
+        if self.depth >= self.max_depth:
+            raise _NotPlain  # its items would be nested deeper than the bound
+        self.depth += 1
+        try:
+            return self.mapping(node) if kind & self.map_flag else self.sequence(node)
+        finally:
+            self.depth -= 1
 
     def sequence(self, node: int) -> list[Any]:
         tree, kind_of, items = self.tree, self.type, []

@@ -20,7 +20,16 @@ from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, for
 from fabricgen.platforms import platform_names
 from fabricgen.schema.intent import Intent, check_intent, expand_profile
 from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec, check_device
-from fabricgen.yamlsource import Entries, SourceMap, YamlDocument, entries_by_key, load_yaml
+from fabricgen.yamlsource import (
+    MAX_FILE_BYTES,
+    Entries,
+    InputFileError,
+    SourceMap,
+    YamlDocument,
+    entries_by_key,
+    load_yaml,
+    read_input,
+)
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
@@ -54,8 +63,14 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1) -> FabricInpu
     problems: list[Diagnostic] = []
     sources = SourceMap()
     hashes: dict[str, str] = {}
-    intent = _load_intent(intent_path, sources, problems, hashes)
-    inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs)
+    try:
+        intent = _load_intent(intent_path, sources, problems, hashes)
+        inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs)
+    except MemoryError:
+        # Within the size bound but beyond this machine's memory (or a ulimit): bad input for here, not a bug.
+        raise InputError([Diagnostic(Location(str(inventory_dir), 1, 1), "<file>", "the input does not fit in "
+                                     "memory", f"give fabricgen more memory, or lower {MAX_FILE_BYTES.variable} "
+                                     "to refuse such files early")]) from None
     if problems or intent is None or inventory is None:
         raise InputError(problems)
     return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries)
@@ -96,8 +111,8 @@ def input_hashes(intent_path: Path, inventory_dir: Path, inventory_files: tuple[
 
 
 def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
-    with contextlib.suppress(OSError):  # an unreadable file is reported by load_yaml
-        hashes[label] = hashlib.sha256(path.read_bytes()).hexdigest()
+    with contextlib.suppress(InputFileError):  # an unreadable, unbounded or odd file is reported by load_yaml
+        hashes[label] = hashlib.sha256(read_input(path)).hexdigest()
 
 
 # --- intent -------------------------------------------------------------------------------------------
@@ -253,7 +268,47 @@ def _read_inventory_files(directory: Path, problems: list[Diagnostic], hashes: d
     if "hosts.yaml" not in docs:
         return None
     data = {name: (docs[name].data if name in docs else {}) for name in INVENTORY_FILES}
-    return _InventoryFiles(data["hosts.yaml"], data["groups.yaml"], data["defaults.yaml"] or {}, docs)
+    hosts = _entries(docs.get("hosts.yaml"), "host", problems)
+    groups = _entries(docs.get("groups.yaml"), "group", problems)
+    if not docs["hosts.yaml"].data:
+        problems.append(Diagnostic(docs["hosts.yaml"].at(()), "<root>", "hosts.yaml defines no hosts",
+                                   "add the fabric's devices (see Nornir's SimpleInventory format)"))
+    return _InventoryFiles(hosts, groups, data["defaults.yaml"] or {}, docs)
+
+
+def _entries(doc: YamlDocument | None, kind: str, problems: list[Diagnostic]) -> dict[str, Any]:
+    """hosts.yaml's (or groups.yaml's) entries that have Nornir's shape, a name (a string) → a mapping or
+    nothing; each other entry is reported and left out, so that inheritance only ever reads mappings. A group's
+    own `groups` must list names (a host's is validated with the host)."""
+    if doc is None:
+        return {}
+    entries: dict[str, Any] = {}
+    for name, entry in doc.data.items():
+        if not isinstance(name, str):
+            problems.append(Diagnostic(doc.at((name,)), str(name), f"a {kind} name must be a string, not "
+                                       f"{type(name).__name__} {name!r}", f'quote it: "{name}":'))
+        elif entry is not None and not isinstance(entry, dict):
+            problems.append(Diagnostic(doc.at((name,)), format_key_path((_printable(name),)), f"a {kind} entry "
+                                       f"must be a mapping, not {type(entry).__name__}",
+                                       "write its keys under it (hostname, platform, groups, data)"))
+        else:
+            entries[name] = entry or {}
+            if kind == "group":
+                _check_group_names(doc, name, entries[name], problems)
+    return entries
+
+
+def _check_group_names(doc: YamlDocument, name: str, entry: dict[str, Any], problems: list[Diagnostic]) -> None:
+    groups = entry.get("groups")
+    if groups is None or (isinstance(groups, list) and all(isinstance(group, str) for group in groups)):
+        return
+    problems.append(Diagnostic(doc.at((name, "groups")), format_key_path((_printable(name), "groups")),
+                               "groups must be a list of group names", "write it as a list: groups: [name, ...]"))
+
+
+def _names(groups: Any) -> list[Any]:
+    """A `groups` value as inheritance walks it: a list, or nothing (what is not a list is reported elsewhere)."""
+    return groups if isinstance(groups, list) else []
 
 
 def _group_chain(files: _InventoryFiles, groups: list[Any], seen: tuple[str, ...] = ()) -> list[str]:
@@ -264,17 +319,16 @@ def _group_chain(files: _InventoryFiles, groups: list[Any], seen: tuple[str, ...
         if name in seen or name not in files.groups:
             continue
         chain.append(name)
-        parents = (files.groups[name] or {}).get("groups") or []
-        chain += _group_chain(files, parents, (*seen, name))
+        chain += _group_chain(files, _names(files.groups[name].get("groups")), (*seen, name))
     return chain
 
 
 def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> dict[str, Any]:
     """One host with Nornir inheritance applied; records each value's origin under ("inventory", name)."""
-    host = files.hosts[name] or {}
+    host = files.hosts[name]
     layers: list[tuple[dict[str, Any], str, KeyPath]] = [(host, "hosts.yaml", (name,))]
-    for group in _group_chain(files, host.get("groups") or []):
-        layers.append((files.groups[group] or {}, "groups.yaml", (group,)))
+    for group in _group_chain(files, _names(host.get("groups"))):
+        layers.append((files.groups[group], "groups.yaml", (group,)))
     layers.append((files.defaults, "defaults.yaml", ()))
     effective: dict[str, Any] = {"name": name, "groups": host.get("groups") or [], "data": {}}
     _graft(sources, files, "hosts.yaml", (name,), ("inventory", name))
@@ -304,7 +358,7 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         return None, None
     devices: dict[str, Device] = {}
     for name in files.hosts:
-        effective = _effective_host(files, str(name), sources)
+        effective = _effective_host(files, name, sources)
         device = _validate(Device, effective, lambda loc, n=name: sources.locate(
             ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),))
         if device is not None:
@@ -324,7 +378,10 @@ def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict
     validates it, and the cables made by or naming a device in ``focus`` checked and built as load builds
     them (``hosts`` must hold those devices' peers). None at any problem: the caller then loads everything,
     which reports it with its file and line."""
-    files = _InventoryFiles(hosts, groups, defaults, {})
+    if not (_well_shaped(hosts) and _well_shaped(groups)):
+        return None
+    files = _InventoryFiles({name: entry or {} for name, entry in hosts.items()},
+                            {name: entry or {} for name, entry in groups.items()}, defaults, {})
     sources, problems = SourceMap(), list[Diagnostic]()
     devices: dict[str, Device] = {}
     for name in hosts:
@@ -334,6 +391,11 @@ def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict
         devices[name] = device
     links = _build_links(devices, sources, problems, focus)
     return None if problems else (devices, links)
+
+
+def _well_shaped(entries: dict[Any, Any]) -> bool:
+    """Every entry has the shape :func:`_entries` lets through (a string → a mapping or nothing)."""
+    return all(isinstance(name, str) and isinstance(entry, dict | None) for name, entry in entries.items())
 
 
 def _nowhere(path: KeyPath) -> Location:

@@ -12,10 +12,11 @@ import hashlib
 import marshal
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -30,6 +31,74 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
 _SCALARS = yaml.constructor.SafeConstructor()
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One bound on what an input file may make fabricgen do, with the environment variable that raises it.
+
+    The defaults leave room ten times over for a 32,768-GPU fabric (bench/make_fabric.py: its hosts.yaml is
+    12 MB, 733k nodes, 5 levels deep, no aliases), and stop a hostile file (an alias bomb of a few hundred
+    bytes, a recursive alias, /dev/zero) in seconds and well under a gigabyte."""
+
+    variable: str
+    default: int
+    what: str
+
+    def value(self) -> int:
+        """The limit in force: the environment's value when it is a positive integer, else the default (a typo
+        in the variable must not turn the bound off)."""
+        text = os.environ.get(self.variable, "")
+        return int(text) if text.isdecimal() and int(text) > 0 else self.default
+
+    def hint(self) -> str:
+        return f"the limit is {self.value():,} {self.what}; raise it with {self.variable}=N if the file is meant " \
+            "to be this large"
+
+
+MAX_FILE_BYTES = Limit("FABRICGEN_MAX_INPUT_BYTES", 128 * 1024 * 1024, "bytes per input file")
+MAX_DEPTH = Limit("FABRICGEN_MAX_YAML_DEPTH", 64, "levels of nesting")
+MAX_NODES = Limit("FABRICGEN_MAX_YAML_NODES", 8_000_000, "YAML nodes per file, aliases expanded")
+MAX_ALIAS_NODES = Limit("FABRICGEN_MAX_YAML_ALIAS_NODES", 1_000_000, "YAML nodes reached through aliases")
+
+
+class InputFileError(Exception):
+    """An input path that is not a readable regular file of bounded size; the message says why."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+def read_input(path: Path) -> bytes:
+    """The bytes of the input file at ``path``: a regular file of at most MAX_FILE_BYTES.
+
+    Opened without blocking (a FIFO with no writer would hang ``open``), checked on the open descriptor (no
+    window between the check and the read), and read at most one byte past the limit (``/dev/zero`` or a file
+    that grows while read cannot exhaust memory). Raises InputFileError."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputFileError(f"cannot read file: {exc.strerror}", "check the path") from exc
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        raise InputFileError(f"not a regular file ({_file_kind(kind)})", "point at a YAML file")
+    limit = MAX_FILE_BYTES.value()
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            raw = handle.read(limit + 1)
+        except OSError as exc:
+            raise InputFileError(f"cannot read file: {exc.strerror}", "check the path") from exc
+    if len(raw) > limit:
+        raise InputFileError(f"file larger than {limit:,} bytes", MAX_FILE_BYTES.hint())
+    return raw
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 @dataclass
@@ -102,33 +171,96 @@ def _mark(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+_SHOWN_LEVELS = 8
+"""key-path levels a refused node's diagnostic shows"""
+
+
+class _Refused(Exception):
+    """The document breaks a bound (depth, size, aliases); building stops at the first such node."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(str(diagnostic))
+        self.diagnostic = diagnostic
+
+
 class _Builder:
-    """Turns a composed node graph into dicts/lists/scalars, recording locations and duplicate keys."""
+    """Turns a composed node graph into dicts/lists/scalars, recording locations and duplicate keys.
+
+    PyYAML's composer shares one node between an anchor and its aliases, so the graph may be exponentially
+    smaller than the data (an alias bomb) or cyclic (``&a [*a]``): nesting depth, nodes built, nodes built a
+    second time (through an alias) are all bounded, and a collection met again inside itself is refused."""
 
     def __init__(self, file: str) -> None:
         self.file = file
         self.source = SourceMap()
         self.problems: list[Diagnostic] = []
+        self.max_depth, self.max_nodes, self.max_alias_nodes = MAX_DEPTH.value(), MAX_NODES.value(), \
+            MAX_ALIAS_NODES.value()
+        self.nodes = self.alias_nodes = self.inside_alias = 0
+        self.built: set[int] = set()
+        """ids of the collections built so far (meeting one again means an alias)"""
+        self.open: set[int] = set()
+        """ids of the collections being built (meeting one of them again means a recursive alias)"""
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        self._count(node, path)
+        if not isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            return self._scalar(node, path)
+        if id(node) in self.open:
+            self._refuse(node, path, "recursive YAML alias: a collection contains itself",
+                         "write the data out; fabricgen's inputs are trees")
+        again = id(node) in self.built
+        self.built.add(id(node))
+        self.open.add(id(node))
+        self.inside_alias += again
+        try:
+            return self._collection(node, path)
+        finally:
+            self.inside_alias -= again
+            self.open.discard(id(node))
+
+    def _collection(self, node: yaml.MappingNode | yaml.SequenceNode, path: KeyPath) -> Any:
+        if node.tag not in _COLLECTION_TAGS:
+            self._refuse(node, path, f"unsupported YAML tag {_quoted_tag(node.tag)}", "remove the tag")
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            items = []
-            for index, child in enumerate(node.value):
-                self.source.add((*path, index), _mark(self.file, child))
-                items.append(self.build(child, (*path, index)))
-            return items
-        return self._scalar(node, path)
+        items = []
+        for index, child in enumerate(node.value):
+            self.source.add((*path, index), _mark(self.file, child))
+            items.append(self.build(child, (*path, index)))
+        return items
+
+    def _count(self, node: yaml.Node, path: KeyPath) -> None:
+        self.nodes += 1
+        self.alias_nodes += self.inside_alias > 0
+        if len(path) > self.max_depth:
+            self._refuse(node, path, f"nested more than {self.max_depth} levels deep", MAX_DEPTH.hint())
+        if self.nodes > self.max_nodes:
+            self._refuse(node, path, f"more than {self.max_nodes:,} YAML nodes", MAX_NODES.hint())
+        if self.alias_nodes > self.max_alias_nodes:
+            self._refuse(node, path, f"YAML aliases expand to more than {self.max_alias_nodes:,} nodes",
+                         MAX_ALIAS_NODES.hint())
+
+    def _refuse(self, node: yaml.Node, path: KeyPath, message: str, hint: str) -> NoReturn:
+        # A path cut short: the first levels say where, and a path as deep as the refused one says nothing more.
+        shown = format_key_path(path[:_SHOWN_LEVELS]) + (".…" if len(path) > _SHOWN_LEVELS else "")
+        raise _Refused(Diagnostic(_mark(self.file, node), shown, message, hint))
 
     def _scalar(self, node: yaml.Node, path: KeyPath) -> Any:
         # Calling the tag's constructor directly (not construct_object) keeps no per-node cache alive.
         constructor = _SCALARS.yaml_constructors.get(node.tag)
         if constructor is None or not isinstance(node, yaml.ScalarNode):
             self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
-                                            f"unsupported YAML tag {node.tag}", "remove the tag"))
+                                            f"unsupported YAML tag {_quoted_tag(node.tag)}", "remove the tag"))
             return None
-        return constructor(_SCALARS, node)
+        try:
+            return constructor(_SCALARS, node)
+        except (ValueError, TypeError, ArithmeticError, yaml.YAMLError):
+            # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`).
+            self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
+                                            f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
+                                            "remove the tag, or write a value of that type"))
+            return None
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
@@ -156,6 +288,15 @@ class _Builder:
         return result
 
 
+_COLLECTION_TAGS = frozenset(("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"))
+
+
+def _quoted_tag(tag: str) -> str:
+    """A tag as a message shows it: short (`!!int`) for YAML's own, quoted when it holds anything unprintable."""
+    short = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
+    return short if short.isascii() and short.isprintable() else repr(short)
+
+
 def load_yaml(path: Path, display_name: str | None = None,
               jobs: int = 1) -> tuple[YamlDocument | None, list[Diagnostic]]:
     """Load one YAML file. Returns the document (None if unusable) and the problems found.
@@ -167,11 +308,10 @@ def load_yaml(path: Path, display_name: str | None = None,
     the last word on anything else and reports every problem with its line."""
     name = display_name or str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input(path)
         text = raw.decode("utf-8")
-    except OSError as exc:
-        return None, [Diagnostic(Location(name, 1, 1), "<file>", f"cannot read file: {exc.strerror}",
-                                 "check the path")]
+    except InputFileError as exc:
+        return None, [Diagnostic(Location(name, 1, 1), "<file>", exc.message, exc.hint)]
     except UnicodeDecodeError as exc:
         return None, [Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
                                  "save the file as UTF-8")]
@@ -184,7 +324,7 @@ def load_yaml(path: Path, display_name: str | None = None,
         if read_alone:
             _cache_mark(f"{key}.read-alone")
     if not found:
-        found, data = load_plain(raw)
+        found, data = load_plain(raw, MAX_DEPTH.value())
     if found:
         _cache_put(key, data)
         return YamlDocument(data, name, text, read_alone=read_alone), []
@@ -320,12 +460,13 @@ def _parse_entries(entries: list[bytes], jobs: int) -> list[Any]:
 
 def parse_entry(entry: bytes) -> Any:
     """One entry's data through the fast path; None where it declines."""
-    found, value = load_plain(entry)
+    found, value = load_plain(entry, MAX_DEPTH.value())
     return value if found else None
 
 
 def _parse_slice(entries: list[bytes]) -> list[Any]:
-    return [value if found else None for found, value in map(load_plain, entries)]
+    depth = MAX_DEPTH.value()
+    return [value if found else None for found, value in (load_plain(entry, depth) for entry in entries)]
 
 
 def _parse_slice_marshalled(entries: list[bytes]) -> bytes:
@@ -368,9 +509,11 @@ def cache_dir() -> Path | None:
 
 def _cache_key(raw: bytes) -> str:
     # Only data is cached (locations are rebuilt from the text when needed), so the file's name is not part of
-    # the key; fabricgen's and Python's versions are (marshal's format is Python's).
+    # the key; fabricgen's and Python's versions are (marshal's format is Python's), and so are the limits in
+    # force (data cached under generous limits must not pass stricter ones unchecked).
     digest = hashlib.sha256(raw)
-    digest.update(f"\0{__version__}\0{sys.version_info[:2]}".encode())
+    limits = [limit.value() for limit in (MAX_DEPTH, MAX_NODES, MAX_ALIAS_NODES)]
+    digest.update(f"\0{__version__}\0{sys.version_info[:2]}\0{limits}".encode())
     return digest.hexdigest()
 
 
@@ -416,6 +559,8 @@ def _write_cache_file(folder: Path, name: str, content: bytes) -> None:
 def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:
     try:
         node = yaml.compose(text, Loader=_Loader)
+    except RecursionError:  # PyYAML's pure-Python composer recurses once per level (libyaml stops at 1,000)
+        return None, [Diagnostic(Location(name, 1, 1), "<yaml>", "nested too deep to parse", MAX_DEPTH.hint())]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name, 1, 1)
@@ -424,5 +569,8 @@ def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnost
     except yaml.YAMLError as exc:
         return None, [Diagnostic(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
     builder = _Builder(name)
-    data = {} if node is None else builder.build(node, ())
+    try:
+        data = {} if node is None else builder.build(node, ())
+    except _Refused as refused:
+        return None, [refused.diagnostic]
     return YamlDocument(data, name, text, builder.source), builder.problems
