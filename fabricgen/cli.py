@@ -131,7 +131,7 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
 
     OUT must not be a symbolic link, and a non-empty OUT must hold nothing but a tree fabricgen wrote (its
     manifest and the files listed there), otherwise nothing is written (exit 3). Renders into one OUT wait for
-    each other (a lock file .OUT.fabricgen-lock beside it).
+    each other (a lock file .OUT.fabricgen-lock beside it while one runs).
     """
     with contextlib.ExitStack() as held:
         with _output_errors(out, updating=False):  # a symlinked OUT, no room for the lock file

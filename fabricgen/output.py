@@ -13,9 +13,9 @@ a marked tree.
 What fabricgen replaces or deletes it must be able to prove it wrote (:func:`check_owned`): a tree whose
 manifest has fabricgen's shape (generator, version, a sha256 per relative path) and that holds nothing but the
 files listed there (plus what an interrupted update records in its marker). A symlinked OUT is refused, never
-written through. Renders into one OUT take a lock beside it (:func:`output_lock`), so they run one after the
-other; under the lock, staging trees of killed renders of that OUT (provably theirs) are removed. Modes do not
-depend on the umask: directories 0755, files 0644, scripts 0755.
+written through. Renders into one OUT take a lock beside it (:func:`output_lock`, removed when done), so they
+run one after the other; under the lock, staging trees of killed renders of that OUT (provably theirs) are
+removed. Modes do not depend on the umask: directories 0755, files 0644, scripts 0755.
 """
 
 from __future__ import annotations
@@ -530,19 +530,33 @@ def glob_escape(text: str) -> str:
 
 @contextlib.contextmanager
 def output_lock(out: Path) -> Iterator[None]:
-    """Renders into one ``out`` one at a time: an exclusive ``flock`` on ``.<out>.fabricgen-lock`` beside it
-    (kept there: deleting a lock file lets two processes lock two different files). Waits for a render in
-    progress; the kernel releases the lock of a killed one. Under the lock, the staging trees of killed renders
-    are removed."""
+    """Renders into one ``out`` one at a time: an exclusive ``flock`` on ``.<out>.fabricgen-lock`` beside it.
+    Waits for a render in progress (the kernel releases the lock of a killed one). The holder deletes the lock
+    file before it lets go, so nothing stays beside OUT; a waiter that then holds the lock of a deleted file
+    sees so and locks the new one. Under the lock, the staging trees of killed renders are removed."""
     out = out.absolute()
     refuse_symlink(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out.with_name(f".{out.name}.fabricgen-lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    path = out.with_name(f".{out.name}.fabricgen-lock")
+    fd = _lock_file(path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         remove_stale_staging(out)
         yield
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        os.close(fd)
+
+
+def _lock_file(path: Path) -> int:
+    """An open descriptor of ``path``, locked, and still the file at ``path`` (not one a holder deleted)."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with contextlib.suppress(FileNotFoundError):
+            held, named = os.fstat(fd), path.lstat()
+            if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+                return fd
         os.close(fd)
 
 

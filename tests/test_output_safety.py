@@ -33,7 +33,6 @@ from fabricgen.output import MANIFEST, STAGING_MARK, OutputError, build_manifest
 from conftest import ROOT
 
 INTENT = str(ROOT / "intent" / "fabric.yaml")
-LOCK = ".out.fabricgen-lock"
 NOBODY = 65534
 
 
@@ -141,11 +140,11 @@ def test_a_foreign_manifest_is_refused(manifest: str, inputs: dict[str, Path], t
     (tmp_path / "victim.txt").write_text("beside OUT\n")
     text = json.dumps(FOREIGN_MANIFESTS[manifest]) if manifest in FOREIGN_MANIFESTS else "{not json"
     (out / MANIFEST).write_text(text)
-    before = snapshot(tmp_path, frozenset({LOCK}))
+    before = snapshot(tmp_path)
     result = fabricgen(out, inputs["old"], "--jobs", "2")
     assert result.returncode == 3, result.stderr
     assert f"has no {MANIFEST} written by fabricgen" in result.stderr and "Traceback" not in result.stderr
-    assert snapshot(tmp_path, frozenset({LOCK})) == before
+    assert snapshot(tmp_path) == before
 
 
 def test_a_manifest_of_the_bundled_goldens_shape_is_fabricgens(tmp_path: Path) -> None:
@@ -202,11 +201,11 @@ def test_a_foreign_backup_sibling_is_never_moved_or_deleted(previous: bool, inpu
     if previous:
         assert fabricgen(out, inputs["old"], "--jobs", "1").returncode == 0
     foreign_backup(tmp_path)
-    before = snapshot(tmp_path, frozenset({"out", LOCK}))
+    before = snapshot(tmp_path, frozenset({"out"}))
     result = fabricgen(out, inputs["new"], "--jobs", "2", "--full")
     assert result.returncode == 0, result.stderr
     assert tree(out) == expected["new"]
-    assert snapshot(tmp_path, frozenset({"out", LOCK})) == before
+    assert snapshot(tmp_path, frozenset({"out"})) == before
 
 
 def test_without_an_atomic_exchange_a_foreign_backup_stops_the_render(inputs: dict[str, Path], tmp_path: Path,
@@ -215,13 +214,13 @@ def test_without_an_atomic_exchange_a_foreign_backup_stops_the_render(inputs: di
     out = tmp_path / "out"
     assert fabricgen(out, inputs["old"], "--jobs", "1").returncode == 0
     foreign_backup(tmp_path)
-    before = snapshot(tmp_path, frozenset({LOCK}))
+    before = snapshot(tmp_path)
     monkeypatch.setattr(output, "_exchange", lambda a, b: False)
     result = CliRunner().invoke(main, ["render", INTENT, "-i", str(inputs["new"]), "-o", str(out), "--jobs", "1",
                                        "--full"])
     assert result.exit_code == 3, result.output
     assert "out.fabricgen-old exists and is not a tree fabricgen left behind" in result.output
-    assert snapshot(tmp_path, frozenset({LOCK})) == before
+    assert snapshot(tmp_path) == before
 
 
 def test_a_backup_fabricgen_left_between_its_two_renames_is_put_back(inputs: dict[str, Path],
@@ -311,11 +310,11 @@ def test_staging_trees_of_killed_renders_are_removed_only_when_provably_theirs(i
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / STAGING_MARK).write_text("fabricgen staging tree of out\n")
     (tmp_path / ".out.zzzzzzzz.tmp").symlink_to(tmp_path / "elsewhere")
-    kept = snapshot(tmp_path, frozenset({marked.name, empty.name, LOCK, "inputs"}))
+    kept = snapshot(tmp_path, frozenset({marked.name, empty.name}))
     result = fabricgen(out, inputs["old"], "--jobs", "1")
     assert result.returncode == 0, result.stderr
     assert not marked.exists() and not empty.exists()
-    assert snapshot(tmp_path, frozenset({"out", LOCK})) == kept
+    assert snapshot(tmp_path, frozenset({"out"})) == kept
 
 
 def test_twenty_parallel_renders_end_in_a_tree_that_matches_its_manifest(
@@ -329,7 +328,7 @@ def test_twenty_parallel_renders_end_in_a_tree_that_matches_its_manifest(
     assert [code for code, _ in outcomes] == [0] * 20, [error for code, error in outcomes if code]
     assert tree(out) in (expected["old"], expected["new"])
     assert read_previous(out) is not None  # the files are exactly what the manifest lists, modes included
-    assert sorted(path.name for path in tmp_path.iterdir()) == [LOCK, "out"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]  # the lock file too is gone
 
 
 # Seconds after start: a render of the example takes ~0.35 s here, its writing and swap in the last ~0.15 s
@@ -346,7 +345,7 @@ def test_a_render_killed_at_any_point_leaves_a_whole_tree(inputs: dict[str, Path
     out = tmp_path / "out"
     (tmp_path / "neighbour.txt").write_text("beside OUT\n")
     assert fabricgen(out, inputs["old"], "--jobs", "1").returncode == 0
-    outside = snapshot(tmp_path, frozenset({"out", LOCK}))
+    outside = snapshot(tmp_path, frozenset({"out"}))
     killed = 0
     for index, delay in enumerate(KILL_AFTER):
         run = subprocess.Popen(render_command(out, inputs["new"], "--full", "--jobs", str(1 + index % 2)),
@@ -361,5 +360,5 @@ def test_a_render_killed_at_any_point_leaves_a_whole_tree(inputs: dict[str, Path
         repair = fabricgen(out, inputs["old"], "--jobs", "1")
         assert repair.returncode == 0, repair.stderr
         assert tree(out) == expected["old"] and read_previous(out) is not None
-        assert snapshot(tmp_path, frozenset({"out", LOCK})) == outside, f"killed after {delay:.2f} s"
+        assert snapshot(tmp_path, frozenset({"out"})) == outside, f"killed after {delay:.2f} s"
     assert killed >= len(KILL_AFTER) // 4, "the renders ended before most kills: shorten KILL_AFTER"

@@ -84,5 +84,4 @@ def test_parallel_full_render_over_an_existing_tree(tmp_path: Path, monkeypatch:
     result = runner.invoke(main, ["render", "-o", str(out), "--jobs", "2", "--full"])
     assert result.exit_code == 0, result.output
     assert tree(out) == first
-    # Nothing but OUT and its lock file (kept on purpose: see fabricgen.output.output_lock).
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.fabricgen-lock", "out"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
