@@ -34,7 +34,7 @@ def format_key_path(path: KeyPath) -> str:
 
 def _key(part: str) -> str:
     text = str(part)
-    return text if text.isascii() and text.isprintable() or _is_quoted(text) else repr(text)
+    return text if (text.isascii() and text.isprintable()) or _is_quoted(text) else repr(text)
 
 
 def _is_quoted(text: str) -> bool:

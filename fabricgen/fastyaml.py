@@ -92,14 +92,17 @@ class _NotPlain(Exception):
     """The document needs PyYAML (duplicate key, unsupported construct)."""
 
 
-def load_plain(raw: bytes, max_depth: int = 64) -> tuple[bool, Any]:
+def load_plain(raw: bytes, max_depth: int = 64, max_nodes: int = 8_000_000) -> tuple[bool, Any]:
     """(True, data) if the fast path read ``raw`` exactly as PyYAML's safe loader would; (False, None) otherwise,
-    and also when the data nests more than ``max_depth`` levels (PyYAML's path then reports it)."""
+    and also when the data nests more than ``max_depth`` levels or holds more than ``max_nodes`` nodes (PyYAML's
+    path then reports it: both paths enforce the same bounds)."""
     if ryml is None or not raw.strip() or _not_plain(raw) or bom_after_start(raw):
         return False, None
     try:
         with _quiet_stderr():  # rapidyaml prints its own message before raising; PyYAML reports instead
             tree = ryml.parse_in_arena(raw)
+        if tree.size() > max_nodes:  # counted as yamlsource's builder counts: one per value, the root included
+            return False, None
         return True, _Walker(tree, max_depth).document()
     except (_NotPlain, ryml.ExceptionBasic, RecursionError, UnicodeDecodeError):
         # RecursionError: nesting deeper than we walk. UnicodeDecodeError: not UTF-8, which load reports.

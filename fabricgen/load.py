@@ -259,6 +259,8 @@ def _read_inventory_files(directory: Path, problems: list[Diagnostic], hashes: d
         _hash(path, f"inventory/{name}", hashes)
         doc, found = load_yaml(path, jobs=jobs)
         problems += found
+        if doc is not None and doc.data is None:
+            doc.data = {}  # an empty document (`---` alone): no entries, as for an empty file
         if doc is not None and not isinstance(doc.data, dict):
             problems.append(Diagnostic(doc.at(()), "<root>", f"{name} must be a mapping", "see Nornir's "
                                        "SimpleInventory format"))

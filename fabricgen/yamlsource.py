@@ -324,7 +324,7 @@ def load_yaml(path: Path, display_name: str | None = None,
         if read_alone:
             _cache_mark(f"{key}.read-alone")
     if not found:
-        found, data = load_plain(raw, MAX_DEPTH.value())
+        found, data = load_plain(raw, MAX_DEPTH.value(), MAX_NODES.value())
     if found:
         _cache_put(key, data)
         return YamlDocument(data, name, text, read_alone=read_alone), []
@@ -460,13 +460,13 @@ def _parse_entries(entries: list[bytes], jobs: int) -> list[Any]:
 
 def parse_entry(entry: bytes) -> Any:
     """One entry's data through the fast path; None where it declines."""
-    found, value = load_plain(entry, MAX_DEPTH.value())
+    found, value = load_plain(entry, MAX_DEPTH.value(), MAX_NODES.value())
     return value if found else None
 
 
 def _parse_slice(entries: list[bytes]) -> list[Any]:
-    depth = MAX_DEPTH.value()
-    return [value if found else None for found, value in (load_plain(entry, depth) for entry in entries)]
+    depth, nodes = MAX_DEPTH.value(), MAX_NODES.value()
+    return [value if found else None for found, value in (load_plain(entry, depth, nodes) for entry in entries)]
 
 
 def _parse_slice_marshalled(entries: list[bytes]) -> bytes:

@@ -86,9 +86,9 @@ def test_a_changed_large_file_parses_only_its_changed_entries(cache: Path, tmp_p
     parsed: list[bytes] = []
     real = fastyaml.load_plain
 
-    def counting(raw: bytes, max_depth: int) -> tuple[bool, object]:
+    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
         parsed.append(raw)
-        return real(raw, max_depth)
+        return real(raw, max_depth, max_nodes)
 
     monkeypatch.setattr(yamlsource, "load_plain", counting)
     doc, problems = load_yaml(path)
