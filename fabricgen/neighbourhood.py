@@ -51,12 +51,14 @@ from fabricgen.resolve import Resolution, resolve_policy
 from fabricgen.schema.inventory import Device, Inventory
 from fabricgen.yamlsource import (
     Entries,
+    InputFileError,
     cache_dir,
     cached_entry,
     entry_digest,
     entry_table_path,
     parse_entry,
     read_entry_table,
+    read_input,
     starts_with_key,
     top_level_entries,
     write_entry_table,
@@ -239,7 +241,11 @@ class _Planner:
 
     def plan(self) -> UpdatePlan:
         self.hosts_path = self.inventory / "hosts.yaml"
-        raw = self.hosts_path.read_bytes()  # read once: what is hashed is what is split
+        try:
+            raw = read_input(self.hosts_path)  # read once: what is hashed is what is split
+        except InputFileError:
+            raise _Decline from None  # a FIFO, /dev/zero, too large: the whole road's load reports it
+
         inputs = {**input_hashes(self.intent_path, self.inventory, ("groups.yaml", "defaults.yaml")),
                   HOSTS: hashlib.sha256(raw).hexdigest()}
         before = self.previous.manifest.get("inputs", {})

@@ -242,3 +242,14 @@ def test_the_defaults_leave_room_for_a_32k_gpu_inventory() -> None:
     assert MAX_FILE_BYTES.default >= 10 * 12_090_896
     assert MAX_NODES.default >= 10 * 733_381
     assert MAX_DEPTH.default >= 10 * 5
+
+
+@pytest.mark.parametrize("make", [os.mkfifo, lambda path: path.symlink_to("/dev/zero")], ids=["fifo", "dev-zero"])
+def test_an_odd_hosts_yaml_is_refused_on_the_incremental_road(workspace: Path, make: Callable[[Path], None]) -> None:
+    """With a previous tree, render first tries the neighbourhood update, which reads hosts.yaml itself."""
+    assert render(workspace).exit_code == 0
+    replace_file(workspace, "inventory/hosts.yaml", make)
+    result = render(workspace)
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert f"{workspace / 'inventory/hosts.yaml'}:1:1: <file>: not a regular file" in result.output
+    assert (workspace / "out" / "manifest.json").is_file()  # the previous tree stays as it was
