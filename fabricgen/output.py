@@ -158,19 +158,26 @@ def check_owned(root: Path) -> None:
                           "directory)")
 
 
-def _first_stranger(root: Path, files: set[str], folders: set[str]) -> str | None:
-    """The first entry under ``root`` that is neither one of ``files`` nor one of ``folders`` (a directory
-    entered without following links)."""
+def _walk(root: Path, descend: Callable[[str], bool]) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every entry under ``root`` with its path relative to it, entering the directories ``descend`` names
+    (never following links)."""
     pending = [(os.fspath(root), "")]
     while pending:
         folder, prefix = pending.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
                 name = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False) and name in folders:
+                yield name, entry
+                if entry.is_dir(follow_symlinks=False) and descend(name):
                     pending.append((entry.path, f"{name}/"))
-                elif entry.is_dir(follow_symlinks=False) or name not in files:
-                    return name
+
+
+def _first_stranger(root: Path, files: set[str], folders: set[str]) -> str | None:
+    """The first entry under ``root`` that is neither one of ``files`` nor one of ``folders`` (a directory
+    entered without following links)."""
+    for name, entry in _walk(root, folders.__contains__):
+        if name not in (folders if entry.is_dir(follow_symlinks=False) else files):
+            return name
     return None
 
 
@@ -217,24 +224,18 @@ def _scan(root: Path, limit_ns: int) -> _Scan | None:
     the first entry that is neither a directory nor a regular file (a symlink, a FIFO), or a file whose mode
     is not the one fabricgen writes."""
     found = _Scan(set(), set(), [])
-    pending = [(os.fspath(root), "")]
-    while pending:
-        folder, prefix = pending.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    found.folders.add(name)
-                    pending.append((entry.path, f"{name}/"))
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    return None
-                status = entry.stat(follow_symlinks=False)
-                if name != MANIFEST and stat.S_IMODE(status.st_mode) != _mode(name):
-                    return None
-                found.files.add(name)
-                if status.st_mtime_ns > limit_ns and name != MANIFEST:
-                    found.newer.append(name)
+    for name, entry in _walk(root, lambda _: True):
+        if entry.is_dir(follow_symlinks=False):
+            found.folders.add(name)
+            continue
+        if not entry.is_file(follow_symlinks=False):
+            return None
+        status = entry.stat(follow_symlinks=False)
+        if name != MANIFEST and stat.S_IMODE(status.st_mode) != _mode(name):
+            return None
+        found.files.add(name)
+        if status.st_mtime_ns > limit_ns and name != MANIFEST:
+            found.newer.append(name)
     return found
 
 
