@@ -1,4 +1,4 @@
-"""Management isolation (seed §2.3): the OOB VLAN, VRF and subnet never touch the data fabric."""
+"""Management isolation: the OOB VLAN, VRF and subnet never touch the data fabric."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fabricgen.lint.rules._util import device_source, end_source, port_source
 @rule("FG-MGT-001", "mgmt-vlan-on-data-port", "error", "the management VLAN is never on a data or fabric port")
 def mgmt_vlan_on_data_port(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """BMC traffic that leaks into the data fabric competes with training traffic and spreads congestion — the
-    field report's incident of periodic training jitter (seed §2.3).
+    periodic training jitter operators of such fabrics report.
 
     Fix: the management VLAN only on OOB access ports."""
     policy = ctx.policy

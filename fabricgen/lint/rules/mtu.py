@@ -19,7 +19,7 @@ ROCE_OVERHEAD = 96
 @rule("FG-MTU-001", "link-mtu-mismatch", "error", "MTU is equal at both ends of every switch-to-switch link")
 def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """A jumbo frame that one end accepts and the other drops disappears without an error counter anyone
-    watches: the 'MTU black hole' the field report warns about (seed §6.3).
+    watches: the 'MTU black hole'.
 
     Fix: the same MTU on both ends (intent mtu.fabric on every switch hop)."""
     for a, b in ctx.data_links:

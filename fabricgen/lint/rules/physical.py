@@ -1,4 +1,4 @@
-"""Physical layer (seed §3.1, §6.2): both ends agree on speed and FEC; copper within its reach."""
+"""Physical layer: both ends agree on speed and FEC; copper within its reach."""
 
 from __future__ import annotations
 
@@ -55,8 +55,8 @@ def link_speed_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
 @rule("FG-PHY-002", "link-fec-mismatch", "error", "both ends of a link use the same FEC")
 def link_fec_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
-    """Mismatched FEC gives a link that is 'up' with FEC not agreed — the half-healthy state the field report
-    saw after reboots (seed §6.2), with errors that grow slowly.
+    """Mismatched FEC gives a link that is 'up' with FEC not agreed — the half-healthy state a link
+    gets after reboots, with errors that grow slowly.
 
     Fix: the same FEC (rs at 100G and above) on both ends."""
     yield from _ends_differ(ctx, r, "fec", "FEC {} vs {}", "set the same FEC at both ends")

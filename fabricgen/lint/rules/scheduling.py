@@ -1,4 +1,4 @@
-"""Scheduling (seed §3.3): weights that add up, RDMA/TCP/management in separate queues, no starving strict class."""
+"""Scheduling: weights that add up, RDMA/TCP/management in separate queues, no starving strict class."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _ets_sum(tsa: tuple[str, ...], tcbw: tuple[int, ...]) -> int | None:
 @rule("FG-SCH-002", "classes-share-a-queue", "error", "RDMA, TCP and management traffic use different queues")
 def classes_share_a_queue(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Two classes in one egress queue share its buffer, its ECN marking and — if one is lossless — its PFC
-    pauses: a TCP burst then pauses RDMA, or RDMA's PFC stalls management (seed §3.3).
+    pauses: a TCP burst then pauses RDMA, or RDMA's PFC stalls management.
 
     Fix: give every class its own queue."""
     policy = ctx.policy
