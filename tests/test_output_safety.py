@@ -243,7 +243,8 @@ def read_only(folder: Path) -> Iterator[None]:
     folder.chmod(0o555)
     if immutable and subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode:
         folder.chmod(0o755)
-        pytest.skip("running as root on a file system without chattr +i: no folder is read-only for root")
+        pytest.skip(reason="running as root on a file system without chattr +i (no folder is read-only for "
+                    "root): run the suite as a normal user, or on ext4/xfs where chattr +i works")
     try:
         yield
     finally:

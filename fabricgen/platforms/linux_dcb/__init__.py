@@ -2,9 +2,10 @@
 programs the NIC through the kernel's DCB netlink with iproute2 ``dcb``, a systemd unit that re-applies it at
 boot (dcbnl settings live in the driver and are lost at reboot or driver reload) and nccl.env.
 
-Facts and their sources: /work/shared/reference/nic.md §6 for ``dcb``, and code read for this platform, named
-where it matters -- bnxt_dcb.c at torvalds/linux 0898782 (drivers/net/ethernet/broadcom/bnxt/), iproute2's
-dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0, net/dcb/dcbnl.c; the iproute2 6.1 man pages of Debian 12.
+Facts and their sources: iproute2 6.1's dcb(8), dcb-ets(8), dcb-pfc(8) and dcb-app(8) man pages (Debian 12),
+and code read for this platform, named where it matters -- bnxt_dcb.c at torvalds/linux 0898782
+(drivers/net/ethernet/broadcom/bnxt/), iproute2's dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0,
+net/dcb/dcbnl.c.
 
 * ETS before PFC, 8 explicit entries each: ``dcb ets set ... prio-tc/tc-tsa/tc-bw`` then ``dcb pfc set ...
   prio-pfc``. ``dcb`` keeps unnamed array entries from the kernel, so every entry is written. bnxt_en (the mixed
@@ -27,11 +28,12 @@ dcb/dcb_app.c at 00d59f4 and dcb_ets.c at 12d41d0, net/dcb/dcbnl.c; the iproute2
   ``dcb apptrust set ... order dscp`` is used where iproute2 (>= 6.2) and the driver have it (in the kernel only
   lan966x, sparx5 and DSA implement ``dcbnl_setapptrust``); elsewhere the script says so.
 * PFC ``delay`` is left alone: dcb-pfc(8) says round-trip delay in bits, mlx5 reads the same field as cable
-  metres (nic.md §6), bnxt_en stores it and never uses it; receive buffers are firmware-sized.
-* DCQCN and CNP have no dcbnl interface: the script prints the values for the vendor tool (nic.md §7 for
+  metres (en_dcbnl.c ``mlx5e_dcbnl_ieee_setpfc``), bnxt_en stores it and never uses it; receive buffers are
+  firmware-sized.
+* DCQCN and CNP have no dcbnl interface: the script prints the values for the vendor tool (for
   Broadcom: bnxt_re configfs ``cc/`` or niccli) and changes nothing -- it does not pretend.
 * RoCE ToS and mode: RDMA-CM configfs ``rdma_cm/<dev>/ports/1/default_roce_tos`` / ``default_roce_mode``
-  written directly, as mlnx-tools' cma_roce_tos does (nic.md §3.2); affects RDMA-CM users, not NCCL.
+  written directly, as mlnx-tools' cma_roce_tos does; affects RDMA-CM users, not NCCL.
 * Every setting is read back after apply: dcbnl ignores an attribute whose driver op is missing and answers
   success (net/dcb/dcbnl.c ``dcbnl_ieee_set``), so an exit status alone proves nothing.
 """
@@ -69,7 +71,7 @@ CAPABILITY = Capability(
     mgmt_vrf_fixed_name=None,
     watchdog_step_ms=1,  # the PFC watchdog is the switches' (no dcbnl interface for one on a host), as for connectx
     watchdog_actions=("drop", "forward", "alert"),
-    delegated_features=("dcqcn",),  # no generic interface: bnxt_re configfs / niccli (nic.md §7)
+    delegated_features=("dcqcn",),  # no generic interface: bnxt_re configfs / niccli
     owned_sections=("DCBX mode (host ieee)", "ETS (prio-tc/tc-tsa/tc-bw)", "PFC (prio-pfc)",
                     "DSCP APP entries (all 64 DSCPs)", "APP trust order (where iproute2 and the driver have it)",
                     "netdev MTU", "RDMA-CM RoCE ToS and mode"),

@@ -135,7 +135,7 @@ apptrust() {
   fi
   setting "$1 apptrust" "$(words echo "$have")" "order: $2" -- dcb apptrust set dev "$1" order "$2"
 }
-# rdma_cm_port DEV: the RDMA-CM configfs port directory of DEV (nic.md §3.2). The group rdma_cm/DEV appears on
+# rdma_cm_port DEV: the RDMA-CM configfs port directory of DEV (as mlnx-tools' cma_roce_tos finds it). The group rdma_cm/DEV appears on
 # mkdir, as cma_roce_tos does it; --check never creates it, so a missing group reads as unset.
 rdma_cm_port() {
   local group="$CONFIGFS/rdma_cm/$1"
@@ -158,7 +158,7 @@ nic_ens1f0np0() {
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- dcb pfc set dev "$ifname" prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
   dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:0 11:0 12:0 13:0 14:0 15:0 16:2 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:3 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:0 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   apptrust "$ifname" dscp
-  # DCQCN and CNP: no dcbnl interface. Broadcom: bnxt_re configfs cc/ or niccli (nic.md §7); ConnectX: connectx.
+  # DCQCN and CNP: no dcbnl interface. Broadcom: bnxt_re configfs cc/ or niccli; ConnectX: connectx.
   note "$ifname: no generic interface for DCQCN/CNP; set with the NIC vendor's tool: DCQCN on for priority 3, CNP DSCP 48 and 802.1p priority 6"
   port=$(rdma_cm_port "$rdma")
   setting "$rdma roce tos" "$(read_file "$port/default_roce_tos")" '104' -- write_file "$port/default_roce_tos" '104'
@@ -176,7 +176,7 @@ nic_ens2f0np0() {
   setting "$ifname pfc" "$(words dcb pfc show dev "$ifname" prio-pfc)" 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' -- dcb pfc set dev "$ifname" prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
   dscp_setting "$ifname" 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:0 11:0 12:0 13:0 14:0 15:0 16:2 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:3 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:0 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   apptrust "$ifname" dscp
-  # DCQCN and CNP: no dcbnl interface. Broadcom: bnxt_re configfs cc/ or niccli (nic.md §7); ConnectX: connectx.
+  # DCQCN and CNP: no dcbnl interface. Broadcom: bnxt_re configfs cc/ or niccli; ConnectX: connectx.
   note "$ifname: no generic interface for DCQCN/CNP; set with the NIC vendor's tool: DCQCN on for priority 3, CNP DSCP 48 and 802.1p priority 6"
   port=$(rdma_cm_port "$rdma")
   setting "$rdma roce tos" "$(read_file "$port/default_roce_tos")" '104' -- write_file "$port/default_roce_tos" '104'
