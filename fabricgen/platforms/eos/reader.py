@@ -128,16 +128,10 @@ def _owned_port(port: PortModel, device_qos: QosModel | None) -> dict[str, Any]:
         entry |= {"mtu": port.mtu, "speed_mbps": port.speed_mbps, "fec": port.fec}
         if device_qos is not None:
             entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
-                      "qos": _owned_port_qos(port.qos, device_qos)}
+                      # The port's own QoS, projected as the device's; None: it runs the device's (lint then
+                      # compares the device's in its place, so only what differs is reported).
+                      "qos": None if port.qos is None else _owned_qos(port.qos)}
     return entry
-
-
-def _owned_port_qos(qos: QosModel | None, device_qos: QosModel) -> dict[str, Any] | None:
-    """The port's own QoS, projected as the device's is; None: the port runs the device's (lint then compares the
-    device's in its place, so only what differs is reported)."""
-    if qos is None:
-        return None
-    return _owned_qos(qos)
 
 
 def vlan_ranges(vlans: list[int]) -> str:
