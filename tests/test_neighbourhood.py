@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from fabricgen import neighbourhood
 from fabricgen.cli import main
+from fabricgen.load import load
 from fabricgen.neighbourhood import plan_update
 from fabricgen.output import read_previous
+from fabricgen.resolve import resolve
 from fabricgen.yamlsource import top_level_entries
 
 from conftest import ROOT
@@ -206,13 +208,36 @@ def test_a_hand_edited_tree_is_rewritten_whole(site: Site, jobs: int) -> None:
     assert tree(site.out) == site.full()
 
 
-def test_the_neighbourhood_declines_a_sharded_or_forced_tree(site: Site) -> None:
-    sharded = site.scratch / "sharded"
-    assert run(site.intent, site.inventory, sharded, "--shard", "1/2").exit_code == 0
-    previous = read_previous(sharded)
-    assert previous is not None and "shard" in previous.manifest
-    assert plan_update(site.intent, site.inventory, sharded, previous, {"renderer": previous.manifest["renderer"]}) \
-        is None
+def _plan_with_a_render_state(site: Site, out: Path) -> neighbourhood.UpdatePlan | None:
+    """The update of the tree at ``out`` after an edit it covers (a comment in node1's entry: node1 and its
+    neighbours are in shard 1/2), with a render state recorded for the tree as the whole road records one (render
+    records none for a sharded or forced tree: given one here, only what the manifest says can make the update
+    decline)."""
+    loaded = load(site.intent, site.inventory)
+    assert loaded.hosts_entries is not None
+    neighbourhood.record_render(out, neighbourhood.kinds_of(resolve(loaded.intent, loaded.inventory).devices.values()),
+                                site.inventory / "hosts.yaml", loaded.hosts_entries)
+    site.edit_hosts(*COVERED["a comment"][:2])
+    previous = read_previous(out)
+    assert previous is not None
+    return plan_update(site.intent, site.inventory, out, previous, {"renderer": previous.manifest["renderer"]})
+
+
+@pytest.mark.parametrize("kind", ["sharded", "forced", "neither (the control)"])
+def test_the_neighbourhood_declines_a_sharded_or_forced_tree(site: Site, kind: str) -> None:
+    out = site.scratch / "previous"
+    if kind == "sharded":
+        assert run(site.intent, site.inventory, out, "--shard", "1/2").exit_code == 0
+    elif kind == "forced":  # a DAC past its reach is a lint error: the render writes only with --force
+        site.edit_hosts(NODE1_RAIL0, NODE1_RAIL0.replace("cable_m: 2", "cable_m: 9"))
+        assert run(site.intent, site.inventory, out, "--force").exit_code == 0
+        site.edit_hosts(NODE1_RAIL0.replace("cable_m: 2", "cable_m: 9"), NODE1_RAIL0)
+    else:
+        assert run(site.intent, site.inventory, out).exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"shard", "forced"} & set(manifest) == {"sharded": {"shard"}, "forced": {"forced"}}.get(kind, set())
+    plan = _plan_with_a_render_state(site, out)
+    assert (plan is None) is (kind != "neither (the control)")
 
 
 def ends_as_a_fresh_render(site: Site) -> Result:
