@@ -209,8 +209,8 @@ def test_a_hand_edited_tree_is_rewritten_whole(site: Site, jobs: int) -> None:
 
 
 def _plan_with_a_render_state(site: Site, out: Path) -> neighbourhood.UpdatePlan | None:
-    """The update of the tree at ``out`` after an edit it covers (a comment in node1's entry: node1 and its
-    neighbours are in shard 1/2), with a render state recorded for the tree as the whole road records one (render
+    """The update of the tree at ``out`` after an edit it covers (a comment in node1's entry, and node1 is
+    in shard 1/2), with a render state recorded for the tree as the whole road records one (render
     records none for a sharded or forced tree: given one here, only what the manifest says can make the update
     decline)."""
     loaded = load(site.intent, site.inventory)
