@@ -42,6 +42,8 @@ from fabricgen.forked import Workers, can_fork, fork_map, interleaved, worth_for
 from fabricgen.platforms import jsontext
 
 MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "fabricgen-manifest/1"
+"""the ``format`` a manifest fabricgen writes declares; a manifest of another format is not fabricgen's"""
 INCOMPLETE = ".fabricgen-incomplete"
 STAGING_MARK = ".fabricgen-staging"
 """inside a staging tree (and a previous tree being deleted): which OUT it was made for"""
@@ -62,16 +64,29 @@ def file_hash(text: str) -> str:
 
 def build_manifest(files: dict[str, str], inputs: dict[str, str], extra: dict[str, Any] | None = None,
                    hashes: dict[str, str] | None = None) -> str:
-    """The manifest of ``files`` (texts) plus ``hashes`` (files kept from the previous tree, by hash)."""
-    every = {**(hashes or {}), **{name: file_hash(text) for name, text in files.items()}}
+    """The manifest of ``files`` (texts) plus ``hashes`` (files kept from the previous tree, by hash), signed
+    with its format and the digest of its file list (:func:`files_digest`)."""
+    every = dict(sorted({**(hashes or {}), **{name: file_hash(text) for name, text in files.items()}}.items()))
     manifest = {
         "generator": "fabricgen",
         "version": __version__,
         "inputs": dict(sorted(inputs.items())),
-        "files": dict(sorted(every.items())),
         **(extra or {}),
+        "format": MANIFEST_FORMAT,
+        "files": every,
+        "files_digest": files_digest(every),
     }
     return jsontext.dumps(manifest, indent=2) + "\n"  # = json.dumps(indent=2, sort_keys=True), 10× faster
+
+
+def files_digest(files: dict[str, str]) -> str:
+    """sha256 over a manifest's file list, one ``path NUL sha256 LF`` per file in path order: a hand-made or
+    edited list (a path added so that a render deletes it) no longer matches the digest written beside it.
+    Paths hold no NUL or line break (:func:`_plain_path`), so the encoding is unambiguous."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(f"{name}\0{files[name]}\n".encode())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -81,8 +96,9 @@ class PreviousTree:
     manifest: dict[str, Any]
     raw: bytes = b""
     """the manifest file's bytes"""
-    mtime_ns: int = 0
-    """when the manifest was written: files modified later are hashed by :func:`tree_matches`"""
+    written_ns: int = 0
+    """when the manifest was written (0 when its stamps cannot tell): files whose mtime or ctime is later are
+    hashed by :func:`tree_matches`"""
 
     @property
     def files(self) -> dict[str, str]:
@@ -94,7 +110,9 @@ def read_previous(out: Path) -> PreviousTree | None:
     """The tree at ``out`` if it is exactly what its manifest says: written by fabricgen, not interrupted
     (no marker), the same regular files and directories with the modes fabricgen gives them, and every file
     newer than the manifest (edited since, or checked out by git in another order) still has the manifest's
-    hash. Anything else → None: write the whole tree."""
+    hash. "Newer" is by ctime too: an edit that sets an old mtime back (``touch -d``, ``cp -p``, ``os.utime``)
+    cannot set the ctime, which the kernel stamps on every change of content, mode or name. Anything else →
+    None: write the whole tree."""
     previous = read_manifest(out)
     return previous if previous is not None and tree_matches(out, previous) else None
 
@@ -105,30 +123,49 @@ def read_manifest(out: Path) -> PreviousTree | None:
     try:
         if out.is_symlink() or (out / INCOMPLETE).exists():
             return None
-        mtime_ns = (out / MANIFEST).stat().st_mtime_ns
+        status = (out / MANIFEST).stat()
         raw = (out / MANIFEST).read_bytes()
         manifest = json.loads(raw)
     except (OSError, ValueError):
         return None
-    return PreviousTree(manifest, raw, mtime_ns) if signed_files(manifest) is not None else None
+    return PreviousTree(manifest, raw, _written_ns(status)) if signed_files(manifest) is not None else None
+
+
+_STAMP_SLACK_NS = 2 * 10**9
+"""how much later than its mtime a manifest's ctime may be and still date the render (fabricgen sets its mode
+or renames it right after writing it)"""
+
+
+def _written_ns(status: os.stat_result) -> int:
+    """When the render wrote the manifest: its mtime, if its ctime says nobody stamped it since. A manifest
+    touched afterwards (``touch``, ``os.utime``: into the future, or long after its content) dates nothing, and
+    then 0 is returned: every file counts as newer and is hashed."""
+    settled = 0 <= status.st_ctime_ns - status.st_mtime_ns <= _STAMP_SLACK_NS
+    return status.st_mtime_ns if settled else 0
 
 
 def signed_files(manifest: object) -> set[str] | None:
     """The files a manifest lists if it is one fabricgen wrote: its format marker (``generator``: fabricgen,
-    a ``version``) and a sha256 for each file, named by a plain relative path (no ``..``, nothing absolute: a
-    forged manifest must not make fabricgen delete outside OUT); None for anything else."""
+    a ``version``, ``format``: :data:`MANIFEST_FORMAT`), a sha256 for each file, named by a plain relative
+    path (no ``..``, nothing absolute: a forged manifest must not make fabricgen delete outside OUT), and the
+    digest of that list (``files_digest``); None for anything else, a manifest of an older fabricgen
+    included (its tree is refused, not replaced: move it away or render into a new directory)."""
     if not isinstance(manifest, dict) or manifest.get("generator") != "fabricgen" or \
-            not isinstance(manifest.get("version"), str) or not isinstance(manifest.get("files"), dict):
+            not isinstance(manifest.get("version"), str) or manifest.get("format") != MANIFEST_FORMAT or \
+            not isinstance(manifest.get("files"), dict):
         return None
     files: dict[object, object] = manifest["files"]
     if not all(_plain_path(name) and isinstance(digest, str) and _SHA256.fullmatch(digest)
                for name, digest in files.items()):
         return None
-    return {str(name) for name in files}
+    listed = {str(name): str(digest) for name, digest in files.items()}
+    if manifest.get("files_digest") != files_digest(listed):
+        return None
+    return set(listed)
 
 
 def _plain_path(name: object) -> bool:
-    if not isinstance(name, str) or not name or "\0" in name or "\\" in name:
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name or not name.isprintable():
         return False
     parts = PurePosixPath(name).parts
     return not name.startswith("/") and "/".join(parts) == name and \
@@ -146,8 +183,9 @@ def check_owned(root: Path) -> None:
     except (OSError, ValueError):
         listed = None
     if listed is None:
-        raise OutputError(f"{root} is not empty and has no {MANIFEST} written by fabricgen; refusing to replace "
-                          "it (choose a new or empty directory)")
+        raise OutputError(f"{root} is not empty and has no {MANIFEST} signed by this fabricgen (format "
+                          f"{MANIFEST_FORMAT}, its file list's digest); refusing to replace it (choose a new or "
+                          "empty directory; a tree an older fabricgen wrote: move it away first)")
     listed |= _pending_files(root)
     allowed = listed | {MANIFEST, INCOMPLETE} | {_staging_name(name) for name in listed | {MANIFEST}}
     folders = {str(parent) for name in listed for parent in PurePosixPath(name).parents} - {"."}
@@ -197,10 +235,10 @@ def _staging_name(name: str) -> str:
 
 def tree_matches(out: Path, previous: PreviousTree) -> bool:
     """Whether the files at ``out`` are what ``previous`` (its manifest) says: one stat per file, and the
-    hash of each file newer than the manifest. Mostly system calls; the neighbourhood update runs it in a
+    hash of each file whose mtime or ctime is later than the manifest's writing. Mostly system calls; the neighbourhood update runs it in a
     forked process beside its own work."""
     try:
-        scan = _scan(out, previous.mtime_ns)
+        scan = _scan(out, previous.written_ns)
         expected = set(previous.files) | {MANIFEST}
         folders = {name.rpartition("/")[0] for name in expected} - {""}
         if scan is None or scan.files != expected or scan.folders != folders:
@@ -219,7 +257,8 @@ class _Scan:
 
 
 def _scan(root: Path, limit_ns: int) -> _Scan | None:
-    """Relative paths of every file and directory under ``root``, and the files modified after ``limit_ns``.
+    """Relative paths of every file and directory under ``root``, and the files changed after ``limit_ns``
+    (mtime or ctime: an mtime set back by hand does not hide an edit).
     One stat per file: 20,000 files take tens of milliseconds, reading them all would take seconds. None at
     the first entry that is neither a directory nor a regular file (a symlink, a FIFO), or a file whose mode
     is not the one fabricgen writes."""
@@ -234,7 +273,7 @@ def _scan(root: Path, limit_ns: int) -> _Scan | None:
         if name != MANIFEST and stat.S_IMODE(status.st_mode) != _mode(name):
             return None
         found.files.add(name)
-        if status.st_mtime_ns > limit_ns and name != MANIFEST:
+        if max(status.st_mtime_ns, status.st_ctime_ns) > limit_ns and name != MANIFEST:
             found.newer.append(name)
     return found
 

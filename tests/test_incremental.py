@@ -111,6 +111,27 @@ def test_a_hand_edited_file_makes_the_render_full(inventory: Path, tmp_path: Pat
     assert tree(out) == full_render(inventory, tmp_path)
 
 
+@pytest.mark.parametrize("backdate", ["its own mtime", "a year ago", "and the manifest into the future"])
+def test_an_edit_with_an_old_mtime_is_seen(backdate: str, inventory: Path, tmp_path: Path) -> None:
+    """`cp -p`, `touch -d`, a restore from backup: an edited file whose mtime is set back to (or before) the
+    render's still makes the render full. Same size too: one digit changed."""
+    out = tmp_path / "out"
+    total = render(inventory, out)["rewritten"]
+    config = out / "spine1" / "eos.cfg"
+    original = config.stat()
+    text = config.read_text()
+    assert "bandwidth percent 50" in text
+    config.write_text(text.replace("bandwidth percent 50", "bandwidth percent 90", 1))
+    old_ns = original.st_mtime_ns if backdate == "its own mtime" else original.st_mtime_ns - 365 * 86400 * 10**9
+    os.utime(config, ns=(old_ns, old_ns))
+    if backdate == "and the manifest into the future":
+        future_ns = (out / MANIFEST).stat().st_mtime_ns + 86400 * 10**9
+        os.utime(out / MANIFEST, ns=(future_ns, future_ns))
+    assert config.stat().st_size == original.st_size and config.stat().st_mtime_ns <= original.st_mtime_ns
+    assert render(inventory, out)["rewritten"] == total
+    assert tree(out) == full_render(inventory, tmp_path)
+
+
 def test_files_newer_than_the_manifest_are_trusted_when_their_hash_matches(inventory: Path,
                                                                            tmp_path: Path) -> None:
     """A fresh git checkout of a committed tree stamps files in any order: their content decides."""
