@@ -235,8 +235,8 @@ def _staging_name(name: str) -> str:
 
 def tree_matches(out: Path, previous: PreviousTree) -> bool:
     """Whether the files at ``out`` are what ``previous`` (its manifest) says: one stat per file, and the
-    hash of each file whose mtime or ctime is later than the manifest's writing. Mostly system calls; the neighbourhood update runs it in a
-    forked process beside its own work."""
+    hash of each file whose mtime or ctime is later than the manifest's writing. Mostly system calls; the
+    neighbourhood update runs it in a forked process beside its own work."""
     try:
         scan = _scan(out, previous.written_ns)
         expected = set(previous.files) | {MANIFEST}
