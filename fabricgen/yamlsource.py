@@ -24,6 +24,15 @@ from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
 from fabricgen.fastyaml import bom_after_start, load_plain, plain_characters
 from fabricgen.forked import contiguous, fork_map, worth_forking
+from fabricgen.parsecache import (
+    blob_may_carry_secret,
+    cache_dir,
+    carries_secret,
+    read_sealed,
+    seal,
+    source_digest,
+    write_private,
+)
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
@@ -255,8 +264,9 @@ class _Builder:
             return None
         try:
             return constructor(_SCALARS, node)
-        except (ValueError, TypeError, ArithmeticError, yaml.YAMLError):
-            # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`).
+        except (ValueError, TypeError, ArithmeticError, LookupError, yaml.YAMLError):
+            # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`; `!!bool x`
+            # is a KeyError in PyYAML's table of booleans).
             self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
                                             f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
                                             "remove the tag, or write a value of that type"))
@@ -315,8 +325,9 @@ def load_yaml(path: Path, display_name: str | None = None,
     except UnicodeDecodeError as exc:
         return None, [Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
                                  "save the file as UTF-8")]
-    key = _cache_key(raw)
-    found, data = _cache_get(key)
+    source = source_digest(raw)
+    key = _cache_key(source)
+    found, data = _cache_get(key, source)
     read_alone = found and _cache_has(f"{key}.read-alone")
     if not found and len(raw) >= BY_ENTRY_MIN_BYTES:
         found, data = _load_by_entry(raw, path, jobs)
@@ -326,11 +337,11 @@ def load_yaml(path: Path, display_name: str | None = None,
     if not found:
         found, data = load_plain(raw, MAX_DEPTH.value(), MAX_NODES.value())
     if found:
-        _cache_put(key, data)
+        _cache_put(key, source, data)
         return YamlDocument(data, name, text, read_alone=read_alone), []
     doc, problems = parse_yaml(text, name)
     if doc is not None and not problems:
-        _cache_put(key, doc.data)
+        _cache_put(key, source, doc.data)
     return doc, problems
 
 
@@ -362,7 +373,10 @@ def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
         value = parsed[digest] if digest in parsed else cached_entry(previous, digest)
         if not isinstance(value, dict) or len(value) != 1:
             return False, None  # declined by the fast path, or not one key
-        table[digest] = previous[digest] if digest not in parsed else marshal.dumps(value)
+        if digest not in parsed:
+            table[digest] = previous[digest]
+        elif not carries_secret(value):  # parsed on every run instead (fabricgen.parsecache)
+            table[digest] = marshal.dumps(value)
         ((key, item),) = value.items()
         if key in data:
             return False, None
@@ -382,15 +396,19 @@ def entry_table_path(path: Path) -> Path | None:
     """Where the entry table of the file at ``path`` lives: one table per file and fabricgen/Python version
     (what a version parsed stays its own). None without a cache."""
     folder = cache_dir()
-    return folder / f"entries-{_cache_key(os.fsencode(path.absolute()))}.marshal" if folder else None
+    return folder / f"entries-{_cache_key(source_digest(os.fsencode(path.absolute())))}.marshal" if folder else None
 
 
 def read_entry_table(file: Path) -> dict[bytes, bytes]:
     """digest → the entry's data, marshalled on its own: reading the table is one cheap pass over bytes
-    (9 ms for 5,750 entries), and only the entries a caller asks for are decoded."""
+    (9 ms for 5,750 entries), and only the entries a caller asks for are decoded. Each entry is found by the
+    digest of its text as read now; the table as a whole is sealed (fabricgen.parsecache) to its name."""
+    payload = read_sealed(file, _table_source(file))
+    if payload is None:
+        return {}
     try:
-        table = marshal.loads(file.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        table = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
         return {}
     if not isinstance(table, dict) or not all(isinstance(blob, bytes) for blob in table.values()):
         return {}
@@ -409,7 +427,23 @@ def cached_entry(table: dict[bytes, bytes], digest: bytes) -> Any:
 
 
 def write_entry_table(file: Path, table: dict[bytes, bytes]) -> None:
-    _write_cache_file(file.parent, file.name, marshal.dumps(table))
+    """Write the table, without the entries that carry a secret (fabricgen.parsecache): whoever made it."""
+    kept = {digest: blob for digest, blob in table.items() if not _blob_carries_secret(blob)}
+    write_private(file.parent, file.name, seal(_table_source(file), marshal.dumps(kept)))
+
+
+def _table_source(file: Path) -> bytes:
+    """What an entry table is sealed to: its own name (which the digest of the file's path makes)."""
+    return source_digest(file.name.encode())
+
+
+def _blob_carries_secret(blob: bytes) -> bool:
+    if not blob_may_carry_secret(blob):
+        return False
+    try:
+        return carries_secret(marshal.loads(blob))
+    except (EOFError, ValueError, TypeError):
+        return True  # damaged: not written either
 
 
 @dataclass(frozen=True)
@@ -496,36 +530,35 @@ def top_level_entries(raw: bytes) -> list[bytes] | None:
     return [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)], strict=True)]
 
 
-def cache_dir() -> Path | None:
-    """Per-user parse cache ($FABRICGEN_CACHE_DIR, else $XDG_CACHE_HOME/fabricgen or ~/.cache/fabricgen);
-    None when FABRICGEN_NO_CACHE is set."""
-    if os.environ.get("FABRICGEN_NO_CACHE"):
-        return None
-    base = os.environ.get("FABRICGEN_CACHE_DIR")
-    if base:
-        return Path(base)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fabricgen"
-
-
-def _cache_key(raw: bytes) -> str:
+def _cache_key(source: bytes) -> str:
+    """The name of the cache entry of bytes whose sha256 is ``source``."""
     # Only data is cached (locations are rebuilt from the text when needed), so the file's name is not part of
     # the key; fabricgen's and Python's versions are (marshal's format is Python's), and so are the limits in
     # force (data cached under generous limits must not pass stricter ones unchecked).
-    digest = hashlib.sha256(raw)
+    digest = hashlib.sha256(source)
     limits = [limit.value() for limit in (MAX_DEPTH, MAX_NODES, MAX_ALIAS_NODES)]
     digest.update(f"\0{__version__}\0{sys.version_info[:2]}\0{limits}".encode())
     return digest.hexdigest()
 
 
-def _cache_get(key: str) -> tuple[bool, Any]:
+def _cache_get(key: str, source: bytes) -> tuple[bool, Any]:
+    """The cached data of the bytes whose digest is ``source``; an entry that is damaged or was not made from
+    those bytes is deleted (so that this run writes a good one) and the file parsed again."""
     folder = cache_dir()
     if folder is None:
         return False, None
+    path = folder / f"{key}.marshal"
+    payload = read_sealed(path, source)
     try:
         # marshal: plain data only, and several times faster to read back than pickle or JSON.
-        return True, marshal.loads((folder / f"{key}.marshal").read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return False, None  # absent or unreadable: parse again
+        return (True, marshal.loads(payload)) if payload is not None else (False, None)
+    except (EOFError, ValueError, TypeError):
+        payload = None
+    finally:
+        if payload is None:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+    return False, None
 
 
 def _cache_has(name: str) -> bool:
@@ -537,23 +570,21 @@ def _cache_mark(name: str) -> None:
     """An empty file whose name records a fact about a cached file (that it reads entry by entry)."""
     folder = cache_dir()
     if folder is not None and not (folder / name).exists():
-        _write_cache_file(folder, name, b"")
+        write_private(folder, name, b"")
 
 
-def _cache_put(key: str, data: Any) -> None:
+def _cache_put(key: str, source: bytes, data: Any) -> None:
+    """Cache ``data``, parsed from the bytes whose digest is ``source``, unless it carries a secret."""
     folder = cache_dir()
     if folder is None or (folder / f"{key}.marshal").exists():
         return
-    with contextlib.suppress(ValueError):  # data marshal cannot write: not cached
-        _write_cache_file(folder, f"{key}.marshal", marshal.dumps(data))
-
-
-def _write_cache_file(folder: Path, name: str, content: bytes) -> None:
-    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        staging = folder / f".{name}.{os.getpid()}.tmp"
-        staging.write_bytes(content)
-        staging.replace(folder / name)
+    try:
+        blob = marshal.dumps(data)
+    except ValueError:  # data marshal cannot write: not cached
+        return
+    if blob_may_carry_secret(blob) and carries_secret(data):
+        return  # parsed on every run instead (fabricgen.parsecache)
+    write_private(folder, f"{key}.marshal", seal(source, blob))
 
 
 def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:
