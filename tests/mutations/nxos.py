@@ -89,6 +89,17 @@ MUTATIONS: dict[str, dict[str, Mutation]] = {
         "remove": drop("mtu 9100"),
         "add": after("mtu 9100", "mtu 9216"),
     },
+    # The example's 400G data ports run RS(544,514): `fec kp-fec`.
+    "speed_mbps": {
+        "change": edit("speed 400000", "speed 100000"),
+        "remove": drop("speed 400000"),  # negotiated: the config no longer says 400G
+        "add": after("speed 400000", "speed auto"),
+    },
+    "fec": {
+        "change": edit("fec kp-fec", "fec fc-fec"),
+        "remove": drop("fec kp-fec"),  # auto: NX-OS picks, the config no longer holds the port to RS-FEC
+        "add": after("fec kp-fec", "fec off"),
+    },
     "pfc_priorities": {
         "change": edit("priority-flow-control mode on", "priority-flow-control mode off"),
         "remove": drop("priority-flow-control mode on"),  # mode auto: DCBX decides, nothing guaranteed

@@ -21,11 +21,12 @@ How the intent maps onto the 8q system classes (one rule, applied by the rendere
   PFC frames for CoS p pause qos-group q and congestion of qos-group q sends PFC on CoS p. Routed RoCE is
   untagged, so no CoS is matched or rewritten; the priority only exists in PFC frames.
 * ECN: ``random-detect … bytes`` — the thresholds in exact bytes, so the box marks at the intent's depth.
-  (Earlier releases of fabricgen wrote whole kbytes rounded down: 5,000 B became 4 KB, 18 % early.) The
-  Nexus 9000 QoS guide's "Configuring WRED on Egress Queues" gives the threshold units as
-  ``packets | bytes | kbytes | mbytes``; the reference configs above use kbytes. **(unverified here: the stored
-  copies of that page, 10.1(x)-10.5(x), only showed the section's introduction, not the command syntax; no
-  public config, Cisco sample or parser grammar at hand shows ``bytes`` accepted on a device, nor refused.)**
+  (Earlier releases of fabricgen wrote whole kbytes rounded down: 5,000 B became 4 KB, 18 % early.) ``bytes`` is
+  a threshold unit of NX-OS itself: Cisco's NX-OS device YANG model (``Cisco-NX-OS-device.yang``, published by
+  Cisco for 10.3(10) in YangModels/yang ``vendor/cisco/nx/10.3-10``) types the QoS WRED threshold unit as
+  ``ipqos_ThreshUnit`` = ``packets | bytes | kbytes | mbytes`` (the units the Nexus 9000 QoS guide's "Configuring
+  WRED on Egress Queues" lists for ``random-detect minimum-threshold``) and its value ``ipqos_ThreshVal`` as
+  0..52,428,800, so the intent's byte counts are said as they are and no rounding is needed.
 * Port mode: fabricgen owns the mode of data ports, because it decides which MTU applies. Data ports are routed
   (``no switchport``, the RoCE leaf/spine norm) and carry ``mtu N``; OOB access ports are ``switchport``.
   Cisco's "Configure and Verify Maximum Transmission Unit on Nexus Platforms" (doc 118994): a Layer 3 port
@@ -35,7 +36,17 @@ How the intent maps onto the 8q system classes (one rule, applied by the rendere
 * Scheduling: strict queues get ``priority level N`` (level 1 = the highest strict queue index, served
   first, as SONiC/Spectrum order strict queues), DWRR queues ``bandwidth remaining percent W``; the queues the
   intent does not use keep ``bandwidth remaining percent 0`` as in the reference template. Several strict
-  levels are standard NX-OS 9000 queuing syntax **(unverified here: the reference shows only level 1)**.
+  levels: the NX-OS device YANG model types ``priority level`` as ``ipqos_PriorityLevel`` 1..8.
+* Speed and FEC (data ports, the links RoCE runs over; other ports keep the transceiver's defaults): ``speed N``
+  with N in Mb/s (``speed 400000``; NX-OS's own CLI speaks Mb/s, e.g. ``speed 1000``/``speed 10000`` in Cisco's
+  NX-OS Ansible collection; the device YANG model's ``l1`` speed enumeration runs 100M … 400G, 800G), and
+  ``fec <mode>``. The FEC modes are the device YANG model's ``l1_FECMode`` (``auto | fc-fec | rs-fec | fec-off |
+  rs-ieee | rs-cons16 | kp-fec``, kp-fec being "KP-Fec CL119") with the CLI spelling the NX-OS help prints
+  (Cisco bug CSCvy03375 quotes ``fec ?`` on a Nexus 9500: ``auto``, ``fc-fec`` "CL74(25/50G)", ``off``
+  "Turn FEC off", ``rs-fec`` "CL91(100G) or Consortium 1.5 (25/50G)"). Which RS-FEC a port runs follows its lane
+  signalling: RS(528,514) (``rs-fec``, IEEE 802.3 Clause 91) on 25G-NRZ lanes (10/25/50/100G), RS(544,514)
+  (``kp-fec``, Clauses 119/134, the "KP4" FEC) on PAM4 lanes of 50G and more, i.e. 200G and 400G ports, or any
+  port whose inventory lanes make ≥ 50G each. ``fc`` is ``fec fc-fec`` (Clause 74), ``none`` is ``fec off``.
 
 Target: NX-OS 10.3(x), standalone (not ACI), Nexus 9000 Cloud Scale in the default 8q queuing mode.
 """
@@ -94,18 +105,19 @@ CAPABILITY = Capability(
         f"policy-map type network-qos {NETWORK_POLICY}", "system qos (network-qos and queuing service-policies)",
         "priority-flow-control watch-dog (global)", "vlan <management vlan> (oob)",
         f"vrf context {MGMT_VRF}: default route",
-        "interface Ethernet*: description, shutdown, switchport mode (routed data ports, access on oob), mtu, "
-        "priority-flow-control mode and watch-dog-interval, service-policy type qos input",
+        "interface Ethernet*: description, shutdown, switchport mode (routed data ports, access on oob), mtu, speed "
+        "and fec (data ports), priority-flow-control mode and watch-dog-interval, service-policy type qos input",
         "interface mgmt0: vrf member, ip/ipv6 address, mtu",
     ),
     commit_strategy="checkpoint fabricgen-<run> → apply nxos.cfg (merge of the owned sections) → verify → on "
                     "failure `rollback running-config checkpoint fabricgen-<run>`; then copy run start. No "
-                    "commit-confirm timer: NAPALM nxos has no revert_in (nvue-nxos.md §2.2-2.3)",
+                    "commit-confirm timer: NAPALM's nxos driver has no revert_in",
     output_files=(FILE,),
     # The reader's per-port view (reader.owned): mode on data and OOB access ports, trunk VLANs on every port,
-    # mtu/PFC and the port's own QoS (classification, queuing, watchdog where they differ) on data ports.
-    port_settings=("admin_up", "description", "access_vlan", "mode", "tagged_vlans", "mtu", "pfc_priorities",
-                   "lossless", "qos"),
+    # mtu, speed, FEC, PFC and the port's own QoS (classification, queuing, watchdog where they differ) on data
+    # ports.
+    port_settings=("admin_up", "description", "access_vlan", "mode", "tagged_vlans", "mtu", "speed_mbps", "fec",
+                   "pfc_priorities", "lossless", "qos"),
     spelling={
         "trust": f"service-policy type qos input {QOS_POLICY} on data ports (DSCP class-maps)",
         "dscp_map": "class-map type qos match-all … match dscp …; policy-map type qos: set qos-group N",
@@ -250,10 +262,37 @@ class Mgmt(NamedTuple):
     default: str
 
 
-# (name, description, shutdown, switchport, access_vlan, pfc, watchdog, mtu, service_policy): templates/nxos's
-# order; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
-Interface = tuple[str, str | None, bool, str | None, int | None, str | None, bool, int | None, str | None]
+# (name, description, shutdown, switchport, access_vlan, pfc, watchdog, mtu, speed, fec, service_policy):
+# templates/nxos's order; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's
+# mode alone; speed and fec are the arguments of `speed` and `fec`.
+Interface = tuple[str, str | None, bool, str | None, int | None, str | None, bool, int | None, int | None,
+                  str | None, str | None]
 _SWITCHPORT = {"routed": "no switchport", "switched": "switchport", None: None}
+
+# PortModel.fec → the `fec` argument; "rs" depends on the lanes' signalling (fec_keyword).
+FEC_KEYWORDS = {"fc": "fc-fec", "none": "off"}
+# A lane this fast or faster is PAM4, whose RS-FEC is RS(544,514) (`kp-fec`, IEEE 802.3 Clauses 119/134); slower
+# lanes are 25G NRZ with RS(528,514) (`rs-fec`, Clause 91).
+PAM4_LANE_MBPS = 50_000
+# A port whose lanes the inventory does not give is taken with its speed's commonest lanes: NRZ up to 100G
+# (100GBASE-*4: 4 × 25G), PAM4 above (200G = 4 × 50G, 400G = 8 × 50G). The same reading as the physical lint rules.
+NRZ_PORT_UPTO_MBPS = 100_000
+
+
+def pam4_lanes(speed_mbps: int | None, lanes: str | None) -> bool:
+    """Whether the port signals PAM4 (see PAM4_LANE_MBPS); a port of unknown speed is not taken as PAM4."""
+    if speed_mbps is None:
+        return False
+    if lanes:
+        return speed_mbps // (lanes.count(",") + 1) >= PAM4_LANE_MBPS
+    return speed_mbps > NRZ_PORT_UPTO_MBPS
+
+
+def fec_keyword(fec: str, speed_mbps: int | None, lanes: str | None) -> str:
+    """The `fec` argument for PortModel.fec: RS-FEC is `kp-fec` on PAM4 lanes, `rs-fec` on NRZ ones."""
+    if fec == "rs":
+        return "kp-fec" if pam4_lanes(speed_mbps, lanes) else "rs-fec"
+    return FEC_KEYWORDS[fec]
 
 
 def _class_map_names(queues: list[QueueModel]) -> dict[int, str]:
@@ -315,6 +354,8 @@ def _qos(qos: QosModel) -> QosContext:
 def _interface(port: PortModel, qos: QosModel | None) -> Interface:
     data_port = port.role in DATA_ROLES
     with_qos = data_port and qos is not None
+    # Speed and FEC are owned on data ports, the links the RoCE recipe runs over; other ports keep what the
+    # transceiver negotiates. A port whose inventory states neither gets neither line (NX-OS's `auto`).
     return (
         port.name,
         port.description,
@@ -324,6 +365,8 @@ def _interface(port: PortModel, qos: QosModel | None) -> Interface:
         ("on" if port.pfc_priorities else "off") if with_qos else None,
         with_qos and bool(port.pfc_priorities) and qos is not None and qos.watchdog is not None,
         port.mtu if data_port else None,
+        port.speed_mbps if data_port else None,
+        fec_keyword(port.fec, port.speed_mbps, port.lanes) if data_port and port.fec else None,
         QOS_POLICY if with_qos else None,
     )
 

@@ -8,7 +8,12 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the config
   switchport`` makes it switched, else routed — Cisco's Nexus 9000 interfaces guide: 9300-EX (Cloud Scale)
   ports are Layer 3 by default); ``mode`` is owned on the ports whose mode fabricgen decides (data and OOB
   access ports); on data ports (role host/fabric) ``mtu`` (absent = 1500): a Nexus 9000 takes a per-port
-  ``mtu`` in both modes, so it is the MTU in effect either way, and, on a device with QoS,
+  ``mtu`` in both modes, so it is the MTU in effect either way; ``speed_mbps`` from ``speed N`` (Mb/s; ``auto``,
+  ``no speed`` or no line: None, the speed is negotiated or the transceiver's, which the config does not state);
+  ``fec`` from the last ``fec`` line (``rs-fec``, ``rs-ieee``, ``rs-cons16`` and ``kp-fec`` are Reed-Solomon
+  codes: "rs"; ``fc-fec``: "fc"; ``off``: "none"; ``auto``, ``no fec`` or no line: None, NX-OS picks the default
+  of the speed and transceiver — see the package docstring for the modes and their sources); and, on a device
+  with QoS,
   ``pfc_priorities``/``lossless``: the system's no-drop priorities on a port with ``priority-flow-control mode
   on`` that classifies its input (``service-policy type qos input`` on the port or under ``system qos``),
   else none — ``mode auto`` (the default) depends on DCBX and guarantees nothing; ``tagged_vlans`` on every
@@ -49,7 +54,7 @@ watchdog's timers are ``interval`` (poll) and interval × ``shutdown-multiplier`
 **unverified**, nvue-nxos.md §2.1 gives the spellings without values); the action is ``drop``.
 
 Not recoverable, kept from the skeleton: class names (the skeleton's class on that queue index, else
-``queue<N>``), ``tc_to_pg``, ``qos.rdma_*``/``cnp_*``, cable/peer/speed/media of ports, the management VLAN,
+``queue<N>``), ``tc_to_pg``, ``qos.rdma_*``/``cnp_*``, cable/peer/lanes/media of ports, the management VLAN,
 hardware/role/name. Not read: the network-qos class MTU (a platform constant, see CLASS_MTU), ``match cos``
 and ACL matches in type-qos class-maps (routed RoCE is classified by DSCP; a policy matching only CoS
 reads as trust "dscp" with those classes empty), the 4q queuing mode, WRED thresholds in ``packets`` or
@@ -94,6 +99,13 @@ KBYTE = 1024
 # NX-OS watchdog defaults for lines a running-config leaves out (unverified; see the module docstring).
 WATCHDOG_DEFAULTS = {"interval": 100, "shutdown-multiplier": 1, "restore-multiplier": 2}
 ALL_VLANS = range(1, 4095)
+# `fec` arguments (the NX-OS device YANG model's l1_FECMode, CLI spelling `off` for its fec-off) → PortModel.fec.
+# Every Reed-Solomon variant reads as "rs": the model does not tell RS(528,514) from RS(544,514), the renderer
+# picks the one the lanes need; `auto` leaves the choice to NX-OS (None).
+FEC_WORDS: dict[str, str | None] = {"rs-fec": "rs", "rs-ieee": "rs", "rs-cons16": "rs", "kp-fec": "rs",
+                                    "fc-fec": "fc", "off": "none", "fec-off": "none", "auto": None}
+# The fastest `speed` NX-OS lists (800G), in Mb/s; a larger number is a typo, not a speed.
+MAX_SPEED_MBPS = 800_000
 THRESHOLD_UNITS = {"bytes": 1, "kbytes": KBYTE, "mbytes": KBYTE * KBYTE}
 # DSCP names NX-OS accepts in `match dscp` (RFC 2474/2597/3246 code points).
 DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{n}": 8 * n for n in range(8)},
@@ -118,7 +130,7 @@ def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
         entry["mode"] = port.mode
     entry["tagged_vlans"] = port.tagged_vlans
     if port.role in DATA_ROLES:
-        entry["mtu"] = port.mtu
+        entry |= {"mtu": port.mtu, "speed_mbps": port.speed_mbps, "fec": port.fec}
         if with_qos:
             entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
                       "qos": None if port.qos is None else _owned_qos(port.qos)}
@@ -356,6 +368,7 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: lis
         "admin_up": shutdown is not None and shutdown.group(1) is not None,  # Ethernet ports default to shut
         # A Nexus 9000 applies a per-port `mtu` in both modes (Layer 2: 1500 or the system jumbomtu only).
         "mtu": node.last_int(r"mtu (\S+)", 68, 65535) or DEFAULT_MTU,
+        "speed_mbps": _speed_mbps(node), "fec": _fec(node),
         "access_vlan": None if routed else vlan,
         "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
@@ -363,6 +376,31 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: lis
         "tagged_vlans": None if routed else _tagged_vlans(node),
         "qos": None,  # set by _with_port_qos once the device's QoS is known
     })
+
+
+def _speed_mbps(node: Node) -> int | None:
+    """The fixed speed of the last `speed` line in Mb/s; None for `speed auto …`, `no speed` or none (negotiated:
+    the config does not say which)."""
+    found = list(node.each(r"(no )?speed(?: (\S+))?(?: .*)?"))
+    if not found:
+        return None
+    match, child = found[-1]
+    if match.group(1) or match.group(2) in (None, "auto"):
+        return None
+    return number(match.group(2), child, 10, MAX_SPEED_MBPS)
+
+
+def _fec(node: Node) -> str | None:
+    """The FEC the last `fec` line holds the port to (FEC_WORDS); None for `auto`, `no fec` or none."""
+    found = list(node.each(r"(no )?fec(?: (\S+))?"))
+    if not found:
+        return None
+    match, child = found[-1]
+    if match.group(1) or match.group(2) is None:
+        return None
+    if match.group(2) not in FEC_WORDS:
+        raise child.error(f"expected a FEC mode ({', '.join(FEC_WORDS)}), found {match.group(2)!r}")
+    return FEC_WORDS[match.group(2)]
 
 
 def _tagged_vlans(node: Node) -> list[int] | None:
@@ -409,7 +447,8 @@ def _read_ports(config: _Config, skeleton: DeviceModel, lossless: list[int]) -> 
             ports.append(port)  # read into mgmt
         elif intf is None:
             # NX-OS lists every port: one without a block is not configured (shut, routed, NX-OS's defaults)
-            ports.append(port.model_copy(update={"admin_up": False, "tagged_vlans": None, "qos": None}))
+            ports.append(port.model_copy(update={"admin_up": False, "tagged_vlans": None, "qos": None,
+                                                 "speed_mbps": None, "fec": None}))
         else:
             ports.append(_read_port(config, port, intf, lossless))
     known = {p.name for p in skeleton.ports}
