@@ -26,13 +26,13 @@ from fabricgen.fastyaml import bom_after_start, load_plain, plain_characters
 from fabricgen.forked import contiguous, fork_map, worth_forking
 from fabricgen.parsecache import (
     blob_may_carry_secret,
-    cache_dir,
     carries_secret,
     read_sealed,
     seal,
     source_digest,
     write_private,
 )
+from fabricgen.parsecache import cache_dir as cache_dir  # where it always was, for fabricgen.neighbourhood
 
 try:  # libyaml makes loading a 4,000-host inventory several times faster
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
@@ -264,9 +264,10 @@ class _Builder:
             return None
         try:
             return constructor(_SCALARS, node)
-        except (ValueError, TypeError, ArithmeticError, LookupError, yaml.YAMLError):
-            # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`; `!!bool x`
-            # is a KeyError in PyYAML's table of booleans).
+        except Exception:
+            # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`). PyYAML's
+            # constructors trust their resolver and fail each its own way on text it would never have given them
+            # (`!!bool x` a KeyError, `!!timestamp x` an AttributeError), so any failure here means "not that type".
             self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
                                             f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
                                             "remove the tag, or write a value of that type"))
@@ -375,8 +376,8 @@ def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
             return False, None  # declined by the fast path, or not one key
         if digest not in parsed:
             table[digest] = previous[digest]
-        elif not carries_secret(value):  # parsed on every run instead (fabricgen.parsecache)
-            table[digest] = marshal.dumps(value)
+        elif not _blob_carries_secret(blob := marshal.dumps(value)):  # else parsed every run (fabricgen.parsecache)
+            table[digest] = blob
         ((key, item),) = value.items()
         if key in data:
             return False, None
