@@ -40,7 +40,7 @@ STUBS = ROOT / "tests" / "nic_stubs"
 HOST = "node1"
 SCRIPT = f"{HOST}/fabricgen-nic.sh"
 # What fabricgen-nic.sh runs besides the NIC tools and bash builtins. A new one must be added here on purpose.
-UTILITIES = ("bash", "cat", "sed", "grep", "tr", "head", "tail", "basename", "readlink")
+UTILITIES = ("bash", "timeout", "cat", "tee", "sed", "grep", "tr", "head", "tail", "readlink")
 KERNELS = {"released-mlx5": False, "mlx5-zero-non-ets-bw": True}
 DIFF = re.compile(r'^DIFF (?P<name>.+?): have "')
 

@@ -44,7 +44,7 @@ from conftest import ROOT
 STUBS = ROOT / "tests" / "dcb_stubs"
 HOSTS = ("node3", "node4")
 # What fabricgen-dcb.sh runs besides the models and bash builtins. A new one must be added here on purpose.
-UTILITIES = ("bash", "cat", "sed")
+UTILITIES = ("bash", "timeout", "cat", "tee", "sed")
 TSA = {"strict": 0, "ets": 2}
 
 

@@ -28,6 +28,17 @@ NCCL_ENV = "nccl.env"
 DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
 LOAD_HINT = "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."
 
+# Time limits of the root-run scripts. Each external tool call runs under coreutils ``timeout`` (the scripts'
+# ``bounded``): SIGTERM after TOOL_TIMEOUT_S seconds (FABRICGEN_TOOL_TIMEOUT overrides it on the host), SIGKILL
+# KILL_AFTER_S seconds later; the script then names the tool and exits 3. A healthy call takes well under a second.
+TOOL_TIMEOUT_S = 30
+KILL_AFTER_S = 5
+# The systemd unit's TimeoutStartSec: a whole run (two passes over every NIC, a few dozen calls per NIC) plus a
+# backstop for a tool in uninterruptible sleep, which even SIGKILL does not end.
+START_TIMEOUT = "10min"
+# The scripts' wrapper: `bounded TOOL ARGS...` runs TOOL ARGS within the time limit.
+BOUNDED = "bounded"
+
 
 # --- rendering ------------------------------------------------------------------------------------------
 
@@ -113,9 +124,10 @@ class HostFiles:
         nics = [nic_context(nic) for nic in device.host.nics]
         return {
             self.script: templates.render(f"{self.folder}/{self.script}.j2", version=__version__, device=device,
-                                          nics=nics),
+                                          nics=nics, tool_timeout=TOOL_TIMEOUT_S, kill_after=KILL_AFTER_S),
             self.unit: templates.render(f"{self.folder}/{self.unit}.j2", version=__version__, device=device,
-                                        install_path=self.install_path),
+                                        install_path=self.install_path, tool_timeout=TOOL_TIMEOUT_S,
+                                        start_timeout=START_TIMEOUT),
             NCCL_ENV: env,
         }
 
@@ -178,6 +190,12 @@ class ScriptFile:
             elif key == "rdma":
                 nic.rdma_device = value
 
+    def command(self, text: str, line: int) -> list[str]:
+        """The words of the command ``text`` runs: ``bounded TOOL ARGS...`` (the scripts' time limit) runs TOOL
+        ARGS, so it reads as TOOL ARGS written bare."""
+        words = self.words(text, line)
+        return words[1:] if words[:1] == [BOUNDED] else words
+
     def setting(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
         """A handler for ``setting NAME CURRENT WANTED -- COMMAND...`` lines that passes the words of COMMAND
         (what apply mode runs, hence what the NIC gets) to the platform's ``command``."""
@@ -185,14 +203,15 @@ class ScriptFile:
             _, sep, rest = text.partition(" -- ")
             if not sep:
                 raise self.error(line, "a `setting` line without ` -- COMMAND`")
-            command(nic, self.words(rest, line), line)
+            command(nic, self.command(rest, line), line)
         return handle
 
     def bare(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
-        """A handler for a tool's command written on its own line in a NIC function (not through ``setting``): it
-        runs on every apply, so what it sets is what the NIC gets, like a ``setting`` line's command."""
+        """A handler for a tool's command written on its own line in a NIC function (not through ``setting``), bare
+        or through ``bounded``: it runs on every apply, so what it sets is what the NIC gets, like a ``setting``
+        line's command."""
         def handle(nic: N, text: str, line: int) -> None:
-            command(nic, self.words(text, line), line)
+            command(nic, self.command(text, line), line)
         return handle
 
     def parse(self, text: str, new_nic: Callable[[str, int], N], lines: Mapping[str, LineFn[N]]) -> Script[N]:

@@ -195,8 +195,9 @@ def _cc_setting(nic: _Nic, text: str, line: int) -> None:
 _LINES: dict[str, Callable[[_Nic, str, int], None]] = {
     "local": _FILE.local, "setting": _FILE.setting(_command), "cc_setting": _cc_setting,
     "dscp_setting": _dscp_setting,
-    # The same tools run on their own line (a hand edit, or another tool's script merged in) set the NIC too.
-    **dict.fromkeys(("mlnx_qos", "ip", "cma_roce_tos"), _FILE.bare(_command)),
+    # The same tools run on their own line (a hand edit, or another tool's script merged in; bare or through
+    # `bounded`) set the NIC too.
+    **dict.fromkeys(("mlnx_qos", "ip", "cma_roce_tos", hostscript.BOUNDED), _FILE.bare(_command)),
 }
 
 

@@ -195,8 +195,9 @@ def _apptrust(nic: Nic, text: str, line: int) -> None:
 
 _LINES: dict[str, Callable[[Nic, str, int], None]] = {
     "local": _FILE.local, "setting": _FILE.setting(_command), "dscp_setting": _dscp_setting, "apptrust": _apptrust,
-    # The same tools run on their own line (a hand edit, or another tool's script merged in) set the NIC too.
-    **dict.fromkeys(("dcb", "ip", "write_file"), _FILE.bare(_command)),
+    # The same tools run on their own line (a hand edit, or another tool's script merged in; bare or through
+    # `bounded`) set the NIC too.
+    **dict.fromkeys(("dcb", "ip", "write_file", hostscript.BOUNDED), _FILE.bare(_command)),
 }
 
 
