@@ -26,6 +26,7 @@ from rich.table import Table
 from fabricgen import __version__
 from fabricgen.api import dump_fabric, generate_devices, generate_parallel, shard
 from fabricgen.configs import UnreadableConfigs, read_configs
+from fabricgen.deploy.commands import register as register_deploy_commands
 from fabricgen.diagnostics import InputError, Location
 from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
@@ -470,6 +471,10 @@ def platforms_cmd(fmt: str) -> None:
     for name in platform_names():
         cap = get_platform(name).capability
         click.echo(f"{name:<10} {cap.kind:<6} max MTU {cap.max_mtu:<5} {cap.target}")
+
+
+# diff, push, rollback, runs: the deploy stage (fabricgen/deploy/), after write.
+register_deploy_commands(main, load_and_resolve, input_options, fail)
 
 
 def escape_unencodable_output() -> None:

@@ -1,0 +1,321 @@
+"""`fabricgen diff | push | rollback | runs`: the command-line edge of deploy.
+
+Exit status of diff (terraform's -detailed-exitcode): 0 nothing would change · 2 changes pending · 1 errors
+(unreachable, authentication, the device refused). Exit status of push and rollback: 0 all done · 1 some
+devices failed and were reverted (or were left untouched when the push stopped) · 2 bad input or usage ·
+3 a device may need attention (named in the output: e.g. its revert could not be read back).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from fabricgen import __version__
+from fabricgen.api import generate_devices
+from fabricgen.deploy.hostbundle import HostBundle, bundle_from_rendered
+from fabricgen.deploy.journal import Journal, RunRecord, list_runs, new_run_id, read_run, valid_run_id
+from fabricgen.deploy.outcome import Deployment, Outcome, PushOptions
+from fabricgen.deploy.plan import PlanError, select, waves
+from fabricgen.lint import lint
+from fabricgen.model import Fabric
+from fabricgen.schema.inventory import Inventory
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_JOURNAL = Path("runs")
+out = Console(highlight=False, soft_wrap=True)
+
+
+def selection_options(func: F) -> F:
+    options = [
+        click.option("--hosts", default="", metavar="A,B", help="device names or globs, comma-separated"),
+        click.option("--role", default=None, help="only devices of this role (gpu-host, leaf, spine...)"),
+        click.option("--platform", default=None, help="only devices of this platform"),
+        click.option("--shard", "shard_spec", default=None, metavar="K/N",
+                     help="the same slice of the selection as `render --shard K/N`, for a CI matrix"),
+        click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True,
+                     help="devices handled at once (SSH handshakes are CPU-bound: 2-4x the cores)"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@dataclass(frozen=True)
+class Edge:
+    """What the deploy commands borrow from cli.py: loading with input errors, the input options, failing."""
+
+    load_and_resolve: Callable[[Path, Path], tuple[Any, Fabric]]
+    input_options: Callable[[Any], Any]
+    fail: Callable[..., NoReturn]
+
+    def prepare(self, intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
+                shard_spec: str | None, gate: bool) -> tuple[Fabric, Inventory, list[str], dict[str, str]]:
+        loaded, fabric = self.load_and_resolve(intent, inventory)
+        try:
+            names = select(fabric, hosts.split(","), role, platform, shard_spec)
+        except PlanError as exc:
+            self.fail(str(exc))
+        if not names:
+            self.fail("the selection holds no device with a deploy driver (GPU hosts: connectx, linux-dcb)")
+        report = lint(fabric)
+        if gate and report.failed(False):
+            self.fail(f"lint finds {report.errors} error(s): run `fabricgen lint`, fix them or waive them; "
+                      "nothing was pushed", 1)
+        rendered = generate_devices(fabric.devices, names, with_resolved=False)
+        return fabric, loaded.inventory, names, rendered
+
+
+def register(main: click.Group, load_and_resolve: Callable[[Path, Path], tuple[Any, Fabric]],
+             input_options: Callable[[Any], Any], fail: Callable[..., NoReturn]) -> None:
+    """Add the deploy commands to the main group (cli.py owns loading and input errors)."""
+    edge = Edge(load_and_resolve, input_options, fail)
+    for make in (_diff_command, _push_command, _rollback_command, _runs_command):
+        main.add_command(make(edge))
+
+
+def _diff_command(edge: Edge) -> click.Command:
+    @click.command("diff")
+    @edge.input_options
+    @selection_options
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+    def diff_cmd(intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
+                 shard_spec: str | None, workers: int, fmt: str) -> None:
+        """Show, per device, what a push would change: the device's own diff (a GPU host: its script's --check
+        run on the host, plus the installed files). Leaves nothing on the devices.
+
+        \b
+        Exit status: 0 nothing would change, 2 changes pending, 1 errors.
+        Examples:
+          fabricgen diff                                 # every device with a deploy driver
+          fabricgen diff --hosts 'node*' --format json   # for CI
+        """
+        fabric, inv, names, rendered = edge.prepare(intent, inventory, hosts, role, platform, shard_spec, gate=False)
+        from fabricgen.deploy import engine  # the network libraries load only for deploy commands
+
+        deployment = _deployment(fabric, inv, names, rendered)
+        outcomes = engine.diff(deployment, workers)
+        _show(outcomes, fmt, "diff")
+        sys.exit(engine.diff_exit_code(outcomes))
+
+    return diff_cmd
+
+
+def _push_command(edge: Edge) -> click.Command:
+    @click.command("push")
+    @edge.input_options
+    @selection_options
+    @click.option("--confirm-timeout", type=click.IntRange(min=10, max=3600), default=300, show_default=True,
+                  help="seconds before a device reverts by itself unless confirmed")
+    @click.option("--canary", type=click.IntRange(min=0), default=1, show_default=True,
+                  help="devices in the first wave")
+    @click.option("--batch", default="10%", show_default=True, help="devices per later wave: N or P%")
+    @click.option("--max-failures", type=click.IntRange(min=0), default=0, show_default=True,
+                  help="failures tolerated before the push stops")
+    @click.option("--yes", is_flag=True, help="do not ask (CI)")
+    @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
+                  default=DEFAULT_JOURNAL, show_default=True, help="where runs/<run-id>/ journals go")
+    @click.option("--resume", "resume_id", default=None, metavar="RUN_ID",
+                  help="finish an interrupted run: devices it already confirmed are skipped")
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+    def push_cmd(intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
+                 shard_spec: str | None, workers: int, confirm_timeout: int, canary: int, batch: str,
+                 max_failures: int, yes: bool, journal_root: Path, resume_id: str | None, fmt: str) -> None:
+        """Push the rendered intent in waves: diff, commit with a revert timer on the device, health checks
+        (fresh login, settings read back, data links still up), confirm. A device that is not confirmed in
+        time reverts by itself, even if fabricgen dies or the management network drops.
+
+        \b
+        Exit status: 0 all done, 1 failures (reverted), 2 bad input, 3 a device needs attention.
+        Examples:
+          fabricgen push --hosts 'node*'                   # asks before pushing
+          fabricgen push --yes --canary 1 --batch 25%      # CI
+          fabricgen push --resume 20261203T140501Z-3fa2c1  # finish an interrupted run
+        """
+        from fabricgen.deploy import engine
+
+        fabric, inv, names, rendered = edge.prepare(intent, inventory, hosts, role, platform, shard_spec, gate=True)
+        run_id = resume_id or new_run_id()
+        if resume_id is not None:
+            names = _resumable(journal_root, resume_id, names, edge.fail)
+        try:
+            plan = waves(fabric, names, canary, batch)
+        except PlanError as exc:
+            edge.fail(str(exc))
+        deployment = _deployment(fabric, inv, names, rendered)
+        if not yes and not _approved(deployment, plan, workers):
+            edge.fail("nothing was pushed", 1)
+        journal = Journal(journal_root, run_id)
+        deployment.journal = journal
+        journal.write("run-start", command="push" if resume_id is None else "push --resume",
+                      plan={"devices": names, "waves": plan, "confirm_timeout": confirm_timeout,
+                            "max_failures": max_failures, "fabricgen": __version__})
+        for name, bundle in deployment.bundles.items():
+            journal.save(f"devices/{name}.bundle.json", bundle.to_json())
+        options = PushOptions(confirm_timeout, max_failures, workers)
+        progress = (lambda line: click.echo(line, err=True)) if fmt == "text" else (lambda _: None)
+        code = engine.push(deployment, plan, options, run_id, progress)
+        journal.write("run-end", exit_code=code)
+        journal.close()
+        _show(deployment.outcomes, fmt, "push", run_id)
+        sys.exit(code)
+
+    return push_cmd
+
+
+def _rollback_command(edge: Edge) -> click.Command:
+    @click.command("rollback")
+    @click.argument("run_id", required=False)
+    @click.option("--hosts", default="", metavar="A,B", help="only these devices of the run (names or globs)")
+    @click.option("--force", is_flag=True, help="roll back devices that drifted since the run without asking")
+    @click.option("--yes", is_flag=True, help="do not ask before starting")
+    @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True)
+    @click.option("-i", "--inventory", type=click.Path(path_type=Path), default=Path("inventory"),
+                  show_default=True, help="Nornir SimpleInventory directory (how to reach the devices)")
+    @click.option("--intent", type=click.Path(path_type=Path), default=Path("intent/fabric.yaml"), show_default=True)
+    @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
+                  default=DEFAULT_JOURNAL, show_default=True)
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+    def rollback_cmd(run_id: str | None, hosts: str, force: bool, yes: bool, workers: int, inventory: Path,
+                     intent: Path, journal_root: Path, fmt: str) -> None:
+        """Restore every device a push changed to the state snapshotted before it (default: the last run).
+
+        \b
+        A device whose live state drifted since that run is shown and skipped unless you confirm (or --force).
+        Exit status: 0 all restored, 1 some not restored, 2 bad input, 3 a device needs attention.
+        Examples:
+          fabricgen rollback                       # the last run
+          fabricgen rollback 20261203T140501Z-3fa2c1 --hosts node7
+        """
+        from fabricgen.deploy.rollback import rollback_run
+
+        record = _run_record(journal_root, run_id, edge.fail)
+        loaded, _ = edge.load_and_resolve(intent, inventory)
+        patterns = [item for item in hosts.split(",") if item]
+        code, outcomes = rollback_run(record, journal_root, loaded.inventory, patterns, force, yes, workers,
+                                      ask=lambda question: click.confirm(question, default=False))
+        _show(outcomes, fmt, "rollback", record.run_id)
+        sys.exit(code)
+
+    return rollback_cmd
+
+
+def _runs_command(edge: Edge) -> click.Command:
+    @click.command("runs")
+    @click.argument("run_id", required=False)
+    @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
+                  default=DEFAULT_JOURNAL, show_default=True)
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+    def runs_cmd(run_id: str | None, journal_root: Path, fmt: str) -> None:
+        """List push/rollback runs, or show one (per device: result, diff, timings)."""
+        if run_id is None:
+            runs = list_runs(journal_root)
+            if not runs and fmt == "text":
+                click.echo(f"no runs in {journal_root}/ yet (`fabricgen push` writes one per run)")
+                return
+            _list_runs(runs, fmt)
+        else:
+            _show_run(_run_record(journal_root, run_id, edge.fail), fmt)
+
+    return runs_cmd
+
+
+def _deployment(fabric: Fabric, inventory: Inventory, names: list[str], rendered: dict[str, str]) -> Deployment:
+    bundles = {name: bundle_from_rendered(name, fabric.devices[name].platform, rendered) for name in names}
+    links = {name: [nic.interface for nic in host.nics] if (host := fabric.devices[name].host) else []
+             for name in names}
+    return Deployment({name: inventory.devices[name] for name in names}, bundles, links)
+
+
+def _resumable(root: Path, run_id: str, names: list[str], fail: Callable[..., Any]) -> list[str]:
+    record = _run_record(root, run_id, fail)
+    done = {name for name, device in record.devices.items() if device.state in ("confirmed", "unchanged")}
+    return [name for name in names if name not in done]
+
+
+def _run_record(root: Path, run_id: str | None, fail: Callable[..., Any]) -> RunRecord:
+    if run_id is None:
+        runs = list_runs(root)
+        if not runs:
+            fail(f"no runs in {root}/ (pass --journal DIR where they are)")
+        return runs[-1]
+    if not valid_run_id(run_id) or not (root / run_id).is_dir():
+        fail(f"no run {run_id!r} in {root}/; `fabricgen runs` lists them")
+    return read_run(root, run_id)
+
+
+def _approved(deployment: Deployment, plan: list[list[str]], workers: int) -> bool:
+    from fabricgen.deploy import engine
+
+    changes = engine.diff(deployment, workers)
+    _show(changes, "text", "diff")
+    pending = sum(1 for outcome in changes.values() if outcome.state == "changes")
+    sizes = ", ".join(str(len(wave)) for wave in plan)
+    if pending == 0:
+        click.echo("nothing to push", err=True)
+    return click.confirm(f"push to {pending} device(s) with changes, waves of {sizes}?", default=False,
+                         err=True)
+
+
+def _show(outcomes: dict[str, Outcome], fmt: str, command: str, run_id: str | None = None) -> None:
+    if fmt == "json":
+        payload = {"command": command, "run_id": run_id,
+                   "devices": {name: {"state": o.state, "diff": o.diff, "message": o.message,
+                                      "seconds": round(o.seconds, 3)} for name, o in sorted(outcomes.items())}}
+        click.echo(json.dumps(payload, indent=2, sort_keys=True))
+        return
+    for name, outcome in sorted(outcomes.items()):
+        if outcome.diff:
+            out.print(Text(f"--- {name}", style="bold"))
+            for line in outcome.diff.splitlines():
+                out.print(_diff_line(line))
+    table = Table(title=f"{command}{' ' + run_id if run_id else ''}", show_edge=False)
+    for column in ("device", "result", "seconds", "detail"):
+        table.add_column(column)
+    for name, outcome in sorted(outcomes.items()):
+        table.add_row(name, outcome.state, f"{outcome.seconds:.1f}", outcome.message)
+    out.print(table)
+
+
+def _diff_line(line: str) -> Text:
+    if line.startswith(("+", "DIFF ")) and not line.startswith("+++"):
+        return Text(line, style="green" if line.startswith("+") else "yellow")
+    if line.startswith("-") and not line.startswith("---"):
+        return Text(line, style="red")
+    return Text(line)
+
+
+def _list_runs(runs: list[RunRecord], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps([{"run_id": r.run_id, "command": r.command, "started": r.started,
+                                "finished": r.finished, "exit_code": r.exit_code,
+                                "devices": len(r.devices)} for r in runs], indent=2))
+        return
+    table = Table(show_edge=False)
+    for column in ("run", "command", "started", "devices", "exit"):
+        table.add_column(column)
+    for record in runs:
+        exit_text = "interrupted" if record.exit_code is None else str(record.exit_code)
+        table.add_row(record.run_id, record.command, record.started, str(len(record.devices)), exit_text)
+    out.print(table)
+
+
+def _show_run(record: RunRecord, fmt: str) -> None:
+    outcomes = {name: Outcome(name, device.state, device.diff, device.message,
+                              sum(float(step.get("seconds", 0)) for step in device.steps))
+                for name, device in record.devices.items()}
+    _show(outcomes, fmt, record.command, record.run_id)
+
+
+def bundle_of(root: Path, run_id: str, device: str) -> HostBundle | None:
+    path = root / run_id / "devices" / f"{device}.bundle.json"
+    return HostBundle.from_json(path.read_text(encoding="utf-8")) if path.is_file() else None

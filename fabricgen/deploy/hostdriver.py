@@ -1,0 +1,311 @@
+"""The NAPALM driver for GPU hosts (ConnectX and linux-dcb NIC scripts), found as ``custom_napalm.fabricgen_host``.
+
+The host's owned "configuration" is what its rendered script sets on the NICs plus the files fabricgen
+installs (hostbundle.py). The NAPALM contract maps onto it like this:
+
+- ``load_replace_candidate``: keeps the bundle in memory; nothing reaches the host.
+- ``compare_config``: the device's own diff, the script's ``--check`` run on the host (uploaded into a private
+  temporary directory by SFTP and removed by the same command), plus a unified diff of the installed files.
+  A dry run leaves nothing behind.
+- ``commit_config(revert_in=T)``: the pre-push snapshot (the ``--check`` lines: every setting that will
+  change, with its current value), a restore script built from it and the previous installed files are
+  written to ``/var/lib/fabricgen/commits/<id>/`` first; then a revert timer is armed *on the host*
+  (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) and only then the
+  script applies. If fabricgen dies, or the management network drops, the host reverts by itself.
+- ``confirm_commit``: cancels the timer under the same lock the timer takes, so a confirm and a firing
+  timer cannot both win. ``rollback``: runs the commit's revert script now.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+import napalm.base as _nb
+from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+
+from fabricgen.deploy.hostbundle import BundleError, HostBundle, InstalledFile
+from fabricgen.deploy.hostrestore import restore_script
+from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
+
+STATE_DIR = "/var/lib/fabricgen"
+_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# The script's own exit codes: 0 nothing differs, 1 something differs (--check); anything else is a failure.
+_CHECK_MATCH, _CHECK_DIFF = 0, 1
+
+
+class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
+    def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
+                 optional_args: dict[str, Any] | None = None) -> None:
+        options = dict(optional_args or {})
+        self.hostname = hostname
+        self.port = int(options.get("port") or 22)
+        self.timeout = timeout
+        self.credentials = Credentials(username or "root", password, options.get("key_file"))
+        self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
+        self.state_dir = str(options.get("state_dir") or STATE_DIR)
+        self.session: SshSession | None = None
+        self.candidate: HostBundle | None = None
+        self.last_commit: str | None = None
+
+    # --- connection ---------------------------------------------------------------------------------------
+    def open(self) -> None:
+        try:
+            self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
+                                      connect_timeout=float(self.timeout))
+        except SshError as exc:
+            raise ConnectionException(str(exc)) from None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": self.session is not None and self.session.alive}
+
+    @property
+    def ssh(self) -> SshSession:
+        if self.session is None:
+            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
+        return self.session
+
+    # --- candidate and diff -------------------------------------------------------------------------------
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        if filename is not None:
+            config = Path(filename).read_text(encoding="utf-8")
+        if config is None:
+            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        try:
+            self.candidate = HostBundle.from_json(config)
+        except BundleError as exc:
+            raise ReplaceConfigException(str(exc)) from None
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        raise NotImplementedError("fabricgen host scripts are full state: use load_replace_candidate")
+
+    def discard_config(self) -> None:
+        self.candidate = None
+
+    def compare_config(self) -> str:
+        bundle = self._loaded()
+        return "".join((self.nic_check(bundle), self.files_diff(bundle)))
+
+    def nic_check(self, bundle: HostBundle) -> str:
+        """The script's --check on the host: one DIFF line per setting that differs, "" when all hold."""
+        directory = self.ssh.check("mktemp -d /tmp/fabricgen-check.XXXXXXXX").stdout.strip()
+        script = f"{directory}/{bundle.script}"
+        try:
+            self.ssh.put(script, bundle.files[bundle.script], 0o700)
+            done = self.ssh.run(f"bash {shlex.quote(script)} --check; rc=$?; rm -rf {shlex.quote(directory)}; "
+                                "exit $rc")
+        except SshError:
+            self.ssh.run(f"rm -rf {shlex.quote(directory)}")
+            raise
+        if done.status == _CHECK_MATCH:
+            return ""
+        if done.status == _CHECK_DIFF:
+            return "".join(line + "\n" for line in done.stdout.splitlines() if line.startswith("DIFF "))
+        raise CommitError(f"{bundle.device}: {bundle.script} --check exited {done.status}: "
+                          f"{done.output or 'no output'}")
+
+    def files_diff(self, bundle: HostBundle) -> str:
+        chunks = []
+        for item in bundle.installed:
+            current = self.read_file(item.path)
+            if current != item.text:
+                chunks.append("".join(difflib.unified_diff(
+                    (current or "").splitlines(keepends=True), item.text.splitlines(keepends=True),
+                    fromfile=item.path if current is not None else "/dev/null", tofile=item.path)))
+        return "".join(chunks)
+
+    def read_file(self, path: str) -> str | None:
+        done = self.ssh.run(f"cat -- {shlex.quote(path)}")
+        if done.status != 0:
+            if self.ssh.run(f"test -e {shlex.quote(path)}").status == 0:
+                raise CommitError(f"{self.hostname}: cannot read {path}: {done.output}")
+            return None
+        return done.stdout
+
+    # --- commit, confirm, rollback ------------------------------------------------------------------------
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        bundle = self._loaded()
+        if self.has_pending_commit():
+            raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
+        commit_id = _commit_id(message)
+        snapshot = self.nic_check(bundle)
+        plan = restore_script(bundle.platform, bundle.device, snapshot)
+        if plan.unrestorable:
+            raise CommitError(f"{bundle.device}: nothing was changed: the current value of "
+                              f"{', '.join(plan.unrestorable)} could not be snapshotted, so the push could not "
+                              "be undone")
+        directory = self._stage(commit_id, bundle, snapshot, plan.script)
+        if revert_in:
+            self._arm_timer(commit_id, directory, int(revert_in))
+        applied = self.ssh.run(_apply_command(directory, bundle), timeout=float(max(self.timeout, 600)))
+        if applied.status != 0:
+            undone = self.ssh.run(f"bash {shlex.quote(directory)}/revert.sh now")
+            detail = applied.output.splitlines()[-5:]
+            raise CommitError(f"{bundle.device}: applying {bundle.script} failed (exit {applied.status}): "
+                              f"{' | '.join(detail)}; " + ("the previous state was restored" if undone.status == 0
+                              else f"RESTORING FAILED too: {undone.output}"))
+        self.last_commit = commit_id
+        self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
+
+    def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str) -> str:
+        """Everything the host needs to undo this commit, on its own disk before anything changes."""
+        directory = f"{self.state_dir}/commits/{commit_id}"
+        quoted = shlex.quote(directory)
+        self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new")
+        previous: dict[str, str | None] = {item.path: self.read_file(item.path) for item in bundle.installed}
+        for item in bundle.installed:
+            self.ssh.put(f"{directory}/new/{item.name}", item.text, item.mode)
+            old = previous[item.path]
+            if old is not None:
+                self.ssh.put(f"{directory}/prev/{item.name}", old, item.mode)
+        self.ssh.put(f"{directory}/snapshot.txt", snapshot, 0o600)
+        self.ssh.put(f"{directory}/restore-nic.sh", restore, 0o700)
+        self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, bundle, previous), 0o700)
+        self.ssh.check(f"sync -f {quoted}/revert.sh")
+        return directory
+
+    def _arm_timer(self, commit_id: str, directory: str, seconds: int) -> None:
+        state = shlex.quote(self.state_dir)
+        quoted = shlex.quote(directory)
+        self.ssh.check(f"echo {commit_id} > {state}/pending && sync -f {state}/pending")
+        revert = f"/bin/bash {quoted}/revert.sh timer"
+        self.ssh.check(
+            f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
+            f"systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
+            f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
+            f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {seconds}; exec {revert}' "
+            f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi")
+
+    def confirm_commit(self) -> None:
+        state = shlex.quote(self.state_dir)
+        done = self.ssh.run(
+            f"exec 9>>{state}/lock && flock -w 60 9 && id=$(cat {state}/pending 2>/dev/null) && [ -n \"$id\" ] || "
+            f"{{ echo 'no commit is pending: it was reverted by its timer or never made'; exit 4; }}; "
+            f"rm -f {state}/pending; d={state}/commits/$id; "
+            f"if [ \"$(cat $d/timer 2>/dev/null)\" = systemd ]; then systemctl stop fabricgen-revert-$id.timer; "
+            f"elif [ -s $d/timer.pid ]; then kill -- -$(cat $d/timer.pid) 2>/dev/null; fi; "
+            f"echo confirmed > $d/confirmed; sync -f $d/confirmed")
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: confirm failed: {done.output}")
+
+    def has_pending_commit(self) -> bool:
+        return self.ssh.run(f"test -s {shlex.quote(self.state_dir)}/pending").status == 0
+
+    def pending_commit_id(self) -> str | None:
+        done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/pending")
+        return done.stdout.strip() or None if done.status == 0 else None
+
+    def rollback(self) -> None:
+        """Undo the pending commit, or else the last one, now."""
+        commit_id = self.pending_commit_id()
+        if commit_id is None:
+            done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/last")
+            commit_id = done.stdout.strip() if done.status == 0 else None
+        if not commit_id:
+            raise CommitError(f"{self.hostname}: no fabricgen commit to roll back")
+        self.revert(commit_id)
+
+    def revert(self, commit_id: str) -> None:
+        """Run a commit's revert script: NIC settings and installed files as they were before that commit."""
+        _commit_id(commit_id)
+        directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
+        if self.ssh.run(f"test -f {directory}/revert.sh").status != 0:
+            raise CommitError(f"{self.hostname}: commit {commit_id} is not recorded on the host (no revert script)")
+        done = self.ssh.run(f"bash {directory}/revert.sh now", timeout=float(max(self.timeout, 600)))
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: reverting {commit_id} failed (exit {done.status}): {done.output}")
+
+    def commit_state(self, commit_id: str) -> str:
+        """confirmed, reverted, pending, committed (no timer), or unknown: read from the host's records."""
+        directory = shlex.quote(f"{self.state_dir}/commits/{_commit_id(commit_id)}")
+        done = self.ssh.run(
+            f"if [ -e {directory}/reverted ]; then echo reverted; elif [ -e {directory}/confirmed ]; then "
+            f"echo confirmed; elif [ \"$(cat {shlex.quote(self.state_dir)}/pending 2>/dev/null)\" = {commit_id} ]; "
+            f"then echo pending; elif [ -e {directory}/revert.sh ]; then echo committed; else echo unknown; fi")
+        return done.stdout.strip() or "unknown"
+
+    # --- getters for health checks ------------------------------------------------------------------------
+    def get_facts(self) -> dict[str, Any]:
+        done = self.ssh.check("hostname; uname -r; cat /proc/uptime")
+        name, kernel, uptime = ([*done.stdout.splitlines(), "", "", ""])[:3]
+        return {"hostname": name, "fqdn": name, "vendor": "Linux", "model": "", "serial_number": "",
+                "os_version": kernel, "uptime": float(uptime.split()[0]) if uptime else -1.0,
+                "interface_list": sorted(self.get_interfaces())}
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        # The real iproute2, not a stand-in earlier in PATH: link state is the kernel's.
+        done = self.ssh.check("PATH=/usr/sbin:/usr/bin:/sbin:/bin ip -o link show")
+        interfaces: dict[str, dict[str, Any]] = {}
+        for line in done.stdout.splitlines():
+            match = re.match(r"^\d+: ([^:@ ]+)(?:@[^:]+)?: <([^>]*)>.*?\bmtu (\d+)", line)
+            if match:
+                flags = match.group(2).split(",")
+                interfaces[match.group(1)] = {
+                    "is_up": "LOWER_UP" in flags and "UP" in flags, "is_enabled": "UP" in flags,
+                    "description": "", "last_flapped": -1.0, "speed": -1.0, "mtu": int(match.group(3)),
+                    "mac_address": ""}
+        return interfaces
+
+    def _loaded(self) -> HostBundle:
+        if self.candidate is None:
+            raise ReplaceConfigException(f"{self.hostname}: no candidate loaded")
+        return self.candidate
+
+
+def _commit_id(message: str) -> str:
+    commit_id = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    if not _COMMIT_ID.match(commit_id):
+        raise CommitError(f"commit id {commit_id!r}: letters, digits, '.', '_' and '-' only")
+    return commit_id
+
+
+def _apply_command(directory: str, bundle: HostBundle) -> str:
+    """Install the files, then run the installed script (the one the boot unit runs) with --apply."""
+    quoted = shlex.quote(directory)
+    steps = [_install(f"{quoted}/new/{item.name}", item) for item in bundle.installed]
+    script = next(item.path for item in bundle.installed if item.name == bundle.script)
+    steps.append(f"bash {shlex.quote(script)} --apply")
+    return " && ".join(steps)
+
+
+def _install(source: str, item: InstalledFile) -> str:
+    return f"install -D -m {item.mode:o} {source} {shlex.quote(item.path)}"
+
+
+def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous: dict[str, str | None]) -> str:
+    """The host-side undo of one commit. `timer` mode acts only while this commit is still the pending one."""
+    state = shlex.quote(state_dir)
+    directory = f"{state}/commits/{commit_id}"
+    files = []
+    for item in bundle.installed:
+        target = shlex.quote(item.path)
+        if previous[item.path] is None:
+            files.append(f"rm -f {target} || status=1")
+        else:
+            files.append(f"install -D -m {item.mode:o} {directory}/prev/{item.name} {target} || status=1")
+    lines = [
+        "#!/bin/bash",
+        f"# fabricgen: undo commit {commit_id} on {bundle.device}: NIC settings and installed files as before it.",
+        "set -u",
+        f"exec 9>>{state}/lock",
+        "flock -w 120 9 || { echo 'error: another fabricgen step holds the lock' >&2; exit 1; }",
+        f"pending=$(cat {state}/pending 2>/dev/null || true)",
+        f'if [[ ${{1:-}} == timer && $pending != {commit_id} ]]; then exit 0; fi  # confirmed meanwhile',
+        "status=0",
+        f"bash {directory}/restore-nic.sh || status=1",
+        *files,
+        f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
+        f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',
+        f"sync -f {directory}/reverted",
+        'exit "$status"',
+    ]
+    return "\n".join(lines) + "\n"

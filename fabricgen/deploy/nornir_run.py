@@ -1,0 +1,107 @@
+"""Nornir, built in code from fabricgen's inventory, and the NAPALM drivers it opens per device.
+
+The inventory fabricgen already loaded (Nornir SimpleInventory files) becomes Nornir's Inventory directly; each
+device's NAPALM connection uses the user's `connection_options.napalm` when given (platform, extras), otherwise
+fabricgen's driver for the device's platform. Credentials: the inventory's username/password, else
+FABRICGEN_USERNAME / FABRICGEN_PASSWORD from the environment, else an ssh-agent or the key file named in the
+extras. They go to the driver and nowhere else.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable
+from typing import Any
+
+from napalm import get_network_driver
+from nornir.core import Nornir
+from nornir.core.inventory import ConnectionOptions, Defaults, Groups, Host, Hosts, Inventory
+from nornir.core.plugins.connections import ConnectionPluginRegister
+from nornir.core.task import AggregatedResult, Result, Task
+from nornir.plugins.runners import ThreadedRunner
+
+from fabricgen.schema.inventory import Device
+
+DRIVERS = {"connectx": "fabricgen_host", "linux-dcb": "fabricgen_host"}
+CONNECTION = "napalm"
+
+
+def napalm_options(device: Device) -> tuple[str, dict[str, Any]]:
+    """(driver name, constructor extras) of a device: the user's napalm connection options over our defaults."""
+    options = (device.connection_options or {}).get(CONNECTION) or {}
+    platform = options.get("platform") or DRIVERS[device.platform]
+    extras = dict(options.get("extras") or {})
+    return str(platform), extras
+
+
+def nornir_for(devices: list[Device], workers: int) -> Nornir:
+    ConnectionPluginRegister.auto_register()
+    defaults = Defaults()
+    hosts = Hosts()
+    for device in devices:
+        platform, extras = napalm_options(device)
+        connection = ConnectionOptions(hostname=device.hostname, port=device.port, username=_username(device),
+                                       password=_password(device), platform=platform, extras=extras)
+        hosts[device.name] = Host(name=device.name, hostname=device.hostname, port=device.port,
+                                  username=_username(device), password=_password(device), platform=platform,
+                                  connection_options={CONNECTION: connection}, defaults=defaults)
+    return Nornir(inventory=Inventory(hosts=hosts, groups=Groups(), defaults=defaults),
+                  runner=ThreadedRunner(num_workers=max(1, workers)))
+
+
+def fresh_driver(device: Device, timeout: int = 30) -> Any:
+    """A new connection, not Nornir's cached one: the health check proves the device still takes logins."""
+    platform, extras = napalm_options(device)
+    driver = get_network_driver(platform)(hostname=device.hostname, username=_username(device),
+                                         password=_password(device), timeout=timeout,
+                                         optional_args={**extras.get("optional_args", {}),
+                                                        **({"port": device.port} if device.port else {})})
+    driver.open()
+    return driver
+
+
+def _username(device: Device) -> str:
+    return device.username or os.environ.get("FABRICGEN_USERNAME") or getpass.getuser()
+
+
+def _password(device: Device) -> str | None:
+    return device.password or os.environ.get("FABRICGEN_PASSWORD") or None
+
+
+def run_each(nornir: Nornir, names: list[str], step: Callable[[Task], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Run `step` on each named device in parallel; a device whose step raised gets {"error": message}."""
+    if not names:
+        return {}
+    selected = nornir.filter(filter_func=lambda host: host.name in set(names))
+    results: AggregatedResult = selected.run(task=_wrapped, step=step, on_failed=True)
+    outcome: dict[str, dict[str, Any]] = {}
+    for name in names:
+        multi = results.get(name)
+        if multi is None or not len(multi):
+            outcome[name] = {"error": "not run"}
+        elif multi[0].failed:
+            outcome[name] = {"error": _error_text(multi[0])}
+        else:
+            outcome[name] = dict(multi[0].result or {})
+    nornir.data.reset_failed_hosts()  # failed hosts are sticky in Nornir; each step decides for itself
+    return outcome
+
+
+def _wrapped(task: Task, step: Callable[[Task], dict[str, Any]]) -> Result:
+    return Result(host=task.host, result=step(task))
+
+
+def _error_text(result: Result) -> str:
+    exc = result.exception
+    if exc is None:
+        return str(result.result or "failed")
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def connection(task: Task) -> Any:
+    return task.host.get_connection(CONNECTION, task.nornir.config)
+
+
+def close_all(nornir: Nornir) -> None:
+    nornir.close_connections(on_good=True, on_failed=True)

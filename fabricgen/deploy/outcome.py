@@ -1,0 +1,50 @@
+"""What deploy commands decide and report, without the network libraries (the CLI imports this at start-up)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricgen.deploy.hostbundle import HostBundle
+from fabricgen.deploy.journal import Journal
+from fabricgen.schema.inventory import Device
+
+EXIT_OK, EXIT_FAILED_REVERTED, EXIT_USAGE, EXIT_ATTENTION = 0, 1, 2, 3
+DIFF_CHANGES, DIFF_ERRORS = 2, 1
+
+
+@dataclass
+class Outcome:
+    """What happened to one device. state: unchanged · changes (diff) · confirmed · reverted · restored ·
+    failed (nothing changed on it) · attention (may be half-configured: read the message) · untouched."""
+
+    device: str
+    state: str
+    diff: str = ""
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class PushOptions:
+    confirm_timeout: int = 300
+    max_failures: int = 0
+    workers: int = 8
+    health_timeout: int = 30
+
+
+@dataclass
+class Deployment:
+    """The devices of one command, with what each should hold."""
+
+    devices: dict[str, Device]
+    bundles: dict[str, HostBundle]
+    data_links: dict[str, list[str]] = field(default_factory=dict)
+    journal: Journal | None = None
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    def record(self, outcome: Outcome, **extra: Any) -> None:
+        self.outcomes[outcome.device] = outcome
+        if self.journal is not None:
+            self.journal.write(outcome.state, outcome.device, diff=outcome.diff, message=outcome.message,
+                               seconds=round(outcome.seconds, 3), **extra)

@@ -1,0 +1,112 @@
+"""`fabricgen rollback`: undo what one push run changed, device by device, and prove it by reading back.
+
+Each device the run committed is first checked for drift (does it still hold what the run pushed?); drifted
+devices are shown and skipped unless the user agrees or passed --force. Then the device's own revert script for
+that commit runs (written to the device before the commit, see hostdriver.py), and the settings must read back
+exactly as the snapshot the run journaled before committing. The rollback is a run of its own, journaled.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from fabricgen.deploy.hostbundle import HostBundle
+from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id
+from fabricgen.deploy.nornir_run import fresh_driver
+from fabricgen.deploy.outcome import EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
+from fabricgen.schema.inventory import Inventory
+
+_CHANGED = ("confirmed", "committed", "attention", "reverted")
+
+
+def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: list[str], force: bool, yes: bool,
+                 workers: int, ask: Callable[[str], bool]) -> tuple[int, dict[str, Outcome]]:
+    targets = _targets(record, patterns)
+    outcomes: dict[str, Outcome] = {}
+    journal = Journal(root, new_run_id())
+    journal.write("run-start", command=f"rollback {record.run_id}", plan={"devices": sorted(targets)})
+    try:
+        missing = sorted(name for name in targets if name not in inventory.devices)
+        for name in missing:
+            outcomes[name] = Outcome(name, "failed", message="not in the inventory any more: cannot reach it")
+        live = {name: device for name, device in targets.items() if name not in missing}
+        drift = _parallel(workers, live, lambda name: _drift(root, record, inventory, name))
+        chosen = []
+        for name, (found, error) in sorted(drift.items()):
+            if error:
+                outcomes[name] = Outcome(name, "failed", message=error)
+            elif found and not force and (yes or not ask(f"{name} changed since run {record.run_id}:\n{found}"
+                                                          "roll it back anyway?")):
+                outcomes[name] = Outcome(name, "skipped", found, "drifted since the run; pass --force to roll back")
+            else:
+                chosen.append(name)
+        restored = _parallel(workers, {name: live[name] for name in chosen},
+                             lambda name: _restore(root, record, inventory, live[name]))
+        outcomes.update(restored)
+        for outcome in outcomes.values():
+            journal.write(outcome.state, outcome.device, message=outcome.message, diff=outcome.diff)
+        code = _exit_code(outcomes)
+        journal.write("run-end", exit_code=code)
+        return code, outcomes
+    finally:
+        journal.close()
+
+
+def _targets(record: RunRecord, patterns: list[str]) -> dict[str, DeviceRecord]:
+    return {name: device for name, device in record.devices.items()
+            if device.state in _CHANGED and device.commit_id
+            and (not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns))}
+
+
+def _parallel(workers: int, items: dict[str, Any], work: Callable[[str], Any]) -> dict[str, Any]:
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return dict(zip(items, pool.map(work, items), strict=True))
+
+
+def _bundle(root: Path, run_id: str, name: str) -> HostBundle:
+    return HostBundle.from_json((root / run_id / "devices" / f"{name}.bundle.json").read_text(encoding="utf-8"))
+
+
+def _drift(root: Path, record: RunRecord, inventory: Inventory, name: str) -> tuple[str, str]:
+    """(what differs from what the run pushed, error)."""
+    try:
+        driver = fresh_driver(inventory.devices[name])
+    except Exception as exc:
+        return "", f"cannot reach it: {exc}"
+    try:
+        bundle = _bundle(root, record.run_id, name)
+        return driver.nic_check(bundle) + driver.files_diff(bundle), ""
+    except Exception as exc:
+        return "", f"cannot read its state: {exc}"
+    finally:
+        driver.close()
+
+
+def _restore(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> Outcome:
+    snapshot = next((step.get("snapshot") for step in device.steps if step.get("event") == "committed"), None)
+    try:
+        driver = fresh_driver(inventory.devices[device.device])
+    except Exception as exc:
+        return Outcome(device.device, "failed", message=f"cannot reach it: {exc}")
+    try:
+        driver.revert(device.commit_id)
+        after = driver.nic_check(_bundle(root, record.run_id, device.device))
+    except Exception as exc:
+        return Outcome(device.device, "attention", message=f"restoring failed part-way: {exc}")
+    finally:
+        driver.close()
+    if snapshot is not None and after != snapshot:
+        return Outcome(device.device, "attention", message="restored, but the settings do not read back as the "
+                                                           "snapshot taken before the push")
+    return Outcome(device.device, "restored", message=f"back to the state before run {record.run_id}")
+
+
+def _exit_code(outcomes: dict[str, Outcome]) -> int:
+    states = {outcome.state for outcome in outcomes.values()}
+    if "attention" in states:
+        return EXIT_ATTENTION
+    return EXIT_FAILED_REVERTED if states & {"failed", "skipped"} else EXIT_OK

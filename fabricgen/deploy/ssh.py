@@ -1,0 +1,146 @@
+"""One SSH session to a Linux host: commands over exec channels, files over SFTP.
+
+Exec channels, not an interactive shell (netmiko's ``linux`` driver): each command gets its own exit status
+from the server, with no prompt matching, no echoed heredocs, no job-control noise and no leading newline to
+strip. File content travels over SFTP only, never inside a command line.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+
+DEFAULT_COMMAND_TIMEOUT = 120.0
+
+
+class SshError(Exception):
+    """The host could not be reached, refused the login, or a command could not be run."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """How to log in. A password is never printed, logged or journaled (``repr`` hides it)."""
+
+    username: str
+    password: str | None = None
+    key_file: str | None = None
+
+    def __repr__(self) -> str:
+        key = f", key_file={self.key_file!r}" if self.key_file else ""
+        return f"Credentials(username={self.username!r}{key})"
+
+
+@dataclass(frozen=True)
+class HostKeys:
+    """Host-key policy: check against a known_hosts file unless the user explicitly turned checking off."""
+
+    known_hosts: str | None = None
+    check: bool = True
+
+
+@dataclass(frozen=True)
+class Completed:
+    command: str
+    status: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return (self.stdout + self.stderr).strip()
+
+
+class SshSession:
+    def __init__(self, address: str, port: int, credentials: Credentials, host_keys: HostKeys,
+                 connect_timeout: float = 15.0) -> None:
+        self.address = address
+        self.port = port
+        self._client = paramiko.SSHClient()
+        self._sftp: paramiko.SFTPClient | None = None
+        self._connect(credentials, host_keys, connect_timeout)
+
+    def _connect(self, credentials: Credentials, host_keys: HostKeys, timeout: float) -> None:
+        if host_keys.check:
+            self._client.load_system_host_keys()
+            if host_keys.known_hosts:
+                self._client.load_host_keys(str(Path(host_keys.known_hosts).expanduser()))
+            self._client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        else:
+            self._client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        key_filename = str(Path(credentials.key_file).expanduser()) if credentials.key_file else None
+        try:
+            self._client.connect(self.address, port=self.port, username=credentials.username,
+                                 password=credentials.password, key_filename=key_filename, timeout=timeout,
+                                 banner_timeout=timeout, auth_timeout=timeout, allow_agent=True,
+                                 look_for_keys=key_filename is None)
+        except paramiko.BadHostKeyException as exc:
+            raise SshError(f"{self._where()}: host key does not match the known_hosts entry ({exc})") from None
+        except paramiko.SSHException as exc:
+            raise SshError(f"{self._where()}: {_ssh_reason(exc)}") from None
+        except (TimeoutError, OSError) as exc:
+            raise SshError(f"{self._where()}: cannot connect: {exc.strerror or exc}") from None
+
+    def _where(self) -> str:
+        return f"{self.address}:{self.port}"
+
+    def run(self, command: str, timeout: float = DEFAULT_COMMAND_TIMEOUT) -> Completed:
+        """Run one shell command; its exit status comes from the server (-1: the channel closed without one)."""
+        try:
+            _, stdout, stderr = self._client.exec_command(command, timeout=timeout)
+            out = stdout.read().decode("utf-8", "replace")
+            errors = stderr.read().decode("utf-8", "replace")
+            status = stdout.channel.recv_exit_status()
+        except (TimeoutError, paramiko.SSHException, OSError) as exc:
+            raise SshError(f"{self._where()}: command failed to run ({_ssh_reason(exc)}): {command}") from None
+        return Completed(command, status, out, errors)
+
+    def check(self, command: str, timeout: float = DEFAULT_COMMAND_TIMEOUT) -> Completed:
+        done = self.run(command, timeout)
+        if done.status != 0:
+            raise SshError(f"{self._where()}: `{command}` exited {done.status}: {done.output or 'no output'}")
+        return done
+
+    def put(self, path: str, text: str, mode: int = 0o644) -> None:
+        """Write a file atomically: a temporary beside it, fsync'd by the server on close, renamed over it."""
+        temporary = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.fabricgen-tmp")
+        try:
+            sftp = self._sftp_client()
+            with sftp.open(temporary, "w") as handle:
+                handle.write(text.encode())
+                handle.chmod(mode)
+            sftp.posix_rename(temporary, path)
+        except (OSError, paramiko.SSHException) as exc:
+            self.run(f"rm -f {shlex.quote(temporary)}")
+            raise SshError(f"{self._where()}: cannot write {path}: {_ssh_reason(exc)}") from None
+
+    def _sftp_client(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            self._sftp = self._client.open_sftp()
+        return self._sftp
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            self._sftp.close()
+        self._client.close()
+
+    @property
+    def alive(self) -> bool:
+        transport = self._client.get_transport()
+        return transport is not None and transport.is_active()
+
+
+def _ssh_reason(exc: BaseException) -> str:
+    if isinstance(exc, paramiko.AuthenticationException):
+        return "authentication failed (check the username and the key or ssh-agent)"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return os.strerror(exc.errno)
+    return str(exc) or type(exc).__name__
+
+
+def known_hosts_path(value: str | None) -> str | None:
+    return str(Path(value).expanduser()) if value else None
