@@ -1,14 +1,22 @@
-"""The YAML parse cache: an unchanged file is not parsed twice; a changed or damaged entry is parsed again."""
+"""The YAML parse cache: an unchanged file is not parsed twice; a changed, damaged or forged entry is parsed again;
+the cache is private to the user and never holds data that carries a credential."""
 
 from __future__ import annotations
 
+import marshal
+import os
+import stat
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabricgen import fastyaml, yamlsource
 from fabricgen.diagnostics import Location
+from fabricgen.parsecache import blob_may_carry_secret, carries_secret
 from fabricgen.yamlsource import load_yaml
 
 
@@ -158,3 +166,148 @@ def test_entries_parsed_in_several_processes_read_the_same(trouble: str, cache: 
     doc, problems = load_yaml(path, jobs=2)
     assert problems == [] and doc is not None
     assert doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
+
+
+# --- the cache is sealed, private, and holds no secret --------------------------------------------------------
+
+def cached_files(cache: Path) -> list[Path]:
+    return sorted(path for path in cache.rglob("*") if path.is_file())
+
+
+def test_an_entry_made_from_other_bytes_is_refused(cache: Path, tmp_path: Path) -> None:
+    """A poisoned entry: the cache file of one input put under the name of another's. The render reads what the
+    file says, not what the cache says, and the refused entry is replaced."""
+    honest, other = tmp_path / "honest.yaml", tmp_path / "other.yaml"
+    honest.write_text("mtu: 9100\n")
+    other.write_text("mtu: 1500\n")
+    load_yaml(other)
+    [poison] = cached_files(cache)
+    load_yaml(honest)
+    [honest_entry] = [path for path in cached_files(cache) if path != poison]
+    honest_entry.write_bytes(poison.read_bytes())
+    doc, problems = load_yaml(honest)
+    assert problems == [] and doc is not None and doc.data == {"mtu": 9100}
+    assert honest_entry.read_bytes() != poison.read_bytes()  # deleted on refusal, written again from the file
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_damaged_entry_never_changes_what_is_read(data: st.DataObject) -> None:
+    """Any byte of a cache file flipped, or the file cut short: the data read is the file's."""
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as monkeypatch:
+        cache = Path(folder) / "cache"
+        monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(cache))
+        monkeypatch.delenv("FABRICGEN_NO_CACHE", raising=False)
+        path = Path(folder) / "intent.yaml"
+        path.write_text("roce: {dscp: 26, priority: 3}\nmtu: 9100\n")
+        load_yaml(path)
+        [entry] = cached_files(cache)
+        raw = bytearray(entry.read_bytes())
+        if data.draw(st.booleans(), label="cut short"):
+            raw = raw[:data.draw(st.integers(0, len(raw) - 1), label="length")]
+        else:
+            at = data.draw(st.integers(0, len(raw) - 1), label="byte")
+            raw[at] ^= data.draw(st.integers(1, 255), label="xor")
+        entry.write_bytes(bytes(raw))
+        doc, problems = load_yaml(path)
+        assert problems == [] and doc is not None
+        assert doc.data == {"roce": {"dscp": 26, "priority": 3}, "mtu": 9100}
+
+
+def test_entries_are_private_whatever_the_umask(cache: Path, tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text(big_hosts(300))
+    previous = os.umask(0)
+    try:
+        load_yaml(path)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    files = cached_files(cache)
+    assert {path.name.split("-")[0] for path in files} >= {"entries"} and len(files) >= 2
+    assert {stat.S_IMODE(path.stat().st_mode) for path in files} == {0o600}
+
+
+def test_a_cache_folder_others_may_read_is_made_private(cache: Path, tmp_path: Path) -> None:
+    cache.mkdir(mode=0o755)
+    cache.chmod(0o755)
+    path = tmp_path / "x.yaml"
+    path.write_text("a: 1\n")
+    load_yaml(path)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700 and len(cached_files(cache)) == 1
+
+
+@pytest.mark.parametrize("folder", ["group-writable", "world-writable", "another user's", "a file"])
+def test_a_cache_folder_that_is_not_private_is_not_used(folder: str, cache: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries someone else could have planted are never read, and nothing is written there: no cache at all."""
+    if folder == "a file":
+        cache.write_text("not a folder\n")
+    else:
+        cache.mkdir()
+        cache.chmod({"group-writable": 0o770, "world-writable": 0o777}.get(folder, 0o700))
+    if folder == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip(reason="giving a folder to another user needs root")
+        os.chown(cache, 65534, 65534)  # nobody
+    before = sorted(cache.rglob("*")) if cache.is_dir() else []
+    path = tmp_path / "x.yaml"
+    path.write_text("a: 1\n")
+    assert yamlsource.cache_dir() is None
+    parsed: list[bytes] = []
+    real = fastyaml.load_plain
+
+    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
+        parsed.append(raw)
+        return real(raw, max_depth, max_nodes)
+
+    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    for _ in range(2):
+        doc, _ = load_yaml(path)
+        assert doc is not None and doc.data == {"a": 1}
+    assert len(parsed) == 2  # parsed each time
+    assert (sorted(cache.rglob("*")) if cache.is_dir() else []) == before
+
+
+SECRET = "Pl4nted-s3cret"
+SECRET_KEYS = {
+    "password": f"password: {SECRET}",
+    "connection_options password": f"connection_options: {{netmiko: {{password: {SECRET}}}}}",
+    "netmiko enable secret": f"connection_options: {{netmiko: {{extras: {{secret: {SECRET}}}}}}}",
+    "an api token in data": f"data: {{api_token: {SECRET}}}",
+    "an environment variable reference": "password: ${SWITCH_PASSWORD}",
+}
+
+
+@pytest.mark.parametrize("where", SECRET_KEYS)
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_data_carrying_a_secret_is_never_cached(where: str, size: str, cache: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small files are cached whole, large ones entry by entry: neither keeps an entry that carries a
+    credential (nor a reference to one), while the entries without one are still cached."""
+    monkeypatch.setenv("SWITCH_PASSWORD", SECRET)
+    secret_line = SECRET_KEYS[where].replace("${SWITCH_PASSWORD}", "'${SWITCH_PASSWORD}'")
+    text = f"spare9:\n  hostname: 10.9.0.9\n  {secret_line}\n"
+    path = tmp_path / "hosts.yaml"
+    path.write_text(big_hosts(300) + text if size == "large" else text)
+    for _ in range(2):  # the second load finds the cache the first one left
+        doc, problems = load_yaml(path)
+        assert problems == [] and doc is not None
+    assert doc.data == yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+    stored = b"".join(entry.read_bytes() for entry in cached_files(cache))
+    assert SECRET.encode() not in stored and b"SWITCH_PASSWORD" not in stored
+    if size == "large":  # every other host is cached, on its own
+        table_path = yamlsource.entry_table_path(path)
+        assert table_path is not None and len(yamlsource.read_entry_table(table_path)) == 300
+
+
+@pytest.mark.parametrize("key", ["hostname", "port_speed", "Ethernet0", "spine-keep"])
+def test_plain_keys_are_not_secrets(key: str) -> None:
+    assert not carries_secret({"leaf1": {key: [{"a": 1}]}})
+
+
+@pytest.mark.parametrize("key", ["password", "Password", "enable_secret", "api_token", "ssh_key_file",
+                                 "private_key", "auth_username", "connection_options", "PASSPHRASE"])
+def test_credential_keys_are_secrets_at_any_depth(key: str) -> None:
+    assert carries_secret({"leaf1": {"data": {"ports": [{"x": {key: "v"}}]}}})
+    assert blob_may_carry_secret(marshal.dumps({"leaf1": [{key: "v"}]}))
