@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
@@ -16,6 +17,17 @@ ROOT = Path(__file__).resolve().parent.parent
 # Bundled examples: intent/<name>.yaml rendered against this inventory into golden/<name>/.
 EXAMPLE_INVENTORY = {"fabric": "inventory", "minimal": "inventory", "mixed": "inventory/mixed"}
 EXAMPLES = tuple(EXAMPLE_INVENTORY)
+
+# Hypothesis profiles (docs/testing.md). "ci", the default: fixed seeds, so a red run is about the change and
+# not the draw, and no per-example deadline on a shared 2-core machine. "thorough": random seeds and ten times
+# the examples. "fuzz-100k": for tests/test_fuzz.py, whose tests run 20 × max_examples cases in all — 100,000.
+# Choose one with HYPOTHESIS_PROFILE=<name> or pytest --hypothesis-profile=<name>. Tests that set max_examples
+# in their own @settings keep it under every profile.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("thorough", max_examples=1_000, derandomize=False, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fuzz-100k", settings.get_profile("thorough"), max_examples=5_000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
