@@ -293,7 +293,7 @@ def test_data_carrying_a_secret_is_never_cached(where: str, size: str, cache: Pa
     for _ in range(2):  # the second load finds the cache the first one left
         doc, problems = load_yaml(path)
         assert problems == [] and doc is not None
-    assert doc.data == yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+        assert doc.data == yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
     stored = b"".join(entry.read_bytes() for entry in cached_files(cache))
     assert SECRET.encode() not in stored and b"SWITCH_PASSWORD" not in stored
     if size == "large":  # every other host is cached, on its own
