@@ -278,6 +278,12 @@ FOUND_BY_FUZZING = [
     ("hosts.yaml", "leaf1: !!bool maybe\n", "'maybe' is not a valid !!bool"),
     # ... and `!!timestamp x` an AttributeError (its regular expression did not match).
     ("intent.yaml", "fabric: !!timestamp superpod\n", "'superpod' is not a valid !!timestamp"),
+    # ipaddress takes integers, so YAML's `true` was the address 0.0.0.1 (and a DeprecationWarning inside Python's
+    # ipaddress, an internal error under -W error).
+    ("intent.yaml", "fabric: f\nprofile: roce\nmanagement: {vlan: 100, subnet: true, gateway: 192.0.2.1}\n",
+     "management.subnet: an address or subnet is written as text"),
+    ("intent.yaml", "fabric: f\nprofile: roce\nmanagement: {vlan: 100, subnet: 192.0.2.0/24, gateway: 3221225985}\n",
+     "management.gateway: an address or subnet is written as text"),
 ]
 
 

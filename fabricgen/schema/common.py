@@ -121,8 +121,19 @@ def _scope(value: IPv6Address | IPv6Network) -> str | None:
     return value.scope_id if isinstance(value, IPv6Address) else value.network_address.scope_id
 
 
-IpAddress = Annotated[IPv4Address | IPv6Address, BeforeValidator(_scope_id_free), AfterValidator(_scope_id_free)]
-IpNetwork = Annotated[IPv4Network | IPv6Network, BeforeValidator(_scope_id_free), AfterValidator(_scope_id_free)]
+def _written_as_text(value: Any) -> Any:
+    # ipaddress also takes integers (and so YAML's true, a bool): `gateway: true` would be 0.0.0.1, a number
+    # the address 0.0.0.10 — never what the user meant. Addresses come as text (or already parsed, from code).
+    if isinstance(value, int | float):
+        raise refuse("address_type", "an address or subnet is written as text, not as a number or true/false",
+                     "write it as in 192.0.2.1 or 192.0.2.0/24")
+    return value
+
+
+IpAddress = Annotated[IPv4Address | IPv6Address, BeforeValidator(_scope_id_free), BeforeValidator(_written_as_text),
+                      AfterValidator(_scope_id_free)]
+IpNetwork = Annotated[IPv4Network | IPv6Network, BeforeValidator(_scope_id_free), BeforeValidator(_written_as_text),
+                      AfterValidator(_scope_id_free)]
 
 
 def _hostname(value: str) -> str:
