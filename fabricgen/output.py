@@ -366,12 +366,15 @@ def update_output(out: Path, changed: dict[str, str], removed: list[str], manife
     if not changed and not removed and (out / MANIFEST).read_bytes() == manifest.encode():
         return 0
     marker = out / INCOMPLETE
-    # The files about to be written, so that the tree stays provably fabricgen's (check_owned) if this stops.
-    _write_durably(marker, jsontext.dumps({"generator": "fabricgen", "writes": sorted(changed),
-                                           "message": "a fabricgen render was interrupted while updating this "
-                                                      "tree; run it again"}, indent=2) + "\n")
-    _fsync_dir(out)
-    touched = [_replace_file(out, name, text) for name, text in sorted(changed.items())]
+    touched: list[Path] = []
+    with _unmarked_if_untouched(marker, touched):
+        # The files about to be written, so that the tree stays provably fabricgen's (check_owned) if this stops.
+        _write_durably(marker, jsontext.dumps({"generator": "fabricgen", "writes": sorted(changed),
+                                               "message": "a fabricgen render was interrupted while updating "
+                                                          "this tree; run it again"}, indent=2) + "\n")
+        _fsync_dir(out)
+        for name, text in sorted(changed.items()):
+            touched.append(_replace_file(out, name, text))
     for name in removed:
         path = out / name
         path.unlink(missing_ok=True)
@@ -387,13 +390,31 @@ def update_output(out: Path, changed: dict[str, str], removed: list[str], manife
     return len(touched)
 
 
+@contextlib.contextmanager
+def _unmarked_if_untouched(marker: Path, touched: list[Path]) -> Iterator[None]:
+    """An update that fails (a full disk, a read-only file) before it replaced any file leaves the tree as it
+    was: the marker goes too. Once a file is replaced, the marker stays and the next render rewrites the tree."""
+    try:
+        yield
+    except OSError:
+        if not touched:
+            with contextlib.suppress(OSError):
+                marker.unlink(missing_ok=True)
+        raise
+
+
 def _replace_file(root: Path, name: str, text: str) -> Path:
     path = root / name
     _make_folders(root, path.parent)
     staging = path.with_name(f".{path.name}.fabricgen-tmp")
-    staging.write_bytes(text.encode("utf-8"))
-    staging.chmod(_mode(name))
-    staging.replace(path)
+    try:
+        staging.write_bytes(text.encode("utf-8"))
+        staging.chmod(_mode(name))
+        staging.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):  # half a file (the disk filled up) must not stay beside the tree
+            staging.unlink(missing_ok=True)
+        raise
     return path
 
 
