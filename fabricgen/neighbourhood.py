@@ -14,11 +14,12 @@ Why the tree it writes is the one the whole road would write:
   Every check that spans entries (the peer exists, names back, one cable per port, both ends agree on the
   cable) involves the declaring port and the one it names; those that touch A are run again.
 - **Lint still passes.** The previous render linted clean (a forced render is not updated this way). A rule
-  looks at one device, one port and the port at its far end, or one cable, except four fabric-wide ones; so
+  looks at one device, one port and the port at its far end, or one cable, except the fabric-wide ones; so
   only findings on the devices whose model changed (C) and on their neighbours' ports facing them can
   change, and those are linted again over C and its neighbours (their models read back from the tree's
-  resolved.json). The four fabric-wide rules compare devices with the fabric's majority; they are not run
-  again when no device of C changed any field they read, and then they find what they found before.
+  resolved.json). The fabric-wide rules (each declares ``fabric_wide``: the fields it reads) compare devices
+  with the fabric's majority; they are not run again when no device of C changed any field they declare, and
+  then they find what they found before.
 - **The neighbours' peers.** Who a device is cabled to comes from its resolved.json in the tree (both ends'
   declarations already combined), so no index of the fabric needs to be kept besides the render state: each
   entry's digest and each device's role and platform, in the parse cache, keyed by the manifest's bytes.
@@ -32,6 +33,7 @@ returns None and the caller takes the whole road, which reports problems with th
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import marshal
 import os
@@ -44,6 +46,7 @@ from typing import Any
 from fabricgen import __version__
 from fabricgen.api import RESOLVED_FILE, dump_device, generate_devices
 from fabricgen.lint import Finding, all_rules, lint
+from fabricgen.lint.registry import FabricWide
 from fabricgen.load import input_hashes, load_groups, load_intent, validate_hosts
 from fabricgen.model import DeviceModel, Fabric
 from fabricgen.output import MANIFEST, PreviousTree, build_manifest, file_hash, update_output
@@ -65,8 +68,6 @@ from fabricgen.yamlsource import (
 )
 
 HOSTS = "inventory/hosts.yaml"
-# Rules that compare a device with the whole fabric (see the module docstring and _wide_fields).
-FABRIC_WIDE_RULES = frozenset({"FG-CLS-006", "FG-ECN-008", "FG-MTU-002", "FG-INV-002"})
 STATES_KEPT = 32
 STATE_FORMAT = 2  # part of the state's key: a state of another format (or entry digest) is not found
 # More edited entries than this and the whole road is faster: it resolves in --jobs processes, this in one.
@@ -407,7 +408,7 @@ def findings_around(fabric: Fabric, changed: set[str], severity: str | None = No
     (of one ``severity``, or all). Each such rule reads a device, its ports and the far end of each: so these
     are the findings a lint of the whole fabric makes about them (tests/test_lint_cases.py checks it on every
     rule's failing fixtures)."""
-    report = lint(fabric, [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES])
+    report = lint(fabric, [rule for rule in all_rules() if rule.fabric_wide is None])
     wanted = [finding for finding in report.findings if severity is None or finding.severity == severity]
     facing = _facing(fabric, changed) if wanted else {}
     return [finding for finding in wanted if finding.device in changed or (finding.device, finding.port) in facing]
@@ -448,10 +449,10 @@ def _face(device: Device, before: DeviceModel, neighbour: str) -> tuple[Any, ...
 
 
 def _wide_fields(device: DeviceModel) -> tuple[Any, ...]:
-    """Every field of a device the fabric-wide rules read: of a switch, its QoS (the DSCP map, the ECN of the
-    RoCE queue) and platform (its ECN granularity); of a host, its NICs' MTUs; of both, their ports' names,
-    roles, MTUs and peers."""
-    ports = [(port.name, port.role, port.mtu, port.peer) for port in device.ports]
-    if device.host is not None:
-        return "host", [nic.mtu for nic in device.host.nics], ports
-    return "switch", device.platform, device.qos, ports
+    """Every field of a device the fabric-wide rules read, as they declare it."""
+    return _wide_reads().read(device)
+
+
+@functools.cache
+def _wide_reads() -> FabricWide:
+    return FabricWide.union(rule.fabric_wide for rule in all_rules() if rule.fabric_wide is not None)

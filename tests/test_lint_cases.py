@@ -27,9 +27,10 @@ from fabricgen.cli import main
 from fabricgen.configs import Configs, read_configs
 from fabricgen.diagnostics import Location
 from fabricgen.lint import Evidence, Finding, all_rules, lint
+from fabricgen.lint.registry import FabricWide, rule
 from fabricgen.load import load
 from fabricgen.model import Fabric
-from fabricgen.neighbourhood import FABRIC_WIDE_RULES, concerns, findings_around
+from fabricgen.neighbourhood import concerns, findings_around
 from fabricgen.resolve import resolve
 
 from conftest import EXAMPLE_INVENTORY, ROOT
@@ -168,8 +169,11 @@ def _text(finding: Finding) -> str:
     return f"{finding.subject}: {finding.message} (fix: {finding.fix})"
 
 
+FABRIC_WIDE = {r.id: r.fabric_wide for r in all_rules() if r.fabric_wide is not None}
+
+
 def local_cases() -> list[Any]:
-    return [case for case in cases() if case.values[1] == "fail" and case.values[0] not in FABRIC_WIDE_RULES]
+    return [case for case in cases() if case.values[1] == "fail" and case.values[0] not in FABRIC_WIDE]
 
 
 @pytest.mark.parametrize(("rule_id", "kind", "case"), local_cases())
@@ -180,7 +184,7 @@ def test_local_rules_see_a_device_from_its_neighbourhood(rule_id: str, kind: str
     (on it, or on a neighbour's port cabled to it) — here for every device of every failing fixture."""
     fabric, configs = build(case, tmp_path)
     evidence = evidence_of(configs)
-    local = [rule for rule in all_rules() if rule.id not in FABRIC_WIDE_RULES]
+    local = [r for r in all_rules() if r.id not in FABRIC_WIDE]
     everything = lint(fabric, local, evidence=evidence).findings
     assert any(finding.rule == rule_id for finding in everything)
     for name, device in fabric.devices.items():
@@ -196,6 +200,66 @@ def test_local_rules_see_a_device_from_its_neighbourhood(rule_id: str, kind: str
         else:  # the neighbourhood update never reads configs: the same check, with the evidence passed along
             found = lint(neighbourhood, local, evidence=evidence).findings
             assert [f for f in found if concerns(f, {name}, fabric)] == expected, name
+
+
+def uncabled_copies(fabric: Fabric, name: str, count: int) -> Fabric:
+    """``fabric`` with ``count`` copies of device ``name`` added, cabled to nothing."""
+    original = fabric.devices[name]
+    host = original.host
+    if host is not None:
+        host = host.model_copy(update={"nics": [nic.model_copy(update={"peer": None}) for nic in host.nics]})
+    ports = [port.model_copy(update={"peer": None}) for port in original.ports]
+    copies = {f"{name}-copy{i}": original.model_copy(update={"name": f"{name}-copy{i}", "ports": ports, "host": host})
+              for i in range(count)}
+    return fabric.model_copy(update={"devices": {**fabric.devices, **copies}})
+
+
+@pytest.mark.parametrize(("rule_id", "kind", "case"), local_cases())
+def test_local_rules_ignore_devices_they_are_not_cabled_to(rule_id: str, kind: str, case: dict[str, Any],
+                                                          tmp_path: Path) -> None:
+    """What a rule that is not fabric-wide finds about a device cannot change when devices it is not cabled to
+    join the fabric. Here they are copies of the device, as many as the fabric has devices: a rule that judges
+    a device by the fabric's majority (what makes a rule fabric-wide) would now judge it by its copies. This
+    fails when a fabric-wide rule does not declare itself so."""
+    fabric, configs = build(case, tmp_path)
+    evidence = evidence_of(configs)
+    local = [r for r in all_rules() if r.id not in FABRIC_WIDE]
+    everything = lint(fabric, local, evidence=evidence).findings
+    for name in sorted({finding.device for finding in everything if finding.rule == rule_id} & set(fabric.devices)):
+        crowded = uncabled_copies(fabric, name, len(fabric.devices))
+        found = [finding for finding in lint(crowded, local, evidence=evidence).findings
+                 if concerns(finding, {name}, fabric)]
+        assert found == [finding for finding in everything if concerns(finding, {name}, fabric)], name
+
+
+def wide_cases() -> list[Any]:
+    return [case for case in cases() if case.values[1] == "fail" and case.values[0] in FABRIC_WIDE]
+
+
+@pytest.mark.parametrize(("rule_id", "kind", "case"), wide_cases())
+def test_a_fabric_wide_rule_fails_only_on_fields_it_declares(rule_id: str, kind: str, case: dict[str, Any],
+                                                            tmp_path: Path) -> None:
+    """The neighbourhood update runs a fabric-wide rule again only when a changed device changed a field the
+    rule declares. So what each failing fixture changes to make the rule fail must show in those fields: some
+    device's declared fields differ from the same device's in the unchanged example."""
+    (tmp_path / "case").mkdir()
+    (tmp_path / "example").mkdir()
+    fabric, _ = build(case, tmp_path / "case")
+    example, _ = build({"example": case.get("example", "fabric")}, tmp_path / "example")
+    reads = FABRIC_WIDE[rule_id]
+    changed = [name for name, device in fabric.devices.items()
+               if name not in example.devices or reads.read(device) != reads.read(example.devices[name])]
+    assert changed, f"{case['name']}: no device changed a field of {reads}"
+
+
+def test_a_fabric_wide_rule_declares_fields_that_exist() -> None:
+    """A misspelt path would read nothing, and the neighbourhood update would never see that field change."""
+    with pytest.raises(ValueError, match="names no DeviceModel field at 'mut'"):
+        rule("FG-TST-999", "test-only", "error", "never registered", fabric_wide=FabricWide(devices=("ports.mut",)))(
+            lambda ctx, r: iter(()))
+    with pytest.raises(ValueError, match="names no DeviceModel field at 'mtu'"):
+        rule("FG-TST-999", "test-only", "error", "never registered", fabric_wide=FabricWide(hosts=("platform.mtu",)))(
+            lambda ctx, r: iter(()))
 
 
 def test_every_rule_has_fixtures_both_ways() -> None:

@@ -5,9 +5,12 @@ yields :class:`Finding`\\ s that name the device, the port and the peer end, and
 stable forever (``FG-<TOPIC>-NNN``): waivers, CI baselines and SARIF history refer to them.
 
 A rule looks at one device, its ports and the far end of each (the neighbourhood update lints a changed device
-with only its cabled neighbours around it), unless it is listed in ``neighbourhood.FABRIC_WIDE_RULES``: a rule
-that compares a device with devices it is not cabled to must be. tests/test_lint_cases.py checks every other
-rule against its failing fixtures.
+with only its cabled neighbours around it), unless it declares ``fabric_wide``: a rule that compares a device
+with devices it is not cabled to must, naming every DeviceModel field it reads (:class:`FabricWide`). The
+neighbourhood update runs those rules again over the whole fabric whenever a changed device changed one of those
+fields (and trusts the previous render's verdict otherwise), so the declaration is what keeps it right.
+tests/test_lint_cases.py checks every other rule on its failing fixtures as the neighbourhood update lints them
+and with uncabled devices added, and each fabric-wide rule's failing fixtures against its declaration.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from pydantic import BaseModel
+
+from fabricgen.model import DeviceModel
 
 if TYPE_CHECKING:
     from fabricgen.lint.context import LintContext
@@ -50,6 +57,33 @@ RuleFn = Callable[["LintContext", "Rule"], Iterable[Finding]]
 
 
 @dataclass(frozen=True)
+class FabricWide:
+    """The DeviceModel fields a fabric-wide rule reads, as dotted paths (``ports.mtu``: the ``mtu`` of each port;
+    see :func:`device_field`): of every device, of switches only, of GPU hosts (devices with a host part) only.
+    Whether a device is a switch or a host is always part of what is compared."""
+
+    devices: tuple[str, ...] = ()
+    switches: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+
+    def paths(self) -> tuple[str, ...]:
+        return self.devices + self.switches + self.hosts
+
+    def read(self, device: DeviceModel) -> tuple[Any, ...]:
+        """What the rule reads of ``device``."""
+        kind = "host" if device.host is not None else "switch"
+        paths = self.devices + (self.hosts if kind == "host" else self.switches)
+        return kind, tuple(device_field(device, path) for path in paths)
+
+    @staticmethod
+    def union(declarations: Iterable[FabricWide]) -> FabricWide:
+        """Every field any of ``declarations`` reads, each once, in a stable order."""
+        found = list(declarations)
+        return FabricWide(*(tuple(sorted({path for d in found for path in getattr(d, kind)}))
+                            for kind in ("devices", "switches", "hosts")))
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     name: str
@@ -57,6 +91,8 @@ class Rule:
     summary: str
     explanation: str
     check: RuleFn
+    fabric_wide: FabricWide | None = None
+    """Set on a rule that compares a device with devices it is not cabled to: the fields it reads."""
 
     def finding(self, device: str, message: str, fix: str, *, port: str | None = None, peer: str | None = None,
                 source: KeyPath | None = None, severity: Severity | None = None,
@@ -69,19 +105,55 @@ _ID = re.compile(r"^FG-[A-Z]{3}-\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
-def rule(rule_id: str, name: str, severity: Severity, summary: str) -> Callable[[RuleFn], RuleFn]:
-    """Register a check. Its docstring is the long explanation: the why, then the fix."""
+def rule(rule_id: str, name: str, severity: Severity, summary: str, *,
+         fabric_wide: FabricWide | None = None) -> Callable[[RuleFn], RuleFn]:
+    """Register a check. Its docstring is the long explanation: the why, then the fix. ``fabric_wide``: see
+    :attr:`Rule.fabric_wide`."""
 
     def register(check: RuleFn) -> RuleFn:
         if not _ID.match(rule_id) or not _NAME.match(name):
             raise ValueError(f"bad rule id/name {rule_id!r}/{name!r}")
         if rule_id in RULES or any(r.name == name for r in RULES.values()):
             raise ValueError(f"rule {rule_id} / {name} registered twice")
+        for path in fabric_wide.paths() if fabric_wide is not None else ():
+            _check_device_path(rule_id, path)
         explanation = inspect.cleandoc(check.__doc__ or "")
-        RULES[rule_id] = Rule(rule_id, name, severity, summary, explanation, check)
+        RULES[rule_id] = Rule(rule_id, name, severity, summary, explanation, check, fabric_wide)
         return check
 
     return register
+
+
+def device_field(device: DeviceModel, path: str) -> Any:
+    """The value at the dotted ``path`` of ``device``: through a list, a list of each element's value; through
+    None, None (``host.nics.mtu`` is None on a switch, the list of its NICs' MTUs on a host)."""
+    return _read(device, path.split("."))
+
+
+def _read(value: Any, names: list[str]) -> Any:
+    if not names or value is None:
+        return value
+    if isinstance(value, list):
+        return [_read(item, names) for item in value]
+    return _read(getattr(value, names[0]), names[1:])
+
+
+def _check_device_path(rule_id: str, path: str) -> None:
+    """A declared path must name DeviceModel fields all the way: a misspelt one would read nothing, and the
+    neighbourhood update would never see the field change."""
+    model: type[BaseModel] | None = DeviceModel
+    for name in path.split("."):
+        field_info = model.model_fields.get(name) if model is not None else None
+        if field_info is None:
+            raise ValueError(f"{rule_id}: fabric_wide path {path!r} names no DeviceModel field at {name!r}")
+        model = _model_in(field_info.annotation)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (``X``, ``X | None``, ``list[X]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((found for arg in get_args(annotation) if (found := _model_in(arg)) is not None), None)
 
 
 def all_rules() -> list[Rule]:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
-from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.registry import FabricWide, Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, kib, queue_for_tc
 from fabricgen.model import DeviceModel
 
@@ -22,7 +22,9 @@ def _data_switches(ctx: LintContext) -> list[DeviceModel]:
             if device.qos is not None and any(end.role in ("host", "fabric") for end in ports)]
 
 
-@rule("FG-CLS-006", "dscp-map-differs-between-switches", "error", "every switch classifies the DSCPs in use alike")
+# Which switches carry data (a QoS, a host or fabric port), and their DSCP maps.
+@rule("FG-CLS-006", "dscp-map-differs-between-switches", "error", "every switch classifies the DSCPs in use alike",
+      fabric_wide=FabricWide(switches=("qos.dscp_to_tc", "ports.role")))
 def dscp_map_differs(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """A DSCP that lands in TC 3 on one leaf and TC 1 on another is lossless on half the fabric: flows that
     cross both lose their guarantees on the hop nobody looked at. Typical of mixed vendors, whose default maps
@@ -60,7 +62,9 @@ def _dscp_fix(ctx: LintContext, device: DeviceModel, dscp: int, majority: int | 
         f"map DSCP {dscp} to TC {want}"
 
 
-@rule("FG-ECN-008", "ecn-differs-between-switches", "error", "RoCE ECN thresholds agree across switches")
+# Which switches carry data, the ECN of the queue their QoS gives the RoCE TC, their platform's granularity.
+@rule("FG-ECN-008", "ecn-differs-between-switches", "error", "RoCE ECN thresholds agree across switches",
+      fabric_wide=FabricWide(switches=("qos", "ports.role", "platform")))
 def ecn_differs(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Each platform rounds ECN thresholds to its own unit (bytes, KB, cells). Beyond that rounding, switches
     marking the same class at different depths make DCQCN react at one hop and not at the next — the fabric's

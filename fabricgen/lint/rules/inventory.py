@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
-from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.registry import FabricWide, Finding, Rule, rule
 from fabricgen.lint.rules._util import end_source
 
 
@@ -30,7 +30,9 @@ def link_end_disagrees(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                             source=end_source(end))
 
 
-@rule("FG-INV-002", "port-used-twice", "error", "no port is the far end of two cables")
+# Every port's peer, across the fabric: two claims of one far end need not be cabled to each other.
+@rule("FG-INV-002", "port-used-twice", "error", "no port is the far end of two cables",
+      fabric_wide=FabricWide(devices=("ports.name", "ports.peer")))
 def port_used_twice(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Two ports claiming the same far end is a cabling record error: one of the two links does not exist as
     modelled.

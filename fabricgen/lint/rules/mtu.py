@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fabricgen.lint.context import End, LintContext
-from fabricgen.lint.registry import Finding, Rule, rule
+from fabricgen.lint.registry import FabricWide, Finding, Rule, rule
 from fabricgen.lint.rules._util import end_source, port_source
 
 L2_OVERHEAD = 22  # Ethernet header 14 + one 802.1Q tag 4 + FCS 4: what a host's IP MTU needs on the wire
@@ -28,7 +28,10 @@ def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                             port=a.port.name, peer=b.name, source=end_source(a))
 
 
-@rule("FG-MTU-002", "hop-mtu-below-host", "error", "every switch hop carries the host MTU plus L2 overhead")
+# Every host NIC's MTU (the largest sets the bar) and the MTU of every data port that is not a NIC's.
+@rule("FG-MTU-002", "hop-mtu-below-host", "error", "every switch hop carries the host MTU plus L2 overhead",
+      fabric_wide=FabricWide(devices=("ports.name", "ports.role", "ports.mtu", "ports.peer"),
+                             hosts=("host.nics.mtu", "host.nics.interface")))
 def hop_mtu_below_host(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Hosts send IP packets of the NIC MTU; every switch port on the path must take them plus the Ethernet
     header, a VLAN tag and FCS. One 1500-byte hop in a 9000-byte fabric drops every jumbo RoCE packet.
