@@ -23,7 +23,7 @@ import pytest
 from fabricgen.api import render_device
 from fabricgen.load import load
 from fabricgen.model import DeviceModel, Fabric, MgmtModel, PortModel, QosModel, QueueModel
-from fabricgen.platforms.eos import PROFILE, queue_keyword
+from fabricgen.platforms.eos import PROFILE
 from fabricgen.resolve import resolve
 
 pyavd = pytest.importorskip(
@@ -46,6 +46,23 @@ AVD_TRUST = {"dscp": "dscp", "pcp": "cos", "none": "disabled"}
 # PortModel.fec → AVD's ethernet_interfaces[].error_correction_encoding.
 AVD_FEC: dict[str, dict[str, bool]] = {"rs": {"enabled": True, "reed_solomon": True},
                                        "fc": {"enabled": True, "fire_code": True}, "none": {"enabled": False}}
+# The queue sub-mode of each Arista switch the tests render, written here rather than asked of fabricgen (whose
+# mapping would otherwise agree with itself). EOS's QoS CLI is per ASIC family: Jericho ("sand", VOQ) platforms
+# configure `tx-queue N`, Trident/Tomahawk (unicast and multicast queues apart) `uc-tx-queue N` (the EOS manual's
+# per-ASIC "Quality of Service" sections; AVD models both as qos_profiles[].tx_queues / uc_tx_queues).
+QUEUE_KEYWORD = {
+    "DCS-7280DR3-24": "tx-queue",  # 7280R3: Jericho2 (the bundled spines)
+    "DCS-7800R3-36P": "tx-queue",  # 7800R3 line card: Jericho2
+    "DCS-7060X5-64S": "uc-tx-queue",  # 7060X5: Tomahawk 4 (the mixed example's EOS leaf)
+    "DCS-7050CX3-32S": "uc-tx-queue",  # 7050X3: Trident 3
+}
+# AVD's key for each sub-mode.
+AVD_QUEUES_KEY = {"tx-queue": "tx_queues", "uc-tx-queue": "uc_tx_queues"}
+
+
+def queue_keyword_of(device: DeviceModel) -> str:
+    assert device.hardware in QUEUE_KEYWORD, f"{device.name}: add {device.hardware!r} to QUEUE_KEYWORD"
+    return QUEUE_KEYWORD[device.hardware]
 
 
 @cache
@@ -88,8 +105,7 @@ def avd_qos_profile(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
             "priorities": [{"priority": prio, "no_drop": True} for prio in qos.lossless_priorities],
             **({"watchdog": {"enabled": True}} if qos.watchdog else {}),
         }
-    queues_key = "tx_queues" if queue_keyword(device.hardware) == "tx-queue" else "uc_tx_queues"
-    profile[queues_key] = [avd_queue(q) for q in qos.queues]
+    profile[AVD_QUEUES_KEY[queue_keyword_of(device)]] = [avd_queue(q) for q in qos.queues]
     return profile
 
 
@@ -98,7 +114,7 @@ def avd_qos_maps(device: DeviceModel, qos: QosModel) -> dict[str, Any]:
     for dscp in sorted(qos.dscp_to_tc):
         dscps_by_tc.setdefault(qos.dscp_to_tc[dscp], []).append(dscp)
     dscp_map = [f"{' '.join(map(str, dscps))} to traffic-class {tc}" for tc, dscps in sorted(dscps_by_tc.items())]
-    keyword = queue_keyword(device.hardware)
+    keyword = queue_keyword_of(device)
     classes = sorted({q.traffic_class for q in qos.queues})  # only classes that own a queue are mapped
     tc_map = [f"{tc} to {keyword} {qos.tc_to_queue[tc]}" for tc in classes]
     return {"map": {"dscp": dscp_map, "traffic_class": tc_map}}
@@ -260,3 +276,14 @@ def test_profile_trust_matches_pyavd(trust: str, line: str) -> None:
     changed = spine.model_copy(update={"qos": spine.qos.model_copy(update={"trust": trust})})
     assert line in fabricgen_config(changed)
     assert_same(changed)
+
+
+@pytest.mark.parametrize("hardware", sorted(QUEUE_KEYWORD))
+def test_each_hardware_family_queue_keyword_matches_pyavd(hardware: str) -> None:
+    """The bundled spines are Jericho2 (tx-queue); the same spine on each other switch of the table renders its
+    queues, and maps its traffic classes, in that switch's sub-mode, as pyavd does with the table's keyword."""
+    spine = example_fabric("fabric").devices["spine1"].model_copy(update={"hardware": hardware})
+    keyword = QUEUE_KEYWORD[hardware]
+    config = fabricgen_config(spine)
+    assert f"\n   {keyword} 3\n" in config and f" to {keyword} 3\n" in config
+    assert_same(spine)
