@@ -25,8 +25,9 @@ How the intent maps onto the 8q system classes (one rule, applied by the rendere
   a threshold unit of NX-OS itself: Cisco's NX-OS device YANG model (``Cisco-NX-OS-device.yang``, published by
   Cisco for 10.3(10) in YangModels/yang ``vendor/cisco/nx/10.3-10``) has the QoS threshold unit type
   ``ipqos_ThreshUnit`` = ``none | packets | bytes | kbytes | mbytes`` (exactly the units ``random-detect``
-  thresholds are written with) and the threshold value type ``ipqos_ThreshVal`` 0..52,428,800, so the intent's byte counts are said as they are and no rounding is needed. (Which DME
-  attribute carries the type, and the QoS guide's own syntax line for ``random-detect``, were not readable here.)
+  thresholds are written with) and the threshold value type ``ipqos_ThreshVal`` 0..52,428,800, so the intent's
+  byte counts are said as they are and no rounding is needed. (Which DME attribute carries the type, and the QoS
+  guide's own syntax line for ``random-detect``, were not readable here.)
 * Port mode: fabricgen owns the mode of data ports, because it decides which MTU applies. Data ports are routed
   (``no switchport``, the RoCE leaf/spine norm) and carry ``mtu N``; OOB access ports are ``switchport``.
   Cisco's "Configure and Verify Maximum Transmission Unit on Nexus Platforms" (doc 118994): a Layer 3 port
