@@ -8,7 +8,8 @@ No ConnectX hardware exists here. Each test builds a fake host under tmp_path:
   own /usr/sbin/ip and dcb can never answer;
 * ``sysfs/`` -- a fake /sys (FABRICGEN_SYSFS): netdev MTU and either MLNX_OFED's ``ecn/`` DCQCN files or, for
   the upstream driver, a ``device`` symlink and debugfs ``cc_params``;
-* ``state/`` -- the models' NIC state; ``log.jsonl`` -- every tool call with its exit status.
+* ``state/`` -- the models' NIC state; ``log.jsonl`` -- every tool call with its exit status and the program that
+  started it: each run checks that the script started every one under coreutils ``timeout``.
 
 The fake NICs behave like mlx5 as released, which reads the bandwidth of a strict TC back as 100 %. The tests
 whose outcome depends on that read-back also run against NVIDIA's 2026 patch "net/mlx5e: Report zero bandwidth
@@ -23,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +32,12 @@ from typing import Any
 
 import pytest
 
-from fabricgen.api import generate
+from fabricgen.api import generate, render_device
 from fabricgen.load import load
-from fabricgen.model import NicModel
+from fabricgen.model import DeviceModel, NicModel
+from fabricgen.platforms import hostscript
+from fabricgen.platforms.connectx import SCRIPT as SCRIPT_FILE
+from fabricgen.platforms.connectx import UNIT, reader
 from fabricgen.resolve import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,9 +76,15 @@ class FakeHost:
     def sysfs(self) -> Path:
         return self.root / "sysfs"
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.root / "fabricgen-nic.sh"), *args], env=self.env, capture_output=True,
-                              text=True, timeout=120, check=False)
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The script run with ``args`` (and ``env`` added to the host's); every tool call it made must have
+        had a time limit (run under coreutils timeout, through the script's ``bounded``)."""
+        seen = len(self.calls())
+        done = subprocess.run([str(self.root / "fabricgen-nic.sh"), *args], env={**self.env, **(env or {})},
+                              capture_output=True, text=True, timeout=120, check=False)
+        unbounded = [call for call in self.calls()[seen:] if call["parent"] != "timeout"]
+        assert unbounded == [], f"tool calls without a time limit: {unbounded}"
+        return done
 
     def tool(self, *argv: str) -> str:
         """Run one tool model the way the script does; its stdout."""
@@ -328,6 +339,14 @@ def test_missing_tool_exits_2_before_touching_anything(tmp_path: Path, example: 
     assert host.calls() == []
 
 
+def test_usage(host: FakeHost) -> None:
+    assert host.run("--bogus").returncode == 2
+    helped = host.run("--help")
+    assert helped.returncode == 0 and "--check  change nothing" in helped.stdout
+    assert all(line.startswith("#") for line in helped.stdout.splitlines()), "--help prints the header only"
+    assert "FABRICGEN_TOOL_TIMEOUT" in helped.stdout
+
+
 def test_script_is_valid_bash(tmp_path: Path, example: Rendered) -> None:
     script = tmp_path / "fabricgen-nic.sh"
     script.write_text(example.script)
@@ -467,3 +486,126 @@ def test_mlnx_qos_model_accepts_the_canonical_roce_sequence(model_host: FakeHost
         host.tool("mlnx_qos", "-i", ifname, *args)
     assert host.tool("dcb", "ets", "show", "dev", ifname, "tc-tsa").split()[7] == "6:strict"
     assert host.tool("dcb", "-N", "app", "show", "dev", ifname, "dscp-prio").split()[27] == "26:3"
+
+
+# --- time limits: a tool that never answers ---------------------------------------------------------------
+
+HANG = STUBS / "hang"
+SHORT = {"FABRICGEN_TOOL_TIMEOUT": "0.3"}  # seconds; the default is hostscript.TOOL_TIMEOUT_S
+
+
+def hang(host: FakeHost, tool: str) -> None:
+    """``tool`` on the host's PATH replaced by one that never answers (tests/nic_stubs/hang), as a wedged driver
+    or firmware leaves it."""
+    bin_dir = host.root / "bin"
+    (bin_dir / tool).unlink(missing_ok=True)
+    (bin_dir / tool).symlink_to(HANG)
+    if not (bin_dir / "sleep").exists():
+        sleep = shutil.which("sleep")
+        assert sleep, "sleep is needed by the hanging stub"
+        (bin_dir / "sleep").symlink_to(sleep)
+
+
+def timed_run(host: FakeHost, mode: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    done = host.run(mode, env=env)
+    return done, time.monotonic() - start
+
+
+# Each tool, and a mode that reaches it before anything else could stop the run. The stub sleeps 600 s.
+HANGING = [("mlnx_qos", "--check"), ("dcb", "--check"), ("cma_roce_tos", "--check"), ("cma_roce_mode", "--check"),
+           ("cat", "--check"), ("ip", "--apply"), ("tee", "--apply"), ("modprobe", "--apply")]
+
+
+@pytest.mark.parametrize(("tool", "mode"), HANGING)
+def test_a_tool_that_never_answers_stops_the_script_with_its_name(tmp_path: Path, example: Rendered, tool: str,
+                                                                  mode: str) -> None:
+    host = make_host(tmp_path, example)
+    hang(host, tool)
+    done, seconds = timed_run(host, mode, SHORT)
+    assert done.returncode == 3, done.stderr
+    assert re.search(rf"^error: '{tool} .*' did not finish within 0\.3s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
+                     done.stderr, re.MULTILINE), done.stderr
+    assert "ok:" not in done.stdout
+    # A reader's subshell may meet the hung tool up to three times (read_ets) before the script stops.
+    assert seconds < 15, f"the script took {seconds:.1f}s with a 0.3s limit per call"
+
+
+def test_upstream_debugfs_lookup_is_bounded_too(tmp_path: Path, example: Rendered) -> None:
+    host = make_host(tmp_path, example, upstream=True)  # no ecn/: readlink finds the PCI address
+    hang(host, "readlink")
+    done, seconds = timed_run(host, "--check", SHORT)
+    assert done.returncode == 3 and "error: 'readlink -f " in done.stderr, done.stderr
+    assert seconds < 15
+
+
+def test_a_tool_that_ignores_sigterm_is_killed(tmp_path: Path, example: Rendered) -> None:
+    host = make_host(tmp_path, example)
+    hang(host, "mlnx_qos")
+    done, seconds = timed_run(host, "--check", {**SHORT, "HANG_STUB_IGNORE_TERM": "1"})
+    assert done.returncode == 3 and "error: 'mlnx_qos -i " in done.stderr, done.stderr
+    assert hostscript.KILL_AFTER_S <= seconds < hostscript.KILL_AFTER_S + 15  # SIGTERM ignored: SIGKILL ended it
+
+
+def test_apply_stops_at_the_first_timeout_and_says_so(tmp_path: Path, example: Rendered) -> None:
+    host = make_host(tmp_path, example)
+    hang(host, "cma_roce_tos")  # the last tool of the first NIC: settings before it are applied
+    done, _ = timed_run(host, "--apply", SHORT)
+    assert done.returncode == 3
+    assert done.stderr.count("did not finish within") == 1, done.stderr
+    first, second = host.nics
+    assert host.read(f"class/net/{first.interface}/mtu") == str(first.mtu)
+    assert host.read(f"class/net/{second.interface}/mtu") == "1500", "the script went on past the timeout"
+
+
+@pytest.mark.parametrize("value", ["0", "0.0", "-1", "abc", "5s", "1e3", "30 "])
+def test_a_bad_time_limit_is_a_usage_error_before_touching_anything(host: FakeHost, value: str) -> None:
+    done = host.run("--apply", env={"FABRICGEN_TOOL_TIMEOUT": value})
+    assert done.returncode == 2
+    assert f"error: FABRICGEN_TOOL_TIMEOUT={value}: expected seconds, a number above 0" in done.stderr
+    assert host.calls() == []
+
+
+def test_every_call_of_a_full_apply_is_bounded(host: FakeHost) -> None:
+    applied(host)  # FakeHost.run checks each call's parent
+    assert {call["tool"] for call in host.calls()} == {"mlnx_qos", "dcb", "ip", "cma_roce_tos", "cma_roce_mode"}
+    assert {call["parent"] for call in host.calls()} == {"timeout"}
+
+
+def resolved_host() -> DeviceModel:
+    source = load(ROOT / "intent" / "fabric.yaml", ROOT / "inventory")
+    return resolve(source.intent, source.inventory, source.locate).devices[HOST]
+
+
+def test_unit_bounds_the_whole_run(example: Rendered) -> None:
+    unit = render_device(resolved_host())[UNIT]
+    service = unit.split("[Service]\n", 1)[1].split("\n[", 1)[0].splitlines()
+    assert "Type=oneshot" in service  # which has no start timeout unless given one
+    assert f"TimeoutStartSec={hostscript.START_TIMEOUT}" in service
+    assert f'TOOL_TIMEOUT="${{FABRICGEN_TOOL_TIMEOUT:-{hostscript.TOOL_TIMEOUT_S}}}"' in example.script
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip(reason="systemd-analyze is not installed: the time span is not parsed by systemd")
+    done = subprocess.run([analyze, "timespan", hostscript.START_TIMEOUT], capture_output=True, text=True,
+                          check=False)
+    parsed = re.search(r"μs: (\d+)", done.stdout)
+    assert done.returncode == 0 and parsed is not None, done.stderr
+    # Room for a healthy run of many NICs plus the few calls that may time out before the script stops.
+    assert int(parsed.group(1)) >= 10 * (hostscript.TOOL_TIMEOUT_S + hostscript.KILL_AFTER_S) * 1_000_000
+
+
+def test_reader_takes_bounded_commands_as_the_commands() -> None:
+    device = resolved_host()
+    assert device.host is not None
+    files = render_device(device)
+    script = files[SCRIPT_FILE]
+    trust = '-- mlnx_qos -i "$ifname" --trust \'dscp\''
+    assert script.count(trust) == len(device.host.nics)
+    wrapped = script.replace(trust, '-- bounded mlnx_qos -i "$ifname" --trust \'pcp\'')
+    # A hand edit in the last NIC function, written like the script's own helpers.
+    wrapped = wrapped.replace("\n}\n\nall_nics() {",
+                              '\n  bounded mlnx_qos -i "$ifname" --pfc 1,0,0,1,0,0,0,0\n}\n\nall_nics() {', 1)
+    host = reader.read(device, {**files, SCRIPT_FILE: wrapped}).host
+    assert host is not None
+    assert [nic.trust for nic in host.nics] == ["pcp"] * len(device.host.nics)
+    assert [nic.pfc for nic in host.nics] == [nic.pfc for nic in device.host.nics[:-1]] + [[1, 0, 0, 1, 0, 0, 0, 0]]

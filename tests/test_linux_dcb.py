@@ -8,7 +8,8 @@ No dcbnl NIC exists here. The script tests build a fake GPU host under tmp_path:
   can never answer;
 * ``sysfs/`` -- a fake /sys (FABRICGEN_SYSFS) with the netdev MTUs; ``configfs/`` -- a fake configfs
   (FABRICGEN_CONFIGFS) with ``rdma_cm/`` (the module is loaded) where ``mkdir rdma_cm/DEV`` works as the kernel's;
-* ``state/`` -- the models' NIC state; ``log.jsonl`` -- every tool call with its exit status.
+* ``state/`` -- the models' NIC state; ``log.jsonl`` -- every tool call with its exit status and the program that
+  started it: each run checks that the script started every one under coreutils ``timeout``.
 
 The mixed example (intent/mixed.yaml, inventory/mixed/) has the two linux-dcb hosts, node3 and node4.
 """
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +36,7 @@ from fabricgen.api import render_device
 from fabricgen.diagnostics import InputError
 from fabricgen.load import load
 from fabricgen.model import DeviceModel, Fabric, NicModel
-from fabricgen.platforms import ConfigReadError, get_platform
+from fabricgen.platforms import ConfigReadError, get_platform, hostscript
 from fabricgen.platforms.linux_dcb import CAPABILITY, NCCL_ENV, SCRIPT, UNIT, dscp_map, reader
 from fabricgen.resolve import resolve
 from fabricgen.schema.intent import Intent, check_intent
@@ -179,6 +182,7 @@ def test_unit_and_nccl_env() -> None:
     files = render_device(host("node4"))
     assert "ExecStart=/usr/local/sbin/fabricgen-dcb.sh --apply\n" in files[UNIT]
     assert "Type=oneshot\n" in files[UNIT]
+    assert f"\nTimeoutStartSec={hostscript.START_TIMEOUT}\n" in files[UNIT]  # a oneshot unit has none by default
     env = [line for line in files[NCCL_ENV].splitlines() if not line.startswith("#")]
     assert env == ["NCCL_IB_GID_INDEX=3", "NCCL_IB_HCA==bnxt_re0:1,bnxt_re1:1", "NCCL_IB_TC=104",
                    "NCCL_SOCKET_IFNAME==eno1"]
@@ -226,9 +230,15 @@ class FakeHost:
     nics: list[NicModel]
     env: dict[str, str]
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.root / SCRIPT), *args], env=self.env, capture_output=True, text=True,
-                              timeout=120, check=False)
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The script run with ``args`` (and ``env`` added to the host's); every tool call it made must have
+        had a time limit (run under coreutils timeout, through the script's ``bounded``)."""
+        seen = len(self.calls())
+        done = subprocess.run([str(self.root / SCRIPT), *args], env={**self.env, **(env or {})},
+                              capture_output=True, text=True, timeout=120, check=False)
+        unbounded = [call for call in self.calls()[seen:] if call["parent"] != "timeout"]
+        assert unbounded == [], f"tool calls without a time limit: {unbounded}"
+        return done
 
     def tool(self, *argv: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
         """Run one tool model the way the script does."""
@@ -516,6 +526,60 @@ def test_usage(node3: FakeHost) -> None:
     assert node3.run("--bogus").returncode == 2
     helped = node3.run("--help")
     assert helped.returncode == 0 and "--check  change nothing" in helped.stdout
+    assert all(line.startswith("#") for line in helped.stdout.splitlines()), "--help prints the header only"
+    assert "FABRICGEN_TOOL_TIMEOUT" in helped.stdout
+
+
+# --- time limits: a tool that never answers ---------------------------------------------------------------
+
+HANG = ROOT / "tests" / "nic_stubs" / "hang"  # shared with the ConnectX tests
+SHORT = {"FABRICGEN_TOOL_TIMEOUT": "0.3"}  # seconds; the default is hostscript.TOOL_TIMEOUT_S
+
+
+def hang(fake: FakeHost, tool: str) -> None:
+    """``tool`` on the host's PATH replaced by one that never answers, as a wedged driver or firmware leaves it."""
+    bin_dir = fake.root / "bin"
+    (bin_dir / tool).unlink(missing_ok=True)
+    (bin_dir / tool).symlink_to(HANG)
+    if not (bin_dir / "sleep").exists():
+        sleep = shutil.which("sleep")
+        assert sleep, "sleep is needed by the hanging stub"
+        (bin_dir / "sleep").symlink_to(sleep)
+
+
+# Each tool, and a mode that reaches it before anything else could stop the run. The stub sleeps 600 s.
+HANGING = [("dcb", "--check"), ("cat", "--check"), ("ip", "--apply"), ("tee", "--apply"), ("mkdir", "--apply"),
+           ("modprobe", "--apply")]
+
+
+@pytest.mark.parametrize(("tool", "mode"), HANGING)
+def test_a_tool_that_never_answers_stops_the_script_with_its_name(node3: FakeHost, tool: str, mode: str) -> None:
+    hang(node3, tool)
+    start = time.monotonic()
+    done = node3.run(mode, env=SHORT)
+    seconds = time.monotonic() - start
+    assert done.returncode == 3, done.stderr
+    assert re.search(rf"^error: '{tool} .*' did not finish within 0\.3s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
+                     done.stderr, re.MULTILINE), done.stderr
+    assert "ok:" not in done.stdout
+    assert seconds < 15, f"the script took {seconds:.1f}s with a 0.3s limit per call"
+
+
+def test_apply_stops_at_the_first_timeout(node3: FakeHost) -> None:
+    hang(node3, "tee")  # the RoCE ToS write, late in the first NIC's function
+    done = node3.run("--apply", env=SHORT)
+    assert done.returncode == 3 and done.stderr.count("did not finish within") == 1, done.stderr
+    first, second = node3.nics
+    assert node3.read(f"sysfs/class/net/{first.interface}/mtu") == str(first.mtu)
+    assert node3.read(f"sysfs/class/net/{second.interface}/mtu") == "1500", "the script went on past the timeout"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "5s"])
+def test_a_bad_time_limit_is_a_usage_error_before_touching_anything(node3: FakeHost, value: str) -> None:
+    done = node3.run("--apply", env={"FABRICGEN_TOOL_TIMEOUT": value})
+    assert done.returncode == 2
+    assert f"error: FABRICGEN_TOOL_TIMEOUT={value}: expected seconds, a number above 0" in done.stderr
+    assert node3.calls() == []
 
 
 # --- the models themselves: what makes "every call passed" above mean something -------------------------------
@@ -606,6 +670,17 @@ def test_reader_hand_edited_values() -> None:
     assert first.tcbw == [50, 0, 0, 50, 0, 0, 0, 0] and second.tcbw == [40, 0, 10, 50, 0, 0, 0, 0]
     assert (first.trust, first.dscp2prio[26], first.roce_tos) == ("pcp", 5, 106)
     assert (second.trust, second.dscp2prio, second.roce_tos) == ("pcp", nics(host("node3"))[1].dscp2prio, 104)
+
+
+def test_reader_takes_bounded_commands_as_the_commands() -> None:
+    pfc = 'dcb pfc set dev "$ifname" prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n'
+    script = edit(script_of(host("node3")), f"-- {pfc}", f"-- bounded {pfc.replace('3:on 4:off', '3:off 4:on')}")
+    # A hand edit, written like the script's own helpers: another DSCP entry on the first NIC.
+    script = edit(script, '  apptrust "$ifname" dscp\n', '  apptrust "$ifname" dscp\n'
+                  '  bounded dcb app add dev "$ifname" dscp-prio 30:3\n')
+    first, second = read_nics(script)
+    assert first.pfc == [0, 0, 0, 0, 1, 0, 0, 0] and second.pfc == [0, 0, 0, 1, 0, 0, 0, 0]
+    assert (first.dscp2prio[30], second.dscp2prio[30]) == (3, nics(host("node3"))[1].dscp2prio[30])
 
 
 def test_reader_reads_the_command_not_the_wanted_value() -> None:

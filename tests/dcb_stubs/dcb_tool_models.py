@@ -16,8 +16,9 @@ One multi-call program; the name it runs under picks the model (the symlinks nex
 Facts: /work/shared/reference/nic.md §3.2 and §6, the sources above, and what iproute2 6.1's ``dcb`` (Debian 12)
 prints on this machine for a netdev without dcbnl ops ("Attribute read: Operation not supported") and for an
 object it lacks ('Object "apptrust" is unknown'). The state lives in ``$DCB_STUB_STATE`` (a JSON file per netdev
-and per RDMA device); each call is appended to ``$DCB_STUB_LOG`` (JSON lines: tool, argv, status). Without
-``DCB_STUB_STATE`` the models refuse to run; ``ip`` and ``mkdir`` write only under the fake trees.
+and per RDMA device); each call is appended to ``$DCB_STUB_LOG`` (JSON lines: tool, argv, status, parent -- the
+program that started it, ``timeout`` under the script's bound). Without ``DCB_STUB_STATE`` the models refuse to
+run; ``ip`` and ``mkdir`` write only under the fake trees.
 
 The driver model (what ``bnxt_dcb.c`` does):
 
@@ -612,13 +613,21 @@ def run(tool: str, argv: list[str]) -> int:
         return exc.code if isinstance(exc.code, int) else 1
 
 
+def parent() -> str:
+    """The name of the program that started this one: "timeout" when the script bounded the call."""
+    try:
+        return Path(f"/proc/{os.getppid()}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def main() -> int:
     tool, argv = prog(), sys.argv[1:]
     status = run(tool, argv)
     log = os.environ.get("DCB_STUB_LOG")
     if log:
         with Path(log).open("a") as stream:
-            stream.write(json.dumps({"tool": tool, "argv": argv, "status": status}) + "\n")
+            stream.write(json.dumps({"tool": tool, "argv": argv, "status": status, "parent": parent()}) + "\n")
     return status
 
 

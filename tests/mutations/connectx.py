@@ -17,7 +17,7 @@ MUTATIONS: dict[str, dict[str, Mutation]] = {
     },
     "trust": {
         "change": nic.edit(lambda n: (f"--trust '{n.trust}'", "--trust 'pcp'")),
-        "add": nic.add('mlnx_qos -i "$ifname" --trust pcp'),
+        "add": nic.add('bounded mlnx_qos -i "$ifname" --trust pcp'),  # through the script's time limit
     },
     "pfc": {
         "change": nic.edit(lambda n: (f"--pfc '{csv(n.pfc)}'", f"--pfc '{1 - n.pfc[0]},{csv(n.pfc[1:])}'")),

@@ -24,7 +24,7 @@ MUTATIONS: dict[str, dict[str, Mutation]] = {
     },
     "pfc": {
         "change": nic.edit(lambda n: ("prio-pfc 0:off 1:off", "prio-pfc 0:off 1:on")),
-        "add": nic.add('dcb pfc set dev "$ifname" prio-pfc all:on'),
+        "add": nic.add('bounded dcb pfc set dev "$ifname" prio-pfc all:on'),  # through the script's time limit
     },
     "prio_tc": {"change": nic.edit(lambda n: (f"prio-tc 0:{n.prio_tc[0]} 1:{n.prio_tc[1]}",
                                               f"prio-tc 0:{n.prio_tc[0]} 1:7"))},

@@ -14,8 +14,8 @@ One multi-call program; the name it runs under picks the model (the symlinks nex
 
 Facts come from /work/shared/reference/nic.md §1, §3.2, §6 and the sources named above. The state lives in
 ``$NIC_STUB_STATE`` (a JSON file per netdev and per RDMA device); each call is appended to ``$NIC_STUB_LOG``
-(JSON lines: tool, argv, status). Without ``NIC_STUB_STATE`` the models refuse to run, and ``ip`` writes
-nowhere but a fake ``FABRICGEN_SYSFS`` tree.
+(JSON lines: tool, argv, status, parent -- the program that started it, ``timeout`` under the script's bound).
+Without ``NIC_STUB_STATE`` the models refuse to run, and ``ip`` writes nowhere but a fake ``FABRICGEN_SYSFS`` tree.
 
 Deliberate differences from the real tools:
 
@@ -661,13 +661,21 @@ def run(tool: str, argv: list[str]) -> int:
         return exc.code if isinstance(exc.code, int) else 1
 
 
+def parent() -> str:
+    """The name of the program that started this one: "timeout" when the script bounded the call."""
+    try:
+        return Path(f"/proc/{os.getppid()}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def main() -> int:
     tool, argv = prog(), sys.argv[1:]
     status = run(tool, argv)
     log = os.environ.get("NIC_STUB_LOG")
     if log:
         with Path(log).open("a") as stream:
-            stream.write(json.dumps({"tool": tool, "argv": argv, "status": status}) + "\n")
+            stream.write(json.dumps({"tool": tool, "argv": argv, "status": status, "parent": parent()}) + "\n")
     return status
 
 
