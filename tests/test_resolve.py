@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import warnings
@@ -70,6 +71,41 @@ def test_vendor_table_rounds_cable_up_to_next_row() -> None:
     (400000, None, 9000, 150880), (25000, 7, 1500, 316 * 40 + 4080)])  # speed floored at 40G
 def test_mlx5_xoff_matches_kernel_formula(speed: int, cable: int | None, mtu: int, xoff: int) -> None:
     assert mlx5_xoff(speed, cable, mtu) == xoff
+
+
+def test_vendor_table_takes_a_row_of_exactly_the_cable_length() -> None:
+    """A cable as long as a row takes that row; one metre more, the next."""
+    for cable, row in ((5, 5), (6, 40), (40, 40), (41, 300), (300, 300)):
+        headroom = vendor_table_headroom("ACS-MSN4700", 400000, cable)
+        assert headroom is not None and headroom.method.startswith(f"vendor-table: {row}m row of "), cable
+
+
+def _mlx5_kernel_xoff(speed_gbps: int, cable_len: int, mtu: int) -> int:
+    """port_buffer.c calculate_xoff for a link of ``cable_len`` metres, in C integer arithmetic."""
+    return (301 + 216 * cable_len // 100) * speed_gbps + 272 * mtu // 100
+
+
+@pytest.mark.parametrize(("cable", "used"), [(None, 7), (1, 1), (7, 7), (999, 999), (1000, 7), (1001, 7)])
+def test_mlx5_takes_a_cable_length_only_below_1000_m(cable: int | None, used: int) -> None:
+    """en_dcbnl.c mlx5e_dcbnl_ieee_setpfc keeps ``pfc->delay`` as the cable length only when it is non-zero and
+    below MLX5E_MAX_CABLE_LENGTH (1000); any other value leaves the driver's 7 m (MLX5E_DEFAULT_CABLE_LEN)."""
+    assert mlx5_xoff(400000, cable, 9000) == _mlx5_kernel_xoff(400, used, 9000)
+
+
+@pytest.mark.parametrize(("cable", "used"), [(999, 999), (1000, 7)])
+def test_a_host_nic_xoff_follows_the_kernel_cable_limit(cable: int, used: int, tmp_path: Path) -> None:
+    """End to end: node1's first cable in hosts.yaml, through load and resolve, to its NIC's xoff."""
+    inventory = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inventory, ignore=shutil.ignore_patterns("mixed"))
+    hosts = inventory / "hosts.yaml"
+    old = 'peer: "leaf1:Ethernet0", cable_m: 2, media: dac'
+    assert hosts.read_text().count(old) == 1
+    hosts.write_text(hosts.read_text().replace(old, f'peer: "leaf1:Ethernet0", cable_m: {cable}, media: aoc'))
+    loaded = load(ROOT / "intent" / "fabric.yaml", inventory)
+    host = resolve(loaded.intent, loaded.inventory, loaded.locate).devices["node1"].host
+    assert host is not None
+    nic = next(nic for nic in host.nics if nic.interface == "ens1f0np0")
+    assert (nic.cable_m, nic.xoff_bytes) == (cable, _mlx5_kernel_xoff(400, used, nic.mtu))
 
 
 @pytest.mark.parametrize(("text", "value"), [("150KB", 150000), ("1.5MB", 1500000), ("64KiB", 65536),

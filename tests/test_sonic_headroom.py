@@ -9,6 +9,8 @@ speed, cable, lanes, small-packet share, lossless MTU, port MTU and shared headr
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ from test_sonic import _validator
 
 from fabricgen.api import render_device
 from fabricgen.diagnostics import InputError
-from fabricgen.load import FabricInput
+from fabricgen.load import FabricInput, load
 from fabricgen.model import DeviceModel, Fabric, PortModel
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.sonic import (
@@ -36,12 +38,13 @@ from fabricgen.resolve.headroom import (
     HeadroomFormula,
     HeadroomInputs,
     default_buffer_model,
+    gearbox_delay_ns,
     sonic_headroom,
     spectrum_headroom,
 )
 from fabricgen.schema.intent import Intent
 
-from conftest import load_example
+from conftest import ROOT, load_example
 
 # The issue's port: a 400G SN4700 (Spectrum-3) port on 8 lanes, 2 m of cable, port MTU 9100, lossless MTU 1024,
 # 50 % small packets (the intent's default), no shared headroom pool.
@@ -97,6 +100,45 @@ def test_each_formula_revision_matches_sonic_swss_lua(formula: HeadroomFormula, 
                             formula=formula)
     headroom = spectrum_headroom(asic, params)
     assert (headroom.xon, headroom.xoff, headroom.size) == expected
+
+
+def test_the_gearbox_delay_counts_twice_as_the_lua_counts_it() -> None:
+    """buffer_headroom_mellanox.lua (every revision): bytes_on_gearbox = speed * gearbox_delay / (8 * 1024),
+    counted twice in the propagation delay. A 100G Spectrum-2 port, 5 m, before #3235 (worst-case factor
+    144/64 = 2.25, occupancy (50 + 50 * 2.25) / 100 = 1.625):
+    without a gearbox  propagation = 9100 + 616.5 (cable) + 819.2 (MAC/PHY) + 25216 (394 quanta) = 35751.7,
+                       xoff = ceil1k(1024 + 1.625 * 35751.7) = 59392;
+    with the SN3800's  propagation += 2 * 100000 * 400 / 8192 = 9765.6,
+                       xoff = ceil1k(1024 + 1.625 * 45517.3) = 75776."""
+    port = HeadroomInputs(100000, 5, 9100, 4, formula=FORMULA_BEFORE_3235)
+    assert spectrum_headroom("spectrum2", port).xoff == 59392
+    with_gearbox = spectrum_headroom("spectrum2", HeadroomInputs(100000, 5, 9100, 4, gearbox_delay_ns=400,
+                                                                 formula=FORMULA_BEFORE_3235))
+    assert with_gearbox.xoff == 75776 and with_gearbox.method.endswith(", gearbox delay 400 ns")
+
+
+@pytest.mark.parametrize(("hardware", "delay"), [
+    ("ACS-MSN3800", 400), ("Mellanox-SN3800-D112C8", 400), ("Mellanox-SN3800-C64", 400),
+    ("ACS-MSN4700", 0), ("SN5600", 0), ("ACS-MSN2700", 0), (None, 0)])
+def test_only_the_sn3800_platform_has_a_gearbox(hardware: str | None, delay: int) -> None:
+    """sonic-buildimage: platform/mellanox/peripheral_table.j2 (MELLANOX-GEARBOX-3800: gearbox_delay 400) and
+    device/mellanox/x86_64-mlnx_msn3800-r0/port_peripheral_config.j2, the one NVIDIA platform naming a model."""
+    assert gearbox_delay_ns(hardware) == delay
+
+
+@pytest.mark.parametrize("buffer_model", ["dynamic", "traditional"])
+def test_an_sn3800_leaf_sizes_headroom_with_its_gearbox(example: FabricInput, buffer_model: str) -> None:
+    """Resolve passes the platform's gearbox delay to the formula, and a dynamic-model config read back is
+    sized the same way (buffermgrd reads the delay from the platform, not from CONFIG_DB)."""
+    plain = _resolve(example, asic="spectrum2", sonic_buffer_model=buffer_model).devices["leaf1"]
+    sn3800 = _resolve(example, hardware="ACS-MSN3800", asic="spectrum2",
+                      sonic_buffer_model=buffer_model).devices["leaf1"]
+    params = HeadroomInputs(400000, 2, 9100, 8, gearbox_delay_ns=400)
+    expected = sonic_headroom("spectrum2", params, DEFAULT_SONIC_RELEASE, "traditional")
+    assert _numbers(sn3800, "Ethernet0") == (expected.xon, expected.xoff, expected.size)
+    assert _numbers(sn3800, "Ethernet0") != _numbers(plain, "Ethernet0")
+    read_back = reader.read(sn3800, render_device(sn3800))
+    assert reader.owned(read_back) == reader.owned(sn3800)
 
 
 def test_the_default_formula_is_the_target_release_one() -> None:
@@ -179,6 +221,53 @@ def test_dynamic_model_refuses_vendor_table_headroom(example: FabricInput) -> No
     fabric = _resolve(example, vendor_table, ("leaf1", "leaf2"), sonic_buffer_model="traditional")
     headroom = _port(fabric.devices["leaf1"], "Ethernet0").headroom
     assert headroom is not None and headroom.buffer_model == "traditional" and "vendor-table" in headroom.method
+
+
+# The SKU's shipped rows (sonic-buildimage device/mellanox/x86_64-mlnx_msn4700-r0/ACS-MSN4700/pg_profile_lookup.ini,
+# 400G: speed cable size xon xoff), and the row buffermgrd's traditional model picks for each cable length: the
+# shortest row at least as long (a cable of exactly a row's length takes that row).
+MSN4700_400G_ROWS = {5: (86016, 37888, 38912), 40: (124928, 37888, 77824), 300: (420864, 37888, 373760)}
+
+
+def _vendor_table_fabric(tmp_path: Path, node1_cable_m: int) -> Fabric:
+    """The bundled example as files, edited as a user would: pfc.headroom.method vendor-table in the intent, the
+    leaves on SONiC's traditional buffer model (groups.yaml), node1's cable to leaf1:Ethernet0 this long."""
+    inventory = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inventory, ignore=shutil.ignore_patterns("mixed"))
+    groups = inventory / "groups.yaml"
+    groups.write_text(groups.read_text().replace("    asic: spectrum3\n",
+                                                 "    asic: spectrum3\n    sonic_buffer_model: traditional\n", 1))
+    hosts = inventory / "hosts.yaml"
+    old_cable = 'peer: "leaf1:Ethernet0", cable_m: 2, media: dac'
+    assert hosts.read_text().count(old_cable) == 1
+    hosts.write_text(hosts.read_text().replace(old_cable, f'peer: "leaf1:Ethernet0", cable_m: {node1_cable_m}, '
+                                                          "media: aoc"))
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text((ROOT / "intent" / "fabric.yaml").read_text().replace("headroom: {method: formula,",
+                                                                             "headroom: {method: vendor-table,"))
+    loaded = load(intent, inventory)
+    return resolve(loaded.intent, loaded.inventory, loaded.locate)
+
+
+@pytest.mark.parametrize(("cable_m", "row"), [(1, 5), (5, 5), (6, 40), (39, 40), (40, 40), (41, 300), (300, 300)])
+def test_vendor_table_headroom_end_to_end(tmp_path: Path, cable_m: int, row: int) -> None:
+    """pfc.headroom.method vendor-table on a traditional-model SN4700: the port's resolved headroom is the row's,
+    and config_db.json's BUFFER_PG for the lossless priority names a BUFFER_PROFILE holding the row's numbers."""
+    leaf = _vendor_table_fabric(tmp_path, cable_m).devices["leaf1"]
+    size, xon, xoff = MSN4700_400G_ROWS[row]
+    headroom = _port(leaf, "Ethernet0").headroom
+    assert headroom is not None
+    assert (headroom.size, headroom.xon, headroom.xoff) == (size, xon, xoff)
+    assert headroom.method.startswith(f"vendor-table: {row}m row of ")
+    config = json.loads(render_device(leaf)["config_db.json"])
+    profile = config["BUFFER_PG"]["Ethernet0|3"]["profile"]
+    assert {key: config["BUFFER_PROFILE"][profile][key] for key in ("size", "xon", "xoff")} == {
+        "size": str(size), "xon": str(xon), "xoff": str(xoff)}
+
+
+def test_vendor_table_refuses_a_cable_longer_than_its_last_row(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no row for 400000 Mb/s with a cable of 301 m or longer"):
+        _vendor_table_fabric(tmp_path, 301)
 
 
 def test_dynamic_model_needs_lossless_priorities_on_the_template_pgs(example: FabricInput) -> None:

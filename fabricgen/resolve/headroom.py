@@ -8,6 +8,7 @@ SONiC releases, so it is computed as the release the switch runs computes it (``
     peer_response = pause_quanta[speed] * 512 / 8                 # IEEE 802.3 31B: sender reaction, bytes
     cable         = 2 * L[m] * speed[Mb/s] * 1e9 / 198e6 / 8192   # round trip on the cable (/ 8000 since #3235)
     tile          = speed[Gb/s] * 120 / 8                         # Spectrum-4/5 only, since #3235
+    gearbox       = speed[Mb/s] * gearbox_delay[ns] / 8192            # the platform's PHY gearbox, if it has one
     propagation   = port_mtu + cable + 2*gearbox + mac_phy_delay + peer_response + tile
     factor        = cell/64 if cell > 128 else 2*cell/(1+cell)    # worst case: small packets waste cells
                                                                   # (rounded up to a whole number since #3235)
@@ -136,6 +137,19 @@ class HeadroomInputs:
     formula: HeadroomFormula = SONIC_RELEASES[DEFAULT_SONIC_RELEASE].formula
 
 
+# The gearbox delay buffermgrd passes the formula (STATE_DB PERIPHERAL_TABLE, the model named by
+# PORT_PERIPHERAL_TABLE|global), ns, per platform: a property of the hardware, not a choice the intent makes.
+# sonic-buildimage platform/mellanox/peripheral_table.j2 gives MELLANOX-GEARBOX-3800 a gearbox_delay of 400, and
+# device/mellanox/x86_64-mlnx_msn3800-r0/port_peripheral_config.j2 makes it that platform's model; no other NVIDIA
+# platform has one. Every SKU of the platform names it (ACS-MSN3800, Mellanox-SN3800-D112C8, ...).
+GEARBOX_DELAY_NS: dict[str, int] = {"SN3800": 400}
+
+
+def gearbox_delay_ns(hardware: str | None) -> int:
+    """The gearbox delay of the platform ``hardware`` (a SKU) names; 0 for a platform without a gearbox."""
+    return next((delay for model, delay in GEARBOX_DELAY_NS.items() if hardware and model in hardware), 0)
+
+
 _MINIMAL_PACKET = 64  # bytes: the worst case for cell waste
 _SPECTRUM6_COMPENSATION = 18 * 1024  # sonic-swss #4797
 _SMALL_PACKET_COMPENSATION = 2 * 1024  # sonic-swss #4757
@@ -200,9 +214,10 @@ def spectrum_headroom(asic: str, params: HeadroomInputs) -> HeadroomModel:
     xoff = _xoff(consts, params)
     xon = _ceil_1k(pipeline_latency)
     size = _ceil_1k(xon if params.shared_headroom_pool else xoff + xon + speed_overhead)
+    gearbox = f", gearbox delay {params.gearbox_delay_ns} ns" if params.gearbox_delay_ns else ""
     return HeadroomModel(xon=xon, xoff=xoff, size=size,
                          method=f"formula: buffer_headroom_mellanox.lua {params.formula.name}, {asic} constants "
-                                f"from {consts.source}")
+                                f"from {consts.source}{gearbox}")
 
 
 def sonic_headroom(asic: str, params: HeadroomInputs, release: str, buffer_model: BufferModel) -> HeadroomModel:

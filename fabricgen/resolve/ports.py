@@ -18,6 +18,7 @@ from fabricgen.resolve.headroom import (
     BufferModel,
     HeadroomInputs,
     default_buffer_model,
+    gearbox_delay_ns,
     sonic_headroom,
     vendor_table_headroom,
 )
@@ -171,8 +172,8 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
     lanes = len(lane_list.split(",")) if lane_list else 4
     return _sonic_headroom(asic, HeadroomInputs(
         speed_mbps=speed, cable_m=cable_m, port_mtu=mtu, lanes=lanes, lossless_mtu=policy.lossless_mtu,
-        small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool),
-        release, buffer_model)
+        small_packet_percent=policy.small_packet_percent, shared_headroom_pool=policy.shared_headroom_pool,
+        gearbox_delay_ns=gearbox_delay_ns(device.data.hardware)), release, buffer_model)
 
 
 # Thousands of ports share speed, cable and MTU; the models are frozen, so ports can share one result.

@@ -99,6 +99,7 @@ from fabricgen.resolve.headroom import (
     BufferModel,
     HeadroomInputs,
     default_buffer_model,
+    gearbox_delay_ns,
     sonic_headroom,
 )
 
@@ -302,6 +303,7 @@ class _Buffers:
     lossless_mtu: int
     small_packet_percent: int
     shared_headroom_pool: bool
+    gearbox_delay_ns: int  # the platform's (buffermgrd reads it from STATE_DB PERIPHERAL_TABLE, not the config)
 
 
 def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
@@ -311,7 +313,8 @@ def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
     mtu, percent = _traffic_pattern(db, known, release)
     return _Buffers(model=_buffer_model(db, known, skeleton.asic), release=release, asic=skeleton.asic,
                     lossless_mtu=mtu, small_packet_percent=percent,
-                    shared_headroom_pool=_shared_headroom_pool(db, known))
+                    shared_headroom_pool=_shared_headroom_pool(db, known),
+                    gearbox_delay_ns=gearbox_delay_ns(skeleton.hardware))
 
 
 def _release(db: _Db) -> str | None:
@@ -506,7 +509,8 @@ def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> H
     params = HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=fields["mtu"],
                             lanes=len(lanes.split(",")) if lanes else 0, lossless_mtu=buffers.lossless_mtu,
                             small_packet_percent=buffers.small_packet_percent,
-                            shared_headroom_pool=buffers.shared_headroom_pool)
+                            shared_headroom_pool=buffers.shared_headroom_pool,
+                            gearbox_delay_ns=buffers.gearbox_delay_ns)
     headroom = sonic_headroom(buffers.asic, params, buffers.release, "dynamic")
     return headroom.model_copy(update={"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
                                                  f"{headroom.method}"})
