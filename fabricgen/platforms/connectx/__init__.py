@@ -46,7 +46,8 @@ CAPABILITY = Capability(
     watchdog_actions=("drop", "forward", "alert"),
     owned_sections=("DCBX mode", "trust", "dscp2prio", "PFC", "ETS (prio_tc/tsa/tcbw)", "netdev MTU",
                     "DCQCN enable (roce_np/roce_rp)", "CNP DSCP and 802.1p priority", "RDMA-CM RoCE ToS and mode"),
-    commit_strategy="script --apply (idempotent, verifies itself) from a boot-time systemd unit",
+    commit_strategy=("script --apply (idempotent, verifies itself, each tool call time-limited) from a boot-time "
+                     "systemd unit"),
     port_settings=("rdma_device", "mtu", "trust", "pfc", "prio_tc", "tsa", "tcbw", "dscp2prio", "dcqcn_priorities",
                    "dcqcn_enabled", "cnp_dscp", "cnp_priority", "roce_tos"),
     ets_zero_share="accepted",  # mlx5e_dbcnl_validate_ets: only the ETS sum (100) and 0 % on non-ETS TCs
