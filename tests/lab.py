@@ -590,12 +590,18 @@ class Lab:
             raise LabError(f"{new} is not in the lab's {self.block}")
         self.run(host, f"ip addr flush dev eth0 && ip addr add {new}/{BLOCK_PREFIX} dev eth0", check=True)
         old = self.hosts[host].address
+        self.forget_neighbour(new)
         self.hosts[host] = LabHost(host, self.hosts[host].index, self.hosts[host].platform, new)
         key = next(line.split(" ", 1)[1] for line in self.known_hosts.read_text().splitlines()
                    if line.split(" ", 1)[0] == old)
         with self.known_hosts.open("a") as stream:
             stream.write(f"{new} {key}\n")
         self._save()
+
+    def forget_neighbour(self, address: str) -> None:
+        """Drop this machine's ARP entry for ``address``: a rebuilt host has a new MAC, and the stale entry would
+        black-hole the first seconds of traffic to it (no gratuitous ARP is sent when a lab host comes up)."""
+        subprocess.run(["ip", "neigh", "del", address, "dev", self.bridge], capture_output=True, check=False)
 
     def reset(self, host: str) -> None:
         """``host`` as :meth:`up` made it: its processes stopped, its namespace, cables, overlays, NIC state and
@@ -610,8 +616,13 @@ class Lab:
                 if stream is not None:
                     stream.close()
         sh("ip", "netns", "del", host)
-        wait_until(lambda: not [link for link in root_links(self.prefix)
-                                if re.fullmatch(rf"{self.prefix}[mn]{item.index}(p\d)?", link)], f"{host}'s cables")
+        # Deleting the root end of a veth deletes both ends at once. Without it they would live as long as the
+        # namespace does, and a kernel TCP socket of a killed session (one that cannot send its FIN, say after
+        # change_address) keeps the namespace alive for minutes after its name is gone.
+        cables = [f"{self.prefix}m{item.index}"] + [f"{self.prefix}n{item.index}p{k}" for k in range(1, len(NICS) + 1)]
+        for cable in cables:
+            subprocess.run(["ip", "link", "del", cable], capture_output=True, check=False)
+        wait_until(lambda: not set(cables) & set(root_links(self.prefix)), f"{host}'s cables")
         host_dir = self.host_dir(host)
         keep = (host_dir / "etc.upper" / "ssh").glob("ssh_host_*")
         saved = {p.name: p.read_bytes() for p in keep}
@@ -623,6 +634,7 @@ class Lab:
         sh("ip", "-batch", "-", stdin=link_batch(self.prefix, self.bridge, [fresh]))
         self._start_anchors([host])
         self._save()
+        self.forget_neighbour(fresh.address)
         self.start_sshd(host)
 
     # --- the fabricgen inputs for this lab ------------------------------------------------------------------
