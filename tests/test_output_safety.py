@@ -275,7 +275,7 @@ def read_only(folder: Path) -> Iterator[None]:
 @pytest.mark.parametrize("mode", ["full", "update"])
 def test_a_read_only_output_is_a_clean_refusal(mode: str, inputs: dict[str, Path], tmp_path: Path) -> None:
     """A read-only parent (no staging tree can be made) or device folder (no file can be replaced): exit 3,
-    and nothing changes."""
+    and nothing changes. (An update stopped after it replaced a file is marked: test_incremental.)"""
     out = tmp_path / "out"
     assert fabricgen(out, inputs["old"], "--jobs", "1").returncode == 0
     folder = tmp_path if mode == "full" else out / "leaf1"
@@ -288,8 +288,9 @@ def test_a_read_only_output_is_a_clean_refusal(mode: str, inputs: dict[str, Path
         "Traceback" not in result.stderr
     if mode == "full":
         assert snapshot(tmp_path) == before
-    else:  # an update stopped part-way is marked; the next render (folder writable again) rewrites it whole
-        assert (out / output.INCOMPLETE).exists()
+    else:  # leaf1's files are the first the update replaces: it stops before any, and unmarks the tree
+        assert snapshot(tmp_path) == before and not (out / output.INCOMPLETE).exists()
+        assert "the previous output (if any) is unchanged" in result.stderr
         assert fabricgen(out, inputs["new"], "--jobs", "1").returncode == 0
         assert read_previous(out) is not None
 
