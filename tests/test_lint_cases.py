@@ -7,8 +7,10 @@ the resolved device models — what `fabricgen lint --configs` reads from config
 see `damage`; `partial: true` reads them as `--partial` does). In a mapping, the key "-" lists keys to delete.
 `expect` lists the rule's findings as `subject: message`, exactly (`{configs}` stands for the configs
 directory); a passing case expects none. `severity` (per file, or per case where a rule reports a lesser
-finding too) is the severity every finding of a failing case has; `at` lists where config findings point
-(`device/file:line`).
+finding too) is the severity every finding of a failing case has: a warning turned into an error, which
+blocks `render`, fails here. `at` lists, in the order of `expect`, the FILE:LINE `fabricgen lint` prints for
+each finding, relative to the case's directory: `intent.yaml` and `inventory/hosts.yaml` (the case's inputs,
+as yaml.safe_dump writes them) or `configs/<device>/<file>`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.configs import Configs, read_configs
+from fabricgen.configs import Configs, Locate, read_configs
 from fabricgen.diagnostics import Location
 from fabricgen.lint import Evidence, Finding, all_rules, lint
 from fabricgen.lint.registry import FabricWide, rule
@@ -60,6 +62,12 @@ def merge(base: Any, edit: Any) -> Any:
 
 def build(case: dict[str, Any], tmp_path: Path) -> tuple[Fabric, Configs | None]:
     """The fabric a case describes, and the configs it was read from when the case damages configs."""
+    fabric, configs, _ = build_located(case, tmp_path)
+    return fabric, configs
+
+
+def build_located(case: dict[str, Any], tmp_path: Path) -> tuple[Fabric, Configs | None, Locate]:
+    """:func:`build`, and where `fabricgen lint` points each finding (FILE:LINE), as the CLI locates it."""
     example = case.get("example", "fabric")
     source = ROOT / EXAMPLE_INVENTORY[example]
     intent = yaml.safe_load((ROOT / "intent" / f"{example}.yaml").read_text())
@@ -72,6 +80,10 @@ def build(case: dict[str, Any], tmp_path: Path) -> tuple[Fabric, Configs | None]
     (tmp_path / "intent.yaml").write_text(yaml.safe_dump(merge(intent, case.get("intent", {}))))
     loaded = load(tmp_path / "intent.yaml", inventory)
     fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+
+    def in_the_input(finding: Finding) -> Location:
+        return loaded.locate(finding.source or ())
+
     if "configs" in case:
         directory = tmp_path / "configs"
         result = CliRunner().invoke(main, ["render", str(tmp_path / "intent.yaml"), "-i", str(inventory), "-o",
@@ -80,13 +92,13 @@ def build(case: dict[str, Any], tmp_path: Path) -> tuple[Fabric, Configs | None]
         for target, change in case["configs"].items():
             damage(directory / target, change)
         configs = read_configs(fabric, directory, partial=case.get("partial", False))
-        return configs.fabric, configs
+        return configs.fabric, configs, configs.locator(in_the_input)
     if "model" not in case:
-        return fabric, None
+        return fabric, None, in_the_input
     dumped = fabric.model_dump()
     for device, edit in case["model"].items():
         dumped["devices"][device] = merge(dumped["devices"][device], edit)
-    return Fabric.model_validate(copy.deepcopy(dumped)), None
+    return Fabric.model_validate(copy.deepcopy(dumped)), None, in_the_input
 
 
 def damage(path: Path, change: Any) -> None:
@@ -130,24 +142,26 @@ def cases() -> list[Any]:
 @pytest.mark.parametrize(("rule_id", "kind", "case"), cases())
 def test_rule_case(rule_id: str, kind: str, case: dict[str, Any], tmp_path: Path) -> None:
     rule = next(r for r in all_rules() if r.id == rule_id)
-    fabric, configs = build(case, tmp_path)
+    fabric, configs, locate = build_located(case, tmp_path)
     report = lint(fabric, rules=[rule], evidence=evidence_of(configs))
     got = sorted(f"{f.subject}: {f.message}" for f in report.findings)
     directory = str(tmp_path / "configs")
     expected = sorted(e.replace("{configs}", directory) for e in case.get("expect", [])) if kind == "fail" else []
     assert got == expected
-    if kind == "fail":
-        assert got, "a failing case must produce findings"
-    if kind == "fail" and case["severity"] is not None:
-        assert {f.severity for f in report.findings} == {case["severity"]}
-    if "at" in case:
-        assert configs is not None, "`at` points into configs: the case must damage some"
-        where = configs.locator(lambda finding: Location("(not in the configs)", 0, 0))
-        assert sorted(_relative(where(f), directory) for f in report.findings) == sorted(case["at"])
+    if kind == "pass":
+        return
+    assert got, "a failing case must produce findings"
+    assert {f.severity for f in report.findings} == {case["severity"]}
+    # Each expected finding, and the FILE:LINE `fabricgen lint` prints for it (`at`, in the order of `expect`).
+    assert len(case["at"]) == len(case["expect"]), "`at` lists one FILE:LINE per expected finding"
+    expected_at = sorted(zip((e.replace("{configs}", directory) for e in case["expect"]), case["at"], strict=True))
+    assert sorted((f"{f.subject}: {f.message}", _relative(locate(f), tmp_path)) for f in report.findings) == \
+        expected_at
 
 
-def _relative(location: Location, directory: str) -> str:
-    return f"{location.file.removeprefix(directory + '/')}:{location.line}"
+def _relative(location: Location, root: Path) -> str:
+    return f"{Path(location.file).relative_to(root) if Path(location.file).is_absolute() else location.file}:" \
+           f"{location.line}"
 
 
 def test_failing_fixtures_print_no_placeholders(tmp_path: Path) -> None:
