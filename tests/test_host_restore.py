@@ -10,7 +10,9 @@ runs the restore script, and then compares the models' NIC state with the state 
 What the state comparison leaves out, and why: counters and records of past calls that no tool reads and no
 packet sees -- the ConnectX model's ``link_toggles`` (how often PFC toggled the link) and ``ets_request`` (the
 last ETS request, as sent rather than as held), the dcb model's ``writes`` counters -- and the order of the
-kernel's APP list (dcb prints it sorted; the driver's per-DSCP hardware map, ``hw_dscp``, is compared).
+kernel's APP list (dcb prints it sorted; the driver's per-DSCP hardware map, ``hw_dscp``, is compared) -- and
+mlx5's firmware DSCP map (``dscp2prio``) while the NIC trusts PCP: it classifies nothing then, and the next switch
+to DSCP trust (``mlnx_qos --trust dscp``) rewrites all 64 entries. Under DSCP trust it is compared.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def state(host: Host) -> dict[str, Any]:
             data = {key: value for key, value in json.loads(text).items() if key not in HISTORY}
             if "app" in data:
                 data["app"] = sorted(data["app"])
+            if data.get("app_dscp") == {}:  # mlx5 under PCP trust
+                del data["dscp2prio"]
             shown[path] = data
         elif path.startswith(("sysfs/", "configfs/")):
             shown[path] = text
@@ -114,7 +118,8 @@ def test_connectx_host_away_from_the_intent_comes_back_exactly(tmp_path: Path) -
     first, second = host.nics
     i = first.interface
     (host.sysfs / "class" / "net" / i / "mtu").write_text("4200\n")
-    host.tool("mlnx_qos", "-i", i, "--dscp2prio", "set,10,1", "--dscp2prio", "set,26,5", "--dscp2prio", "set,0,0")
+    host.tool("mlnx_qos", "-i", i, "--trust", "dscp")  # every DSCP gets its firmware default entry, D:D>>3
+    host.tool("mlnx_qos", "-i", i, "--dscp2prio", "set,10,2", "--dscp2prio", "set,26,5", "--dscp2prio", "set,48,6")
     host.tool("mlnx_qos", "-i", i, "--pfc", "0,0,0,0,1,0,0,0")
     host.tool("mlnx_qos", "-i", i, "--prio_tc", "0,1,2,3,4,5,6,7", "--tsa", "ets,strict,ets,ets,vendor,strict,"
               "strict,strict", "--tcbw", "20,0,30,50,0,0,0,0")
@@ -126,25 +131,37 @@ def test_connectx_host_away_from_the_intent_comes_back_exactly(tmp_path: Path) -
     assert f'DIFF {i} mtu: have "4200", want "9000"' in snapshot
     assert f'DIFF {second.interface} trust: have "pcp", want "dscp"' in snapshot
     dscp = next(line for line in snapshot.splitlines() if line.startswith(f"DIFF {i} dscp-prio"))
-    assert ' 10:1 ' in dscp and ' 26:5 ' in dscp and ' 1:- ' in dscp and ' 0:0 ' not in dscp
+    assert ' 10:2 ' in dscp and ' 26:5 ' in dscp and ' 9:1 ' in dscp and ' 48:' not in dscp and ':-' not in dscp
     plan = round_trip(host, "connectx", "node1")
     assert f"{i} dscp-prio" in plan.restored and f"{second.rdma_device} roce mode" in plan.restored
 
 
-def test_connectx_restore_deletes_the_entries_the_push_added_and_puts_back_the_replaced_ones(tmp_path: Path) -> None:
+def test_connectx_restore_resets_replaced_dscp_entries_and_deletes_added_ones(tmp_path: Path) -> None:
     host = connectx_host(tmp_path)
-    i = host.nics[0].interface
-    host.tool("mlnx_qos", "-i", i, "--dscp2prio", "set,26,5")
+    first, second = (nic.interface for nic in host.nics)
+    host.tool("mlnx_qos", "-i", first, "--trust", "dscp")
+    host.tool("mlnx_qos", "-i", first, "--dscp2prio", "set,26,5")  # the second NIC trusts PCP: no entry at all
     plan = restore_script("connectx", "node1", check(host))
     apply(host)
     seen = len(host.calls())
     assert run_restore(host, plan).returncode == 0
-    calls = [call["argv"] for call in host.calls()[seen:] if call["tool"] == "mlnx_qos" and "--dscp2prio" in
-             call["argv"] and call["argv"][1] == i]
-    assert len(calls) == 1
-    deleted = {arg for arg in calls[0] if arg.startswith("del,")}
-    assert "set,26,5" in calls[0] and len(deleted) == 63 and "del,48,6" in deleted and "del,26,3" not in deleted
-    assert host.netdev(i)["app_dscp"] == {"26": 5}
+    writes = {call["argv"][1]: call["argv"][2:] for call in host.calls()[seen:]
+              if call["tool"] == "mlnx_qos" and "--dscp2prio" in call["argv"]}
+    assert "set,26,5" in writes[first] and "set,40,5" in writes[first] and "set,0,0" not in writes[first]
+    assert len([arg for arg in writes[second] if arg.startswith("del,")]) == 64 and "del,26,3" in writes[second]
+    assert host.netdev(first)["app_dscp"] == {str(dscp): 5 if dscp == 26 else dscp >> 3 for dscp in range(64)}
+    assert (host.netdev(second)["app_dscp"], host.netdev(second)["trust"]) == ({}, "pcp")
+
+
+def test_connectx_dscp_entries_missing_beside_others_are_refused(tmp_path: Path) -> None:
+    # DSCP trust with a partial table: the DSCPs without an entry use mlx5's firmware map, which nothing reads.
+    host = connectx_host(tmp_path)
+    i = host.nics[0].interface
+    host.tool("mlnx_qos", "-i", i, "--dscp2prio", "set,26,3")  # the first entry switches the NIC to DSCP trust
+    plan = restore_script("connectx", "node1", check(host))
+    assert plan.unrestorable == [f"{i} dscp-prio (63 DSCPs had no APP entry beside 1 that had one: under DSCP trust "
+                                 "mlx5 classified them by its firmware map, which no tool reads, and deleting the "
+                                 "entries the push adds would leave them at priority 0)"]
 
 
 def test_connectx_restore_after_a_push_that_failed_half_way(tmp_path: Path) -> None:
@@ -261,7 +278,9 @@ def set_connectx_nic(host: cx.FakeHost, nic: Any, drawn: dict[str, Any], ets: di
                      knobs: list[int]) -> None:
     i = nic.interface
     (host.sysfs / "class" / "net" / i / "mtu").write_text(f"{drawn['mtu']}\n")
-    if drawn["dscp"]:
+    if drawn["dscp_trust"]:  # PCP trust otherwise: no APP entry (a partial table is refused, see above)
+        host.tool("mlnx_qos", "-i", i, "--trust", "dscp")
+    if drawn["dscp_trust"] and drawn["dscp"]:
         host.tool("mlnx_qos", "-i", i, *[arg for dscp, prio in sorted(drawn["dscp"].items())
                                          for arg in ("--dscp2prio", f"set,{dscp},{prio}")])
     if drawn["os_dcbx"]:
@@ -280,6 +299,7 @@ def set_connectx_nic(host: cx.FakeHost, nic: Any, drawn: dict[str, Any], ets: di
 
 CONNECTX_NIC = NIC_STATE.flatmap(lambda drawn: st.fixed_dictionaries({
     "os_dcbx": st.booleans(),
+    "dscp_trust": st.booleans(),
     "non_ets": st.lists(st.sampled_from(["strict", "vendor"]), min_size=8, max_size=8),
 }).map(lambda more: {**drawn, **more}))
 KNOBS = st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 63), st.integers(0, 7)).map(list)

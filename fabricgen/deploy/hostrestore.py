@@ -20,6 +20,11 @@ on (bnxt_en refuses PFC without ETS), DCBX last but for the MTU (with the firmwa
 refuse the other DCB writes). It changes a setting only when it reads differently from the snapshot, keeps going
 when one fails (a half-done restore is worse than one that tried everything), then reads every setting again.
 It exits 1 naming each setting that does not read back as in the snapshot, and always ends with a summary line.
+
+What no tool can read is not pretended: mlx5's DSCP map for a DSCP without an APP entry (under DSCP trust the
+NIC classifies by it, and deleting an entry sets it to 0), so on ConnectX a snapshot with some DSCPs without an
+entry and others with one is refused; the RoCE defaults of an RDMA device whose RDMA-CM configfs group did not
+exist (the kernel keeps them when the group goes), so on linux-dcb those ``<unset>`` values are refused.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ _DIFF_LINE = re.compile(r'DIFF (?P<subject>\S+) (?P<setting>[a-z0-9. -]+): have 
 # Linux netdev names as the inventory schema takes them (IFNAMSIZ: 15 characters); RDMA device names likewise.
 _NETDEV = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,14}")
 _RDMA_DEVICE = re.compile(r"[A-Za-z0-9_]{1,32}")
+_NUM_DSCP = 64
 _NUMBER = re.compile(r"0|[1-9][0-9]{0,4}")  # as the kernel and the tools print numbers: no sign, no leading 0
 
 
@@ -245,7 +251,21 @@ def _cx_dscp(diff: Diff) -> str:
             raise Refused("not DSCP entries as the NIC script prints them (mlx5 keeps one per DSCP)")
     if len({entry.split(":")[0] for entry in have}) != len(have):
         raise Refused("a DSCP is listed twice")
+    _check_no_hidden_map(have)
     return _call("restore_dscp", diff.subject, *have)
+
+
+def _check_no_hidden_map(have: list[str]) -> None:
+    """Under DSCP trust mlx5 classifies a DSCP without an APP entry by the firmware's DSCP map, which dcbnl does not
+    read, and deleting an entry sets that DSCP's map to priority 0 (en_dcbnl.c, mlx5e_dcbnl_ieee_delapp). So
+    "no entry" is put back faithfully only when no entry is left at all (PCP trust, where the map is unused): the
+    rendered script lists all 64 DSCPs, so the DSCPs it does not show keep their (wanted) entries."""
+    absent = [entry for entry in have if entry.endswith(":-")]
+    kept = _NUM_DSCP - len(absent)
+    if absent and kept:
+        raise Refused(f"{len(absent)} DSCPs had no APP entry beside {kept} that had one: under DSCP trust mlx5 "
+                      "classified them by its firmware map, which no tool reads, and deleting the entries the push "
+                      "adds would leave them at priority 0")
 
 
 def _cx_pfc(diff: Diff) -> str:
