@@ -61,6 +61,7 @@ HOST_LAB_DIR = "/run/fabricgen-lab"
 OVERLAYS = {"etc": "/etc", "usr_local": "/usr/local", "var_lib": "/var/lib", "root": "/root"}
 DISK_FILLER = ".lab-disk-filler"
 WAIT_S = 10.0
+STATE_SIZE = "2g"  # a bound, not an allocation: the lab's keys, configs and every host's overlay layers
 
 
 @dataclass(frozen=True)
@@ -202,10 +203,22 @@ def teardown(prefix: str) -> None:
     stop_processes(pids_in_netns(names))
     if names:
         sh("ip", "-batch", "-", stdin="".join(f"netns del {name}\n" for name in names))
-    for link in root_links(prefix):  # veths go with their namespace; the bridge does not
-        subprocess.run(["ip", "link", "del", link], capture_output=True, check=False)
+    # The kernel removes a deleted namespace's veths (and so their root ends) in one batch, much faster than
+    # deleting them one by one. A namespace that something still holds (a killed session's TCP socket that
+    # cannot send its FIN) keeps its veths: after a while, delete their root ends, which takes both ends.
+    bridge = f"{prefix}br"
+    deadline = time.monotonic() + 2.0
+    while set(root_links(prefix)) - {bridge} and time.monotonic() < deadline:
+        time.sleep(0.02)
+    delete = "".join(f"link del {link}\n" for link in root_links(prefix))
+    if delete:
+        subprocess.run(["ip", "-force", "-batch", "-"], input=delete, text=True, capture_output=True, check=False)
     wait_until(lambda: not root_links(prefix), f"the links of lab {prefix} to disappear")
-    shutil.rmtree(STATE_ROOT / prefix, ignore_errors=True)
+    state = STATE_ROOT / prefix
+    # Not busy once the hosts' processes (and so their mount namespaces) are gone; lazily otherwise.
+    if state.is_mount() and subprocess.run(["umount", str(state)], capture_output=True, check=False).returncode:
+        sh("umount", "--lazy", str(state))
+    shutil.rmtree(state, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -222,10 +235,24 @@ def allocate_block() -> ipaddress.IPv4Network:
     raise LabError(f"every /{BLOCK_PREFIX} of {LAB_NET} is in use")
 
 
-def keygen(path: Path, comment: str) -> str:
-    """A new ed25519 key pair at ``path``; the public key line."""
-    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path))
-    return path.with_name(path.name + ".pub").read_text().strip()
+def keygen(keys: dict[Path, str]) -> dict[Path, str]:
+    """New ed25519 key pairs (private key path: comment), made in parallel; each one's public key line."""
+    running = {path: subprocess.Popen(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+               for path, comment in keys.items()}
+    finish_all(running, "ssh-keygen")
+    return {path: path.with_name(path.name + ".pub").read_text().strip() for path in keys}
+
+
+def finish_all(running: dict[Any, subprocess.Popen[Any]], what: str) -> None:
+    """Wait for every process; LabError naming the ones that failed, with what they printed."""
+    failed = []
+    for key, process in running.items():
+        _, stderr = process.communicate(timeout=60)
+        if process.returncode:
+            failed.append(f"{key}: exit {process.returncode}: {stderr.decode().strip() if stderr else ''}")
+    if failed:
+        raise LabError(f"{what} failed: " + "; ".join(failed))
 
 
 SSHD_CONFIG = """\
@@ -245,21 +272,24 @@ SetEnv {env}
 """
 
 
-def write_host_files(host: LabHost, host_dir: Path, client_public_key: str) -> str:
-    """The host's files before its overlays are mounted (written into the upper directories); its host key."""
+def host_key_file(host_dir: Path) -> Path:
+    return host_dir / "etc.upper" / "ssh" / "ssh_host_ed25519_key"
+
+
+def write_host_files(host: LabHost, host_dir: Path, client_public_key: str) -> None:
+    """The host's files before its overlays are mounted, written into the upper directories (its host key is
+    made apart, all hosts' at once)."""
     for name in OVERLAYS:
         (host_dir / f"{name}.upper").mkdir(parents=True)
         (host_dir / f"{name}.work").mkdir()
     etc = host_dir / "etc.upper"
     (etc / "ssh").mkdir()
-    host_key = keygen(etc / "ssh" / "ssh_host_ed25519_key", f"root@{host.name}")
     env = " ".join(f"{key}={value}" for key, value in sorted(host.session_env().items()))
     (etc / "ssh" / "sshd_config").write_text(SSHD_CONFIG.format(env=env))
     (etc / "ssh" / "lab_authorized_keys").write_text(client_public_key + "\n")
     (etc / "ssh" / "lab_authorized_keys").chmod(0o600)
     (etc / "hostname").write_text(host.name + "\n")
     install_models(host.kind, host_dir / "usr_local.upper")
-    return host_key
 
 
 def install_models(kind: HostKind, usr_local: Path) -> None:
@@ -450,14 +480,19 @@ class Lab:
         return cls(prefix, ipaddress.IPv4Network(recorded["block"]), hosts, recorded["anchors"], {})
 
     def _build(self, n: int) -> None:
+        # A tmpfs of its own: the thousands of small files and directories of the hosts' overlay layers cost
+        # seconds to make and remove on a journalled disk, and unmounting removes them all at once.
         self.directory.mkdir(parents=True)
-        client_key = keygen(self.key_file, f"fabricgen-lab-{self.prefix}")
+        sh("mount", "-t", "tmpfs", "-o", f"mode=700,size={STATE_SIZE}", f"fabricgen-lab-{self.prefix}",
+           str(self.directory))
+        client_key = keygen({self.key_file: f"fabricgen-lab-{self.prefix}"})[self.key_file]
         first = self.block.network_address + FIRST_HOST_OFFSET
         for index in range(1, n + 1):
             name = f"{self.prefix}-h{index}"
             self.hosts[name] = LabHost(name, index, kind_of(index).platform, str(first + index))
-        known = [f"{host.address} {write_host_files(host, self.host_dir(host.name), client_key)}"
-                 for host in self.hosts.values()]
+            write_host_files(self.hosts[name], self.host_dir(name), client_key)
+        host_keys = keygen({host_key_file(self.host_dir(name)): f"root@{name}" for name in self.hosts})
+        known = [f"{host.address} {host_keys[host_key_file(self.host_dir(host.name))]}" for host in self.hosts.values()]
         self.known_hosts.write_text("".join(line + "\n" for line in known))
         bridge_address = f"{self.block.network_address + 1}/{BLOCK_PREFIX}"
         bridge = f"link add {self.bridge} type bridge\naddr add {bridge_address} dev {self.bridge}\n" \
@@ -465,10 +500,7 @@ class Lab:
         sh("ip", "-batch", "-", stdin=bridge + link_batch(self.prefix, self.bridge, list(self.hosts.values())))
         self._start_anchors(list(self.hosts))
         self._save()
-        for host in self.hosts:
-            self._spawn_sshd(host)
-        for host in self.hosts:
-            self._await_sshd(host)
+        self._sshds_up({host: self._spawn_sshd(host) for host in self.hosts})
 
     def _start_anchors(self, names: Sequence[str]) -> None:
         started = {name: start_anchor(self.hosts[name], self.host_dir(name), BLOCK_PREFIX) for name in names}
@@ -550,15 +582,28 @@ class Lab:
         self.inside(host, "/run/sshd.pid").unlink(missing_ok=True)
 
     def start_sshd(self, host: str) -> None:
-        self._spawn_sshd(host)
-        self._await_sshd(host)
+        self._sshds_up({host: self._spawn_sshd(host)})
 
-    def _spawn_sshd(self, host: str) -> None:
-        # sshd daemonises (the parent returns once forked) and writes its PidFile after it listens.
-        sh("nsenter", "-t", str(self.anchors[host]), "-n", "-m", "-u", str(SSHD), "-E", "/run/sshd.log")
+    def _spawn_sshd(self, host: str) -> subprocess.Popen[bytes]:
+        # sshd daemonises (the process started here exits once it has forked) and writes its PidFile after it
+        # listens, so a PidFile naming a live sshd means "ready".
+        return subprocess.Popen(["nsenter", "-t", str(self.anchors[host]), "-n", "-m", "-u", str(SSHD),
+                                 "-E", "/run/sshd.log"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
 
-    def _await_sshd(self, host: str) -> None:
-        wait_until(lambda: self.sshd_pid(host) is not None, f"sshd of {host}")
+    def _sshds_up(self, started: dict[str, subprocess.Popen[bytes]]) -> None:
+        """Wait for each sshd to listen; LabError with the tail of its log (sshd -E) when one does not."""
+        for host, process in started.items():
+            process.wait(WAIT_S)
+            try:
+                wait_until(lambda: self.sshd_pid(host) is not None, f"sshd of {host}")  # noqa: B023 (called here)
+            except LabError as error:
+                log = self.inside(host, "/run/sshd.log")
+                tail = log.read_text().strip().splitlines()[-3:] if log.exists() else []
+                raise LabError(f"{host}: sshd exit {process.returncode}: {' | '.join(tail)}") from error
+            finally:
+                if process.stderr is not None:
+                    process.stderr.close()
 
     def fill_disk(self, host: str, path: str = "/var/lib/fabricgen") -> None:
         """Make ``path`` a full filesystem: a tmpfs just big enough for what is there, then filled to ENOSPC
@@ -624,13 +669,14 @@ class Lab:
             subprocess.run(["ip", "link", "del", cable], capture_output=True, check=False)
         wait_until(lambda: not set(cables) & set(root_links(self.prefix)), f"{host}'s cables")
         host_dir = self.host_dir(host)
-        keep = (host_dir / "etc.upper" / "ssh").glob("ssh_host_*")
-        saved = {p.name: p.read_bytes() for p in keep}
+        keys = (host_dir / "etc.upper" / "ssh").glob("ssh_host_*")
+        saved = {key.name: (key.read_bytes(), key.stat().st_mode) for key in keys}
         shutil.rmtree(host_dir)
         self.hosts[host] = fresh
         write_host_files(fresh, host_dir, (self.key_file.with_suffix(".pub")).read_text().strip())
-        for name, content in saved.items():
+        for name, (content, mode) in saved.items():  # sshd refuses a private host key others can read
             (host_dir / "etc.upper" / "ssh" / name).write_bytes(content)
+            (host_dir / "etc.upper" / "ssh" / name).chmod(mode)
         sh("ip", "-batch", "-", stdin=link_batch(self.prefix, self.bridge, [fresh]))
         self._start_anchors([host])
         self._save()
@@ -763,12 +809,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "up":
         started = time.monotonic()
         lab = Lab.up(args.n, args.prefix)
-        print(f"up in {time.monotonic() - started:.2f} s")
+        elapsed = time.monotonic() - started
+        inputs = lab.write_inputs(args.inputs) if args.inputs else None
+        print(f"up in {elapsed:.2f} s")
         print("\n".join(lab.status()))
         first = lab.address(next(iter(lab.hosts)))
         print(f"ssh -i {lab.key_file} -o UserKnownHostsFile={lab.known_hosts} root@{first}")
-        if args.inputs:
-            print("fabricgen inputs: {} -i {}".format(*lab.write_inputs(args.inputs)))
+        if inputs:
+            print("fabricgen inputs: {} -i {}".format(*inputs))
     elif args.command == "status":
         if not (STATE_ROOT / args.prefix / "lab.json").is_file():
             print(f"no lab {args.prefix}" + (" (leftover namespaces: run down)" if netns_names(args.prefix) else ""))
