@@ -52,10 +52,11 @@ def test_pg_keys_are_contiguous_ranges() -> None:
 
 
 def _validator() -> Any:
-    from fabricgen.validate.sonic_yang import SonicYangValidator, YangUnavailable, find_models_dir
+    from fabricgen.validate.models import ENV_MODELS, models_in
+    from fabricgen.validate.sonic_yang import SonicYangValidator, YangUnavailable
 
     required = os.environ.get("FABRICGEN_REQUIRE_YANG") == "1"  # CI: a skip here would be a silent pass
-    models = find_models_dir(ROOT)
+    models = models_in(Path(os.environ.get(ENV_MODELS) or ROOT.parent / "shared" / "sonic-yang" / "models"))
     if models is None:
         if required:
             pytest.fail("FABRICGEN_REQUIRE_YANG=1 but ../shared/sonic-yang is absent")
@@ -93,11 +94,11 @@ def test_yang_catches_a_broken_render(yang: Any, example_fabric: Fabric) -> None
 
 def test_validate_command(yang: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    good = CliRunner().invoke(main, ["validate", "golden/fabric"])
+    good = CliRunner().invoke(main, ["validate", "--models", str(yang.models_dir), "golden/fabric"])
     assert good.exit_code == 0, good.output
     assert "2 of 2 config_db.json valid" in good.output
     broken = json.loads((ROOT / "golden/fabric/leaf1/config_db.json").read_text())
     broken["PFC_WD"]["Ethernet0"]["detection_time"] = "50"
     (tmp_path / "config_db.json").write_text(json.dumps(broken))
-    bad = CliRunner().invoke(main, ["validate", str(tmp_path / "config_db.json")])
+    bad = CliRunner().invoke(main, ["validate", "--models", str(yang.models_dir), str(tmp_path / "config_db.json")])
     assert bad.exit_code == 1 and "PFC_WD/Ethernet0/detection_time" in bad.output

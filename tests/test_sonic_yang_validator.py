@@ -2,6 +2,8 @@
 
 The clean baseline is the 2-port RoCEv2 lossless example of shared/reference/sonic.md §1; every
 negative case breaks exactly one thing in a copy of it and checks that the issue names the table.
+The models are passed explicitly: $FABRICGEN_SONIC_YANG when set, else the shared copy beside this
+repository (sonic-buildimage master, see its SOURCE_COMMIT). No product default points there.
 """
 
 from __future__ import annotations
@@ -9,33 +11,36 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fabricgen.validate.models import ENV_MODELS, models_in
 from fabricgen.validate.sonic_yang import (
     SonicYangValidator,
     YangIssue,
     YangUnavailable,
-    find_models_dir,
     validate_file,
 )
 
-MODELS = find_models_dir(Path(__file__))
+# tests/ → the repository → the folder beside it that holds shared/.
+SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "sonic-yang" / "models"
+MODELS = models_in(Path(os.environ.get(ENV_MODELS) or SHARED_MODELS))
+_REQUIRED = os.environ.get("FABRICGEN_REQUIRE_YANG") == "1"  # CI: a skip here would be a silent pass
 if MODELS is None:
-    pytest.skip(reason=(
-        "needs ../shared/sonic-yang (SONiC YANG models) beside the repo; "
-        "or set FABRICGEN_SONIC_YANG=<models dir>"),
-        allow_module_level=True,
-    )
+    _ABSENT = f"needs SONiC YANG models: {SHARED_MODELS} beside the repo, or set {ENV_MODELS}=<models dir>"
+    if _REQUIRED:
+        pytest.fail(f"FABRICGEN_REQUIRE_YANG=1 but no models: {_ABSENT}", pytrace=False)
+    pytest.skip(reason=_ABSENT, allow_module_level=True)
 try:
     importlib.import_module("libyang")
 except (ImportError, OSError) as exc:  # OSError: binding installed but libyang.so.2 missing
-    pytest.skip(reason=(
-        f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})"),
-        allow_module_level=True,
-    )
+    _NO_LIBYANG = f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})"
+    if _REQUIRED:
+        pytest.fail(f"FABRICGEN_REQUIRE_YANG=1 but {_NO_LIBYANG}", pytrace=False)
+    pytest.skip(reason=_NO_LIBYANG, allow_module_level=True)
 
 PORTS = ("Ethernet0", "Ethernet8")
 
@@ -378,16 +383,6 @@ def test_validator_does_not_mutate_its_input(validator: SonicYangValidator) -> N
     before = copy.deepcopy(config)
     validator.validate(config, baseline={"BUFFER_POOL": {}})
     assert config == before
-
-
-def test_find_models_dir_prefers_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("FABRICGEN_SONIC_YANG", str(tmp_path))
-    assert find_models_dir() is None  # explicit but empty: no silent fallback
-    (tmp_path / "sonic-x.yang").write_text("module sonic-x {}", encoding="utf-8")
-    assert find_models_dir() == tmp_path
-    monkeypatch.delenv("FABRICGEN_SONIC_YANG")
-    assert find_models_dir(tmp_path) is None  # no repo root above a bare temp dir
-    assert find_models_dir(Path(__file__)) == MODELS
 
 
 def test_missing_binding_raises_yang_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,21 +14,20 @@ only by the loaded schema (no hand-kept table list), and reports *every* problem
 
 Target: libyang 2.1.x (Debian ``libyang2-dev``) with libyang-python 2.7.1.  SONiC itself now runs
 libyang 3 with ``json_string_datatypes``; step 2's type-driven encoding gives the same verdicts here.
+Which release's models a config is checked against, and where they come from: fabricgen/validate/models.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-__all__ = ["SonicYangValidator", "YangIssue", "YangUnavailable", "find_models_dir", "validate_file"]
+__all__ = ["SonicYangValidator", "YangIssue", "YangUnavailable", "validate_file"]
 
-_ENV_MODELS: Final = "FABRICGEN_SONIC_YANG"
 _INSTALL_HINT: Final = (
     "SONiC YANG validation needs libyang: pip install 'fabricgen[yang]' (Python binding libyang==2.7.1) "
     "and apt-get install libyang2-dev (the libyang 2.1.x C library the binding builds against and loads)"
@@ -70,44 +69,6 @@ class YangIssue:
 
 class YangUnavailable(RuntimeError):
     """libyang (the Python binding or the C library under it) cannot be imported."""
-
-
-# ------------------------------------------------------------------------------------------------
-# Finding the models
-
-
-def find_models_dir(start: Path | None = None) -> Path | None:
-    """Return the SONiC YANG models directory, or None when it is not there.
-
-    ``$FABRICGEN_SONIC_YANG`` wins when set (an explicit choice is never second-guessed by a
-    fallback); otherwise ``<repo root>/../shared/sonic-yang/models``, where the repo root is the
-    first directory above ``start`` (default: this file) holding ``pyproject.toml`` or ``.git``.
-    """
-    explicit = os.environ.get(_ENV_MODELS)
-    if explicit:
-        return _models_in(Path(explicit))
-    root = _repo_root(Path(start) if start is not None else Path(__file__))
-    if root is None:
-        return None
-    return _models_in(root.parent / "shared" / "sonic-yang" / "models")
-
-
-def _models_in(path: Path) -> Path | None:
-    # Accept the models dir itself or the sonic-yang dir above it (people point at either).
-    for candidate in (path, path / "models"):
-        if candidate.is_dir() and any(candidate.glob("*.yang")):
-            return candidate
-    return None
-
-
-def _repo_root(start: Path) -> Path | None:
-    start = start.resolve()
-    if start.is_file():
-        start = start.parent
-    for directory in (start, *start.parents):
-        if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
-            return directory
-    return None
 
 
 # ------------------------------------------------------------------------------------------------
