@@ -148,6 +148,12 @@ _INDICATORS = frozenset("[]{},#&*!|>'\"%@`")
 _TYPED = {f"tag:yaml.org,2002:{kind}" for kind in ("null", "bool", "int", "float", "str")}
 
 
+# PyYAML takes a key without `?` only when its ':' comes within 1024 characters of where the key starts (YAML
+# 1.1's limit on simple keys); rapidyaml has no limit. Bytes are at least as many as characters, and the margin
+# leaves room for quotes and spaces before the ':', so a longer key always goes to PyYAML.
+_LONGEST_SIMPLE_KEY = 1000
+
+
 class _Walker:
     """Tree → dicts, lists and scalars. One type() call per node; children by sibling links. The extension's
     functions are bound once: its Python wrapper methods would double the cost of a 300k-node walk."""
@@ -204,6 +210,8 @@ class _Walker:
             text = self.key(tree, child)
             if not (kind & self.key_quoted or text):
                 raise _NotPlain  # an empty plain key (`: 1`): PyYAML refuses it
+            if len(text) > _LONGEST_SIMPLE_KEY:
+                raise _NotPlain  # PyYAML refuses it: "could not find expected ':'"
             key = _scalar(text, kind & self.key_quoted)
             if not isinstance(key, str | int) or isinstance(key, bool):
                 key = str(key)  # what the reference builder does with odd keys
