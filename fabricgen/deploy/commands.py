@@ -121,6 +121,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--batch", default="10%", show_default=True, help="devices per later wave: N or P%")
     @click.option("--max-failures", type=click.IntRange(min=0), default=0, show_default=True,
                   help="failures tolerated before the push stops")
+    @click.option("--soak", type=click.IntRange(min=0), default=0, show_default=True,
+                  help="seconds to wait after a wave's commits before its health checks")
     @click.option("--yes", is_flag=True, help="do not ask (CI)")
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True, help="where runs/<run-id>/ journals go")
@@ -129,7 +131,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def push_cmd(intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
                  shard_spec: str | None, workers: int, confirm_timeout: int, canary: int, batch: str,
-                 max_failures: int, yes: bool, journal_root: Path, resume_id: str | None, fmt: str) -> None:
+                 max_failures: int, soak: int, yes: bool, journal_root: Path, resume_id: str | None,
+                 fmt: str) -> None:
         """Push the rendered intent in waves: diff, commit with a revert timer on the device, health checks
         (fresh login, settings read back, data links still up), confirm. A device that is not confirmed in
         time reverts by itself, even if fabricgen dies or the management network drops.
@@ -161,7 +164,10 @@ def _push_command(edge: Edge) -> click.Command:
                             "max_failures": max_failures, "fabricgen": __version__})
         for name, bundle in deployment.bundles.items():
             journal.save(f"devices/{name}.bundle.json", bundle.to_json())
-        options = PushOptions(confirm_timeout, max_failures, workers)
+        if soak >= confirm_timeout:
+            edge.fail(f"--soak {soak} must be shorter than --confirm-timeout {confirm_timeout}: the devices would "
+                      "revert before their health checks")
+        options = PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id)
         progress = (lambda line: click.echo(line, err=True)) if fmt == "text" else (lambda _: None)
         code = engine.push(deployment, plan, options, run_id, progress)
         journal.write("run-end", exit_code=code)
@@ -198,7 +204,7 @@ def _rollback_command(edge: Edge) -> click.Command:
         """
         from fabricgen.deploy.rollback import rollback_run
 
-        record = _run_record(journal_root, run_id, edge.fail)
+        record = _run_record(journal_root, run_id, edge.fail, changed_only=True)
         loaded, _ = edge.load_and_resolve(intent, inventory)
         patterns = [item for item in hosts.split(",") if item]
         code, outcomes = rollback_run(record, journal_root, loaded.inventory, patterns, force, yes, workers,
@@ -242,11 +248,15 @@ def _resumable(root: Path, run_id: str, names: list[str], fail: Callable[..., An
     return [name for name in names if name not in done]
 
 
-def _run_record(root: Path, run_id: str | None, fail: Callable[..., Any]) -> RunRecord:
+def _run_record(root: Path, run_id: str | None, fail: Callable[..., Any], changed_only: bool = False) -> RunRecord:
+    """The named run, or the latest one (with changed_only: the latest push that changed a device)."""
     if run_id is None:
         runs = list_runs(root)
+        if changed_only:
+            runs = [run for run in runs if run.command.startswith("push") and run.changed]
         if not runs:
-            fail(f"no runs in {root}/ (pass --journal DIR where they are)")
+            fail(f"no {'push that changed a device' if changed_only else 'run'} in {root}/ "
+                 "(pass --journal DIR where the runs are)")
         return runs[-1]
     if not valid_run_id(run_id) or not (root / run_id).is_dir():
         fail(f"no run {run_id!r} in {root}/; `fabricgen runs` lists them")

@@ -124,6 +124,8 @@ def _push_wave(deployment: Deployment, nornir: Any, wave: list[str], options: Pu
             if deployment.journal is not None:
                 deployment.journal.write("committed", name, diff=result["diff"], commit_id=run_id,
                                          snapshot=result["snapshot"], links_up=result["links_up"])
+    if pending and options.soak:
+        time.sleep(options.soak)
     health = _health(deployment, pending, options)
     failures += sum(1 for problems in health.values() if problems)
     halt = failures > budget
@@ -140,15 +142,16 @@ def _push_wave(deployment: Deployment, nornir: Any, wave: list[str], options: Pu
 def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_id: str) -> dict[str, Any]:
     driver = connection(task)
     bundle = deployment.bundles[task.host.name]
+    if options.resume_run is not None and driver.pending_commit_id() == options.resume_run:
+        driver.rollback()  # the interrupted run's own commit, never confirmed: undo it, then start clean
     driver.load_replace_candidate(config=bundle.to_json())
     changes = driver.compare_config()
     if not changes:
         driver.discard_config()
         return {"diff": ""}
-    snapshot = driver.nic_check(bundle)
     links_up = _links_up(driver, deployment.data_links.get(task.host.name, []))
     driver.commit_config(message=run_id, revert_in=options.confirm_timeout)
-    return {"diff": changes, "snapshot": snapshot, "links_up": links_up}
+    return {"diff": changes, "snapshot": driver.last_snapshot, "links_up": links_up}
 
 
 def _links_up(driver: Any, links: list[str]) -> list[str]:

@@ -51,6 +51,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         self.session: SshSession | None = None
         self.candidate: HostBundle | None = None
         self.last_commit: str | None = None
+        self.last_snapshot: str | None = None  # the --check lines the last commit was snapshotted from
 
     # --- connection ---------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -117,10 +118,12 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         chunks = []
         for item in bundle.installed:
             current = self.read_file(item.path)
-            if current != item.text:
+            if current is None:  # a whole new file is named, not printed: the render shows its text
+                chunks.append(f"--- /dev/null\n+++ {item.path} (new file, {len(item.text.splitlines())} lines)\n")
+            elif current != item.text:
                 chunks.append("".join(difflib.unified_diff(
-                    (current or "").splitlines(keepends=True), item.text.splitlines(keepends=True),
-                    fromfile=item.path if current is not None else "/dev/null", tofile=item.path)))
+                    current.splitlines(keepends=True), item.text.splitlines(keepends=True),
+                    fromfile=item.path, tofile=item.path)))
         return "".join(chunks)
 
     def read_file(self, path: str) -> str | None:
@@ -138,6 +141,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
         snapshot = self.nic_check(bundle)
+        self.last_snapshot = snapshot
         plan = restore_script(bundle.platform, bundle.device, snapshot)
         if plan.unrestorable:
             raise CommitError(f"{bundle.device}: nothing was changed: the current value of "
@@ -160,7 +164,9 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         """Everything the host needs to undo this commit, on its own disk before anything changes."""
         directory = f"{self.state_dir}/commits/{commit_id}"
         quoted = shlex.quote(directory)
-        self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new")
+        # A resumed run reuses its commit id: the markers of the earlier attempt go first.
+        self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new && "
+                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/timer {quoted}/timer.pid")
         previous: dict[str, str | None] = {item.path: self.read_file(item.path) for item in bundle.installed}
         for item in bundle.installed:
             self.ssh.put(f"{directory}/new/{item.name}", item.text, item.mode)

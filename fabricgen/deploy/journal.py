@@ -90,6 +90,11 @@ class RunRecord:
     def complete(self) -> bool:
         return self.exit_code is not None
 
+    @property
+    def changed(self) -> list[str]:
+        """Devices this run committed a change to (whatever became of it later)."""
+        return sorted(name for name, device in self.devices.items() if device.commit_id)
+
 
 # The device states a step leaves behind (journal event -> state).
 _STATES = {"unchanged": "unchanged", "committed": "committed", "confirmed": "confirmed", "reverted": "reverted",

@@ -31,6 +31,8 @@ class PushOptions:
     max_failures: int = 0
     workers: int = 8
     health_timeout: int = 30
+    soak: int = 0  # seconds between commit and health checks: let the change meet real traffic first
+    resume_run: str | None = None  # a pending commit of this run (killed before its confirm) is undone first
 
 
 @dataclass
