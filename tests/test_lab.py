@@ -45,7 +45,7 @@ def require_lab() -> None:
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
     require_lab()
-    with Lab.up(3, prefix=f"fg{os.getpid()}t") as built:
+    with Lab.up(3, prefix=f"t{os.getpid()}") as built:
         yield built
 
 
@@ -243,7 +243,7 @@ def test_changed_address_moves_ssh_and_reset_moves_it_back(lab: Lab) -> None:
 
 def test_down_leaves_no_namespace_process_link_or_file_even_after_a_killed_run() -> None:
     require_lab()
-    prefix = f"fg{os.getpid()}d"
+    prefix = f"d{os.getpid()}"
     abandoned = Lab.up(2, prefix=prefix)  # as if its test process had been killed: never brought down
     with abandoned:
         started = ssh(abandoned, abandoned.address(f"{prefix}-h1"), "setsid -f sleep 600 >/dev/null 2>&1 < /dev/null")
@@ -264,7 +264,7 @@ def test_down_leaves_no_namespace_process_link_or_file_even_after_a_killed_run()
 
 def test_command_line_up_status_down(tmp_path: Path) -> None:
     require_lab()
-    prefix = f"fg{os.getpid()}c"
+    prefix = f"c{os.getpid()}"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "tests.lab", "--prefix", prefix, *args], cwd=ROOT,
