@@ -263,7 +263,7 @@ class Merge(NodeMutation):
 
 def serialise(root: Node) -> str:
     """The document as text; anchors and aliases wherever one node sits in two places."""
-    return yaml.serialize(root, Dumper=yaml.SafeDumper, allow_unicode=True, width=100)
+    return yaml.serialize(root, Dumper=yaml.CSafeDumper, allow_unicode=True, width=100)
 
 
 class TextMutation:
@@ -301,6 +301,18 @@ class Splice(TextMutation):
     def apply(self, text: str) -> str:
         at = int(len(text) * self.where)
         return text[:at] + self.insert + ("" if self.cut else text[at:])
+
+
+@dataclass(frozen=True)
+class LongLine(TextMutation):
+    """``size`` characters without a line break inserted at a relative position (its repr stays short, unlike a
+    Splice of the same text)."""
+
+    where: float
+    size: int
+
+    def apply(self, text: str) -> str:
+        return Splice(self.where, "x" * self.size, cut=False).apply(text)
 
 
 @dataclass(frozen=True)
@@ -409,7 +421,8 @@ TEXT_MUTATIONS: st.SearchStrategy[TextMutation] = st.one_of(
     st.builds(Splice, st.floats(0, 1), st.one_of(
         st.sampled_from(["", "\t", "\x00", "\x1b[2J", "[", "{", "'", '"', "&", "*", "!", "%", "@", "`", "|", ">",
                          ": ", "- ", "? ", "\ufeff", "\ud800", "&a [*a]", "*nowhere"]),
-        st.integers(90_000, 110_000).map(lambda size: "x" * size), st.text(max_size=20)), st.booleans()),
+        st.text(max_size=20)), st.booleans()),
+    st.builds(LongLine, st.floats(0, 1), st.integers(90_000, 110_000)),
     st.builds(LineBreaks, st.sampled_from(["\r\n", "\r", "\x85", "\u2028", "\u2029", "\x0b", "\x0c"])),
 )
 
