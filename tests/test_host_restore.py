@@ -21,6 +21,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -68,13 +69,13 @@ def apply(host: Host) -> None:
     assert done.returncode == 0, f"--apply failed:\n{done.stdout}\n{done.stderr}"
 
 
-def run_restore(host: Host, plan: RestorePlan) -> subprocess.CompletedProcess[str]:
+def run_restore(host: Host, plan: RestorePlan, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The restore script run on ``host`` as the revert does (bash FILE); every tool call it makes must be bounded."""
     script = host.root / RESTORE
     script.write_text(plan.script)
     seen = len(host.calls())
-    done = subprocess.run(["bash", str(script)], env=host.env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    done = subprocess.run(["bash", str(script)], env={**host.env, **(env or {})}, capture_output=True, text=True,
+                          timeout=300, check=False)
     unbounded = [call for call in host.calls()[seen:] if call["parent"] != "timeout"]
     assert unbounded == [], f"tool calls without a time limit: {unbounded}"
     return done
@@ -201,6 +202,39 @@ def test_a_failing_restore_step_is_named_and_the_others_still_run(tmp_path: Path
     rdma_files = {f"state/rdma-{name}.json" for name in rdma}
     assert {path: value for path, value in after.items() if path not in rdma_files} == \
         {path: value for path, value in before.items() if path not in rdma_files}
+
+
+def test_connectx_upstream_driver_knobs_in_debugfs_come_back(tmp_path: Path) -> None:
+    # Without MLNX_OFED the CNP knobs live in debugfs, found through the netdev's PCI address as the NIC script
+    # finds them; the DCQCN enables have no upstream knob (the script only notes it), so they are not in the diff.
+    host = cx.make_host(tmp_path, cx.render(cx.ROOT / "intent" / "fabric.yaml"), upstream=True)
+    plan = round_trip(host, "connectx", "node1")
+    assert f"{host.nics[0].interface} cnp dscp" in plan.restored
+    assert not [name for name in plan.restored if "dcqcn" in name]
+
+
+def test_a_tool_that_hangs_during_the_restore_is_named_and_the_rest_still_comes_back(tmp_path: Path) -> None:
+    host = connectx_host(tmp_path)
+    before, snapshot = state(host), check(host)
+    plan = restore_script("connectx", "node1", snapshot)
+    apply(host)
+    tool = host.root / "bin" / "cma_roce_tos"
+    tool.unlink()
+    tool.symlink_to(cx.STUBS / "hang")
+    (host.root / "bin" / "sleep").symlink_to(shutil.which("sleep") or "/bin/sleep")
+    started = time.monotonic()
+    done = run_restore(host, plan, env={"FABRICGEN_TOOL_TIMEOUT": "1"})
+    assert time.monotonic() - started < 60, "every call is bounded, so the whole restore is"
+    rdma = [nic.rdma_device for nic in host.nics]
+    assert done.returncode == 1
+    assert f"error: 'cma_roce_tos -d {rdma[0]} -p 1 -t 0' did not finish within 1s (FABRICGEN_TOOL_TIMEOUT)" in \
+        done.stderr
+    assert done.stdout.splitlines()[-1].endswith(f"not back as before the push: {rdma[1]} roce tos, {rdma[0]} roce tos")
+    tool.unlink()
+    tool.symlink_to("nic_tool_models")
+    unreached = {f"state/rdma-{name}.json" for name in rdma}
+    assert {path: value for path, value in state(host).items() if path not in unreached} == \
+        {path: value for path, value in before.items() if path not in unreached}
 
 
 # --- linux-dcb ---------------------------------------------------------------------------------------------------
