@@ -113,6 +113,14 @@ class LabHost:
         return env
 
 
+def plan_hosts(prefix: str, block: ipaddress.IPv4Network, n: int) -> dict[str, LabHost]:
+    """The hosts of a lab: names, kinds and addresses (nothing is built)."""
+    first = block.network_address + FIRST_HOST_OFFSET
+    names = [f"{prefix}-h{index}" for index in range(1, n + 1)]
+    return {name: LabHost(name, index, kind_of(index).platform, str(first + index))
+            for index, name in enumerate(names, start=1)}
+
+
 class LabError(RuntimeError):
     """The lab could not be built or driven; the message says which host and what the tool printed."""
 
@@ -498,11 +506,9 @@ class Lab:
         sh("mount", "-t", "tmpfs", "-o", f"mode=700,size={STATE_SIZE}", f"fabricgen-lab-{self.prefix}",
            str(self.directory))
         client_key = keygen({self.key_file: f"fabricgen-lab-{self.prefix}"})[self.key_file]
-        first = self.block.network_address + FIRST_HOST_OFFSET
-        for index in range(1, n + 1):
-            name = f"{self.prefix}-h{index}"
-            self.hosts[name] = LabHost(name, index, kind_of(index).platform, str(first + index))
-            write_host_files(self.hosts[name], self.host_dir(name), client_key)
+        self.hosts.update(plan_hosts(self.prefix, self.block, n))
+        for name, host in self.hosts.items():
+            write_host_files(host, self.host_dir(name), client_key)
         host_keys = keygen({host_key_file(self.host_dir(name)): f"root@{name}" for name in self.hosts})
         known = [f"{host.address} {host_keys[host_key_file(self.host_dir(host.name))]}" for host in self.hosts.values()]
         self.known_hosts.write_text("".join(line + "\n" for line in known))
@@ -512,8 +518,8 @@ class Lab:
         sh("ip", "-batch", "-", stdin=bridge + link_batch(self.prefix, self.bridge, list(self.hosts.values())))
         self._start_anchors(list(self.hosts))
         self._save()
-        for host in self.hosts:  # each anchor started its sshd
-            self._await_sshd(host)
+        for name in self.hosts:  # each anchor started its sshd
+            self._await_sshd(name)
 
     def _start_anchors(self, names: Sequence[str]) -> None:
         for kind in KINDS.values():

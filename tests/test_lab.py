@@ -7,6 +7,7 @@ FABRICGEN_REQUIRE_LAB=1 (set by .ci/run) they fail instead, so CI cannot silentl
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -16,7 +17,18 @@ from pathlib import Path
 
 import paramiko
 import pytest
-from lab import KINDS, STATE_ROOT, Lab, LabHost, alive, netns_names, pids_in_netns, root_links, teardown
+from lab import (
+    KINDS,
+    STATE_ROOT,
+    Lab,
+    LabHost,
+    alive,
+    netns_names,
+    pids_in_netns,
+    plan_hosts,
+    root_links,
+    teardown,
+)
 
 from fabricgen.load import load
 
@@ -283,3 +295,17 @@ def test_command_line_up_status_down(tmp_path: Path) -> None:
     assert down.returncode == 0, down.stderr
     assert netns_names(prefix) == []
     assert cli("status").returncode == 1
+
+
+def test_inputs_for_a_64_host_lab_lint_clean_without_building_it(tmp_path: Path) -> None:
+    """No root needed: the inventory of a big lab (uplinks moved past 32 host ports per leaf) is valid."""
+    block = ipaddress.IPv4Network("198.18.4.0/22")
+    planned = Lab("fgplan", block, plan_hosts("fgplan", block, 64), {}, {})
+    intent, inventory = planned.write_inputs(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "lint", str(intent), "-i", str(inventory)],
+                          capture_output=True, text=True, timeout=300, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    devices = load(intent, inventory).inventory.devices
+    assert [devices[f"fgplan-h{i}"].platform for i in range(1, 9)] == ["connectx"] * 2 + ["linux-dcb"] * 2 + \
+        ["connectx"] * 2 + ["linux-dcb"] * 2
+    assert devices["fgplan-h64"].hostname == "198.18.4.74"
