@@ -9,14 +9,16 @@ hosts over real SSH, so nothing of SSH, the shell or the rendered scripts is moc
 * two NIC ports named as ConnectX/Broadcom NICs are (``ens1f0np0``, ``ens2f0np0``): veths at MTU 1500 whose far
   ends (``<prefix>n<i>p<k>`` in the root namespace) stand for the leaf ports, so "the link is up" is real;
 * its own UTS namespace (hostname ``<prefix>-h<i>``) and mount namespace: copy-on-write overlays on /etc,
-  /usr/local, /var/lib and /root (upper directories under the lab's state directory, readable from outside),
-  private tmpfs /tmp and /run. fabricgen keeps its state in /var/lib/fabricgen, so that is per host too;
+  /usr/local, /var/lib and /root (upper directories in the lab's state directory, a tmpfs at
+  /var/tmp/fabricgen-lab/<prefix>, readable from outside), private tmpfs /tmp and /run. fabricgen keeps its
+  state in /var/lib/fabricgen, so that is per host too;
 * an "anchor" process (``sleep infinity``) that holds the namespaces, so killing sshd (a fault the tests
   inject) does not take the host's /tmp, /run or a pending revert timer with it;
 * its own sshd (key auth only, one lab client key; its own host key, recorded in the lab's ``known_hosts``):
   every session gets the environment the rendered scripts need through sshd's ``SetEnv``;
 * the NIC tool behaviour models of tests/nic_stubs (ConnectX) or tests/dcb_stubs (generic Linux dcb) in its
-  /usr/local/bin, keeping the NIC state in the host's private /run. The real kernel answers where it can:
+  /usr/local/bin, keeping the NIC state under /run/fabricgen-lab (a per-host directory of the lab's state,
+  bind-mounted, so tests read it from outside). The real kernel answers where it can:
   ``ip`` is the real iproute2 (veths take any MTU), and the fake sysfs's ``class/net/<nic>/mtu`` is a bind
   mount of the host's own /sys file, so the script reads back the veth's real MTU.
 
@@ -36,7 +38,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -133,7 +135,7 @@ def sh(*argv: str, stdin: str | None = None, timeout: float = 60) -> str:
     return done.stdout
 
 
-def wait_until(condition: Any, what: str, timeout: float = WAIT_S) -> None:
+def wait_until(condition: Callable[[], object], what: str, timeout: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -197,6 +199,17 @@ def stop_processes(pids: Sequence[int]) -> None:
     raise LabError(f"processes {[pid for pid in pids if alive(pid)]} survived SIGKILL")
 
 
+def stop_everything_in(names: Sequence[str]) -> None:
+    """Stop every process of these namespaces, looking again until none is left: one may have forked between
+    the scan and the signal (an sshd accepting a login, a timer starting its revert)."""
+    for _ in range(5):
+        pids = [pid for pid in pids_in_netns(names) if alive(pid)]
+        if not pids:
+            return
+        stop_processes(pids)
+    raise LabError(f"processes keep appearing in {', '.join(names)}")
+
+
 def root_links(prefix: str) -> list[str]:
     """The lab's interfaces left in the root namespace: the bridge, management veths, leaf-side NIC veths."""
     pattern = re.compile(rf"{re.escape(prefix)}(br|m\d+|n\d+p\d+)")
@@ -208,7 +221,7 @@ def teardown(prefix: str) -> None:
     """Remove every trace of the lab ``prefix``, whether it is running, half built or left by a killed run:
     processes first (namespaces are deleted only once nothing runs in them), then namespaces, links, files."""
     names = netns_names(prefix)
-    stop_processes(pids_in_netns(names))
+    stop_everything_in(names)
     if names:
         sh("ip", "-batch", "-", stdin="".join(f"netns del {name}\n" for name in names))
     # The kernel removes a deleted namespace's veths (and so their root ends) in one batch, much faster than
@@ -437,6 +450,9 @@ class Lab:
     anchors: dict[str, int]
     # Popen handles of the anchors this process started, so they are reaped (no zombies, no ResourceWarning).
     children: dict[str, subprocess.Popen[str]]
+    # The process whose lab this is: once it is gone without bringing the lab down, remove_stale_labs() may.
+    # None for a lab that stays until `down` (python -m tests.lab up).
+    owner: int | None = None
 
     # --- where things are -----------------------------------------------------------------------------
 
@@ -475,16 +491,19 @@ class Lab:
     # --- bring-up and teardown -----------------------------------------------------------------------
 
     @classmethod
-    def up(cls, n: int, prefix: str | None = None) -> Lab:
+    def up(cls, n: int, prefix: str | None = None, *, owned: bool = True) -> Lab:
         """Build ``n`` hosts under ``prefix`` (default ``fg<pid>``): a leftover lab of that prefix is removed
-        first. On any failure, whatever was built is torn down before the error propagates."""
+        first, and so is every lab whose owning process died without bringing it down. ``owned``: the lab
+        belongs to this process (a test run); if it dies, the next :meth:`up` removes the lab. On any failure,
+        whatever was built is torn down before the error propagates."""
         prefix = prefix or f"fg{os.getpid()}"
         check_names(prefix, n)
         STATE_ROOT.mkdir(parents=True, exist_ok=True)
         with lab_lock():
+            remove_stale_labs()
             teardown(prefix)
             block = allocate_block()
-            lab = cls(prefix, block, {}, {}, {})
+            lab = cls(prefix, block, {}, {}, {}, os.getpid() if owned else None)
             try:
                 lab._build(n)
             except BaseException:
@@ -497,7 +516,8 @@ class Lab:
         """The running lab ``prefix`` (started by another process, e.g. ``python -m tests.lab up``)."""
         recorded = json.loads((STATE_ROOT / prefix / "lab.json").read_text())
         hosts = {h["name"]: LabHost(**h) for h in recorded["hosts"]}
-        return cls(prefix, ipaddress.IPv4Network(recorded["block"]), hosts, recorded["anchors"], {})
+        return cls(prefix, ipaddress.IPv4Network(recorded["block"]), hosts, recorded["anchors"], {},
+                   recorded.get("owner"))
 
     def _build(self, n: int) -> None:
         # A tmpfs of its own: the thousands of small files and directories of the hosts' overlay layers cost
@@ -505,6 +525,7 @@ class Lab:
         self.directory.mkdir(parents=True)
         sh("mount", "-t", "tmpfs", "-o", f"mode=700,size={STATE_SIZE}", f"fabricgen-lab-{self.prefix}",
            str(self.directory))
+        self._save()  # the owner, from the start: a run killed while building leaves a stale lab, not a mystery
         client_key = keygen({self.key_file: f"fabricgen-lab-{self.prefix}"})[self.key_file]
         self.hosts.update(plan_hosts(self.prefix, self.block, n))
         for name, host in self.hosts.items():
@@ -533,7 +554,7 @@ class Lab:
             await_anchor(self.hosts[name], anchor)
 
     def _save(self) -> None:
-        recorded = {"prefix": self.prefix, "block": str(self.block), "anchors": self.anchors,
+        recorded = {"prefix": self.prefix, "block": str(self.block), "anchors": self.anchors, "owner": self.owner,
                     "hosts": [asdict(host) for host in self.hosts.values()]}
         (self.directory / "lab.json").write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
 
@@ -668,7 +689,7 @@ class Lab:
         item = self.hosts[host]
         fresh = LabHost(item.name, item.index, item.platform,
                         str(self.block.network_address + FIRST_HOST_OFFSET + item.index))
-        stop_processes(pids_in_netns([host]))
+        stop_everything_in([host])
         if child := self.children.pop(host, None):
             child.wait(WAIT_S)
             for stream in (child.stdout, child.stderr):
@@ -735,6 +756,20 @@ def check_names(prefix: str, n: int) -> None:
         raise LabError(f"a lab has 1 to {MAX_HOSTS} hosts, not {n}")
     if len(f"{prefix}n{n}p{len(NICS)}") > IFNAMSIZ:
         raise LabError(f"prefix {prefix!r} with {n} hosts makes interface names over {IFNAMSIZ} characters")
+
+
+def remove_stale_labs() -> list[str]:
+    """Tear down every lab whose owning process is gone (a test run killed before its teardown); their prefixes."""
+    stale = []
+    for state in sorted(STATE_ROOT.iterdir()) if STATE_ROOT.is_dir() else []:
+        try:
+            owner = json.loads((state / "lab.json").read_text())["owner"]
+        except (OSError, ValueError, KeyError):
+            continue  # not a lab, or one whose builder has not written its owner yet
+        if owner is not None and not alive(owner):
+            teardown(state.name)
+            stale.append(state.name)
+    return stale
 
 
 @contextmanager
@@ -836,11 +871,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     up.add_argument("n", type=int, nargs="?", default=8)
     up.add_argument("--inputs", type=Path, help="also write a fabricgen intent and inventory for the lab here")
     commands.add_parser("status", help="the hosts, their addresses and sshd PIDs")
-    commands.add_parser("down", help="stop and remove the lab (also the leftovers of a killed run)")
+    down = commands.add_parser("down", help="stop and remove the lab (also the leftovers of a killed run)")
+    down.add_argument("--stale", action="store_true", help="instead: remove every lab whose test run died")
     args = parser.parse_args(argv)
     if args.command == "up":
         started = time.monotonic()
-        lab = Lab.up(args.n, args.prefix)
+        lab = Lab.up(args.n, args.prefix, owned=False)
         elapsed = time.monotonic() - started
         inputs = lab.write_inputs(args.inputs) if args.inputs else None
         print(f"up in {elapsed:.2f} s")
@@ -854,6 +890,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"no lab {args.prefix}" + (" (leftover namespaces: run down)" if netns_names(args.prefix) else ""))
             return 1
         print("\n".join(Lab.attach(args.prefix).status()))
+    elif args.stale:
+        print("removed stale labs: " + (" ".join(remove_stale_labs()) or "none"))
     else:
         started = time.monotonic()
         teardown(args.prefix)

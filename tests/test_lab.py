@@ -27,7 +27,6 @@ from lab import (
     pids_in_netns,
     plan_hosts,
     root_links,
-    teardown,
 )
 
 from fabricgen.load import load
@@ -253,25 +252,42 @@ def test_changed_address_moves_ssh_and_reset_moves_it_back(lab: Lab) -> None:
 # --- teardown ------------------------------------------------------------------------------------------------
 
 
-def test_down_leaves_no_namespace_process_link_or_file_even_after_a_killed_run() -> None:
-    require_lab()
-    prefix = f"d{os.getpid()}"
-    abandoned = Lab.up(2, prefix=prefix)  # as if its test process had been killed: never brought down
-    with abandoned:
-        started = ssh(abandoned, abandoned.address(f"{prefix}-h1"), "setsid -f sleep 600 >/dev/null 2>&1 < /dev/null")
-        assert started.returncode == 0, started.stderr
-        pids = pids_in_netns(netns_names(prefix))
-        assert len(pids) >= 5  # two anchors, two sshds, the detached sleep
-        # A new lab of the same prefix clears the leftovers first, then is brought down itself.
-        with Lab.up(1, prefix=prefix) as again:
-            assert netns_names(prefix) == [f"{prefix}-h1"]
-            assert not any(alive(pid) for pid in pids)
-            assert again.directory.is_dir()
+def assert_no_trace(prefix: str, pids: list[int]) -> None:
     assert netns_names(prefix) == []
     assert not any(alive(pid) for pid in pids)
     assert root_links(prefix) == []
     assert not (STATE_ROOT / prefix).exists()
-    teardown(prefix)  # once more: nothing to do, no error
+
+
+def test_down_leaves_no_namespace_process_link_or_file() -> None:
+    require_lab()
+    prefix = f"d{os.getpid()}"
+    with Lab.up(2, prefix=prefix) as built:
+        started = ssh(built, built.address(f"{prefix}-h1"), "setsid -f sleep 600 >/dev/null 2>&1 < /dev/null")
+        assert started.returncode == 0, started.stderr
+        pids = pids_in_netns(netns_names(prefix))
+        assert len(pids) >= 5  # two anchors, two sshds, the detached sleep (a revert timer would be one)
+    assert_no_trace(prefix, pids)
+    built.down()  # once more: nothing to do, no error
+
+
+def test_the_lab_of_a_killed_test_run_is_removed_by_the_next_lab() -> None:
+    require_lab()
+    prefix = f"k{os.getpid()}"
+    program = (f"import sys, time; sys.path.insert(0, {str(ROOT / 'tests')!r}); from lab import Lab\n"
+               f"Lab.up(2, prefix={prefix!r}); print('up', flush=True); time.sleep(600)")
+    run = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None and run.stdout.readline() == "up\n"
+        pids = pids_in_netns(netns_names(prefix))
+    finally:
+        run.kill()  # SIGKILL: no finally, no teardown in the run itself
+        run.wait()
+        assert run.stdout is not None
+        run.stdout.close()
+    assert len(netns_names(prefix)) == 2 and all(alive(pid) for pid in pids)  # left behind
+    with Lab.up(1, prefix=f"n{os.getpid()}"):
+        assert_no_trace(prefix, pids)
 
 
 def test_command_line_up_status_down(tmp_path: Path) -> None:
@@ -309,3 +325,13 @@ def test_inputs_for_a_64_host_lab_lint_clean_without_building_it(tmp_path: Path)
     assert [devices[f"fgplan-h{i}"].platform for i in range(1, 9)] == ["connectx"] * 2 + ["linux-dcb"] * 2 + \
         ["connectx"] * 2 + ["linux-dcb"] * 2
     assert devices["fgplan-h64"].hostname == "198.18.4.74"
+
+
+def test_without_root_the_lab_skips_and_says_why_unless_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.delenv("FABRICGEN_REQUIRE_LAB", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="needs root"):
+        require_lab()
+    monkeypatch.setenv("FABRICGEN_REQUIRE_LAB", "1")
+    with pytest.raises(pytest.fail.Exception, match="FABRICGEN_REQUIRE_LAB=1 but the SSH lab needs root"):
+        require_lab()
