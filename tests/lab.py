@@ -716,7 +716,7 @@ class Lab:
         self._start_anchors([host])
         self._save()
         self.forget_neighbour(fresh.address)
-        self.start_sshd(host)
+        self._await_sshd(host)  # the anchor started it
 
     # --- the fabricgen inputs for this lab ------------------------------------------------------------------
 
