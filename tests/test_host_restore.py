@@ -32,9 +32,10 @@ import test_linux_dcb as ld
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricgen.deploy.hostrestore import RestorePlan, restore_script
+from fabricgen.deploy.hostrestore import RestorePlan, restore_script, snapshot_preparation
 
 RESTORE = "restore-nic.sh"
+SCRIPTS = {"connectx": "fabricgen-nic.sh", "linux-dcb": "fabricgen-dcb.sh"}
 HISTORY = {"link_toggles", "ets_request", "writes"}  # see the module docstring
 ETS_TCS = (0, 2, 3)  # the TCs the intent weights; a share elsewhere reads as 0 (the script's read_ets)
 Host = cx.FakeHost | ld.FakeHost
@@ -103,13 +104,24 @@ def connectx_host(root: Path) -> cx.FakeHost:
 
 
 def dcb_host(root: Path) -> ld.FakeHost:
-    """node3 of the mixed example, with apptrust (iproute2 6.2 and a driver with the ops) and its RDMA-CM groups."""
+    """node3 of the mixed example, with apptrust (iproute2 6.2 and a driver with the ops) and its RDMA-CM groups,
+    made as the host driver makes them before a snapshot."""
     device = ld.host("node3")
     netdev = {nic.interface: ["--apptrust"] for nic in ld.nics(device)}
     host = ld.make_host(root, device, netdev=netdev, env={"DCB_STUB_IPROUTE2": "6.2"})
-    for nic in host.nics:
-        host.tool("mkdir", str(root / "configfs" / "rdma_cm" / nic.rdma_device))
+    prepare(host, "linux-dcb")
     return host
+
+
+def prepare(host: Host, platform: str) -> None:
+    """snapshot_preparation's command run on ``host`` with sh, its tool calls bounded."""
+    command = snapshot_preparation(platform, (host.root / SCRIPTS[platform]).read_text())
+    seen = len(host.calls())
+    shell = shutil.which("sh") or "/bin/sh"  # found here: the host's PATH is its fake bin/
+    done = subprocess.run([shell, "-c", command or ":"], env=host.env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert [call for call in host.calls()[seen:] if call["parent"] != "timeout"] == []
 
 
 # --- ConnectX ---------------------------------------------------------------------------------------------------
@@ -265,9 +277,10 @@ def test_linux_dcb_host_away_from_the_intent_comes_back_exactly(tmp_path: Path) 
     assert plan.script.index(f"restore_dcbx '{i}'") > plan.script.index(f"restore_ets '{i}'"), "DCBX last"
 
 
-def test_an_rdma_cm_group_missing_before_the_push_is_unrestorable(tmp_path: Path) -> None:
+def test_an_rdma_cm_group_missing_before_the_snapshot_is_unrestorable_until_prepared(tmp_path: Path) -> None:
     # Without the configfs group the script cannot read the ToS in effect (the kernel keeps it when the group goes),
-    # so nothing says what to put back: the host driver then refuses the push.
+    # so nothing says what to put back: the host driver would refuse the push. The preparation creates the groups
+    # (changing no value), and then the very same host comes back exactly.
     host = ld.make_host(tmp_path, ld.host("node3"))
     plan = restore_script("linux-dcb", "node3", check(host))
     rdma = host.nics[0].rdma_device
@@ -275,6 +288,21 @@ def test_an_rdma_cm_group_missing_before_the_push_is_unrestorable(tmp_path: Path
            "was not read; create it (mkdir rdma_cm/DEVICE under configfs, as cma_roce_tos does) and snapshot " \
            "again)" in plan.unrestorable
     assert f"{rdma} roce tos" not in plan.restored and f"{host.nics[0].interface} mtu" in plan.restored
+    for nic in host.nics:  # a driver's "never set" ETS/PFC is not a state any tool writes back
+        host.tool("dcb", "ets", "set", "dev", nic.interface, "prio-tc", "all:0", "tc-tsa", "all:strict", "tc-bw",
+                  "all:0")
+        host.tool("dcb", "pfc", "set", "dev", nic.interface, "prio-pfc", "all:off")
+    prepare(host, "linux-dcb")
+    assert f'DIFF {rdma} roce mode: have "IB/RoCE v1", want "RoCE v2"' in check(host)
+    round_trip(host, "linux-dcb", "node3")
+
+
+def test_snapshot_preparation_is_for_linux_dcb_rdma_devices_only() -> None:
+    assert snapshot_preparation("connectx", cx.render(cx.ROOT / "intent" / "fabric.yaml").script) == ""
+    command = snapshot_preparation("linux-dcb", ld.script_of(ld.host("node3")))
+    assert "for device in 'bnxt_re0' 'bnxt_re1'; do" in command and "timeout -k 5 30 mkdir" in command
+    hostile = ld.script_of(ld.with_nics(ld.host("node3"), rdma_device="x$(reboot)"))
+    assert snapshot_preparation("linux-dcb", hostile) == ""
 
 
 # --- random starting states (hypothesis) -------------------------------------------------------------------------

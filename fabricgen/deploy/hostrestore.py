@@ -48,6 +48,8 @@ _DIFF_LINE = re.compile(r'DIFF (?P<subject>\S+) (?P<setting>[a-z0-9. -]+): have 
 _NETDEV = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,14}")
 _RDMA_DEVICE = re.compile(r"[A-Za-z0-9_]{1,32}")
 _NUM_DSCP = 64
+# The first line of a rendered linux-dcb NIC function: its netdev and RDMA device (templates/linux_dcb).
+_DCB_NIC_LOCALS = re.compile(r"^  local ifname=\S+ rdma=(?P<rdma>\S+) port$", re.M)
 _NUMBER = re.compile(r"0|[1-9][0-9]{0,4}")  # as the kernel and the tools print numbers: no sign, no leading 0
 
 
@@ -105,6 +107,27 @@ def restore_script(platform: str, device: str, check_output: str) -> RestorePlan
             unrestorable.append(f"{diff.name} ({refused})")
     lines.reverse()  # undo in the reverse order of the rendered script (see the module docstring)
     return RestorePlan(_script(platform, device, lines), restored, unrestorable)
+
+
+def snapshot_preparation(platform: str, script: str) -> str:
+    """A POSIX shell command to run on the host before its snapshot is taken, so that ``--check`` reads every value
+    the push will change ("" when nothing is needed); ``script`` is the rendered NIC script being pushed.
+
+    linux-dcb reads the RoCE defaults from the RDMA-CM configfs group of each RDMA device. Until that group exists
+    it reads ``<unset>``, which is unrestorable (the kernel keeps the values whether or not the group exists), while
+    the push's ``--apply`` creates the group and writes them. The command creates the missing groups first, with
+    the same ``mkdir`` the NIC script's ``--apply`` runs (and mlnx-tools' ``cma_roce_tos`` on every call): creating
+    one changes no value, it only makes the kernel's values readable. A device without a group stays unread.
+    """
+    if platform != "linux-dcb":
+        return ""
+    devices = sorted({match["rdma"] for match in _DCB_NIC_LOCALS.finditer(script)
+                      if _RDMA_DEVICE.fullmatch(match["rdma"])})
+    if not devices:
+        return ""
+    return ('configfs="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"; if [ -d "$configfs/rdma_cm" ]; then '
+            f'for device in {" ".join(_quote(device) for device in devices)}; do [ -d "$configfs/rdma_cm/$device" ] '
+            f'|| timeout -k {KILL_AFTER_S} {TOOL_TIMEOUT_S} mkdir "$configfs/rdma_cm/$device" || true; done; fi')
 
 
 # --- parsing the --check output -----------------------------------------------------------------------------
