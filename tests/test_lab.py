@@ -56,7 +56,7 @@ def require_lab() -> None:
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
     require_lab()
-    with Lab.up(3, prefix=f"t{os.getpid()}") as built:
+    with Lab.up(3, prefix=f"lt{os.getpid()}") as built:
         yield built
 
 
@@ -261,7 +261,7 @@ def assert_no_trace(prefix: str, pids: list[int]) -> None:
 
 def test_down_leaves_no_namespace_process_link_or_file() -> None:
     require_lab()
-    prefix = f"d{os.getpid()}"
+    prefix = f"ld{os.getpid()}"
     with Lab.up(2, prefix=prefix) as built:
         started = ssh(built, built.address(f"{prefix}-h1"), "setsid -f sleep 600 >/dev/null 2>&1 < /dev/null")
         assert started.returncode == 0, started.stderr
@@ -273,7 +273,7 @@ def test_down_leaves_no_namespace_process_link_or_file() -> None:
 
 def test_the_lab_of_a_killed_test_run_is_removed_by_the_next_lab() -> None:
     require_lab()
-    prefix = f"k{os.getpid()}"
+    prefix = f"lk{os.getpid()}"
     program = (f"import sys, time; sys.path.insert(0, {str(ROOT / 'tests')!r}); from lab import Lab\n"
                f"Lab.up(2, prefix={prefix!r}); print('up', flush=True); time.sleep(600)")
     run = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
@@ -286,13 +286,13 @@ def test_the_lab_of_a_killed_test_run_is_removed_by_the_next_lab() -> None:
         assert run.stdout is not None
         run.stdout.close()
     assert len(netns_names(prefix)) == 2 and all(alive(pid) for pid in pids)  # left behind
-    with Lab.up(1, prefix=f"n{os.getpid()}"):
+    with Lab.up(1, prefix=f"ln{os.getpid()}"):
         assert_no_trace(prefix, pids)
 
 
 def test_command_line_up_status_down(tmp_path: Path) -> None:
     require_lab()
-    prefix = f"c{os.getpid()}"
+    prefix = f"lc{os.getpid()}"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "tests.lab", "--prefix", prefix, *args], cwd=ROOT,
