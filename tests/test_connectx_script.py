@@ -314,6 +314,7 @@ def test_every_mlnx_qos_call_of_apply_passes_the_models_checks(host: FakeHost) -
     calls = [call["argv"] for call in host.calls("mlnx_qos") if changes_something(call)]
     assert len(calls) >= 4 * len(host.nics)  # dcbx, trust, pfc, ets
     assert [call for call in host.calls("mlnx_qos") if call["status"] != 0] == []
+    assert {call["parent"] for call in host.calls()} == {"timeout"}, "every tool call has a time limit"
     for argv in calls:
         assert ("--tsa" in argv) == ("--tcbw" in argv), argv
         assert not ("--trust" in argv and "--dscp2prio" in argv), argv
@@ -491,7 +492,9 @@ def test_mlnx_qos_model_accepts_the_canonical_roce_sequence(model_host: FakeHost
 # --- time limits: a tool that never answers ---------------------------------------------------------------
 
 HANG = STUBS / "hang"
-SHORT = {"FABRICGEN_TOOL_TIMEOUT": "0.3"}  # seconds; the default is hostscript.TOOL_TIMEOUT_S
+# Seconds; the default is hostscript.TOOL_TIMEOUT_S. Short, yet long enough for the models' healthy calls on a
+# loaded machine: a full suite run on 2 busy cores saw one take more than 0.3 s.
+SHORT = {"FABRICGEN_TOOL_TIMEOUT": "2"}
 
 
 def hang(host: FakeHost, tool: str) -> None:
@@ -512,9 +515,9 @@ def timed_run(host: FakeHost, mode: str, env: dict[str, str]) -> tuple[subproces
     return done, time.monotonic() - start
 
 
-# Each tool, and a mode that reaches it before anything else could stop the run. The stub sleeps 600 s.
-HANGING = [("mlnx_qos", "--check"), ("dcb", "--check"), ("cma_roce_tos", "--check"), ("cma_roce_mode", "--check"),
-           ("cat", "--check"), ("ip", "--apply"), ("tee", "--apply"), ("modprobe", "--apply")]
+# A tool of each kind the script bounds -- a NIC tool read in a pipeline, a sysfs read and write, a setting's command,
+# modprobe -- and a mode that reaches it first. (FakeHost.run proves every call of a model ran under timeout.)
+HANGING = [("mlnx_qos", "--check"), ("cat", "--check"), ("ip", "--apply"), ("tee", "--apply"), ("modprobe", "--apply")]
 
 
 @pytest.mark.parametrize(("tool", "mode"), HANGING)
@@ -524,11 +527,11 @@ def test_a_tool_that_never_answers_stops_the_script_with_its_name(tmp_path: Path
     hang(host, tool)
     done, seconds = timed_run(host, mode, SHORT)
     assert done.returncode == 3, done.stderr
-    assert re.search(rf"^error: '{tool} .*' did not finish within 0\.3s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
+    assert re.search(rf"^error: '{tool} .*' did not finish within 2s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
                      done.stderr, re.MULTILINE), done.stderr
     assert "ok:" not in done.stdout
     # A reader's subshell may meet the hung tool up to three times (read_ets) before the script stops.
-    assert seconds < 15, f"the script took {seconds:.1f}s with a 0.3s limit per call"
+    assert seconds < 40, f"the script took {seconds:.1f}s with a 2s limit per call (the stub sleeps 600s)"
 
 
 def test_upstream_debugfs_lookup_is_bounded_too(tmp_path: Path, example: Rendered) -> None:
@@ -536,7 +539,7 @@ def test_upstream_debugfs_lookup_is_bounded_too(tmp_path: Path, example: Rendere
     hang(host, "readlink")
     done, seconds = timed_run(host, "--check", SHORT)
     assert done.returncode == 3 and "error: 'readlink -f " in done.stderr, done.stderr
-    assert seconds < 15
+    assert seconds < 40
 
 
 def test_a_tool_that_ignores_sigterm_is_killed(tmp_path: Path, example: Rendered) -> None:
@@ -544,7 +547,7 @@ def test_a_tool_that_ignores_sigterm_is_killed(tmp_path: Path, example: Rendered
     hang(host, "mlnx_qos")
     done, seconds = timed_run(host, "--check", {**SHORT, "HANG_STUB_IGNORE_TERM": "1"})
     assert done.returncode == 3 and "error: 'mlnx_qos -i " in done.stderr, done.stderr
-    assert hostscript.KILL_AFTER_S <= seconds < hostscript.KILL_AFTER_S + 15  # SIGTERM ignored: SIGKILL ended it
+    assert hostscript.KILL_AFTER_S <= seconds < hostscript.KILL_AFTER_S + 40  # SIGTERM ignored: SIGKILL ended it
 
 
 def test_apply_stops_at_the_first_timeout_and_says_so(tmp_path: Path, example: Rendered) -> None:
@@ -564,12 +567,6 @@ def test_a_bad_time_limit_is_a_usage_error_before_touching_anything(host: FakeHo
     assert done.returncode == 2
     assert f"error: FABRICGEN_TOOL_TIMEOUT={value}: expected seconds, a number above 0" in done.stderr
     assert host.calls() == []
-
-
-def test_every_call_of_a_full_apply_is_bounded(host: FakeHost) -> None:
-    applied(host)  # FakeHost.run checks each call's parent
-    assert {call["tool"] for call in host.calls()} == {"mlnx_qos", "dcb", "ip", "cma_roce_tos", "cma_roce_mode"}
-    assert {call["parent"] for call in host.calls()} == {"timeout"}
 
 
 def resolved_host() -> DeviceModel:

@@ -533,7 +533,9 @@ def test_usage(node3: FakeHost) -> None:
 # --- time limits: a tool that never answers ---------------------------------------------------------------
 
 HANG = ROOT / "tests" / "nic_stubs" / "hang"  # shared with the ConnectX tests
-SHORT = {"FABRICGEN_TOOL_TIMEOUT": "0.3"}  # seconds; the default is hostscript.TOOL_TIMEOUT_S
+# Seconds; the default is hostscript.TOOL_TIMEOUT_S. Short, yet long enough for the models' healthy calls on a
+# loaded machine: a full suite run on 2 busy cores saw one take more than 0.3 s.
+SHORT = {"FABRICGEN_TOOL_TIMEOUT": "2"}
 
 
 def hang(fake: FakeHost, tool: str) -> None:
@@ -547,9 +549,9 @@ def hang(fake: FakeHost, tool: str) -> None:
         (bin_dir / "sleep").symlink_to(sleep)
 
 
-# Each tool, and a mode that reaches it before anything else could stop the run. The stub sleeps 600 s.
-HANGING = [("dcb", "--check"), ("cat", "--check"), ("ip", "--apply"), ("tee", "--apply"), ("mkdir", "--apply"),
-           ("modprobe", "--apply")]
+# A tool of each kind the script bounds -- dcb, a sysfs read, a configfs write and mkdir, modprobe -- and a mode that
+# reaches it first. (FakeHost.run proves every call of a model ran under timeout.)
+HANGING = [("dcb", "--check"), ("cat", "--check"), ("tee", "--apply"), ("mkdir", "--apply"), ("modprobe", "--apply")]
 
 
 @pytest.mark.parametrize(("tool", "mode"), HANGING)
@@ -559,19 +561,11 @@ def test_a_tool_that_never_answers_stops_the_script_with_its_name(node3: FakeHos
     done = node3.run(mode, env=SHORT)
     seconds = time.monotonic() - start
     assert done.returncode == 3, done.stderr
-    assert re.search(rf"^error: '{tool} .*' did not finish within 0\.3s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
+    assert re.search(rf"^error: '{tool} .*' did not finish within 2s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
                      done.stderr, re.MULTILINE), done.stderr
+    assert done.stderr.count("did not finish within") == 1, "the script stops at the first timeout"
     assert "ok:" not in done.stdout
-    assert seconds < 15, f"the script took {seconds:.1f}s with a 0.3s limit per call"
-
-
-def test_apply_stops_at_the_first_timeout(node3: FakeHost) -> None:
-    hang(node3, "tee")  # the RoCE ToS write, late in the first NIC's function
-    done = node3.run("--apply", env=SHORT)
-    assert done.returncode == 3 and done.stderr.count("did not finish within") == 1, done.stderr
-    first, second = node3.nics
-    assert node3.read(f"sysfs/class/net/{first.interface}/mtu") == str(first.mtu)
-    assert node3.read(f"sysfs/class/net/{second.interface}/mtu") == "1500", "the script went on past the timeout"
+    assert seconds < 40, f"the script took {seconds:.1f}s with a 2s limit per call (the stub sleeps 600s)"
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "5s"])
