@@ -365,7 +365,8 @@ def validate(paths: tuple[Path, ...], sonic_release: str | None, models: Path | 
       fabricgen validate --models ./sonic-yang-models out/
 
     Needs the `yang` extra: pip install 'fabricgen[yang]' (and Debian's libyang2-dev); --fetch-models needs
-    git. Exit status: 0 all valid, 1 some file invalid, 2 usage error or models missing or not fetched.
+    git. Exit status: 0 all valid, 1 some file invalid, 2 usage error or models missing or not fetched, 3 the
+    cache could not be written.
     """
     from fabricgen.validate.models import ModelsError
 
