@@ -34,6 +34,8 @@ from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
 
 STATE_DIR = "/var/lib/fabricgen"
 _COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# A RoCE default the linux-dcb script could not read because the device's RDMA-CM configfs group does not exist.
+_UNSET_ROCE = re.compile(r'^DIFF ([A-Za-z0-9_]{1,32}) roce (?:tos|mode): have "<unset>"', re.MULTILINE)
 # The script's own exit codes: 0 nothing differs, 1 something differs (--check); anything else is a failure.
 _CHECK_MATCH, _CHECK_DIFF = 0, 1
 
@@ -141,15 +143,22 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
         snapshot = self.nic_check(bundle)
+        if self._open_rdma_cm_groups(snapshot):
+            snapshot = self.nic_check(bundle)
         self.last_snapshot = snapshot
         plan = restore_script(bundle.platform, bundle.device, snapshot)
         if plan.unrestorable:
             raise CommitError(f"{bundle.device}: nothing was changed: the current value of "
                               f"{', '.join(plan.unrestorable)} could not be snapshotted, so the push could not "
                               "be undone")
-        directory = self._stage(commit_id, bundle, snapshot, plan.script)
-        if revert_in:
-            self._arm_timer(commit_id, directory, int(revert_in))
+        try:
+            directory = self._stage(commit_id, bundle, snapshot, plan.script)
+            if revert_in:
+                self._arm_timer(commit_id, directory, int(revert_in))
+        except SshError as exc:
+            self.ssh.run(f"rm -f {shlex.quote(self.state_dir)}/pending")
+            raise CommitError(f"{bundle.device}: nothing was changed: the undo could not be staged on the host "
+                              f"first ({exc})") from None
         applied = self.ssh.run(_apply_command(directory, bundle), timeout=float(max(self.timeout, 600)))
         if applied.status != 0:
             undone = self.ssh.run(f"bash {shlex.quote(directory)}/revert.sh now")
@@ -159,6 +168,19 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
                               else f"RESTORING FAILED too: {undone.output}"))
         self.last_commit = commit_id
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
+
+    def _open_rdma_cm_groups(self, snapshot: str) -> bool:
+        """Make RoCE defaults that read as unset readable, so they can be snapshotted: an RDMA device's RDMA-CM
+        configfs group appears on mkdir (what cma_roce_tos and the script's --apply do) and then shows the
+        values the kernel has. Without the group nobody can tell what to restore."""
+        devices = sorted(set(_UNSET_ROCE.findall(snapshot)))
+        if not devices:
+            return False
+        # configfs takes a plain mkdir of the group (no -p: the kernel makes its ports/ itself).
+        done = self.ssh.run(f'cfg="${{FABRICGEN_CONFIGFS:-/sys/kernel/config}}"; [ -d "$cfg/rdma_cm" ] || exit 1; '
+                            f"for d in {' '.join(devices)}; do "
+                            '[ -d "$cfg/rdma_cm/$d" ] || mkdir "$cfg/rdma_cm/$d" || exit 1; done')
+        return done.status == 0
 
     def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str) -> str:
         """Everything the host needs to undo this commit, on its own disk before anything changes."""

@@ -116,7 +116,16 @@ class SshSession:
             sftp.posix_rename(temporary, path)
         except (OSError, paramiko.SSHException) as exc:
             self.run(f"rm -f {shlex.quote(temporary)}")
-            raise SshError(f"{self._where()}: cannot write {path}: {_ssh_reason(exc)}") from None
+            raise SshError(f"{self._where()}: cannot write {path}: {_ssh_reason(exc)}"
+                           f"{self._space_note(path, len(text))}") from None
+
+    def _space_note(self, path: str, size: int) -> str:
+        """SFTP (version 3) reports a full disk as a bare "Failure": say so when the filesystem has no room."""
+        done = self.run(f"df -Pk -- {shlex.quote(posixpath.dirname(path))} | awk 'NR==2 {{print $4}}'")
+        free = done.stdout.strip()
+        if done.status == 0 and free.isdigit() and int(free) * 1024 < size + 4096:
+            return f" (No space left on device: {free} KiB free there)"
+        return ""
 
     def _sftp_client(self) -> paramiko.SFTPClient:
         if self._sftp is None:
