@@ -7,7 +7,8 @@ script reads them (its --check run inside the host's namespaces, plus the veths'
 host's own mounts. (The NIC models' state files also keep bookkeeping no tool shows -- write counters, "never
 configured" beside "configured to the same values" -- and mlx5's firmware DSCP map, which no tool reads back
 under PCP trust and deleting APP entries zeroes; a rollback is judged by what the tools read.) Faults are real:
-the controller is killed with SIGKILL, sshd is killed, the management address moves, the host's disk is full, a NIC tool fails half-way through an apply.
+the controller is killed with SIGKILL, sshd is killed, the management address moves, the host's disk is full,
+a NIC tool fails half-way through an apply.
 """
 
 from __future__ import annotations
