@@ -5,26 +5,53 @@
 # Usage: fabricgen-nic.sh [--apply | --check]
 #   --apply  (default) change only what differs, then verify; exit 0 when every setting holds
 #   --check  change nothing; print every difference; exit 1 when anything differs
-# Exit status 2: usage error or a missing tool. ConnectX QoS settings are runtime only (lost at reboot
-# or driver reload): fabricgen-nic.service runs --apply at boot.
+# Exit status 2: usage error or a missing tool; 3: a tool did not finish within FABRICGEN_TOOL_TIMEOUT
+# seconds (default 30; then it is killed and the script stops). ConnectX QoS settings are runtime
+# only (lost at reboot or driver reload): fabricgen-nic.service runs --apply at boot.
 set -euo pipefail
 
 SYSFS="${FABRICGEN_SYSFS:-/sys}"  # the real /sys unless a test points it at a fake tree
+TOOL_TIMEOUT="${FABRICGEN_TOOL_TIMEOUT:-30}"  # seconds each tool call may take
 
 mode=apply
 case "${1:-}" in
   "" | --apply) mode=apply ;;
   --check) mode=check ;;
-  -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
   *) echo "usage: $0 [--apply | --check]" >&2; exit 2 ;;
 esac
 
+if ! [[ $TOOL_TIMEOUT =~ ^[0-9]+([.][0-9]+)?$ && $TOOL_TIMEOUT =~ [1-9] ]]; then
+  echo "error: FABRICGEN_TOOL_TIMEOUT=$TOOL_TIMEOUT: expected seconds, a number above 0 (e.g. 30 or 2.5)" >&2
+  exit 2
+fi
+command -v timeout >/dev/null || { echo "error: timeout not found (install coreutils)" >&2; exit 2; }
 for tool in mlnx_qos dcb ip cma_roce_tos cma_roce_mode; do
   command -v "$tool" >/dev/null || { echo "error: $tool not found (install mlnx-tools and iproute2)" >&2; exit 2; }
 done
 
 drift=0
 failed=0
+
+# Every external tool runs through bounded (readers, writes, setting's commands): this runs as root at boot, and a
+# wedged driver or firmware can block a netlink, configfs or sysfs call forever.
+exec {stderr}>&2  # bounded's error reaches the caller's stderr even from a reader that silences the tool's
+trap 'exit 3' USR1
+# bounded TOOL ARGS...: TOOL ARGS under coreutils timeout: SIGTERM after TOOL_TIMEOUT seconds, SIGKILL 5 s
+# later. A tool that times out is named, and the script stops with exit 3: every later call would wait on the same
+# wedged device. `exit` ends only the $(...) subshell a reader runs in, so USR1 asks the main shell to exit too.
+bounded() {
+  local status=0
+  timeout -k 5 "$TOOL_TIMEOUT" "$@" || status=$?
+  if ((status == 124 || status == 137)); then  # timeout's own status after its SIGTERM, or after SIGKILL
+    echo "error: '$*' did not finish within ${TOOL_TIMEOUT}s (FABRICGEN_TOOL_TIMEOUT): stopped" >&"$stderr"
+    kill -s USR1 "$$"
+    exit 3
+  fi
+  return "$status"
+}
+# run COMMAND...: a function of this script as it is (it bounds the tools it calls), a tool through bounded.
+run() { if declare -F "$1" >/dev/null; then "$@"; else bounded "$@"; fi; }
 
 # setting NAME CURRENT WANTED -- COMMAND...: in check mode report a difference, in apply mode fix it.
 setting() {
@@ -37,15 +64,16 @@ setting() {
   else
     printf 'SET  %s: "%s" -> "%s"\n' "$name" "${current:-<unset>}" "$wanted"
     # Keep going on failure so one refused setting does not leave the other NICs untouched; exit 1 at the end.
-    "$@" || { echo "error: $name: '$*' failed" >&2; failed=1; }
+    run "$@" || { echo "error: $name: '$*' failed" >&2; failed=1; }
   fi
 }
 
 # Readers print the current value in the same words as the wanted value (whitespace collapsed).
-words() { local out; out=$("$@" 2>/dev/null) || true; set -f; echo $out; set +f; }
+words() { local out; out=$(bounded "$@" 2>/dev/null) || true; set -f; echo $out; set +f; }
 read_file() { if [[ -r $1 ]]; then words cat "$1"; fi; }
-write_file() { printf '%s\n' "$2" > "$1"; }
-mlnx_qos_field() { mlnx_qos -i "$1" 2>/dev/null | sed -n "s/^$2: *//p" | head -n 1; }
+write_file() { printf '%s\n' "$2" | bounded tee "$1" >/dev/null; }
+# sed and head only filter the bounded tool's output: they end when it does.
+mlnx_qos_field() { bounded mlnx_qos -i "$1" 2>/dev/null | sed -n "s/^$2: *//p" | head -n 1; }
 # read_ets IFACE ZERO_BW_TC...: mlx5 reads a TC set to 0 % back as 100 (strict TCs, on kernels without the
 # 2026 "report zero bandwidth for non-ETS traffic classes" fix) or as its share of the zero-BW ETS group.
 # Show those TCs as 0: the ETS shares sum to 100, so the weighted TCs still pin the allocation.
@@ -91,8 +119,8 @@ cc_dir() {
   local ofed="$SYSFS/class/net/$1/ecn"
   if [[ -d $ofed ]]; then echo "$ofed"; return; fi
   local bdf
-  bdf=$(basename "$(readlink -f "$SYSFS/class/net/$1/device")")
-  echo "$SYSFS/kernel/debug/mlx5/$bdf/cc_params"
+  bdf=$(bounded readlink -f "$SYSFS/class/net/$1/device") || true  # no such netdev: the knobs read as unset
+  echo "$SYSFS/kernel/debug/mlx5/${bdf##*/}/cc_params"
 }
 cc_setting() {  # cc_setting IFACE NAME OFED_FILE DEBUGFS_FILE WANTED
   local dir file
@@ -145,7 +173,7 @@ all_nics() {
 }
 
 if [[ $mode == apply ]] && command -v modprobe >/dev/null; then
-  modprobe -q rdma_cm || true  # cma_roce_tos/cma_roce_mode need the RDMA-CM configfs
+  bounded modprobe -q rdma_cm || true  # cma_roce_tos/cma_roce_mode need the RDMA-CM configfs
 fi
 all_nics
 if [[ $mode == apply ]]; then

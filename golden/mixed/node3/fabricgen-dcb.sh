@@ -5,22 +5,29 @@
 # Usage: fabricgen-dcb.sh [--apply | --check]
 #   --apply  (default) change only what differs, then verify; exit 0 when every setting holds
 #   --check  change nothing; print every difference; exit 1 when anything differs
-# Exit status 2: usage error or a missing tool. DCB settings live in the NIC driver and are lost at reboot or
-# driver reload: fabricgen-dcb.service runs --apply at boot. DCQCN/CNP are not set here (no generic interface):
-# each run prints the values to give the NIC vendor's tool.
+# Exit status 2: usage error or a missing tool; 3: a tool did not finish within FABRICGEN_TOOL_TIMEOUT seconds
+# (default 30; then it is killed and the script stops). DCB settings live in the NIC driver and are lost at
+# reboot or driver reload: fabricgen-dcb.service runs --apply at boot. DCQCN/CNP are not set here (no generic
+# interface): each run prints the values to give the NIC vendor's tool.
 set -euo pipefail
 
 SYSFS="${FABRICGEN_SYSFS:-/sys}"                    # the real /sys unless a test points it at a fake tree
 CONFIGFS="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"  # likewise configfs (RDMA-CM defaults)
+TOOL_TIMEOUT="${FABRICGEN_TOOL_TIMEOUT:-30}"     # seconds each tool call may take
 
 mode=apply
 case "${1:-}" in
   "" | --apply) mode=apply ;;
   --check) mode=check ;;
-  -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
   *) echo "usage: $0 [--apply | --check]" >&2; exit 2 ;;
 esac
 
+if ! [[ $TOOL_TIMEOUT =~ ^[0-9]+([.][0-9]+)?$ && $TOOL_TIMEOUT =~ [1-9] ]]; then
+  echo "error: FABRICGEN_TOOL_TIMEOUT=$TOOL_TIMEOUT: expected seconds, a number above 0 (e.g. 30 or 2.5)" >&2
+  exit 2
+fi
+command -v timeout >/dev/null || { echo "error: timeout not found (install coreutils)" >&2; exit 2; }
 for tool in dcb ip; do
   command -v "$tool" >/dev/null || { echo "error: $tool not found (install iproute2)" >&2; exit 2; }
 done
@@ -28,6 +35,26 @@ done
 drift=0
 failed=0
 notes=1
+
+# Every external tool runs through bounded (readers, writes, setting's commands): this runs as root at boot, and a
+# wedged driver or firmware can block a netlink, configfs or sysfs call forever.
+exec {stderr}>&2  # bounded's error reaches the caller's stderr even from a reader that silences the tool's
+trap 'exit 3' USR1
+# bounded TOOL ARGS...: TOOL ARGS under coreutils timeout: SIGTERM after TOOL_TIMEOUT seconds, SIGKILL 5 s
+# later. A tool that times out is named, and the script stops with exit 3: every later call would wait on the same
+# wedged device. `exit` ends only the $(...) subshell a reader runs in, so USR1 asks the main shell to exit too.
+bounded() {
+  local status=0
+  timeout -k 5 "$TOOL_TIMEOUT" "$@" || status=$?
+  if ((status == 124 || status == 137)); then  # timeout's own status after its SIGTERM, or after SIGKILL
+    echo "error: '$*' did not finish within ${TOOL_TIMEOUT}s (FABRICGEN_TOOL_TIMEOUT): stopped" >&"$stderr"
+    kill -s USR1 "$$"
+    exit 3
+  fi
+  return "$status"
+}
+# run COMMAND...: a function of this script as it is (it bounds the tools it calls), a tool through bounded.
+run() { if declare -F "$1" >/dev/null; then "$@"; else bounded "$@"; fi; }
 
 # setting NAME CURRENT WANTED -- COMMAND...: in check mode report a difference, in apply mode fix it.
 setting() {
@@ -40,16 +67,16 @@ setting() {
   else
     printf 'SET  %s: "%s" -> "%s"\n' "$name" "${current:-<unset>}" "$wanted"
     # Keep going on failure so one refused setting does not leave the other NICs untouched; exit 1 at the end.
-    "$@" || { echo "error: $name: '$*' failed" >&2; failed=1; }
+    run "$@" || { echo "error: $name: '$*' failed" >&2; failed=1; }
   fi
 }
 # note TEXT: said once per run (not again by the verify pass), on stderr.
 note() { if ((notes)); then echo "note: $*" >&2; fi; }
 
 # Readers print the current value in the same words as the wanted value (whitespace collapsed).
-words() { local out; out=$("$@" 2>/dev/null) || true; set -f; echo $out; set +f; }
+words() { local out; out=$(bounded "$@" 2>/dev/null) || true; set -f; echo $out; set +f; }
 read_file() { if [[ -r $1 ]]; then words cat "$1"; fi; }
-write_file() { printf '%s\n' "$2" > "$1"; }
+write_file() { printf '%s\n' "$2" | bounded tee "$1" >/dev/null; }
 netdev_mtu() { read_file "$SYSFS/class/net/$1/mtu"; }
 
 # dcb_ops IFACE: say once why dcb cannot configure a NIC, instead of leaving it to the failures that follow:
@@ -57,7 +84,7 @@ netdev_mtu() { read_file "$SYSFS/class/net/$1/mtu"; }
 dcb_ops() {
   local dcbx
   ((notes)) || return 0
-  if ! dcb ets show dev "$1" prio-tc >/dev/null 2>&1; then
+  if ! bounded dcb ets show dev "$1" prio-tc >/dev/null 2>&1; then
     echo "error: $1: no DCB netlink ETS (no such netdev, or a driver without IEEE dcbnl ops)" >&2
     return 0
   fi
@@ -123,17 +150,17 @@ dscp_sync() {
   for entry in "$@"; do
     if [[ $have != *" $entry "* || $redo == *" ${entry%%:*} "* ]]; then add+=("$entry"); fi
   done
-  if [[ -n ${drop[*]:-} ]]; then dcb app del dev "$ifname" dscp-prio "${drop[@]}" || return 1; fi
-  if [[ -n ${add[*]:-} ]]; then dcb app add dev "$ifname" dscp-prio "${add[@]}" || return 1; fi
+  if [[ -n ${drop[*]:-} ]]; then bounded dcb app del dev "$ifname" dscp-prio "${drop[@]}" || return 1; fi
+  if [[ -n ${add[*]:-} ]]; then bounded dcb app add dev "$ifname" dscp-prio "${add[@]}" || return 1; fi
 }
 # apptrust IFACE SELECTOR: which APP selector the NIC trusts, where iproute2 (>= 6.2) and the driver have it.
 apptrust() {
   local have
-  if ! have=$(dcb apptrust show dev "$1" order 2>/dev/null); then
+  if ! have=$(bounded dcb apptrust show dev "$1" order 2>/dev/null); then
     note "$1: no dcb apptrust (iproute2 < 6.2, or a driver without apptrust ops): the DSCP APP entries alone classify"
     return 0
   fi
-  setting "$1 apptrust" "$(words echo "$have")" "order: $2" -- dcb apptrust set dev "$1" order "$2"
+  setting "$1 apptrust" "$(set -f; echo $have)" "order: $2" -- dcb apptrust set dev "$1" order "$2"
 }
 # rdma_cm_port DEV: the RDMA-CM configfs port directory of DEV (as mlnx-tools' cma_roce_tos finds it). The group rdma_cm/DEV appears on
 # mkdir, as cma_roce_tos does it; --check never creates it, so a missing group reads as unset.
@@ -142,7 +169,7 @@ rdma_cm_port() {
   if [[ ! -d $CONFIGFS/rdma_cm ]]; then
     note "no $CONFIGFS/rdma_cm: mount configfs and load rdma_cm to set the RoCE defaults of $1"
   elif [[ $mode == apply && ! -d $group ]]; then
-    mkdir "$group" 2>/dev/null || echo "error: cannot create $group (no RDMA device $1?)" >&2
+    bounded mkdir "$group" 2>/dev/null || echo "error: cannot create $group (no RDMA device $1?)" >&2
   fi
   echo "$group/ports/1"
 }
@@ -189,7 +216,7 @@ all_nics() {
 }
 
 if [[ $mode == apply ]] && command -v modprobe >/dev/null; then
-  modprobe -q rdma_cm || true  # the RDMA-CM configfs comes with rdma_cm
+  bounded modprobe -q rdma_cm || true  # the RDMA-CM configfs comes with rdma_cm
 fi
 all_nics
 if [[ $mode == apply ]]; then
