@@ -324,6 +324,13 @@ def install_models(kind: HostKind, usr_local: Path) -> None:
         wrapper.write_text('#!/bin/sh\ncase "$#:$1" in "1:$FABRICGEN_CONFIGFS"/rdma_cm/*)\n'
                            '  exec /usr/local/lib/fabricgen-lab/mkdir "$@";;\nesac\nexec /bin/mkdir "$@"\n')
         wrapper.chmod(0o755)
+        # configfs rmdir of an rdma_cm group drops the whole group, its ports/ included (the kernel keeps the
+        # device's RoCE defaults: they live in the model's state); any other rmdir is the real one.
+        remover = usr_local / "bin" / "rmdir"
+        remover.write_text('#!/bin/sh\ncase "$#:$1" in "1:$FABRICGEN_CONFIGFS"/rdma_cm/*)\n'
+                           '  [ -d "$1" ] || { echo "rmdir: $1: No such file or directory" >&2; exit 1; }\n'
+                           '  exec /bin/rm -r -- "$1";;\nesac\nexec /bin/rmdir "$@"\n')
+        remover.chmod(0o755)
 
 
 # Runs as the anchor, inside the host's fresh network, UTS and mount namespaces; ends as `sleep infinity`. One

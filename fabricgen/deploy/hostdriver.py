@@ -143,7 +143,8 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
         snapshot = self.nic_check(bundle)
-        if self._open_rdma_cm_groups(snapshot):
+        opened = self._open_rdma_cm_groups(snapshot)
+        if opened:
             snapshot = self.nic_check(bundle)
         self.last_snapshot = snapshot
         plan = restore_script(bundle.platform, bundle.device, snapshot)
@@ -152,7 +153,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
                               f"{', '.join(plan.unrestorable)} could not be snapshotted, so the push could not "
                               "be undone")
         try:
-            directory = self._stage(commit_id, bundle, snapshot, plan.script)
+            directory = self._stage(commit_id, bundle, snapshot, plan.script, opened)
             if revert_in:
                 self._arm_timer(commit_id, directory, int(revert_in))
         except SshError as exc:
@@ -169,20 +170,20 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         self.last_commit = commit_id
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
 
-    def _open_rdma_cm_groups(self, snapshot: str) -> bool:
+    def _open_rdma_cm_groups(self, snapshot: str) -> list[str]:
         """Make RoCE defaults that read as unset readable, so they can be snapshotted: an RDMA device's RDMA-CM
         configfs group appears on mkdir (what cma_roce_tos and the script's --apply do) and then shows the
         values the kernel has. Without the group nobody can tell what to restore."""
         devices = sorted(set(_UNSET_ROCE.findall(snapshot)))
         if not devices:
-            return False
+            return []
         # configfs takes a plain mkdir of the group (no -p: the kernel makes its ports/ itself).
         done = self.ssh.run(f'cfg="${{FABRICGEN_CONFIGFS:-/sys/kernel/config}}"; [ -d "$cfg/rdma_cm" ] || exit 1; '
                             f"for d in {' '.join(devices)}; do "
                             '[ -d "$cfg/rdma_cm/$d" ] || mkdir "$cfg/rdma_cm/$d" || exit 1; done')
-        return done.status == 0
+        return devices if done.status == 0 else []
 
-    def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str) -> str:
+    def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str, opened: list[str]) -> str:
         """Everything the host needs to undo this commit, on its own disk before anything changes."""
         directory = f"{self.state_dir}/commits/{commit_id}"
         quoted = shlex.quote(directory)
@@ -197,7 +198,8 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
                 self.ssh.put(f"{directory}/prev/{item.name}", old, item.mode)
         self.ssh.put(f"{directory}/snapshot.txt", snapshot, 0o600)
         self.ssh.put(f"{directory}/restore-nic.sh", restore, 0o700)
-        self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, bundle, previous), 0o700)
+        self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, bundle, previous, opened),
+                     0o700)
         self.ssh.check(f"sync -f {quoted}/revert.sh")
         return directory
 
@@ -309,8 +311,11 @@ def _install(source: str, item: InstalledFile) -> str:
     return f"install -D -m {item.mode:o} {source} {shlex.quote(item.path)}"
 
 
-def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous: dict[str, str | None]) -> str:
-    """The host-side undo of one commit. `timer` mode acts only while this commit is still the pending one."""
+def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous: dict[str, str | None],
+                   opened: list[str]) -> str:
+    """The host-side undo of one commit. `timer` mode acts only while this commit is still the pending one.
+    RDMA-CM configfs groups the commit opened to read their values are closed again once those values are back
+    (the kernel keeps them when the group goes), so the host is left as it was found."""
     state = shlex.quote(state_dir)
     directory = f"{state}/commits/{commit_id}"
     files = []
@@ -331,6 +336,8 @@ def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous:
         "status=0",
         f"bash {directory}/restore-nic.sh || status=1",
         *files,
+        *(['cfg="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"',
+           f'for d in {" ".join(opened)}; do rmdir "$cfg/rdma_cm/$d" || status=1; done'] if opened else []),
         f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
         f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',
         f"sync -f {directory}/reverted",
