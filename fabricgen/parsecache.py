@@ -28,8 +28,20 @@ import stat
 from pathlib import Path
 from typing import Any
 
-SEAL = b"fabricgen-parse-cache/1\n"
-"""the first bytes of every cache file; a file of another format (an older fabricgen's) is not read"""
+
+def _parser_digest() -> bytes:
+    """The parsing code's own fingerprint: a fabricgen whose YAML reading changed (an upgrade, a fix) must not
+    take what an older parser made from the same bytes."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("yamlsource.py", "fastyaml.py", "parsecache.py"):
+        with contextlib.suppress(OSError):
+            digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16].encode()
+
+
+SEAL = b"fabricgen-parse-cache/1 " + _parser_digest() + b"\n"
+"""the first bytes of every cache file; a file of another format or parser (an older fabricgen's) is not read"""
 _DIGEST = 32  # bytes of a sha256
 _HEADER = len(SEAL) + 2 * _DIGEST
 _PRIVATE_DIR, _PRIVATE_FILE = 0o700, 0o600

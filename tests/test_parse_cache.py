@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen import fastyaml, yamlsource
+from fabricgen import fastyaml, parsecache, yamlsource
 from fabricgen.diagnostics import Location
 from fabricgen.parsecache import blob_may_carry_secret, carries_secret
 from fabricgen.yamlsource import load_yaml
@@ -188,6 +188,26 @@ def test_an_entry_made_from_other_bytes_is_refused(cache: Path, tmp_path: Path) 
     doc, problems = load_yaml(honest)
     assert problems == [] and doc is not None and doc.data == {"mtu": 9100}
     assert honest_entry.read_bytes() != poison.read_bytes()  # deleted on refusal, written again from the file
+
+
+def test_an_entry_another_parser_made_is_not_read(cache: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an upgrade (or a fix) of the YAML reading code, what the older parser made from the same bytes is
+    parsed again: the seal carries the parsing code's fingerprint."""
+    path = tmp_path / "hosts.yaml"
+    path.write_text("mtu: 9100\n")
+    load_yaml(path)
+    [entry] = cached_files(cache)
+    assert entry.read_bytes().startswith(parsecache.SEAL)
+    monkeypatch.setattr(parsecache, "SEAL", b"fabricgen-parse-cache/1 0000000000000000\n")
+
+    def parsed(*_: object) -> None:
+        raise RuntimeError("parsed again")
+
+    monkeypatch.setattr(yamlsource, "parse_yaml", parsed)
+    monkeypatch.setattr(yamlsource, "load_plain", parsed)
+    with pytest.raises(RuntimeError, match="parsed again"):
+        load_yaml(path)
 
 
 @settings(max_examples=60, deadline=None)
