@@ -143,10 +143,10 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
         snapshot = self.nic_check(bundle)
+        self.last_snapshot = snapshot  # the host as found: what a revert must read back as
         opened = self._open_rdma_cm_groups(snapshot)
-        if opened:
+        if opened:  # the values behind those groups, now readable, are what the restore script sets back
             snapshot = self.nic_check(bundle)
-        self.last_snapshot = snapshot
         plan = restore_script(bundle.platform, bundle.device, snapshot)
         if plan.unrestorable:
             raise CommitError(f"{bundle.device}: nothing was changed: the current value of "
@@ -197,6 +197,8 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             if old is not None:
                 self.ssh.put(f"{directory}/prev/{item.name}", old, item.mode)
         self.ssh.put(f"{directory}/snapshot.txt", snapshot, 0o600)
+        # The session's FABRICGEN_* settings (tool time limit, test trees), for a revert that runs from a timer.
+        self.ssh.check(f"export -p | grep '^declare -x FABRICGEN_' > {quoted}/env || true")
         self.ssh.put(f"{directory}/restore-nic.sh", restore, 0o700)
         self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, bundle, previous, opened),
                      0o700)
@@ -329,6 +331,7 @@ def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous:
         "#!/bin/bash",
         f"# fabricgen: undo commit {commit_id} on {bundle.device}: NIC settings and installed files as before it.",
         "set -u",
+        f"if [[ -f {directory}/env ]]; then . {directory}/env; fi",
         f"exec 9>>{state}/lock",
         "flock -w 120 9 || { echo 'error: another fabricgen step holds the lock' >&2; exit 1; }",
         f"pending=$(cat {state}/pending 2>/dev/null || true)",
