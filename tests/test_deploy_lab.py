@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from lab import Lab
 from test_lab import require_lab
 

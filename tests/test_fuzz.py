@@ -36,6 +36,12 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, example, given, reject, settings
+from hypothesis import strategies as st
+
+from fabricgen.cli import main
+
+from conftest import EXAMPLE_INVENTORY, ROOT
 from fuzz_mutations import (
     ENCODINGS,
     FILE_KINDS,
@@ -48,12 +54,6 @@ from fuzz_mutations import (
     TextMutation,
     serialise,
 )
-from hypothesis import HealthCheck, example, given, reject, settings
-from hypothesis import strategies as st
-
-from fabricgen.cli import main
-
-from conftest import EXAMPLE_INVENTORY, ROOT
 
 INPUT_FILES = ("intent.yaml", "hosts.yaml", "groups.yaml", "defaults.yaml")
 # Generous bounds: a case takes ~20 ms here; the bounds catch a hang or a blow-up (an alias bomb, a quadratic

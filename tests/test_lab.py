@@ -17,6 +17,10 @@ from pathlib import Path
 
 import paramiko
 import pytest
+
+from fabricgen.load import load
+
+from conftest import ROOT
 from lab import (
     KINDS,
     STATE_ROOT,
@@ -28,10 +32,6 @@ from lab import (
     plan_hosts,
     root_links,
 )
-
-from fabricgen.load import load
-
-from conftest import ROOT
 
 TOOLS = ("ip", "nsenter", "unshare", "ssh", "ssh-keygen")
 
