@@ -9,6 +9,7 @@ exactly as the snapshot the run journaled before committing. The rollback is a r
 from __future__ import annotations
 
 import fnmatch
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -87,6 +88,13 @@ def _drift(root: Path, record: RunRecord, inventory: Inventory, name: str) -> tu
 
 
 def _restore(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> Outcome:
+    start = time.monotonic()
+    outcome = _restore_device(root, record, inventory, device)
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _restore_device(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> Outcome:
     snapshot = next((step.get("snapshot") for step in device.steps if step.get("event") == "committed"), None)
     try:
         driver = fresh_driver(inventory.devices[device.device])
@@ -102,7 +110,7 @@ def _restore(root: Path, record: RunRecord, inventory: Inventory, device: Device
     if snapshot is not None and after != snapshot:
         return Outcome(device.device, "attention", message="restored, but the settings do not read back as the "
                                                            "snapshot taken before the push")
-    return Outcome(device.device, "restored", message=f"back to the state before run {record.run_id}")
+    return Outcome(device.device, "restored", message="reads back as before the run")
 
 
 def _exit_code(outcomes: dict[str, Outcome]) -> int:
