@@ -9,6 +9,8 @@ Per size: a fresh lab of N GPU hosts (real sshd per host, the NIC tool models of
               on-host revert timer, health checks over fresh logins, confirm)
   script      the host script's own --check run inside one host without SSH: the share of each host's cost
               that is the NIC tools (here Python models, on the same 2 cores as everything else)
+  controller  CPU seconds of the fabricgen process itself (rusage of the child): fabricgen's own cost, apart
+              from what the lab hosts spend running the scripts and tools
 Everything, controller and every host, shares this machine's cores: per-host cost includes the hosts' work.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -30,12 +33,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 from lab import Lab  # noqa: E402 - the lab lives with the tests
 
 
-def timed(argv: list[str], cwd: Path) -> tuple[float, int]:
+def timed(argv: list[str], cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of fabricgen itself -- the controller, not the hosts --, exit status)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 2):
         sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
-    return time.monotonic() - start, done.returncode
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.returncode
 
 
 def measure(n: int, workers: int) -> dict[str, Any]:
@@ -44,9 +52,9 @@ def measure(n: int, workers: int) -> dict[str, Any]:
         work = Path(scratch)
         intent, inventory = lab.write_inputs(work / "inputs")
         base = [sys.executable, "-m", "fabricgen"]
-        diff_s, diff_rc = timed([*base, "diff", str(intent), "-i", str(inventory), "--workers", str(workers),
+        diff_s, diff_cpu, diff_rc = timed([*base, "diff", str(intent), "-i", str(inventory), "--workers", str(workers),
                                  "--format", "json"], work)
-        push_s, push_rc = timed([*base, "push", str(intent), "-i", str(inventory), "--workers", str(workers),
+        push_s, push_cpu, push_rc = timed([*base, "push", str(intent), "-i", str(inventory), "--workers", str(workers),
                                  "--yes", "--canary", "0", "--batch", "100%", "--confirm-timeout", "120",
                                  "--journal", str(work / "runs"), "--format", "json"], work)
         host = next(iter(lab.hosts))
@@ -54,8 +62,9 @@ def measure(n: int, workers: int) -> dict[str, Any]:
         lab.run(host, f"bash /usr/local/sbin/{lab.hosts[host].kind.script} --check")
         script_s = time.monotonic() - start
     return {"hosts": n, "workers": workers, "diff_s": round(diff_s, 2), "diff_exit": diff_rc,
-            "diff_per_host_s": round(diff_s / n, 3), "push_s": round(push_s, 2), "push_exit": push_rc,
-            "push_per_host_s": round(push_s / n, 3), "script_check_s": round(script_s, 2)}
+            "diff_per_host_s": round(diff_s / n, 3), "diff_controller_cpu_s": round(diff_cpu, 2),
+            "push_s": round(push_s, 2), "push_exit": push_rc, "push_per_host_s": round(push_s / n, 3),
+            "push_controller_cpu_s": round(push_cpu, 2), "script_check_s": round(script_s, 2)}
 
 
 def main() -> int:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from nornir.core.task import Task
@@ -121,22 +123,9 @@ def _push_wave(deployment: Deployment, nornir: Any, wave: list[str], options: Pu
             deployment.record(Outcome(name, "unchanged", seconds=result["seconds"]))
         else:
             pending[name] = result
-            if deployment.journal is not None:
-                deployment.journal.write("committed", name, diff=result["diff"], commit_id=run_id,
-                                         snapshot=result["snapshot"], links_up=result["links_up"])
     if pending and options.soak:
         time.sleep(options.soak)
-    health = _health(deployment, pending, options)
-    failures += sum(1 for problems in health.values() if problems)
-    halt = failures > budget
-    for name, result in pending.items():
-        problems = health[name]
-        if problems or halt:
-            reason = "; ".join(problems) if problems else "the wave was halted by failures on other devices"
-            deployment.record(_revert(deployment, name, result, reason, nornir))
-        else:
-            deployment.record(_confirm(deployment, name, result, nornir))
-    return failures
+    return _settle(deployment, pending, options, failures, budget) if pending else failures
 
 
 def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_id: str) -> dict[str, Any]:
@@ -151,6 +140,9 @@ def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_i
         return {"diff": ""}
     links_up = _links_up(driver, deployment.data_links.get(task.host.name, []))
     driver.commit_config(message=run_id, revert_in=options.confirm_timeout)
+    if deployment.journal is not None:  # at once: a run killed from here on must know this device changed
+        deployment.journal.write("committed", task.host.name, diff=changes, commit_id=run_id,
+                                 snapshot=driver.last_snapshot, links_up=links_up)
     return {"diff": changes, "snapshot": driver.last_snapshot, "links_up": links_up}
 
 
@@ -179,25 +171,42 @@ def _commit_failure(deployment: Deployment, name: str, error: str) -> Outcome:
         driver.close()
 
 
-def _health(deployment: Deployment, pending: dict[str, dict[str, Any]],
-            options: PushOptions) -> dict[str, list[str]]:
-    if not pending:
-        return {}
-    nornir = nornir_for([deployment.devices[name] for name in pending], options.workers)
-    checks = run_each(nornir, sorted(pending),
-                      lambda task: {"problems": _health_problems(deployment, task.host.name, pending[task.host.name],
-                                                                 options)})
-    return {name: checks[name].get("problems", [checks[name].get("error", "health check failed")])
-            for name in pending}
+@dataclass
+class _Checked:
+    """A committed device after its health check: what is wrong, and the fresh login that found it (kept open
+    for the confirm or the revert that follows, closed by them)."""
+
+    problems: list[str]
+    driver: Any = None
 
 
-def _health_problems(deployment: Deployment, name: str, committed: dict[str, Any],
-                     options: PushOptions) -> list[str]:
+def _settle(deployment: Deployment, pending: dict[str, dict[str, Any]], options: PushOptions,
+            failures: int, budget: int) -> int:
+    """Health-check every committed device of the wave, then confirm or revert each, all in parallel."""
+    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        checked = dict(zip(pending, pool.map(lambda name: _health_check(deployment, name, pending[name], options),
+                                             pending), strict=True))
+        failures += sum(1 for check in checked.values() if check.problems)
+        halt = failures > budget
+
+        def finish(name: str) -> Outcome:
+            check = checked[name]
+            if check.problems or halt:
+                reason = "; ".join(check.problems) or "the wave was halted by failures on other devices"
+                return _revert(deployment, name, pending[name], reason, check.driver)
+            return _confirm(deployment, name, pending[name], check.driver)
+
+        for outcome in pool.map(finish, pending):
+            deployment.record(outcome)
+    return failures
+
+
+def _health_check(deployment: Deployment, name: str, committed: dict[str, Any], options: PushOptions) -> _Checked:
     bundle = deployment.bundles[name]
     try:
         driver = fresh_driver(deployment.devices[name], options.health_timeout)
-    except Exception as exc:
-        return [f"no new login over the management address after the commit: {exc}"]
+    except Exception as exc:  # unreachable is the finding
+        return _Checked([f"no new login over the management address after the commit: {exc}"])
     try:
         problems = []
         still_differs = driver.nic_check(bundle)
@@ -207,16 +216,24 @@ def _health_problems(deployment: Deployment, name: str, committed: dict[str, Any
         down = [link for link in committed["links_up"] if not interfaces.get(link, {}).get("is_up")]
         if down:
             problems.append(f"data link(s) {', '.join(down)} went down")
-        return problems
+        return _Checked(problems, driver)
     except Exception as exc:
-        return [f"health check failed: {exc}"]
-    finally:
         driver.close()
+        return _Checked([f"health check failed: {exc}"])
 
 
-def _confirm(deployment: Deployment, name: str, result: dict[str, Any], nornir: Any) -> Outcome:
+def _reach(deployment: Deployment, name: str, driver: Any) -> Any:
+    """The health check's login when it is still alive, else a new one."""
+    if driver is not None and driver.is_alive().get("is_alive"):
+        return driver
+    if driver is not None:
+        driver.close()
+    return fresh_driver(deployment.devices[name])
+
+
+def _confirm(deployment: Deployment, name: str, result: dict[str, Any], driver: Any) -> Outcome:
     try:
-        driver = fresh_driver(deployment.devices[name])
+        driver = _reach(deployment, name, driver)
         try:
             driver.confirm_commit()
         finally:
@@ -227,10 +244,10 @@ def _confirm(deployment: Deployment, name: str, result: dict[str, Any], nornir: 
     return Outcome(name, "confirmed", result["diff"], seconds=result["seconds"])
 
 
-def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: str, nornir: Any) -> Outcome:
+def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: str, driver: Any) -> Outcome:
     bundle = deployment.bundles[name]
     try:
-        driver = fresh_driver(deployment.devices[name])
+        driver = _reach(deployment, name, driver)
     except Exception as exc:
         return Outcome(name, "attention", result["diff"],
                        f"{reason}; cannot reach it to revert ({exc}): its on-device timer reverts it")
