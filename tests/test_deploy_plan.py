@@ -3,14 +3,17 @@ bundle. No network here; the lab tests (test_deploy_lab.py) drive the same code 
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from fabricgen.deploy.hostbundle import BundleError, HostBundle, bundle_from_rendered
 from fabricgen.deploy.journal import Journal, list_runs, new_run_id, read_run, valid_run_id
 from fabricgen.deploy.plan import PlanError, batch_size, select, waves
+from fabricgen.deploy.progress import Lines, LiveTable, Silent, for_terminal
 from fabricgen.model import Fabric
 from fabricgen.resolve import resolve
 
@@ -118,3 +121,28 @@ def test_host_bundle_round_trips_and_names_where_each_file_goes() -> None:
 def test_a_bundle_installs_only_the_files_fabricgen_renders(files: dict[str, str]) -> None:
     with pytest.raises(BundleError):
         HostBundle("node1", "connectx", files)
+
+
+def test_progress_is_plain_lines_off_a_terminal_and_silent_under_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert isinstance(for_terminal(2, machine_output=True), Silent)
+    lines = for_terminal(2, machine_output=False)  # pytest's stderr is no terminal
+    assert isinstance(lines, Lines)
+    lines.wave(1, 2, ["node1"])
+    lines.device("node1", "committed")
+    lines.device("node1", "confirmed")
+    assert capsys.readouterr().err.splitlines() == ["wave 1/2: 1 device(s)", "  node1: committed", "  node1: confirmed"]
+
+
+def test_the_live_table_shows_the_wave_and_the_counts_so_far() -> None:
+    table = LiveTable(3)
+    try:
+        table.wave(1, 2, ["node1", "node2"])
+        table.device("node1", "confirmed")
+        table.device("node2", "reverted")
+        console = Console(width=60, record=True, file=io.StringIO())
+        console.print(table._render())
+    finally:
+        table.close()
+    text = console.export_text()
+    assert "wave 1/2" in text and "node1" in text and "confirmed" in text
+    assert "2/3 devices done: 1 confirmed, 1 reverted" in text

@@ -26,6 +26,7 @@ from fabricgen.deploy.hostbundle import HostBundle, bundle_from_rendered
 from fabricgen.deploy.journal import Journal, RunRecord, list_runs, new_run_id, read_run, valid_run_id
 from fabricgen.deploy.outcome import Deployment, Outcome, PushOptions
 from fabricgen.deploy.plan import PlanError, select, waves
+from fabricgen.deploy.progress import for_terminal
 from fabricgen.lint import lint
 from fabricgen.model import Fabric
 from fabricgen.schema.inventory import Inventory
@@ -168,8 +169,11 @@ def _push_command(edge: Edge) -> click.Command:
             edge.fail(f"--soak {soak} must be shorter than --confirm-timeout {confirm_timeout}: the devices would "
                       "revert before their health checks")
         options = PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id)
-        progress = (lambda line: click.echo(line, err=True)) if fmt == "text" else (lambda _: None)
-        code = engine.push(deployment, plan, options, run_id, progress)
+        deployment.progress = for_terminal(len(names), machine_output=fmt == "json")
+        try:
+            code = engine.push(deployment, plan, options, run_id)
+        finally:
+            deployment.progress.close()
         journal.write("run-end", exit_code=code)
         journal.close()
         _show(deployment.outcomes, fmt, "push", run_id)

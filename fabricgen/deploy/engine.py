@@ -76,17 +76,15 @@ def _timed(step: Callable[[Task], dict[str, Any]]) -> Callable[[Task], dict[str,
 
 # --- push -------------------------------------------------------------------------------------------------
 
-def push(deployment: Deployment, waves: list[list[str]], options: PushOptions, run_id: str,
-         progress: Callable[[str], None] = lambda _: None) -> int:
+def push(deployment: Deployment, waves: list[list[str]], options: PushOptions, run_id: str) -> int:
     nornir = nornir_for(list(deployment.devices.values()), options.workers)
     failures = 0
     try:
         for number, wave in enumerate(waves, 1):
-            progress(f"wave {number}/{len(waves)}: {len(wave)} device(s)")
+            deployment.progress.wave(number, len(waves), wave)
             failures += _push_wave(deployment, nornir, wave, options, run_id, options.max_failures - failures)
             if failures > options.max_failures:
                 _untouched(deployment, [name for later in waves[number:] for name in later])
-                progress(f"stopped: {failures} failure(s), --max-failures {options.max_failures}")
                 break
     finally:
         close_all(nornir)
@@ -140,6 +138,7 @@ def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_i
         return {"diff": ""}
     links_up = _links_up(driver, deployment.data_links.get(task.host.name, []))
     driver.commit_config(message=run_id, revert_in=options.confirm_timeout)
+    deployment.progress.device(task.host.name, "committed")
     if deployment.journal is not None:  # at once: a run killed from here on must know this device changed
         deployment.journal.write("committed", task.host.name, diff=changes, commit_id=run_id,
                                  snapshot=driver.last_snapshot, links_up=links_up)

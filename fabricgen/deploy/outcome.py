@@ -7,6 +7,7 @@ from typing import Any
 
 from fabricgen.deploy.hostbundle import HostBundle
 from fabricgen.deploy.journal import Journal
+from fabricgen.deploy.progress import Progress, Silent
 from fabricgen.schema.inventory import Device
 
 EXIT_OK, EXIT_FAILED_REVERTED, EXIT_USAGE, EXIT_ATTENTION = 0, 1, 2, 3
@@ -44,9 +45,11 @@ class Deployment:
     data_links: dict[str, list[str]] = field(default_factory=dict)
     journal: Journal | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    progress: Progress = field(default_factory=Silent)
 
     def record(self, outcome: Outcome, **extra: Any) -> None:
         self.outcomes[outcome.device] = outcome
+        self.progress.device(outcome.device, outcome.state)
         if self.journal is not None:
             self.journal.write(outcome.state, outcome.device, diff=outcome.diff, message=outcome.message,
                                seconds=round(outcome.seconds, 3), **extra)
