@@ -1,20 +1,19 @@
 """diff, push and rollback over the selected devices: the deploy stage after write.
 
-Push, per wave (plan.py): every device of the wave is diffed and, where something differs, committed with a
-revert timer on the device (phase 1, in parallel); then each committed device is checked over a *fresh*
-connection (phase 2): it still takes logins on its management address, its script's --check now passes, and
-its data links that were up before are still up. Then (phase 3): if the wave's failures exceed
---max-failures, every unconfirmed device of the wave is reverted and the push stops (devices confirmed in
-earlier waves stay, later waves are untouched); otherwise healthy devices are confirmed and failed ones
-reverted. A revert is verified by reading back: the script's --check must again print the snapshot taken
-before the commit. A device whose state cannot be read back is reported as needing attention (exit 3).
+Push, per wave (plan.py), each device on its own: diff; where something differs, commit with a revert timer on the
+device; health checks over a *fresh* connection (it still takes logins on its management address, its script's
+--check now passes, its data links that were up before are still up); confirm. Each device's timer so only has
+to outlast its own steps. When the wave's failures exceed --max-failures, devices of the wave not yet confirmed
+are reverted and those not yet started are left untouched; devices already confirmed stay, later waves are not
+started. A revert is verified by reading back: the script's --check must again print what it printed before the
+commit. A device whose state cannot be read back is reported as needing attention (exit 3).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,25 +104,66 @@ def _untouched(deployment: Deployment, names: list[str]) -> None:
         deployment.record(Outcome(name, "untouched", message="not reached: the push stopped in an earlier wave"))
 
 
+class _Gate:
+    """A wave's failure count against its budget, shared by the devices' worker threads."""
+
+    def __init__(self, budget: int) -> None:
+        self.lock = threading.Lock()
+        self.budget = budget
+        self.failures = 0
+        self.halted = False
+
+    def fail(self) -> None:
+        with self.lock:
+            self.failures += 1
+            self.halted = self.halted or self.failures > self.budget
+
+
 def _push_wave(deployment: Deployment, nornir: Any, wave: list[str], options: PushOptions, run_id: str,
                budget: int) -> int:
+    """Each device of the wave runs its own commit → health check → confirm, so its revert timer only has to
+    outlast its own steps, never the whole wave's. Once the wave's failures exceed the budget, devices not yet
+    confirmed are reverted and devices not yet started are left untouched; those confirmed already stay."""
     if deployment.journal is not None:
         deployment.journal.write("wave-start", devices=wave)
-    committed = run_each(nornir, wave, _timed(lambda task: _commit_step(task, deployment, options, run_id)))
-    failures = 0
-    pending: dict[str, dict[str, Any]] = {}
-    for name in wave:
-        result = committed[name]
-        if "error" in result:
-            failures += 1
+    gate = _Gate(budget)
+    results = run_each(nornir, wave, lambda task: _push_device(task, deployment, options, run_id, gate))
+    for name, result in results.items():
+        if "error" in result:  # raised outside the steps' own handling: nothing is known about the device
+            gate.fail()
             deployment.record(_commit_failure(deployment, name, result["error"]))
-        elif not result["diff"]:
-            deployment.record(Outcome(name, "unchanged", seconds=result["seconds"]))
-        else:
-            pending[name] = result
-    if pending and options.soak:
+    return gate.failures
+
+
+def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_id: str, gate: _Gate) -> dict[str, Any]:
+    name = task.host.name
+    if gate.halted:
+        deployment.record(Outcome(name, "untouched", message="not started: the wave was halted by failures"))
+        return {}
+    start = time.monotonic()
+    try:
+        committed = _commit_step(task, deployment, options, run_id)
+    except Exception as exc:
+        gate.fail()
+        deployment.record(_commit_failure(deployment, name, f"{type(exc).__name__}: {exc}"))
+        return {}
+    if not committed["diff"]:
+        deployment.record(Outcome(name, "unchanged", seconds=time.monotonic() - start))
+        return {}
+    if options.soak:
         time.sleep(options.soak)
-    return _settle(deployment, pending, options, failures, budget) if pending else failures
+    check = _health_check(deployment, name, committed, options)
+    if check.problems:
+        gate.fail()
+        outcome = _revert(deployment, name, committed, "; ".join(check.problems), check.driver)
+    elif gate.halted:
+        outcome = _revert(deployment, name, committed, "the wave was halted by failures on other devices",
+                          check.driver)
+    else:
+        outcome = _confirm(deployment, name, committed, check.driver)
+    outcome.seconds = time.monotonic() - start
+    deployment.record(outcome)
+    return {}
 
 
 def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_id: str) -> dict[str, Any]:
@@ -179,27 +219,6 @@ class _Checked:
     driver: Any = None
 
 
-def _settle(deployment: Deployment, pending: dict[str, dict[str, Any]], options: PushOptions,
-            failures: int, budget: int) -> int:
-    """Health-check every committed device of the wave, then confirm or revert each, all in parallel."""
-    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        checked = dict(zip(pending, pool.map(lambda name: _health_check(deployment, name, pending[name], options),
-                                             pending), strict=True))
-        failures += sum(1 for check in checked.values() if check.problems)
-        halt = failures > budget
-
-        def finish(name: str) -> Outcome:
-            check = checked[name]
-            if check.problems or halt:
-                reason = "; ".join(check.problems) or "the wave was halted by failures on other devices"
-                return _revert(deployment, name, pending[name], reason, check.driver)
-            return _confirm(deployment, name, pending[name], check.driver)
-
-        for outcome in pool.map(finish, pending):
-            deployment.record(outcome)
-    return failures
-
-
 def _health_check(deployment: Deployment, name: str, committed: dict[str, Any], options: PushOptions) -> _Checked:
     bundle = deployment.bundles[name]
     try:
@@ -240,7 +259,7 @@ def _confirm(deployment: Deployment, name: str, result: dict[str, Any], driver: 
     except Exception as exc:
         return Outcome(name, "attention", result["diff"],
                        f"confirm failed ({exc}): its on-device timer reverts it unless it was confirmed")
-    return Outcome(name, "confirmed", result["diff"], seconds=result["seconds"])
+    return Outcome(name, "confirmed", result["diff"])
 
 
 def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: str, driver: Any) -> Outcome:
