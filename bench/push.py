@@ -46,7 +46,7 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, float, int]:
     return wall, cpu, done.returncode
 
 
-def measure(n: int, workers: int) -> dict[str, Any]:
+def measure(n: int, workers: int, push: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fabricgen-push-bench-") as scratch, \
             Lab.up(n, prefix=f"b{os.getpid() % 100000}") as lab:
         work = Path(scratch)
@@ -55,8 +55,9 @@ def measure(n: int, workers: int) -> dict[str, Any]:
         diff_s, diff_cpu, diff_rc = timed([*base, "diff", str(intent), "-i", str(inventory), "--workers", str(workers),
                                  "--format", "json"], work)
         push_s, push_cpu, push_rc = timed([*base, "push", str(intent), "-i", str(inventory), "--workers", str(workers),
-                                 "--yes", "--canary", "0", "--batch", "100%", "--confirm-timeout", "120",
-                                 "--journal", str(work / "runs"), "--format", "json"], work)
+                                           "--yes", "--canary", "0", "--batch", "100%", "--confirm-timeout", "300",
+                                           "--journal", str(work / "runs"), "--format", "json"], work) if push \
+            else (0.0, 0.0, -1)
         host = next(iter(lab.hosts))
         start = time.monotonic()
         lab.run(host, f"bash /usr/local/sbin/{lab.hosts[host].kind.script} --check")
@@ -72,10 +73,12 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, nargs="+", default=[8, 64, 200])
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--push-up-to", type=int, default=10**6, metavar="N",
+                        help="measure push only on labs of at most N hosts (diff on every size)")
     args = parser.parse_args()
     results = []
     for n in args.hosts:
-        result = measure(n, args.workers)
+        result = measure(n, args.workers, push=n <= args.push_up_to)
         results.append(result)
         print(json.dumps(result), flush=True)
     if args.json:
