@@ -50,7 +50,7 @@ def require_lab() -> None:
     if reason and os.environ.get("FABRICGEN_REQUIRE_LAB") == "1":
         pytest.fail(f"FABRICGEN_REQUIRE_LAB=1 but {reason}")
     if reason:
-        pytest.skip(reason)
+        pytest.skip(reason=reason)
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,8 @@ from fabricgen.templating import Templates
 PROFILE = "FABRICGEN_ROCE"
 
 # Queue sub-mode per hardware family: Jericho ("sand", VOQ) platforms use `tx-queue`; Trident/Tomahawk
-# shared-buffer platforms split unicast/multicast and take ECN on `uc-tx-queue` (eos.md §2.8).
+# shared-buffer platforms split unicast/multicast and take ECN on `uc-tx-queue` (as Arista's pyavd renders
+# each model: tests/test_eos_pyavd_parity.py compares byte for byte).
 _SAND_FAMILIES = ("7280", "7500R", "7800R", "7020R")
 _MGMT0_FAMILIES = ("7500R", "7800R", "7300X3", "7368X4", "7388X5")
 

@@ -1,12 +1,12 @@
 """Cisco NX-OS (Nexus 9000): CLI text for the sections fabricgen owns, in NX-OS's 8-queue ("8q") system classes.
 
-Sources (docs: /work/shared/reference/nvue-nxos.md §2, roce-numbers.md §3-4): the syntax follows Microsoft's
-reference ToR QoS policy for Nexus (``Azure/AzureLocal-Supportability:TSG/Networking/Top-Of-Rack-Switch/
-Reference-TOR-QOS-Policy-Configuration.md``, a complete config run on NX-OS 10.3.x) and the AI-fabric
-variant of it in nvue-nxos.md §2.1: a ``type qos`` policy classifies DSCP into qos-groups on every data
-port, a ``type network-qos`` policy makes a qos-group no-drop (``pause pfc-cos``) and sets its MTU
-system-wide, a ``type queuing`` policy schedules and ECN-marks the egress queues, ``system qos`` attaches
-the last two, and data ports turn PFC on with ``priority-flow-control mode on``.
+Sources: the syntax follows Microsoft's reference ToR QoS policy for Nexus
+(``Azure/AzureLocal-Supportability:TSG/Networking/Top-Of-Rack-Switch/Reference-TOR-QOS-Policy-Configuration.md``,
+a complete config run on NX-OS 10.3.x), with the RoCE class in place of its storage class: a ``type qos``
+policy classifies DSCP into qos-groups on every data port, a ``type network-qos`` policy makes a qos-group
+no-drop (``pause pfc-cos``) and sets its MTU system-wide, a ``type queuing`` policy schedules and ECN-marks the
+egress queues, ``system qos`` attaches the last two, and data ports turn PFC on with
+``priority-flow-control mode on``.
 
 How the intent maps onto the 8q system classes (one rule, applied by the renderer and inverted by the reader):
 
@@ -84,10 +84,10 @@ CAPABILITY = Capability(
     kind="switch",
     target="Cisco NX-OS 10.3(x) standalone, Nexus 9000 Cloud Scale (e.g. N9K-C9364D-GX2A), default 8q queuing "
            "mode (CLI; syntax of the Azure Local reference ToR QoS policy, tested there on 10.3.x)",
-    max_mtu=9216,  # interface and network-qos MTU (roce-numbers.md §4: Azure Local reference)
+    max_mtu=9216,  # interface and network-qos MTU (the Azure Local reference ToR QoS policy)
     mtu_semantics="l3",  # interface `mtu` counts the IP packet (routed ports), like EOS and SONiC
-    # roce-numbers.md §3: "number of simultaneous no-drop classes is platform-limited (unverified; commonly
-    # ≤ 3)". Conservative choice: the one no-drop class every source actually configures (c-8q-nq3).
+    # How many no-drop classes at once is platform-limited and no Cisco document here states the number.
+    # Conservative choice: the one no-drop class every public reference config sets (c-8q-nq3).
     lossless_class_limit=1,
     ecn_threshold_unit="bytes (`random-detect minimum-threshold N bytes`: the intent's value, exact)",
     ecn_granularity_bytes=1,
@@ -95,8 +95,8 @@ CAPABILITY = Capability(
     mgmt_interface="mgmt0",
     mgmt_vrf_fixed_name=MGMT_VRF,
     # `priority-flow-control watch-dog interval` is in ms (100-1000); detection and restoration are
-    # interval × shutdown-/restore-multiplier (nvue-nxos.md §2.1, spellings unverified). 100 ms steps: the
-    # coarsest granularity any source shows, so every accepted value is one the CLI takes.
+    # interval × shutdown-/restore-multiplier (keyword spellings not confirmed by a Cisco document here).
+    # 100 ms steps: the coarsest granularity any source shows, so every accepted value is one the CLI takes.
     watchdog_step_ms=100,
     # A stuck no-drop queue is shut and its packets dropped; no forward or alert-only mode is documented.
     watchdog_actions=("drop",),

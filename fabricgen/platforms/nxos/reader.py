@@ -51,7 +51,7 @@ class on that queue index, else the index. ``dscp_to_tc`` is then DSCP → qos-g
 ``tc_to_queue`` the identity plus each queue's class, ``lossless_priorities`` every ``pfc-cos``. The
 watchdog's timers are ``interval`` (poll) and interval × ``shutdown-multiplier`` (detection) and
 × ``restore-multiplier`` (restoration); a timer line left out takes NX-OS's default (100 ms, ×1, ×2:
-**unverified**, nvue-nxos.md §2.1 gives the spellings without values); the action is ``drop``.
+**unverified**: no Cisco document read here states them); the action is ``drop``.
 
 Not recoverable, kept from the skeleton: class names (the skeleton's class on that queue index, else
 ``queue<N>``), ``tc_to_pg``, ``qos.rdma_*``/``cnp_*``, cable/peer/lanes/media of ports, the management VLAN,
