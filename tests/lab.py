@@ -310,8 +310,11 @@ def install_models(kind: HostKind, usr_local: Path) -> None:
     lib = usr_local / "lib" / "fabricgen-lab"
     lib.mkdir(parents=True)
     launcher = lib / kind.module
-    stubs = str(ROOT / "tests" / kind.stubs)
-    launcher.write_text(f"#!{sys.executable} -S\nimport sys\nsys.path.insert(0, {stubs!r})\n"
+    # The models' code is copied in and run by the base interpreter: a host's own /tmp and /run hide a checkout
+    # (and its venv) that lives there, as a CI runner's often does.
+    shutil.copyfile(ROOT / "tests" / kind.stubs / f"{kind.module}.py", lib / f"{kind.module}.py")
+    interpreter = Path(sys.executable).resolve()
+    launcher.write_text(f"#!{interpreter} -S\nimport sys\nsys.path.insert(0, '/usr/local/lib/fabricgen-lab')\n"
                         f"import {kind.module}\nsys.exit({kind.module}.main())\n")
     launcher.chmod(0o755)
     (usr_local / "bin").mkdir()
