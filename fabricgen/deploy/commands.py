@@ -22,7 +22,7 @@ from rich.text import Text
 
 from fabricgen import __version__
 from fabricgen.api import generate_devices
-from fabricgen.deploy.hostbundle import HostBundle, bundle_from_rendered
+from fabricgen.deploy.hostbundle import bundle_from_rendered
 from fabricgen.deploy.journal import Journal, RunRecord, list_runs, new_run_id, read_run, valid_run_id
 from fabricgen.deploy.outcome import Deployment, Outcome, PushOptions
 from fabricgen.deploy.plan import PlanError, select, waves
@@ -329,7 +329,3 @@ def _show_run(record: RunRecord, fmt: str) -> None:
                 for name, device in record.devices.items()}
     _show(outcomes, fmt, record.command, record.run_id)
 
-
-def bundle_of(root: Path, run_id: str, device: str) -> HostBundle | None:
-    path = root / run_id / "devices" / f"{device}.bundle.json"
-    return HostBundle.from_json(path.read_text(encoding="utf-8")) if path.is_file() else None

@@ -52,7 +52,6 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         self.state_dir = str(options.get("state_dir") or STATE_DIR)
         self.session: SshSession | None = None
         self.candidate: HostBundle | None = None
-        self.last_commit: str | None = None
         self.last_snapshot: str | None = None  # the --check lines the last commit was snapshotted from
 
     # --- connection ---------------------------------------------------------------------------------------
@@ -167,7 +166,6 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             raise CommitError(f"{bundle.device}: applying {bundle.script} failed (exit {applied.status}): "
                               f"{' | '.join(detail)}; " + ("the previous state was restored" if undone.status == 0
                               else f"RESTORING FAILED too: {undone.output}"))
-        self.last_commit = commit_id
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
 
     def _open_rdma_cm_groups(self, snapshot: str) -> list[str]:
@@ -255,15 +253,6 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         done = self.ssh.run(f"bash {directory}/revert.sh now", timeout=float(max(self.timeout, 600)))
         if done.status != 0:
             raise CommitError(f"{self.hostname}: reverting {commit_id} failed (exit {done.status}): {done.output}")
-
-    def commit_state(self, commit_id: str) -> str:
-        """confirmed, reverted, pending, committed (no timer), or unknown: read from the host's records."""
-        directory = shlex.quote(f"{self.state_dir}/commits/{_commit_id(commit_id)}")
-        done = self.ssh.run(
-            f"if [ -e {directory}/reverted ]; then echo reverted; elif [ -e {directory}/confirmed ]; then "
-            f"echo confirmed; elif [ \"$(cat {shlex.quote(self.state_dir)}/pending 2>/dev/null)\" = {commit_id} ]; "
-            f"then echo pending; elif [ -e {directory}/revert.sh ]; then echo committed; else echo unknown; fi")
-        return done.stdout.strip() or "unknown"
 
     # --- getters for health checks ------------------------------------------------------------------------
     def get_facts(self) -> dict[str, Any]:

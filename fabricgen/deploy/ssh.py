@@ -150,6 +150,3 @@ def _ssh_reason(exc: BaseException) -> str:
         return os.strerror(exc.errno)
     return str(exc) or type(exc).__name__
 
-
-def known_hosts_path(value: str | None) -> str | None:
-    return str(Path(value).expanduser()) if value else None
