@@ -32,10 +32,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from fabricgen import __version__
 from fabricgen.platforms.hostscript import KILL_AFTER_S, TOOL_TIMEOUT_S
 from fabricgen.schema.common import DEVICE_NAME
+from fabricgen.templating import templates_dir
 
 PLATFORMS = ("connectx", "linux-dcb")
 UNSET = "<unset>"  # what the script prints for a value it could not read
@@ -421,9 +423,40 @@ def _sections(platform: str, device: str, body: str) -> Iterator[str]:
     yield (f"#!/usr/bin/env bash\n# fabricgen {__version__}: puts the NIC settings of {device} back to their values "
            "before a push,\n# as its NIC script's --check read them then. Generated; do not edit by hand.\n")
     yield _HEADER.replace("@TIMEOUT@", str(TOOL_TIMEOUT_S)).replace("@KILL_AFTER@", str(KILL_AFTER_S))
+    yield _readers(platform)
     yield _CONNECTX if platform == "connectx" else _LINUX_DCB
     yield f"\nrestore_all() {{\n{body}\n}}\n"
     yield _TRAILER.replace("@DEVICE@", _quote(device))
+
+
+# The NIC script's own readers, taken from its template (the one source of them), so a setting reads here exactly
+# as its --check printed it: "restored" means the NIC script would print the snapshot's value again.
+_READERS = {
+    "connectx": ("connectx/fabricgen-nic.sh.j2", ("words", "read_file", "write_file", "mlnx_qos_field", "read_ets",
+                                                   "dscp_entries", "roce_tos", "roce_mode", "cc_dir", "cc_setting")),
+    "linux-dcb": ("linux_dcb/fabricgen-dcb.sh.j2", ("words", "read_file", "write_file", "netdev_mtu", "read_ets",
+                                                     "dscp_sync")),
+}
+
+
+@cache
+def _readers(platform: str) -> str:
+    template, names = _READERS[platform]
+    return "# Readers: the NIC script's own.\n" + "".join(
+        _function((templates_dir() / template).read_text(encoding="utf-8"), name) for name in names)
+
+
+def _function(text: str, name: str) -> str:
+    """A top-level bash function of ``text`` (one line, or up to its closing ``}`` at the line start)."""
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{name}() {{"))
+    if lines[start].rstrip().endswith("}"):
+        return lines[start]
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip("\n") == "}")
+    function = "".join(lines[start:end + 1])
+    if "{{" in function or "{%" in function:
+        raise ValueError(f"{name} in the NIC script template is not plain bash")
+    return function
 
 
 _HEADER = r"""#
@@ -479,50 +512,9 @@ setting() {
   fi
 }
 
-# Readers: the NIC script's own, so a setting reads here exactly as its --check printed it.
-words() { local out; out=$(bounded "$@" 2>/dev/null) || true; set -f; echo $out; set +f; }
-read_file() { if [[ -r $1 ]]; then words cat "$1"; fi; }
-write_file() { printf '%s\n' "$2" | bounded tee "$1" >/dev/null; }
 """
 
-_CONNECTX = r"""# sed and head only filter the bounded tool's output: they end when it does.
-mlnx_qos_field() { bounded mlnx_qos -i "$1" 2>/dev/null | sed -n "s/^$2: *//p" | head -n 1; }
-read_ets() {
-  local ifname=$1 word bw=()
-  shift
-  for word in $(words dcb ets show dev "$ifname" tc-bw); do
-    if [[ $word == *:* && " $* " == *" ${word%%:*} "* ]]; then word="${word%%:*}:0"; fi
-    bw+=("$word")
-  done
-  echo "$(words dcb ets show dev "$ifname" prio-tc) | $(words dcb ets show dev "$ifname" tc-tsa) | ${bw[*]}"
-}
-dscp_entries() {
-  local entry found=""
-  for entry in $1; do
-    if [[ $entry == *:* && ${entry%%:*} == "$2" ]]; then found+="${found:+,}$entry"; fi
-  done
-  echo "${found:-$2:-}"
-}
-roce_tos() { local v; v=$(words cma_roce_tos -d "$1" -p 1); if [[ $v =~ ^[0-9]+$ ]]; then echo "$v"; fi; }
-roce_mode() { words cma_roce_mode -d "$1" -p 1; }
-cc_dir() {
-  local ofed="$SYSFS/class/net/$1/ecn"
-  if [[ -d $ofed ]]; then echo "$ofed"; return; fi
-  local bdf
-  bdf=$(bounded readlink -f "$SYSFS/class/net/$1/device") || true  # no such netdev: the knobs read as unset
-  echo "$SYSFS/kernel/debug/mlx5/${bdf##*/}/cc_params"
-}
-cc_setting() {  # cc_setting IFACE NAME OFED_FILE DEBUGFS_FILE WANTED
-  local dir file
-  dir=$(cc_dir "$1")
-  if [[ $dir == */ecn ]]; then file="$dir/$3"; else file="$dir/$4"; fi
-  if [[ -z $4 && $dir != */ecn ]]; then
-    echo "note: $1: no $2 knob without MLNX_OFED; firmware ROCE_CC_PRIO_MASK (mlxconfig) decides" >&2
-    return 0
-  fi
-  setting "$1 $2" "$(read_file "$file")" "$5" -- write_file "$file" "$5"
-}
-
+_CONNECTX = r"""
 # The steps: each names the setting as the NIC script does and gives the value the snapshot read.
 restore_mtu() {  # IFACE MTU
   setting "$1 mtu" "$(read_file "$SYSFS/class/net/$1/mtu")" "$2" -- ip link set dev "$1" mtu "$2"
@@ -569,36 +561,6 @@ restore_roce_mode() {  # RDMA_DEVICE SHOWN 1|2
 """
 
 _LINUX_DCB = r"""CONFIGFS="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"  # likewise configfs (RDMA-CM defaults)
-netdev_mtu() { read_file "$SYSFS/class/net/$1/mtu"; }
-read_ets() {
-  local ifname=$1 word section="" out=()
-  shift
-  for word in $(words dcb ets show dev "$ifname" prio-tc tc-tsa tc-bw); do
-    if [[ $word != *:* ]]; then
-      section=$word
-    elif [[ $section == tc-bw && " $* " == *" ${word%%:*} "* ]]; then
-      word="${word%%:*}:0"
-    fi
-    out+=("$word")
-  done
-  echo "${out[*]}"
-}
-dscp_sync() {
-  local ifname=$1 entry have redo=" " drop=() add=()
-  shift
-  have=" $(words dcb -N app show dev "$ifname" dscp-prio) "
-  for entry in $have; do
-    if [[ $entry == *:* && " $* " != *" $entry "* ]]; then redo+="${entry%%:*} "; fi
-  done
-  for entry in $have; do
-    if [[ $entry == *:* && $redo == *" ${entry%%:*} "* ]]; then drop+=("$entry"); fi
-  done
-  for entry in "$@"; do
-    if [[ $have != *" $entry "* || $redo == *" ${entry%%:*} "* ]]; then add+=("$entry"); fi
-  done
-  if [[ -n ${drop[*]:-} ]]; then bounded dcb app del dev "$ifname" dscp-prio "${drop[@]}" || return 1; fi
-  if [[ -n ${add[*]:-} ]]; then bounded dcb app add dev "$ifname" dscp-prio "${add[@]}" || return 1; fi
-}
 
 # The steps: each names the setting as the NIC script does and gives the value the snapshot read.
 restore_mtu() {  # IFACE MTU
