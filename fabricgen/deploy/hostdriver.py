@@ -97,6 +97,14 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         bundle = self._loaded()
         return "".join((self.nic_check(bundle), self.files_diff(bundle)))
 
+    def intent_check(self, config: str) -> str:
+        """The deploy contract's read-back (every fabricgen driver has it): what of the owned state differs from
+        the candidate `config`, "" when the device holds it. Read-only; snapshot and revert proof compare it."""
+        try:
+            return self.nic_check(HostBundle.from_json(config))
+        except BundleError as exc:
+            raise ReplaceConfigException(str(exc)) from None
+
     def nic_check(self, bundle: HostBundle) -> str:
         """The script's --check on the host: one DIFF line per setting that differs, "" when all hold."""
         directory = self.ssh.check("mktemp -d /tmp/fabricgen-check.XXXXXXXX").stdout.strip()
