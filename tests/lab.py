@@ -23,12 +23,23 @@ hosts over real SSH, so nothing of SSH, the shell or the rendered scripts is moc
   mount of the host's own /sys file, so the script reads back the veth's real MTU.
 
 No systemd runs in the lab (fabricgen then uses a detached ``setsid`` timer for commit-confirm).
+
+A lab host may instead be a **switch target** (``Lab.up(1, kinds=["sonic"])``): the same namespace, sshd and
+overlays, but in place of the NIC models the program ``tests/targets/<platform>.py``, which implements the
+vendor's documented transactional behaviour on a config kept in the host (no vendor image runs here). Such a
+module provides ``TOOLS`` (command names installed on the host's PATH, each running its ``main()``, which
+dispatches on ``argv[0]``), ``STATE_VAR`` / ``LOG_VAR`` (the environment names under which it finds its state
+directory and call log), ``lab_init(state_dir)`` (the device's starting config), and optionally ``DAEMON`` (one
+of its tools, started in the background when the host starts, e.g. an HTTPS API server). Targets run with the
+project's own interpreter and import the checkout (``fabricgen`` for YANG validation, shared target code), so the
+checkout and the interpreter's prefix are bind-mounted read-only into such hosts.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
+import importlib
 import ipaddress
 import json
 import os
@@ -80,6 +91,8 @@ class HostKind:
     log_var: str  # where they log each call
     rdma_devices: tuple[str, str]
     tools: tuple[str, ...]  # what goes on the host's PATH (never `ip`: the real one changes the veth)
+    target: bool = False  # a switch target (tests/targets/<module>.py), not NIC models
+    daemon: str = ""  # a tool started in the background when the host starts (switch targets)
 
 
 CONNECTX = HostKind("connectx", "cx_nodes", "fabricgen-nic.sh", "nic_stubs", "nic_tool_models", "nic-model",
@@ -88,6 +101,21 @@ CONNECTX = HostKind("connectx", "cx_nodes", "fabricgen-nic.sh", "nic_stubs", "ni
 LINUX_DCB = HostKind("linux-dcb", "dcb_nodes", "fabricgen-dcb.sh", "dcb_stubs", "dcb_tool_models", "dcb-model",
                      "DCB_STUB_STATE", "DCB_STUB_LOG", ("bnxt_re0", "bnxt_re1"), ("dcb", "dcb-model"))
 KINDS = {kind.platform: kind for kind in (CONNECTX, LINUX_DCB)}
+# Switch targets: fabricgen platform -> inventory/mixed group of its leaf.
+TARGET_GROUPS = {"sonic": "sonic_leaf", "eos": "eos_leaf", "nvue": "nvue_leaf", "nxos": "nxos_leaf"}
+
+
+def kind_for(platform: str) -> HostKind:
+    """A GPU-host kind, or the switch target of ``platform`` described by its module (see the docstring)."""
+    if platform in KINDS:
+        return KINDS[platform]
+    if platform not in TARGET_GROUPS:
+        raise LabError(f"no lab kind for platform {platform!r}: {sorted([*KINDS, *TARGET_GROUPS])}")
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    module = importlib.import_module(f"tests.targets.{platform}")
+    return HostKind(platform, TARGET_GROUPS[platform], "", "targets", platform, "", module.STATE_VAR,
+                    module.LOG_VAR, ("", ""), tuple(module.TOOLS), target=True, daemon=getattr(module, "DAEMON", ""))
 
 
 def kind_of(index: int) -> HostKind:
@@ -104,7 +132,7 @@ class LabHost:
 
     @property
     def kind(self) -> HostKind:
-        return KINDS[self.platform]
+        return kind_for(self.platform)
 
     def session_env(self) -> dict[str, str]:
         """What every SSH session (and :meth:`Lab.run`) of this host gets besides sshd's own."""
@@ -115,11 +143,16 @@ class LabHost:
         return env
 
 
-def plan_hosts(prefix: str, block: ipaddress.IPv4Network, n: int) -> dict[str, LabHost]:
-    """The hosts of a lab: names, kinds and addresses (nothing is built)."""
+def plan_hosts(prefix: str, block: ipaddress.IPv4Network, n: int,
+               kinds: Sequence[str] | None = None) -> dict[str, LabHost]:
+    """The hosts of a lab: names, kinds (``kinds[i - 1]``, else GPU hosts by :func:`kind_of`) and addresses
+    (nothing is built)."""
+    if kinds is not None and len(kinds) != n:
+        raise LabError(f"{n} hosts need {n} kinds, got {len(kinds)}")
     first = block.network_address + FIRST_HOST_OFFSET
     names = [f"{prefix}-h{index}" for index in range(1, n + 1)]
-    return {name: LabHost(name, index, kind_of(index).platform, str(first + index))
+    return {name: LabHost(name, index, kind_for(kinds[index - 1]).platform if kinds else kind_of(index).platform,
+                          str(first + index))
             for index, name in enumerate(names, start=1)}
 
 
@@ -299,9 +332,12 @@ def write_host_files(host: LabHost, host_dir: Path, client_public_key: str) -> N
     (etc / "ssh" / "lab_authorized_keys").write_text(client_public_key + "\n")
     (etc / "ssh" / "lab_authorized_keys").chmod(0o600)
     (etc / "hostname").write_text(host.name + "\n")
-    install_models(host.kind, host_dir / "usr_local.upper")
+    if host.kind.target:
+        install_target(host.kind, host_dir / "usr_local.upper")
+    else:
+        install_models(host.kind, host_dir / "usr_local.upper")
     write_nic_tree(host.kind, host_dir / "nic")
-    (host_dir / "fstab").write_text(host_fstab(host_dir))
+    (host_dir / "fstab").write_text(host_fstab(host_dir, host.kind.target))
     (host_dir / "ip.batch").write_text(host_links(host))
 
 
@@ -336,6 +372,18 @@ def install_models(kind: HostKind, usr_local: Path) -> None:
         remover.chmod(0o755)
 
 
+def install_target(kind: HostKind, usr_local: Path) -> None:
+    """A switch target's tools as /usr/local/bin/<tool>: the project's interpreter running the target module
+    from the checkout (bind-mounted into the host, see host_fstab)."""
+    (usr_local / "bin").mkdir()
+    launcher = usr_local / "bin" / f"lab-target-{kind.module}"
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+                        f"from tests.targets.{kind.module} import main\nsys.exit(main())\n")
+    launcher.chmod(0o755)
+    for tool in kind.tools:
+        (usr_local / "bin" / tool).symlink_to(launcher.name)
+
+
 # Runs as the anchor, inside the host's fresh network, UTS and mount namespaces; ends as `sleep infinity`. One
 # `mount -a` and one `ip -batch` instead of a process per mount and per link: a 200-host lab is 4x faster up.
 HOST_SETUP = r"""
@@ -344,21 +392,38 @@ hostname "$LAB_HOSTNAME"
 mount -a -T "$LAB_HOST_DIR/fstab"
 ip -batch "$LAB_HOST_DIR/ip.batch"
 /usr/sbin/sshd -E /run/sshd.log || { tail -n 3 /run/sshd.log >&2; exit 1; }
+if [ -n "${LAB_DAEMON:-}" ]; then
+  env PATH=/usr/local/bin:/usr/bin:/bin $LAB_DAEMON_ENV setsid "/usr/local/bin/$LAB_DAEMON" \
+    </dev/null >/run/lab-daemon.log 2>&1 &
+fi
 echo ready
 exec sleep infinity
 """
 
 
-def host_fstab(host_dir: Path) -> str:
+def host_fstab(host_dir: Path, target: bool = False) -> str:
     """The host's mounts: overlays, private /tmp and /run, its NIC tree (from the lab's state directory, so the
-    models' state is readable from outside) and, in that tree, each port's MTU as the kernel's own sysfs file."""
+    models' state is readable from outside) and, in that tree, each port's MTU as the kernel's own sysfs file.
+    A switch target also sees the checkout and the interpreter's prefix (read-only), after /tmp and /run are
+    mounted: a CI runner's checkout often lives under one of them."""
     lines = [f"lab-{name} {target} overlay lowerdir={target},upperdir={host_dir}/{name}.upper,"
              f"workdir={host_dir}/{name}.work 0 0" for name, target in OVERLAYS.items()]
     lines += ["lab-tmp /tmp tmpfs mode=1777,size=256m 0 0", "lab-run /run tmpfs mode=755,size=64m 0 0",
               "lab-sshd /run/sshd tmpfs mode=755,size=1m,X-mount.mkdir 0 0",  # sshd's privilege separation
               f"{host_dir}/nic {HOST_LAB_DIR} none bind,X-mount.mkdir 0 0"]
     lines += [f"/sys/class/net/{nic}/mtu {HOST_LAB_DIR}/sys/class/net/{nic}/mtu none bind 0 0" for nic in NICS]
+    if target:
+        lines += [f"{source} {source} none bind,ro,X-mount.mkdir 0 0" for source in hidden_by_private_mounts()]
     return "".join(line + "\n" for line in lines)
+
+
+def hidden_by_private_mounts() -> list[Path]:
+    """The checkout and the interpreter's trees that a host's private /tmp and /run would hide (the overlays
+    show the rest of the machine as it is), outermost only."""
+    private = (Path("/tmp"), Path("/run"))
+    trees = {ROOT, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent}
+    hidden = {tree for tree in trees if any(mount in tree.parents for mount in private)}
+    return sorted(tree for tree in hidden if not any(other in tree.parents for other in hidden))
 
 
 def host_links(host: LabHost) -> str:
@@ -416,9 +481,21 @@ def init_models(kind: HostKind, state_dirs: Sequence[Path]) -> None:
         raise LabError(f"{kind.setup_tool}: {done.stderr.strip()}")
 
 
+def init_targets(kind: HostKind, state_dirs: Sequence[Path]) -> None:
+    """A switch target's starting config in each state directory (its module's ``lab_init``)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    module = importlib.import_module(f"tests.targets.{kind.module}")
+    for state_dir in state_dirs:
+        module.lab_init(state_dir)
+
+
 def start_anchor(host: LabHost, host_dir: Path) -> subprocess.Popen[str]:
     """`ip netns exec` and `unshare` exec in place, so the Popen's PID is the anchor's once set-up is done."""
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LAB_HOSTNAME": host.name, "LAB_HOST_DIR": str(host_dir)}
+    if host.kind.daemon:
+        env["LAB_DAEMON"] = host.kind.daemon
+        env["LAB_DAEMON_ENV"] = " ".join(f"{key}={value}" for key, value in sorted(host.session_env().items()))
     return subprocess.Popen(
         ["ip", "netns", "exec", host.name, "unshare", "--uts", "--mount", "--propagation", "private",
          "sh", "-c", HOST_SETUP], env=env, stdin=subprocess.DEVNULL,
@@ -487,6 +564,10 @@ class Lab:
     def host_dir(self, host: str) -> Path:
         return self.directory / "hosts" / host
 
+    def state_dir(self, host: str) -> Path:
+        """The host's model or target state (its /run/fabricgen-lab/nic-state), readable from outside."""
+        return self.host_dir(host) / "nic" / "nic-state"
+
     def upper(self, host: str, mount: str) -> Path:
         """The copy-on-write layer of ``mount`` (a key of OVERLAYS) on ``host``: what the host changed there."""
         return self.host_dir(host) / f"{mount}.upper"
@@ -501,11 +582,13 @@ class Lab:
     # --- bring-up and teardown -----------------------------------------------------------------------
 
     @classmethod
-    def up(cls, n: int, prefix: str | None = None, *, owned: bool = True) -> Lab:
+    def up(cls, n: int, prefix: str | None = None, *, owned: bool = True,
+           kinds: Sequence[str] | None = None) -> Lab:
         """Build ``n`` hosts under ``prefix`` (default ``fg<pid>``): a leftover lab of that prefix is removed
         first, and so is every lab whose owning process died without bringing it down. ``owned``: the lab
-        belongs to this process (a test run); if it dies, the next :meth:`up` removes the lab. On any failure,
-        whatever was built is torn down before the error propagates."""
+        belongs to this process (a test run); if it dies, the next :meth:`up` removes the lab. ``kinds``: the
+        platform of each host (GPU-host kinds or switch targets), default alternating ConnectX / linux-dcb pairs.
+        On any failure, whatever was built is torn down before the error propagates."""
         prefix = prefix or f"fg{os.getpid()}"
         check_names(prefix, n)
         STATE_ROOT.mkdir(parents=True, exist_ok=True)
@@ -515,7 +598,7 @@ class Lab:
             block = allocate_block()
             lab = cls(prefix, block, {}, {}, {}, os.getpid() if owned else None)
             try:
-                lab._build(n)
+                lab._build(n, kinds)
             except BaseException:
                 lab.down()
                 raise
@@ -529,7 +612,7 @@ class Lab:
         return cls(prefix, ipaddress.IPv4Network(recorded["block"]), hosts, recorded["anchors"], {},
                    recorded.get("owner"))
 
-    def _build(self, n: int) -> None:
+    def _build(self, n: int, kinds: Sequence[str] | None = None) -> None:
         # A tmpfs of its own: the thousands of small files and directories of the hosts' overlay layers cost
         # seconds to make and remove on a journalled disk, and unmounting removes them all at once.
         self.directory.mkdir(parents=True)
@@ -537,7 +620,7 @@ class Lab:
            str(self.directory))
         self._save()  # the owner, from the start: a run killed while building leaves a stale lab, not a mystery
         client_key = keygen({self.key_file: f"fabricgen-lab-{self.prefix}"})[self.key_file]
-        self.hosts.update(plan_hosts(self.prefix, self.block, n))
+        self.hosts.update(plan_hosts(self.prefix, self.block, n, kinds))
         for name, host in self.hosts.items():
             write_host_files(host, self.host_dir(name), client_key)
         host_keys = keygen({host_key_file(self.host_dir(name)): f"root@{name}" for name in self.hosts})
@@ -553,10 +636,10 @@ class Lab:
             self._await_sshd(name)
 
     def _start_anchors(self, names: Sequence[str]) -> None:
-        for kind in KINDS.values():
-            hosts = [name for name in names if self.hosts[name].kind is kind]
-            if hosts:
-                init_models(kind, [self.host_dir(name) / "nic" / "nic-state" for name in hosts])
+        for platform in sorted({self.hosts[name].platform for name in names}):
+            kind = kind_for(platform)
+            state_dirs = [self.state_dir(name) for name in names if self.hosts[name].platform == platform]
+            (init_targets if kind.target else init_models)(kind, state_dirs)
         started = {name: start_anchor(self.hosts[name], self.host_dir(name)) for name in names}
         self.children.update(started)
         for name, anchor in started.items():
