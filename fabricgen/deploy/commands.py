@@ -23,12 +23,21 @@ from rich.text import Text
 from fabricgen import __version__
 from fabricgen.api import generate_devices
 from fabricgen.deploy.hostbundle import bundle_from_rendered
-from fabricgen.deploy.journal import Journal, RunRecord, list_runs, new_run_id, read_run, valid_run_id
+from fabricgen.deploy.journal import (
+    Journal,
+    RunRecord,
+    candidate_path,
+    list_runs,
+    new_run_id,
+    read_run,
+    valid_run_id,
+)
 from fabricgen.deploy.outcome import Deployment, Outcome, PushOptions
-from fabricgen.deploy.plan import PlanError, select, waves
+from fabricgen.deploy.plan import DEPLOYABLE, PlanError, select, waves
 from fabricgen.deploy.progress import for_terminal
 from fabricgen.lint import lint
-from fabricgen.model import Fabric
+from fabricgen.model import DeviceModel, Fabric
+from fabricgen.platforms import get_platform
 from fabricgen.schema.inventory import Inventory
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,7 +76,8 @@ class Edge:
         except PlanError as exc:
             self.fail(str(exc))
         if not names:
-            self.fail("the selection holds no device with a deploy driver (GPU hosts: connectx, linux-dcb)")
+            self.fail("the selection holds no device with a deploy driver (platforms with one: "
+                      f"{', '.join(sorted(DEPLOYABLE))})")
         report = lint(fabric)
         if gate and report.failed(False):
             self.fail(f"lint finds {report.errors} error(s): run `fabricgen lint`, fix them or waive them; "
@@ -163,8 +173,8 @@ def _push_command(edge: Edge) -> click.Command:
         journal.write("run-start", command="push" if resume_id is None else "push --resume",
                       plan={"devices": names, "waves": plan, "confirm_timeout": confirm_timeout,
                             "max_failures": max_failures, "fabricgen": __version__})
-        for name, bundle in deployment.bundles.items():
-            journal.save(f"devices/{name}.bundle.json", bundle.to_json())
+        for name, candidate in deployment.candidates.items():
+            journal.save(candidate_path(name), candidate)
         if soak >= confirm_timeout:
             edge.fail(f"--soak {soak} must be shorter than --confirm-timeout {confirm_timeout}: the devices would "
                       "revert before their health checks")
@@ -240,10 +250,24 @@ def _runs_command(edge: Edge) -> click.Command:
 
 
 def _deployment(fabric: Fabric, inventory: Inventory, names: list[str], rendered: dict[str, str]) -> Deployment:
-    bundles = {name: bundle_from_rendered(name, fabric.devices[name].platform, rendered) for name in names}
-    links = {name: [nic.interface for nic in host.nics] if (host := fabric.devices[name].host) else []
-             for name in names}
-    return Deployment({name: inventory.devices[name] for name in names}, bundles, links)
+    candidates = {name: candidate(fabric.devices[name], rendered) for name in names}
+    links = {name: _data_links(fabric.devices[name]) for name in names}
+    return Deployment({name: inventory.devices[name] for name in names}, candidates, links)
+
+
+def candidate(device: DeviceModel, rendered: dict[str, str]) -> str:
+    """What the device's driver loads: a GPU host's rendered files as one bundle, a switch's first output file."""
+    capability = get_platform(device.platform).capability
+    if capability.kind == "host":
+        return bundle_from_rendered(device.name, device.platform, rendered).to_json()
+    return rendered[f"{device.name}/{capability.output_files[0]}"]
+
+
+def _data_links(device: DeviceModel) -> list[str]:
+    """The links whose state the health check compares before and after: NICs, and switch ports with a peer."""
+    if device.host is not None:
+        return [nic.interface for nic in device.host.nics]
+    return [port.name for port in device.ports if port.peer]
 
 
 def _resumable(root: Path, run_id: str, names: list[str], fail: Callable[..., Any]) -> list[str]:

@@ -1,12 +1,14 @@
 """diff, push and rollback over the selected devices: the deploy stage after write.
 
 Push, per wave (plan.py), each device on its own: diff; where something differs, commit with a revert timer on the
-device; health checks over a *fresh* connection (it still takes logins on its management address, its script's
---check now passes, its data links that were up before are still up); confirm. Each device's timer so only has
-to outlast its own steps. When the wave's failures exceed --max-failures, devices of the wave not yet confirmed
-are reverted and those not yet started are left untouched; devices already confirmed stay, later waves are not
-started. A revert is verified by reading back: the script's --check must again print what it printed before the
-commit. A device whose state cannot be read back is reported as needing attention (exit 3).
+device; health checks over a *fresh* connection (it still takes logins on its management address, its owned settings
+read back as the intent — a GPU host's script --check, a switch's owned sections — and its data links that were up
+before are still up); confirm. Every platform's driver offers the same calls (NAPALM's plus intent_check,
+pending_commit_id and revert: see fabricgen/deploy/hostdriver.py). Each device's timer so only has to outlast its
+own steps. When the wave's failures exceed --max-failures, devices of the wave not yet confirmed are reverted and
+those not yet started are left untouched; devices already confirmed stay, later waves are not started. A revert is
+verified by reading back: intent_check must again print what it printed before the commit. A device whose state
+cannot be read back is reported as needing attention (exit 3).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def diff_exit_code(outcomes: dict[str, Outcome]) -> int:
 
 def _diff_step(task: Task, deployment: Deployment) -> dict[str, Any]:
     driver = connection(task)
-    driver.load_replace_candidate(config=deployment.bundles[task.host.name].to_json())
+    driver.load_replace_candidate(config=deployment.candidates[task.host.name])
     try:
         return {"diff": driver.compare_config()}
     finally:
@@ -168,10 +170,10 @@ def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_i
 
 def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_id: str) -> dict[str, Any]:
     driver = connection(task)
-    bundle = deployment.bundles[task.host.name]
+    candidate = deployment.candidates[task.host.name]
     if options.resume_run is not None and driver.pending_commit_id() == options.resume_run:
         driver.rollback()  # the interrupted run's own commit, never confirmed: undo it, then start clean
-    driver.load_replace_candidate(config=bundle.to_json())
+    driver.load_replace_candidate(config=candidate)
     changes = driver.compare_config()
     if not changes:
         driver.discard_config()
@@ -220,14 +222,14 @@ class _Checked:
 
 
 def _health_check(deployment: Deployment, name: str, committed: dict[str, Any], options: PushOptions) -> _Checked:
-    bundle = deployment.bundles[name]
+    candidate = deployment.candidates[name]
     try:
         driver = fresh_driver(deployment.devices[name], options.health_timeout)
     except Exception as exc:  # unreachable is the finding
         return _Checked([f"no new login over the management address after the commit: {exc}"])
     try:
         problems = []
-        still_differs = driver.nic_check(bundle)
+        still_differs = driver.intent_check(candidate)
         if still_differs:
             problems.append("settings do not read back as intended: " + still_differs.strip().replace("\n", "; "))
         interfaces = driver.get_interfaces()
@@ -263,7 +265,7 @@ def _confirm(deployment: Deployment, name: str, result: dict[str, Any], driver: 
 
 
 def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: str, driver: Any) -> Outcome:
-    bundle = deployment.bundles[name]
+    candidate = deployment.candidates[name]
     try:
         driver = _reach(deployment, name, driver)
     except Exception as exc:
@@ -271,7 +273,7 @@ def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: s
                        f"{reason}; cannot reach it to revert ({exc}): its on-device timer reverts it")
     try:
         driver.rollback()
-        after = driver.nic_check(bundle)
+        after = driver.intent_check(candidate)
     except Exception as exc:
         return Outcome(name, "attention", result["diff"], f"{reason}; reverting failed: {exc}")
     finally:

@@ -52,7 +52,7 @@ class Journal:
             os.fsync(self._handle.fileno())
 
     def save(self, name: str, text: str) -> None:
-        """A file of the run (a device's pushed bundle): written whole, then renamed, then fsync'd."""
+        """A file of the run (a device's pushed candidate): written whole, then renamed, then fsync'd."""
         path = self.directory / name
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temporary = path.with_name(f".{path.name}.tmp")
@@ -99,6 +99,16 @@ class RunRecord:
 # The device states a step leaves behind (journal event -> state).
 _STATES = {"unchanged": "unchanged", "committed": "committed", "confirmed": "confirmed", "reverted": "reverted",
            "restored": "restored", "failed": "failed", "attention": "attention", "skipped": "skipped"}
+
+
+def candidate_path(device: str) -> str:
+    """Where a run keeps the candidate it pushed to ``device`` (relative to the run's directory): what rollback
+    compares the device with to find drift."""
+    return f"devices/{device}.candidate"
+
+
+def read_candidate(root: Path, run_id: str, device: str) -> str:
+    return (root / run_id / candidate_path(device)).read_text(encoding="utf-8")
 
 
 def read_run(root: Path, run_id: str) -> RunRecord:

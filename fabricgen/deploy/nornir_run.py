@@ -21,16 +21,16 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.core.task import AggregatedResult, Result, Task
 from nornir.plugins.runners import ThreadedRunner
 
+from fabricgen.platforms import get_platform
 from fabricgen.schema.inventory import Device
 
-DRIVERS = {"connectx": "fabricgen_host", "linux-dcb": "fabricgen_host"}
 CONNECTION = "napalm"
 
 
 def napalm_options(device: Device) -> tuple[str, dict[str, Any]]:
     """(driver name, constructor extras) of a device: the user's napalm connection options over our defaults."""
     options = (device.connection_options or {}).get(CONNECTION) or {}
-    platform = options.get("platform") or DRIVERS[device.platform]
+    platform = options.get("platform") or get_platform(device.platform).capability.napalm_driver
     extras = dict(options.get("extras") or {})
     return str(platform), extras
 

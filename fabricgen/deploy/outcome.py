@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricgen.deploy.hostbundle import HostBundle
 from fabricgen.deploy.journal import Journal
 from fabricgen.deploy.progress import Progress, Silent
 from fabricgen.schema.inventory import Device
@@ -38,10 +37,11 @@ class PushOptions:
 
 @dataclass
 class Deployment:
-    """The devices of one command, with what each should hold."""
+    """The devices of one command, with what each should hold: its NAPALM candidate (a switch's rendered config,
+    a GPU host's bundle) and the data links whose state the health check compares."""
 
     devices: dict[str, Device]
-    bundles: dict[str, HostBundle]
+    candidates: dict[str, str]
     data_links: dict[str, list[str]] = field(default_factory=dict)
     journal: Journal | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)

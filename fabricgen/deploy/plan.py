@@ -15,11 +15,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from fabricgen.api import shard
-from fabricgen.deploy.hostbundle import HOST_PLATFORMS
 from fabricgen.model import DeviceModel, Fabric
+from fabricgen.platforms import get_platform, platform_names
 
 ROLE_ORDER = ("gpu-host", "leaf", "spine")
-DEPLOYABLE = frozenset(HOST_PLATFORMS)
+# The platforms whose capability record names a deploy driver.
+DEPLOYABLE = frozenset(name for name in platform_names() if get_platform(name).capability.napalm_driver)
 
 
 class PlanError(ValueError):

@@ -1,9 +1,11 @@
 """`fabricgen rollback`: undo what one push run changed, device by device, and prove it by reading back.
 
-Each device the run committed is first checked for drift (does it still hold what the run pushed?); drifted
-devices are shown and skipped unless the user agrees or passed --force. Then the device's own revert script for
-that commit runs (written to the device before the commit, see hostdriver.py), and the settings must read back
-exactly as the snapshot the run journaled before committing. The rollback is a run of its own, journaled.
+Each device the run committed is first checked for drift (does it still hold what the run pushed? its driver's diff
+against the candidate the run journaled); drifted devices are shown and skipped unless the user agrees or passed
+--force. Then the device's own revert for that commit runs (staged on the device before the commit: a GPU host's
+revert script, a switch's checkpoint), and the owned settings must read back exactly as the snapshot the run
+journaled before committing. The
+rollback is a run of its own, journaled.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from fabricgen.deploy.hostbundle import HostBundle
-from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id
+from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id, read_candidate
 from fabricgen.deploy.nornir_run import fresh_driver
 from fabricgen.deploy.outcome import EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
 from fabricgen.schema.inventory import Inventory
@@ -68,10 +69,6 @@ def _parallel(workers: int, items: dict[str, Any], work: Callable[[str], Any]) -
         return dict(zip(items, pool.map(work, items), strict=True))
 
 
-def _bundle(root: Path, run_id: str, name: str) -> HostBundle:
-    return HostBundle.from_json((root / run_id / "devices" / f"{name}.bundle.json").read_text(encoding="utf-8"))
-
-
 def _drift(root: Path, record: RunRecord, inventory: Inventory, name: str) -> tuple[str, str]:
     """(what differs from what the run pushed, error)."""
     try:
@@ -79,8 +76,11 @@ def _drift(root: Path, record: RunRecord, inventory: Inventory, name: str) -> tu
     except Exception as exc:
         return "", f"cannot reach it: {exc}"
     try:
-        bundle = _bundle(root, record.run_id, name)
-        return driver.nic_check(bundle) + driver.files_diff(bundle), ""
+        driver.load_replace_candidate(config=read_candidate(root, record.run_id, name))
+        try:
+            return driver.compare_config(), ""
+        finally:
+            driver.discard_config()
     except Exception as exc:
         return "", f"cannot read its state: {exc}"
     finally:
@@ -102,7 +102,7 @@ def _restore_device(root: Path, record: RunRecord, inventory: Inventory, device:
         return Outcome(device.device, "failed", message=f"cannot reach it: {exc}")
     try:
         driver.revert(device.commit_id)
-        after = driver.nic_check(_bundle(root, record.run_id, device.device))
+        after = driver.intent_check(read_candidate(root, record.run_id, device.device))
     except Exception as exc:
         return Outcome(device.device, "attention", message=f"restoring failed part-way: {exc}")
     finally:

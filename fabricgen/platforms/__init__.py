@@ -69,6 +69,10 @@ class Capability:
     # How the platform spells each intent feature (docs/platforms.md); a feature it cannot express is absent
     # here and refused by resolve, never dropped.
     spelling: Mapping[str, str] = field(default_factory=dict)
+    # The NAPALM driver `fabricgen push` uses (custom_napalm.<name>, or a core driver name); None: deploy does not
+    # handle the platform yet. A switch driver's candidate is the platform's first output file; a GPU host's is
+    # the bundle of its rendered files (fabricgen/deploy/hostbundle.py).
+    napalm_driver: str | None = None
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ CAPABILITY = Capability(
     owned_sections=("DCBX mode (host ieee)", "ETS (prio-tc/tc-tsa/tc-bw)", "PFC (prio-pfc)",
                     "DSCP APP entries (all 64 DSCPs)", "APP trust order (where iproute2 and the driver have it)",
                     "netdev MTU", "RDMA-CM RoCE ToS and mode"),
+    napalm_driver="fabricgen_host",
     commit_strategy=("script --apply (idempotent, verifies itself, each tool call time-limited) from a boot-time "
                      "systemd unit"),
     port_settings=("rdma_device", "mtu", "trust", "dscp2prio", "pfc", "prio_tc", "tsa", "tcbw", "roce_tos"),
