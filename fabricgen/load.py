@@ -10,16 +10,36 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from fabricgen.diagnostics import Diagnostic, InputError, KeyPath, Location, format_key_path
-from fabricgen.platforms import platform_names
+from fabricgen.diagnostics import (
+    DEVICE_FACT_MISSING,
+    INPUT_SCHEMA,
+    Diagnostic,
+    InputError,
+    KeyPath,
+    Location,
+    format_key_path,
+)
+from fabricgen.platforms import get_platform, platform_names
 from fabricgen.schema.intent import Intent, check_intent, expand_profile
-from fabricgen.schema.inventory import Device, Endpoint, Inventory, Link, PortSpec, check_device
+from fabricgen.schema.inventory import (
+    Device,
+    DeviceData,
+    Endpoint,
+    Inventory,
+    Link,
+    PortSpec,
+    Problem,
+    check_device,
+    platform_needs,
+)
 from fabricgen.yamlsource import (
     MAX_FILE_BYTES,
     Entries,
@@ -33,6 +53,9 @@ from fabricgen.yamlsource import (
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
+NAMESPACE = "fabricgen"
+"""the key under a Nornir host's ``data`` that may hold fabricgen's keys, in an inventory other automation shares"""
+DATA_KEYS = frozenset(DeviceData.model_fields)
 
 
 @dataclass
@@ -46,6 +69,8 @@ class FabricInput:
     fallback: Location = field(default_factory=lambda: Location("<input>", 1, 1))
     hosts_entries: Entries | None = None
     """hosts.yaml's top-level entries (what the render state records), if the file splits into them"""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """inventory hosts that are not fabricgen's (another automation's), by name, with the reason"""
 
     def locate(self, path: KeyPath) -> Location:
         found = self.sources.locate(path, self.fallback)
@@ -57,23 +82,38 @@ class FabricInput:
         return found
 
 
-def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1) -> FabricInput:
+def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
+         note: Callable[[str], None] | None = None) -> FabricInput:
     """Load and validate both inputs. Raises InputError with every problem found in either. ``jobs``
-    processes may share parsing a large inventory file that is not in the parse cache."""
+    processes may share parsing a large inventory file that is not in the parse cache. Inventory hosts that
+    are not fabricgen's are skipped, and named in one line given to ``note`` (default: standard error)."""
     problems: list[Diagnostic] = []
     sources = SourceMap()
     hashes: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     try:
         intent = _load_intent(intent_path, sources, problems, hashes)
-        inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs)
+        inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs, skipped)
     except MemoryError:
         # Within the size bound but beyond this machine's memory (or a ulimit): bad input for here, not a bug.
         raise InputError([Diagnostic(Location(str(inventory_dir), 1, 1), "<file>", "the input does not fit in "
                                      "memory", f"give fabricgen more memory, or lower {MAX_FILE_BYTES.variable} "
                                      "to refuse such files early")]) from None
+    if skipped:
+        (note or _to_stderr)(skipped_note(skipped))
     if problems or intent is None or inventory is None:
         raise InputError(problems)
-    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries)
+    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries, skipped)
+
+
+def skipped_note(skipped: dict[str, str]) -> str:
+    """One line naming the inventory hosts fabricgen skipped, and why."""
+    names = ", ".join(f"{name} ({reason})" for name, reason in sorted(skipped.items()))
+    return f"note: {len(skipped)} inventory host(s) skipped, not fabricgen's: {names}"
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def load_intent(path: Path) -> Intent | None:
@@ -150,14 +190,16 @@ def _intent_location(doc: YamlDocument, path: KeyPath, profile_at: Location | No
 # --- pydantic errors → diagnostics ----------------------------------------------------------------------
 
 def _validate(model: type[BaseModel], data: Any, locate: Any, problems: list[Diagnostic],
-              prefix: KeyPath = ()) -> Any:
+              prefix: KeyPath = (), spelling: Callable[[KeyPath], KeyPath] | None = None) -> Any:
+    """``data`` as ``model``, or None with each problem added to ``problems``; ``spelling`` turns a key path of
+    ``data`` into the one the file holds, where they differ."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         for error in exc.errors(include_url=False):
             loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
             message, hint = _explain(model, loc, error)
-            shown = tuple(map(_printable, prefix + loc))
+            shown = tuple(map(_printable, prefix + (spelling(loc) if spelling else loc)))
             problems.append(Diagnostic(locate(loc), format_key_path(shown), message, hint))
         return None
 
@@ -325,26 +367,139 @@ def _group_chain(files: _InventoryFiles, groups: list[Any], seen: tuple[str, ...
     return chain
 
 
-def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> dict[str, Any]:
+def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> _Host:
     """One host with Nornir inheritance applied; records each value's origin under ("inventory", name)."""
     host = files.hosts[name]
-    layers: list[tuple[dict[str, Any], str, KeyPath]] = [(host, "hosts.yaml", (name,))]
+    layers: list[_Layer] = [_Layer(host, "hosts.yaml", (name,), own=True)]
     for group in _group_chain(files, _names(host.get("groups"))):
-        layers.append((files.groups[group], "groups.yaml", (group,)))
-    layers.append((files.defaults, "defaults.yaml", ()))
-    effective: dict[str, Any] = {"name": name, "groups": host.get("groups") or [], "data": {}}
+        layers.append(_Layer(files.groups[group], "groups.yaml", (group,), own=True))
+    layers.append(_Layer(files.defaults, "defaults.yaml", (), own=False))
+    effective: dict[str, Any] = {"name": name, "groups": host.get("groups") or []}
     _graft(sources, files, "hosts.yaml", (name,), ("inventory", name))
-    for layer, file, prefix in layers:
+    for layer in layers:
         for attr in NORNIR_ATTRIBUTES:
-            if attr in layer and attr not in effective:
-                effective[attr] = layer[attr]
-                _graft(sources, files, file, (*prefix, attr), ("inventory", name, attr))
-        data = layer.get("data") or {}
-        for key, value in (data.items() if isinstance(data, dict) else ()):
-            if key not in effective["data"]:
-                effective["data"][key] = value
-                _graft(sources, files, file, (*prefix, "data", key), ("inventory", name, "data", key))
-    return effective
+            if attr in layer.entry and attr not in effective:
+                effective[attr] = layer.entry[attr]
+                _graft(sources, files, layer.file, (*layer.prefix, attr), ("inventory", name, attr))
+    data = _HostData(name)
+    for layer in layers:
+        data.inherit(layer, files, sources)
+    effective["data"] = data.chosen()
+    return _Host(effective, data.namespace is not None, data.skip_reason(), data.problems(files))
+
+
+@dataclass(frozen=True, slots=True)
+class _Layer:
+    """One place a host's keys come from: its hosts.yaml entry, one of its groups, or defaults.yaml."""
+
+    entry: dict[str, Any]
+    file: str
+    prefix: KeyPath
+    own: bool
+    """the host's entry or one of its groups: keys written here make the host fabricgen's (defaults.yaml's do
+    not: they apply to every host of an inventory other automation shares)"""
+
+
+@dataclass
+class _Host:
+    """A host after inheritance: what is validated as a :class:`Device`, or why it is skipped or refused."""
+
+    effective: dict[str, Any]
+    namespaced: bool
+    skipped: str | None
+    problems: list[Diagnostic]
+
+
+@dataclass
+class _HostData:
+    """A host's ``data`` as fabricgen reads it, in either layout, inherited key by key (host → groups →
+    defaults): flat (``data.ports``) or under the namespace (``data.fabricgen.ports``). Where each key was
+    written is recorded under the same path, ``("inventory", host, "data", key)``, whatever the layout, so every
+    later stage locates a key without knowing the layout."""
+
+    host: str
+    flat: dict[str, Any] = field(default_factory=dict)
+    namespace: dict[str, Any] | None = None
+    opted_out: _Where | None = None
+    opt_out_word: str = "null"
+    bad_namespace: _Where | None = None
+    first_flat_key: _Where | None = None
+    first_namespace: _Where | None = None
+    claimed: bool = False  # a fabricgen key written in the host's own entry or one of its groups
+
+    def inherit(self, layer: _Layer, files: _InventoryFiles, sources: SourceMap) -> None:
+        data = layer.entry.get("data")
+        if not isinstance(data, dict):
+            return  # absent (or not a mapping, which the host's schema check reports where it matters)
+        for key, value in data.items():
+            if key == NAMESPACE:
+                self._namespace_layer(value, layer, files, sources)
+            elif key not in self.flat:
+                self.flat[key] = value
+                _graft(sources, files, layer.file, (*layer.prefix, "data", key), ("inventory", self.host, "data", key))
+                if key in DATA_KEYS:
+                    self.claimed |= layer.own
+                    self.first_flat_key = self.first_flat_key or _Where(layer.file, (*layer.prefix, "data", key))
+
+    def _namespace_layer(self, value: Any, layer: _Layer, files: _InventoryFiles, sources: SourceMap) -> None:
+        where = _Where(layer.file, (*layer.prefix, "data", NAMESPACE))
+        if value is None or value is False:
+            # The most specific layer that writes `fabricgen:` decides, as Nornir's own inheritance would.
+            if self.namespace is None and self.opted_out is None:
+                self.opted_out, self.opt_out_word = where, "false" if value is False else "null"
+            return
+        if not isinstance(value, dict):
+            self.bad_namespace = self.bad_namespace or where
+            return
+        if self.opted_out is not None:
+            return
+        self.namespace = self.namespace if self.namespace is not None else {}
+        self.first_namespace = self.first_namespace or where
+        self.claimed |= layer.own
+        for key, item in value.items():
+            if key not in self.namespace:
+                self.namespace[key] = item
+                _graft(sources, files, layer.file, (*where.path, key), ("inventory", self.host, "data", key))
+
+    def chosen(self) -> dict[str, Any]:
+        """The keys fabricgen validates: the namespace's when the host has one, else every key under data."""
+        return self.namespace if self.namespace is not None else self.flat
+
+    def skip_reason(self) -> str | None:
+        if self.opted_out is not None:
+            return f"data.{NAMESPACE}: {self.opt_out_word} in {self.opted_out.file}"
+        if self.bad_namespace is None and self.chosen().get("role") is None and not self.claimed:
+            return "no fabricgen role"
+        return None
+
+    def problems(self, files: _InventoryFiles) -> list[Diagnostic]:
+        if self.opted_out is not None:
+            return []
+        if self.bad_namespace is not None:
+            return [Diagnostic(self.bad_namespace.locate(files), f"{self.host}.data.{NAMESPACE}",
+                               f"data.{NAMESPACE} must be a mapping of fabricgen's keys",
+                               f"write its keys under it (role, ports, ...), or `{NAMESPACE}: null` for a host "
+                               "fabricgen does not configure")]
+        if self.namespace is None or self.first_flat_key is None:
+            return []
+        flat, namespace = self.first_flat_key, self.first_namespace
+        assert namespace is not None
+        key = flat.path[-1]
+        return [Diagnostic(flat.locate(files), f"{self.host}.data.{key}",
+                           f"fabricgen's keys are both directly under data (data.{key}, {flat.file}) and under "
+                           f"data.{NAMESPACE} ({namespace.file}:{namespace.locate(files).line}); fabricgen cannot "
+                           f"tell which layout is meant", f"keep one layout for the host and its groups: move "
+                           f"data.{key} into data.{NAMESPACE}")]
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    file: str
+    path: KeyPath
+
+    def locate(self, files: _InventoryFiles) -> Location:
+        doc = files.docs.get(self.file)
+        return doc.at(self.path) if doc is not None else Location("<inventory>", 1, 1)
 
 
 def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, to: KeyPath) -> None:
@@ -353,20 +508,28 @@ def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, t
         sources.graft(to, doc, at)
 
 
-def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic],
-                    hashes: dict[str, str], jobs: int) -> tuple[Inventory | None, Entries | None]:
+def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic], hashes: dict[str, str],
+                    jobs: int, skipped: dict[str, str]) -> tuple[Inventory | None, Entries | None]:
     files = _read_inventory_files(directory, problems, hashes, jobs)
     if files is None:
         return None, None
     devices: dict[str, Device] = {}
     for name in files.hosts:
-        effective = _effective_host(files, name, sources)
-        device = _validate(Device, effective, lambda loc, n=name: sources.locate(
-            ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),))
+        host = _effective_host(files, name, sources)
+        problems += host.problems
+        if host.skipped is not None:
+            skipped[name] = host.skipped
+            continue
+        if host.problems:
+            continue
+        device = _validate(Device, host.effective, lambda loc, n=name: sources.locate(
+            ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),),
+            _namespaced if host.namespaced else None)
         if device is not None:
-            problems += _check_platform(device, sources) + _check_device(device, sources)
+            problems += _check_platform(device, sources, host.namespaced)
+            problems += _check_device(device, sources, host.namespaced)
             devices[device.name] = device
-    links = _build_links(devices, sources, problems)
+    links = _build_links(devices, sources, problems, skipped=frozenset(skipped))
     if problems:
         return None, None
     hosts = files.docs["hosts.yaml"]
@@ -374,12 +537,17 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
     return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts)
 
 
+def _namespaced(path: KeyPath) -> KeyPath:
+    """A key path under a device as its file spells it when the host keeps fabricgen's keys in the namespace."""
+    return (*path[:2], NAMESPACE, *path[2:]) if path[1:2] == ("data",) else path
+
+
 def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict[str, Any],
                    focus: set[str]) -> tuple[dict[str, Device], list[Link]] | None:
     """Some hosts of an inventory whose other hosts were valid as they stand: each validated as :func:`load`
     validates it, and the cables made by or naming a device in ``focus`` checked and built as load builds
-    them (``hosts`` must hold those devices' peers). None at any problem: the caller then loads everything,
-    which reports it with its file and line."""
+    them (``hosts`` must hold those devices' peers). None at any problem, or when one of them is a host load
+    skips: the caller then loads everything, which reports it with its file and line."""
     if not (_well_shaped(hosts) and _well_shaped(groups)):
         return None
     files = _InventoryFiles({name: entry or {} for name, entry in hosts.items()},
@@ -387,7 +555,10 @@ def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict
     sources, problems = SourceMap(), list[Diagnostic]()
     devices: dict[str, Device] = {}
     for name in hosts:
-        device = _validate(Device, _effective_host(files, name, sources), _nowhere, problems)
+        host = _effective_host(files, name, sources)
+        if host.skipped is not None or host.problems:
+            return None
+        device = _validate(Device, host.effective, _nowhere, problems)
         if device is None or _check_platform(device, sources) or _check_device(device, sources):
             return None
         devices[name] = device
@@ -404,27 +575,36 @@ def _nowhere(path: KeyPath) -> Location:
     return Location("<inventory>", 1, 1)
 
 
-def _check_platform(device: Device, sources: SourceMap) -> list[Diagnostic]:
-    if device.platform in platform_names():
-        return []
-    where = sources.locate(("inventory", device.name, "platform"), Location("<inventory>", 1, 1))
-    return [Diagnostic(where, f"{device.name}.platform", f"unknown platform {device.platform!r}",
-                       f"one of: {', '.join(platform_names())}")]
+def _check_platform(device: Device, sources: SourceMap, namespaced: bool = False) -> list[Diagnostic]:
+    """The platform is one fabricgen renders, and the device has the facts that platform needs."""
+    if device.platform not in platform_names():
+        where = sources.locate(("inventory", device.name, "platform"), Location("<inventory>", 1, 1))
+        return [Diagnostic(where, f"{device.name}.platform", f"unknown platform {device.platform!r}",
+                           f"one of: {', '.join(platform_names())}")]
+    mgmt = get_platform(device.platform).capability.mgmt_interface
+    return _diagnostics(device, sources, namespaced, platform_needs(device, mgmt), DEVICE_FACT_MISSING)
 
 
-def _check_device(device: Device, sources: SourceMap) -> list[Diagnostic]:
+def _check_device(device: Device, sources: SourceMap, namespaced: bool = False) -> list[Diagnostic]:
     """The device's names that its platform or host script would read as more than one thing."""
+    return _diagnostics(device, sources, namespaced, check_device(device), INPUT_SCHEMA)
+
+
+def _diagnostics(device: Device, sources: SourceMap, namespaced: bool, found: list[Problem],
+                 rule: str) -> list[Diagnostic]:
+    shown = _namespaced if namespaced else (lambda path: path)
     return [Diagnostic(sources.locate(("inventory", device.name, *path), Location("<inventory>", 1, 1)),
-                       format_key_path((device.name, *map(_printable, path))), message, hint)
-            for path, message, hint in check_device(device)]
+                       format_key_path((device.name, *map(_printable, shown(path)))), message, hint, rule)
+            for path, message, hint in found]
 
 
 # --- links ----------------------------------------------------------------------------------------------
 
 def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[Diagnostic],
-                 focus: set[str] | None = None) -> list[Link]:
+                 focus: set[str] | None = None, skipped: frozenset[str] = frozenset()) -> list[Link]:
     """Cables from `peer` declarations on either end; both ends must exist and agree. With ``focus``, only the
-    declarations made by or naming a device in it (``devices`` holds those devices and their peers)."""
+    declarations made by or naming a device in it (``devices`` holds those devices and their peers). A peer
+    among the ``skipped`` hosts (in the inventory, but not fabricgen's) is reported as such."""
     claimed: dict[tuple[str, str], tuple[str, str]] = {}
     links: dict[tuple[tuple[str, str], tuple[str, str]], Link] = {}
     for device in sorted(devices.values(), key=lambda d: d.name):
@@ -433,7 +613,7 @@ def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[
                                           spec.peer.partition(":")[0] in focus):
                 _declared_peer(devices, claimed, links, (device.name, port), spec,
                                _LinkReporter(sources, problems, ("inventory", device.name, "data", "ports", port,
-                                                                 "peer")))
+                                                                 "peer"), skipped))
     return sorted(links.values(), key=lambda link: (link.a.device, link.a.port))
 
 
@@ -479,6 +659,7 @@ class _LinkReporter:
     sources: SourceMap
     problems: list[Diagnostic]
     path: KeyPath
+    skipped: frozenset[str] = frozenset()
 
     def __call__(self, message: str, hint: str) -> None:
         where = self.sources.locate(self.path, Location("<inventory>", 1, 1))
@@ -487,6 +668,11 @@ class _LinkReporter:
 
 def _peer_endpoint(peer: str, devices: dict[str, Device], report: _LinkReporter) -> tuple[str, str] | None:
     name, _, port = peer.partition(":")
+    if name in report.skipped:
+        report(f"peer device {name!r} is in the inventory but not one fabricgen configures (it has no fabricgen "
+               "role, so it was skipped)", f"give {name} a fabricgen role (data.{NAMESPACE}.role or data.role), "
+               "or remove this peer")
+        return None
     if name not in devices:
         close = difflib.get_close_matches(name, list(devices), n=1)
         report(f"unknown peer device {name!r}", f"did you mean {close[0]!r}?" if close else

@@ -109,14 +109,19 @@ def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -
 def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
     mgmt = ctx.intent.management
     address = None
+    # The address the switch's config gets: data.mgmt_address, else Nornir's hostname when it is an address (a
+    # DNS name is fine for reaching the device, and is not checked against the subnet).
+    given, key = (device.data.mgmt_address, ("data", "mgmt_address")) if device.data.mgmt_address else \
+        (device.hostname, ("hostname",))
     try:
-        ip = ip_address(device.hostname)
+        ip = ip_address(given)
     except ValueError:
-        ctx.problem(("inventory", device.name, "hostname"), f"management address {device.hostname!r} of "
-                    f"switch {device.name} is not an IP address", f"use an address in {mgmt.subnet}")
+        ctx.problem(("inventory", device.name, *key), f"switch {device.name}'s hostname {device.hostname!r} is a "
+                    "DNS name, and its config needs its management address",
+                    f"set data.mgmt_address to its address in {mgmt.subnet}")
     else:
         if ip not in mgmt.subnet:
-            ctx.problem(("inventory", device.name, "hostname"),
+            ctx.problem(("inventory", device.name, *key),
                         f"management address {ip} is outside management subnet {mgmt.subnet}",
                         "fix the address or intent management.subnet")
         address = str(ip_interface(f"{ip}/{mgmt.subnet.prefixlen}"))

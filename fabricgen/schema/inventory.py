@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from fabricgen.schema.common import DeviceName, Hardware, Hostname, PortName, StrictModel, shell_name
+from fabricgen.schema.common import DeviceName, Hardware, Hostname, IpAddress, PortName, StrictModel, shell_name
 from fabricgen.units import SpeedMbps
 
 Role = Literal["leaf", "spine", "oob", "gpu-host"]
@@ -44,6 +44,10 @@ class DeviceData(StrictModel):
                                   "lossless headroom itself and fabricgen writes no profiles; traditional: fabricgen "
                                   "writes the profiles. Default: what the vendor's image sets, dynamic on NVIDIA "
                                   "Spectrum, traditional elsewhere")
+    mgmt_address: IpAddress | None = Field(
+        default=None, description="switch: the management address its config gets, in the intent's "
+                                  "management.subnet. Default: Nornir's `hostname`, which must then be an address; "
+                                  "set this when `hostname` is a DNS name")
     mgmt_interface: PortName | None = Field(default=None, description="default: the platform's")
     frontend_interface: PortName | None = Field(
         default=None, description="gpu-host: the interface NCCL bootstraps over (never an RDMA NIC)")
@@ -160,3 +164,27 @@ def _host_port_names(device: Device) -> list[Problem]:
             problems.append((path, f"ports {other!r} and {name!r} differ only in '.', '-', '_' or '/': the host "
                              f"script would configure both in one shell function", "rename one of them"))
     return problems
+
+
+# --- what a platform cannot render a device without ----------------------------------------------------------
+
+# Facts the schema leaves optional (other platforms do without them) but that one platform needs on every port it
+# writes: found at load, naming the device, key and fix, before anything is rendered or validated.
+PORT_FACTS_NEEDED: dict[str, tuple[str, str, str]] = {
+    "sonic": ("lanes", "SONiC's PORT table needs each port's lanes (sonic-port.yang: `leaf lanes` is mandatory "
+              "except on chassis and VOQ systems)",
+              "add lanes: the port's hardware lanes as the SKU's port_config.ini lists them, e.g. \"0,1,2,3\""),
+}
+
+
+def platform_needs(device: Device, mgmt_interface: str) -> list[Problem]:
+    """The facts ``device``'s platform needs that it lacks, as (key path under the device, message, hint). The
+    management port (``data.mgmt_interface``, else the platform's ``mgmt_interface``) is not a front-panel port
+    and needs none."""
+    needed = PORT_FACTS_NEEDED.get(device.platform)
+    if needed is None:
+        return []
+    key, why, hint = needed
+    mgmt = device.data.mgmt_interface or mgmt_interface
+    return [(("data", "ports", port, key), f"port {device.name}:{port} has no {key}: {why}", hint)
+            for port, spec in device.data.ports.items() if port != mgmt and getattr(spec, key) is None]
