@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -27,13 +27,21 @@ from fabricgen import __version__
 from fabricgen.api import dump_fabric, generate_devices, generate_parallel, shard
 from fabricgen.configs import UnreadableConfigs, read_configs
 from fabricgen.deploy.commands import register as register_deploy_commands
-from fabricgen.diagnostics import InputError, Location
+from fabricgen.diagnostics import CONFIG_UNREADABLE, Diagnostic, InputError, Location
 from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
 from fabricgen.lint import all_rules, lint
 from fabricgen.lint.registry import Finding
-from fabricgen.lint.report import explain, rules_markdown, to_json, to_sarif, to_text
+from fabricgen.lint.report import (
+    explain,
+    input_errors_json,
+    input_errors_sarif,
+    rules_markdown,
+    to_json,
+    to_sarif,
+    to_text,
+)
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
 from fabricgen.neighbourhood import Kind, UpdatePlan, apply_update, kinds_of, plan_update, record_render
@@ -72,21 +80,34 @@ def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     sys.exit(code)
 
 
-def load_and_resolve(intent: Path, inventory: Path, jobs: int = os.cpu_count() or 1) -> tuple[FabricInput, Fabric]:
-    with input_errors():
+def load_and_resolve(intent: Path, inventory: Path, jobs: int = os.cpu_count() or 1,
+                     fmt: str = "text") -> tuple[FabricInput, Fabric]:
+    with input_errors(fmt):
         loaded = load(intent, inventory, jobs=jobs)
         return loaded, resolve(loaded.intent, loaded.inventory, loaded.locate)
 
 
 @contextlib.contextmanager
-def input_errors() -> Iterator[None]:
-    """Problems in the input (load or resolve) printed as FILE:LINE:COL: key.path: message (hint), exit 2."""
+def input_errors(fmt: str = "text") -> Iterator[None]:
+    """Problems in the input (load or resolve) printed as FILE:LINE:COL: key.path: message (hint), exit 2.
+
+    With ``fmt`` json or sarif they are also a report on stdout, each a finding with its rule ID, file, line and
+    column: a CI job that reads stdout gets the problems, not an empty document."""
     try:
         yield
     except InputError as exc:
         for diagnostic in exc.diagnostics:
             click.echo(str(diagnostic), err=True)
+        _report_input_errors(exc.diagnostics, fmt)
         fail(f"{len(exc.diagnostics)} problem(s) in the input; nothing was written")
+
+
+def _report_input_errors(problems: Sequence[Diagnostic], fmt: str) -> None:
+    """Input errors on stdout as ``fmt`` wants a report (text: nothing; stderr already has them)."""
+    if fmt == "json":
+        click.echo(input_errors_json(problems), nl=False)
+    elif fmt == "sarif":
+        click.echo(input_errors_sarif(problems), nl=False)
 
 
 def input_options(func: F) -> F:
@@ -135,7 +156,9 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
     manifest and the files listed there), otherwise nothing is written (exit 3). Renders into one OUT wait for
     each other (a lock file .OUT.fabricgen-lock beside it while one runs).
     """
-    with contextlib.ExitStack() as held:
+    # Input errors from any step (load, resolve beside the render workers) end here, after the staged tree is
+    # cleaned up and the lock released.
+    with input_errors(fmt), contextlib.ExitStack() as held:
         with _output_errors(out, updating=False):  # a symlinked OUT, no room for the lock file
             held.enter_context(output_lock(out))
         _render(intent, inventory, out, fmt, force, jobs, shard, full)
@@ -154,17 +177,17 @@ def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, job
                  f"edited, {plan.resolved} device(s) resolved and {plan.linted} linted again; the rest as the "
                  "previous render left it")
         return
-    with input_errors():
-        loaded = load(intent, inventory, jobs=jobs)
+    loaded = load(intent, inventory, jobs=jobs)
     devices, extra = _shard_devices(sorted(loaded.inventory.devices), shard)
     extra["renderer"] = renderer_fingerprint()
     previous = None if scanned is None else _previous_tree(scanned, extra)
     with _output_errors(out, updating=previous is not None):
         if previous is None:
-            fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, force, extra)
+            fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, _LintGate(loaded, force, extra, fmt))
             paths, rewritten = list(hashes), len(hashes) + 1
         else:
-            fabric, paths, rewritten = _update_tree(loaded, out, previous, devices, jobs, force, extra)
+            fabric, paths, rewritten = _update_tree(loaded, out, previous, devices, jobs,
+                                                    _LintGate(loaded, force, extra, fmt))
     kinds = kinds_of(fabric.devices.values())
     if loaded.hosts_entries is not None and shard is None and "forced" not in extra:
         record_render(out, kinds, inventory / "hosts.yaml", loaded.hosts_entries)
@@ -205,15 +228,15 @@ def _output_errors(out: Path, updating: bool) -> Iterator[None]:
         fail(f"cannot write {out}: {exc}; the previous output (if any) is unchanged", EXIT_OUTPUT)
 
 
-def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None, jobs: int, force: bool,
-                       extra: dict[str, Any]) -> tuple[Fabric, dict[str, str]]:
+def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None, jobs: int,
+                       gate: _LintGate) -> tuple[Fabric, dict[str, str]]:
     """A new tree, resolved and rendered in one pass: while the parent resolves the next chunk of devices, a
     forked worker renders and writes the chunk just resolved into the staging tree (on 2 cores, 0.6 s of the
     3 s that resolving 32,768 GPUs takes). Lint runs beside the last workers and decides whether the tree is
     published; a problem found by resolve stops new workers and publishes nothing."""
     resolution = Resolution(loaded.intent, loaded.inventory, loaded.locate)
     wanted = set(resolution.names if devices is None else devices)
-    with input_errors(), staged_render(out, jobs) as render:
+    with staged_render(out, jobs) as render:
         produce = partial(generate_devices, resolution.devices)
         # Resolved in name order, so that problems are reported as resolve() reports them. The parent forks
         # once per chunk: a few large chunks, also on a machine with many cores.
@@ -222,39 +245,43 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
             if resolution.resolve(chunk) and (part := [name for name in chunk if name in wanted]):
                 render.start(produce, part)
         fabric = resolution.fabric()
-        hashes = render.finish(lambda done: build_manifest({}, loaded.input_hashes, extra, hashes=done),
-                               gate=_LintGate(fabric, loaded, force, extra))
+        gate.fabric = fabric
+        hashes = render.finish(lambda done: build_manifest({}, loaded.input_hashes, gate.extra, hashes=done),
+                               gate=gate)
     return fabric, hashes
 
 
 def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices: list[str] | None, jobs: int,
-                 force: bool, extra: dict[str, Any]) -> tuple[Fabric, list[str], int]:
+                 gate: _LintGate) -> tuple[Fabric, list[str], int]:
     """An earlier tree updated in place: only devices whose resolved model changed are rendered, only changed
     files rewritten. Lint runs while workers hash every resolved model, and decides whether anything is."""
-    with input_errors():
-        fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
-    gate = _LintGate(fabric, loaded, force, extra)
+    fabric = gate.fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files, jobs, gate=gate)
     files = generate_parallel(fabric, jobs, plan.render)
     changed = {name: text for name, text in files.items() if previous.files.get(name) != file_hash(text)}
     removed = sorted(set(previous.files) - set(files) - set(plan.kept))
-    manifest = build_manifest(files, loaded.input_hashes, extra, hashes=plan.kept)
+    manifest = build_manifest(files, loaded.input_hashes, gate.extra, hashes=plan.kept)
     rewritten = update_output(out, changed, removed, manifest)
     return fabric, [*files, *plan.kept], rewritten
 
 
 class _LintGate:
     """render's lint: print the errors, then stop (nothing is written) or, with --force, record them in the
-    manifest. Called once, by whichever step of the render runs it beside its workers."""
+    manifest. Called once, by whichever step of the render runs it beside its workers, once ``fabric`` is set.
+    A render that stops with ``--format json`` prints the lint report as `lint --format json` does."""
 
-    def __init__(self, fabric: Fabric, loaded: FabricInput, force: bool, extra: dict[str, Any]) -> None:
-        self.fabric, self.loaded, self.force, self.extra = fabric, loaded, force, extra
+    fabric: Fabric
+
+    def __init__(self, loaded: FabricInput, force: bool, extra: dict[str, Any], fmt: str) -> None:
+        self.loaded, self.force, self.extra, self.fmt = loaded, force, extra, fmt
 
     def __call__(self) -> None:
         report = lint(self.fabric)
         if not report.errors:
             return
         click.echo(to_text(report, _intent_locator(self.loaded)), err=True, nl=False)
+        if not self.force and self.fmt == "json":
+            click.echo(to_json(report, _intent_locator(self.loaded)), nl=False)
         if not self.force:
             fail(f"lint found {report.errors} error(s); nothing was written (fix them, waive them in the intent "
                  "with a reason, or pass --force)", EXIT_INVALID)
@@ -479,13 +506,16 @@ def _intent_locator(loaded: FabricInput) -> Callable[[Finding], Location]:
 
 
 @contextlib.contextmanager
-def config_errors() -> Iterator[None]:
-    """Config files that cannot be read, each printed as FILE:LINE: message, exit 2."""
+def config_errors(fmt: str = "text") -> Iterator[None]:
+    """Config files that cannot be read, each printed as FILE:LINE: message, exit 2 (with ``fmt`` json or
+    sarif, also a report of FG-INP-006 findings on stdout, as :func:`input_errors` prints)."""
     try:
         yield
     except UnreadableConfigs as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
+        _report_input_errors([Diagnostic(Location(problem.path, problem.line, 1), "<file>", problem.message,
+                                         rule=CONFIG_UNREADABLE) for problem in exc.problems], fmt)
         fail(f"{len(exc.problems)} problem(s) in the configs; nothing was linted")
 
 
@@ -525,11 +555,11 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
         return
     if partial and configs is None:
         fail("--partial needs --configs DIR")
-    loaded, fabric = load_and_resolve(intent, inventory)
+    loaded, fabric = load_and_resolve(intent, inventory, fmt=fmt)
     locate = _intent_locator(loaded)
     evidence = None
     if configs is not None:
-        with config_errors():
+        with config_errors(fmt):
             read = read_configs(fabric, configs, partial)
         fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
     report = lint(fabric, evidence=evidence)

@@ -12,6 +12,25 @@ from dataclasses import dataclass
 
 KeyPath = tuple[str | int, ...]
 
+# The input-error rules of the lint catalog (fabricgen.lint.registry explains each). Every diagnostic carries a
+# rule ID, so that `lint`/`render --format json|sarif` report input errors as findings a SARIF viewer shows at
+# their line. The text form of these omits the ID: FILE:LINE:COL: key.path: message (hint) is what editors
+# and users already read. A diagnostic that is a lint rule's condition found early (DWRR weights, too many
+# lossless classes, ...) carries that rule's ID, and its text ends with it: ` [FG-SCH-001]`.
+INPUT_FILE = "FG-INP-001"
+"""an input file that cannot be read as YAML: missing, unreadable, too large, not UTF-8, a syntax error"""
+INPUT_SCHEMA = "FG-INP-002"
+"""a value the schema refuses: unknown key, wrong type, out of range, missing required key"""
+INPUT_REFERENCE = "FG-INP-003"
+"""a name or address that refers to nothing, or to something that does not fit"""
+PLATFORM_LIMIT = "FG-INP-004"
+"""the intent asks for something a device's platform cannot express"""
+DEVICE_FACT_MISSING = "FG-INP-005"
+"""a device lacks a fact its platform needs to resolve (a port speed, an ASIC, an RDMA device, ...)"""
+CONFIG_UNREADABLE = "FG-INP-006"
+"""a config `lint --configs` reads that is not parseable text of its platform's format"""
+INPUT_ERROR_IDS = (INPUT_FILE, INPUT_SCHEMA, INPUT_REFERENCE, PLATFORM_LIMIT, DEVICE_FACT_MISSING, CONFIG_UNREADABLE)
+
 
 @dataclass(frozen=True, order=True)
 class Location:
@@ -60,10 +79,13 @@ class Diagnostic:
     key_path: str
     message: str
     hint: str = ""
+    rule: str = INPUT_SCHEMA
+    """the catalog rule this problem breaks (see INPUT_ERROR_IDS; or a lint rule's ID, found while loading)"""
 
     def __str__(self) -> str:
         text = f"{self.location}: {self.key_path}: {self.message}"
-        return one_line(f"{text} ({self.hint})" if self.hint else text)
+        text = f"{text} ({self.hint})" if self.hint else text
+        return one_line(text if self.rule in INPUT_ERROR_IDS else f"{text} [{self.rule}]")
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.location.file, self.location.line, self.location.col, self.message)

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 import yaml
 
 from fabricgen import __version__
-from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
+from fabricgen.diagnostics import INPUT_FILE, Diagnostic, KeyPath, Location, format_key_path
 from fabricgen.fastyaml import bom_after_start, load_plain, plain_characters
 from fabricgen.forked import contiguous, fork_map, worth_forking
 from fabricgen.parsecache import (
@@ -184,6 +184,11 @@ _SHOWN_LEVELS = 8
 """key-path levels a refused node's diagnostic shows"""
 
 
+def _yaml_problem(where: Location, key_path: str, message: str, hint: str) -> Diagnostic:
+    """A problem with a file or its YAML (what this module finds): FG-INP-001, whatever the key."""
+    return Diagnostic(where, key_path, message, hint, INPUT_FILE)
+
+
 class _Refused(Exception):
     """The document breaks a bound (depth, size, aliases); building stops at the first such node."""
 
@@ -253,14 +258,14 @@ class _Builder:
     def _refuse(self, node: yaml.Node, path: KeyPath, message: str, hint: str) -> NoReturn:
         # A path cut short: the first levels say where, and a path as deep as the refused one says nothing more.
         shown = format_key_path(path[:_SHOWN_LEVELS]) + (".…" if len(path) > _SHOWN_LEVELS else "")
-        raise _Refused(Diagnostic(_mark(self.file, node), shown, message, hint))
+        raise _Refused(_yaml_problem(_mark(self.file, node), shown, message, hint))
 
     def _scalar(self, node: yaml.Node, path: KeyPath) -> Any:
         # Calling the tag's constructor directly (not construct_object) keeps no per-node cache alive.
         constructor = _SCALARS.yaml_constructors.get(node.tag)
         if constructor is None or not isinstance(node, yaml.ScalarNode):
-            self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
-                                            f"unsupported YAML tag {_quoted_tag(node.tag)}", "remove the tag"))
+            self.problems.append(_yaml_problem(_mark(self.file, node), format_key_path(path),
+                                               f"unsupported YAML tag {_quoted_tag(node.tag)}", "remove the tag"))
             return None
         try:
             return constructor(_SCALARS, node)
@@ -268,9 +273,9 @@ class _Builder:
             # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`). PyYAML's
             # constructors trust their resolver and fail each its own way on text it would never have given them
             # (`!!bool x` a KeyError, `!!timestamp x` an AttributeError), so any failure here means "not that type".
-            self.problems.append(Diagnostic(_mark(self.file, node), format_key_path(path),
-                                            f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
-                                            "remove the tag, or write a value of that type"))
+            self.problems.append(_yaml_problem(_mark(self.file, node), format_key_path(path),
+                                               f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
+                                               "remove the tag, or write a value of that type"))
             return None
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[Any, Any]:
@@ -278,8 +283,8 @@ class _Builder:
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 self.problems.append(
-                    Diagnostic(_mark(self.file, key_node), format_key_path(path), "YAML merge keys (<<) are "
-                               "not supported", "write the keys out, or use groups.yaml for shared values")
+                    _yaml_problem(_mark(self.file, key_node), format_key_path(path), "YAML merge keys (<<) are "
+                                  "not supported", "write the keys out, or use groups.yaml for shared values")
                 )
                 continue
             key = self._scalar(key_node, path)
@@ -289,9 +294,9 @@ class _Builder:
             if key in result:
                 first = self.source.locations[child_path]
                 self.problems.append(
-                    Diagnostic(_mark(self.file, key_node), format_key_path(child_path),
-                               f"duplicate key {key!r} (first defined at line {first.line})",
-                               "YAML keeps only the last one; merge the two entries")
+                    _yaml_problem(_mark(self.file, key_node), format_key_path(child_path),
+                                  f"duplicate key {key!r} (first defined at line {first.line})",
+                                  "YAML keeps only the last one; merge the two entries")
                 )
                 continue
             self.source.add(child_path, _mark(self.file, key_node))
@@ -322,10 +327,10 @@ def load_yaml(path: Path, display_name: str | None = None,
         raw = read_input(path)
         text = raw.decode("utf-8")
     except InputFileError as exc:
-        return None, [Diagnostic(Location(name, 1, 1), "<file>", exc.message, exc.hint)]
+        return None, [_yaml_problem(Location(name, 1, 1), "<file>", exc.message, exc.hint)]
     except UnicodeDecodeError as exc:
-        return None, [Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
-                                 "save the file as UTF-8")]
+        return None, [_yaml_problem(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
+                                    "save the file as UTF-8")]
     source = source_digest(raw)
     key = _cache_key(source)
     found, data = _cache_get(key, source)
@@ -592,14 +597,14 @@ def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnost
     try:
         node = yaml.compose(text, Loader=_Loader)
     except RecursionError:  # PyYAML's pure-Python composer recurses once per level (libyaml stops at 1,000)
-        return None, [Diagnostic(Location(name, 1, 1), "<yaml>", "nested too deep to parse", MAX_DEPTH.hint())]
+        return None, [_yaml_problem(Location(name, 1, 1), "<yaml>", "nested too deep to parse", MAX_DEPTH.hint())]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name, 1, 1)
-        return None, [Diagnostic(where, "<yaml>", f"YAML syntax error: {exc.problem or exc.context}",
-                                 "check indentation and quoting around this position")]
+        return None, [_yaml_problem(where, "<yaml>", f"YAML syntax error: {exc.problem or exc.context}",
+                                    "check indentation and quoting around this position")]
     except yaml.YAMLError as exc:
-        return None, [Diagnostic(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
+        return None, [_yaml_problem(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
     builder = _Builder(name)
     try:
         data = {} if node is None else builder.build(node, ())

@@ -23,6 +23,14 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel
 
+from fabricgen.diagnostics import (
+    CONFIG_UNREADABLE,
+    DEVICE_FACT_MISSING,
+    INPUT_FILE,
+    INPUT_REFERENCE,
+    INPUT_SCHEMA,
+    PLATFORM_LIMIT,
+)
 from fabricgen.model import DeviceModel
 
 if TYPE_CHECKING:
@@ -84,12 +92,24 @@ class FabricWide:
 
 
 @dataclass(frozen=True)
-class Rule:
+class CatalogEntry:
+    """What the catalog (`fabricgen rules`, docs/rules.md, SARIF's rule list) says about a rule ID."""
+
     id: str
     name: str
     severity: Severity
     summary: str
     explanation: str
+
+
+@dataclass(frozen=True)
+class InputRule(CatalogEntry):
+    """An input error (FG-INP-…): found while loading and resolving the intent, inventory or configs, before any
+    lint rule runs. Nothing is rendered or linted while one stands, so it cannot be waived."""
+
+
+@dataclass(frozen=True)
+class Rule(CatalogEntry):
     check: RuleFn
     fabric_wide: FabricWide | None = None
     """Set on a rule that compares a device with devices it is not cabled to: the fields it reads."""
@@ -113,7 +133,8 @@ def rule(rule_id: str, name: str, severity: Severity, summary: str, *,
     def register(check: RuleFn) -> RuleFn:
         if not _ID.match(rule_id) or not _NAME.match(name):
             raise ValueError(f"bad rule id/name {rule_id!r}/{name!r}")
-        if rule_id in RULES or any(r.name == name for r in RULES.values()):
+        taken = [*RULES.values(), *INPUT_RULES.values()]
+        if any(r.id == rule_id or r.name == name for r in taken):
             raise ValueError(f"rule {rule_id} / {name} registered twice")
         for path in fabric_wide.paths() if fabric_wide is not None else ():
             _check_device_path(rule_id, path)
@@ -157,6 +178,71 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def all_rules() -> list[Rule]:
+    """The lint rules: what `lint` runs."""
     import fabricgen.lint.rules  # noqa: F401  (registers every rule module)
 
     return [RULES[key] for key in sorted(RULES)]
+
+
+def catalog() -> list[CatalogEntry]:
+    """Every rule ID fabricgen reports, by ID: the input errors and the lint rules."""
+    entries: list[CatalogEntry] = [*INPUT_RULES.values(), *all_rules()]
+    return sorted(entries, key=lambda entry: entry.id)
+
+
+def catalog_entry(rule_id: str) -> CatalogEntry:
+    return INPUT_RULES[rule_id] if rule_id in INPUT_RULES else RULES[rule_id]
+
+
+_NOT_WAIVABLE = ("Not waivable: while an input error stands nothing is resolved, linted or rendered, so there is "
+                 "nothing a waiver could apply to. Every input error is reported at once, each with its file, line "
+                 "and column, and `fabricgen lint`/`render` exit with status 2.")
+
+
+def _input_rule(rule_id: str, name: str, summary: str, explanation: str) -> InputRule:
+    return InputRule(rule_id, name, "error", summary, f"{inspect.cleandoc(explanation)}\n\n{_NOT_WAIVABLE}")
+
+
+# Their IDs are fabricgen.diagnostics' (the loaders tag each diagnostic); the texts are here, with the catalog's.
+INPUT_RULES: dict[str, InputRule] = {entry.id: entry for entry in (
+    _input_rule(INPUT_FILE, "input-file-unreadable", "every input file is readable YAML within the size limits", """
+        The intent file and the inventory's hosts.yaml (groups.yaml and defaults.yaml when present) must exist, be
+        regular UTF-8 files within the size limits, and parse as YAML: no syntax error, duplicate key, merge key
+        (<<) or unsupported tag. The diagnostic points at the line and column where the parser stopped.
+
+        Fix: correct the YAML at that position (indentation and quoting are the usual culprits), or raise the
+        named limit (FABRICGEN_MAX_*) if the file is legitimately that large."""),
+    _input_rule(INPUT_SCHEMA, "input-schema-violation", "every key and value is one the schema accepts", """
+        Every key of the intent and of each inventory host must be one the schema knows, with a value of its type
+        and range: a misspelt key, a string where a number belongs, a DSCP above 63 or a missing required key
+        stops the load. `fabricgen schema intent|inventory` prints the JSON Schema an editor can check as you
+        type.
+
+        Fix: as the hint says (a misspelt key gets "did you mean"), or see `fabricgen schema`."""),
+    _input_rule(INPUT_REFERENCE, "input-reference-unknown", "every name the input refers to exists", """
+        A value that names something else must name something that exists and fits: the RDMA and CNP classes
+        (`rdma.class`, `rdma.cnp_class`) must be QoS classes, `rdma.dscp` one of its class's DSCPs, a switch's
+        management address inside `management.subnet`.
+
+        Fix: name an existing class, DSCP or address (the hint lists the candidates)."""),
+    _input_rule(PLATFORM_LIMIT, "platform-cannot-express", "the intent asks only what each platform can express", """
+        A setting some device's platform cannot configure would be silently dropped or refused by the device: a
+        PFC watchdog action it lacks, watchdog timers off its step, headroom by a method its buffer model
+        overrides, a vendor headroom table for hardware fabricgen has none for. The message names the platform.
+
+        Fix: change the intent to what the platform supports (the hint says what), or the device's platform or
+        buffer model in the inventory."""),
+    _input_rule(DEVICE_FACT_MISSING, "device-fact-missing", "each device has the facts its platform needs", """
+        Some settings are computed from facts only the inventory knows: PFC headroom from a lossless port's speed
+        and its switch's ASIC and SONiC release, a host's NIC script from each RDMA port's `rdma_device`, NCCL's
+        bootstrap interface from `frontend_interface`.
+
+        Fix: add the missing key to the device (or its group) in the inventory, as the hint says."""),
+    _input_rule(CONFIG_UNREADABLE, "config-unreadable", "every config `lint --configs` reads is parseable text", """
+        `fabricgen lint --configs DIR` reads existing configs; a file that is not UTF-8 text, is binary, is nested
+        too deep or does not parse as its platform's format cannot be judged, and linting it anyway would turn
+        missing evidence into a pass. Nothing is linted while one stands.
+
+        Fix: replace the file with the device's config as the device saves it (or as `fabricgen render` wrote
+        it)."""),
+)}

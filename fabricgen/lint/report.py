@@ -1,15 +1,20 @@
-"""Lint output people's tools already read: compiler-style text, JSON, and SARIF 2.1.0 for code scanning."""
+"""Lint output people's tools already read: compiler-style text, JSON, and SARIF 2.1.0 for code scanning.
+
+Input errors (the FG-INP rules, and lint rules' conditions found while loading) have a JSON and a SARIF form too,
+the same shape as a lint report's: a CI job that uploads `lint --format sarif` shows a typo in the intent at its
+line, instead of an empty report beside a failed step.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fabricgen import __version__
-from fabricgen.diagnostics import Location
+from fabricgen.diagnostics import Diagnostic, Location
 from fabricgen.lint import LintReport
-from fabricgen.lint.registry import RULES, Finding, Rule, all_rules
+from fabricgen.lint.registry import CatalogEntry, Finding, catalog, catalog_entry
 from fabricgen.platforms.matrix import readers_markdown
 
 Locate = Callable[[Finding], Location]
@@ -39,7 +44,7 @@ def to_text(report: LintReport, locate: Locate) -> str:
 
 
 def _finding_json(finding: Finding, where: Location, waived: str | None) -> dict[str, Any]:
-    return {"rule": finding.rule, "name": RULES[finding.rule].name, "severity": finding.severity,
+    return {"rule": finding.rule, "name": catalog_entry(finding.rule).name, "severity": finding.severity,
             "device": finding.device, "port": finding.port, "peer": finding.peer, "message": finding.message,
             "fix": finding.fix, "file": where.file, "line": where.line, "waived": waived is not None,
             "waiver_reason": waived}
@@ -51,25 +56,45 @@ def to_json(report: LintReport, locate: Locate) -> str:
         + [_finding_json(w.finding, locate(w.finding), w.reason) for w in report.waived],
         "summary": {"errors": report.errors, "warnings": report.warnings, "info": report.count("info"),
                     "waived": len(report.waived), "devices": report.devices, "links": report.links,
-                    "skipped": report.skipped},
+                    "skipped": report.skipped, "input_errors": 0},
     }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def _sarif_rule(rule: Rule) -> dict[str, Any]:
+def _input_json(problem: Diagnostic) -> dict[str, Any]:
+    """One input error as a lint finding's JSON, plus its column and key path (it has no device yet)."""
+    where = problem.location
+    return {"rule": problem.rule, "name": catalog_entry(problem.rule).name, "severity": "error", "device": None,
+            "port": None, "peer": None, "message": problem.message, "fix": problem.hint, "file": where.file,
+            "line": where.line, "column": where.col, "key_path": problem.key_path, "waived": False,
+            "waiver_reason": None}
+
+
+def input_errors_json(problems: Sequence[Diagnostic]) -> str:
+    """Input errors as `lint --format json` prints a report: nothing was linted (no devices, no links)."""
+    data = {"findings": [_input_json(problem) for problem in problems],
+            "summary": {"errors": len(problems), "warnings": 0, "info": 0, "waived": 0, "devices": 0, "links": 0,
+                        "skipped": [], "input_errors": len(problems)}}
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _sarif_rule(rule: CatalogEntry) -> dict[str, Any]:
     return {"id": rule.id, "name": rule.name, "shortDescription": {"text": rule.summary},
             "fullDescription": {"text": rule.explanation}, "help": {"text": rule.explanation},
             "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
             "helpUri": f"https://fabricgen.dev/rules#{rule.id.lower()}"}
 
 
+def _sarif_location(where: Location) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": {"uri": where.file},
+                                 "region": {"startLine": max(where.line, 1), "startColumn": max(where.col, 1)}}}
+
+
 def _sarif_result(finding: Finding, where: Location, index: dict[str, int], waived: str | None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.rule, "ruleIndex": index[finding.rule], "level": _SARIF_LEVEL[finding.severity],
         "message": {"text": f"{finding.subject}: {finding.message} (fix: {finding.fix})"},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": where.file},
-                                            "region": {"startLine": max(where.line, 1),
-                                                       "startColumn": max(where.col, 1)}}}],
+        "locations": [_sarif_location(where)],
         # Stable across runs so code scanning tracks a finding instead of reopening it.
         "partialFingerprints": {"fabricgen/v1": f"{finding.rule}:{finding.subject}"},
     }
@@ -78,22 +103,49 @@ def _sarif_result(finding: Finding, where: Location, index: dict[str, int], waiv
     return result
 
 
-def to_sarif(report: LintReport, locate: Locate) -> str:
-    rules = all_rules()
-    index = {r.id: i for i, r in enumerate(rules)}
-    results = [_sarif_result(f, locate(f), index, None) for f in report.findings]
-    results += [_sarif_result(w.finding, locate(w.finding), index, w.reason) for w in report.waived]
+def _sarif_input_result(problem: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
+    """An input error: its file, line and column, and its key path as the logical location (what an editor's
+    outline shows)."""
+    fix = f" (fix: {problem.hint})" if problem.hint else ""
+    location = _sarif_location(problem.location)
+    if not problem.key_path.startswith("<"):  # not <file>, <yaml> or <root>: those are no key
+        location["logicalLocations"] = [{"fullyQualifiedName": problem.key_path, "kind": "member"}]
+    return {"ruleId": problem.rule, "ruleIndex": index[problem.rule], "level": "error",
+            "message": {"text": f"{problem.key_path}: {problem.message}{fix}"}, "locations": [location],
+            "partialFingerprints": {"fabricgen/v1": f"{problem.rule}:{problem.location.file}:{problem.key_path}"}}
+
+
+def _sarif_log(results: list[dict[str, Any]], properties: dict[str, Any]) -> str:
+    """A SARIF 2.1.0 log of one run whose rules are the whole catalog (``ruleIndex`` points into it)."""
     run: dict[str, Any] = {"tool": {"driver": {"name": "fabricgen", "version": __version__,
                                                "informationUri": "https://fabricgen.dev",
-                                               "rules": [_sarif_rule(r) for r in rules]}},
+                                               "rules": [_sarif_rule(r) for r in catalog()]}},
                            "results": results}
-    if report.skipped:  # lint --configs --partial: say what was left out on purpose, as the text summary does
-        run["properties"] = {"skippedDevices": report.skipped}
+    if properties:
+        run["properties"] = properties
     sarif = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(sarif, indent=2, sort_keys=True) + "\n"
 
 
-def explain(rule: Rule) -> str:
+def _catalog_index() -> dict[str, int]:
+    return {r.id: i for i, r in enumerate(catalog())}
+
+
+def to_sarif(report: LintReport, locate: Locate) -> str:
+    index = _catalog_index()
+    results = [_sarif_result(f, locate(f), index, None) for f in report.findings]
+    results += [_sarif_result(w.finding, locate(w.finding), index, w.reason) for w in report.waived]
+    # lint --configs --partial: say what was left out on purpose, as the text summary does
+    return _sarif_log(results, {"skippedDevices": report.skipped} if report.skipped else {})
+
+
+def input_errors_sarif(problems: Sequence[Diagnostic]) -> str:
+    """Input errors as `lint --format sarif` prints a report, each at its file, line and column."""
+    index = _catalog_index()
+    return _sarif_log([_sarif_input_result(problem, index) for problem in problems], {})
+
+
+def explain(rule: CatalogEntry) -> str:
     return f"{rule.id} {rule.name} ({rule.severity})\n{rule.summary}\n\n{rule.explanation}\n"
 
 
@@ -101,8 +153,13 @@ def rules_markdown() -> str:
     """docs/rules.md, generated from the registry (a test keeps the committed copy in sync)."""
     out = ["# fabricgen lint rules", "",
            "Generated from the rule registry by `fabricgen rules --format markdown`; do not edit by hand.", "",
+           "The FG-INP rules are input errors: `fabricgen` finds them while loading the intent, the inventory or "
+           "(`lint --configs`) the configs, stops with exit status 2 before anything is linted or rendered, and "
+           "reports them with `--format json|sarif` like any finding. They cannot be waived. A lint rule's "
+           "condition found already while loading (e.g. FG-SCH-001, DWRR weights) stops the load the same way and "
+           "ends its message with the rule's ID.", "",
            "| ID | name | severity | checks |", "|---|---|---|---|"]
-    rules = all_rules()
+    rules = catalog()
     out += [f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity} | {r.summary} |" for r in rules]
     out += ["", "## What `lint --configs` reads, per platform", "",
             "Each platform's config reader reads back, for every port (a host: every RDMA NIC), the settings below "
