@@ -1,0 +1,365 @@
+"""The NAPALM driver for SONiC switches, found as ``custom_napalm.fabricgen_sonic``: GCU over SSH.
+
+SONiC's Generic Config Updater (sonic-utilities ``generic_config_updater``; design: sonic-net/SONiC
+``doc/config-generic-update-rollback/SONiC_Generic_Config_Update_and_Rollback_Design.md``) is the switch's own
+transactional path: ``config apply-patch`` takes an RFC 6902 JSON Patch, validates the result against SONiC's YANG
+models and applies it; ``config checkpoint``/``config rollback`` save and restore the whole CONFIG_DB. The NAPALM
+contract maps onto it like this:
+
+- ``load_replace_candidate``: the rendered config_db.json, kept in memory; nothing reaches the switch.
+- ``compare_config``: the running config (``show runningconfiguration all``), the JSON Patch of the owned scope
+  (fabricgen/platforms/sonic/gcu.py: what is owned, down to fields), what GCU would refuse checked here first,
+  then the switch's own check: ``config apply-patch --dry-run`` of the patch, uploaded by SFTP into a private
+  temporary directory that the same command removes. The diff is the patch, one line per operation.
+- ``commit_config(revert_in=T)``: the same checks, then ``config checkpoint fabricgen-<run>``; the revert script
+  and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
+  (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
+  rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch``. If fabricgen dies, or the
+  management network drops, the switch reverts by itself.
+- ``confirm_commit``: cancels the timer under the lock the timer takes, then ``config save -y`` (a reboot keeps it).
+- ``rollback``/``revert``: ``config rollback fabricgen-<run>`` (GCU replaces the running config with the
+  checkpoint's, computing the patch itself), then ``config save -y`` when that commit had been saved.
+
+Credentials are never logged; host keys are checked against ``optional_args["known_hosts"]`` (fabricgen.deploy.ssh).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+import napalm.base as _nb
+from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+
+from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
+from fabricgen.platforms.sonic import gcu
+
+STATE_DIR = "/var/lib/fabricgen"
+CHECKPOINT_PREFIX = "fabricgen-"
+_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_APPLY_TIMEOUT_S = 900.0  # GCU applies change by change (a second each on a real switch)
+
+
+class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
+    def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
+                 optional_args: dict[str, Any] | None = None) -> None:
+        options = dict(optional_args or {})
+        self.hostname = hostname
+        self.port = int(options.get("port") or 22)
+        self.timeout = timeout
+        self.credentials = Credentials(username or "admin", password, options.get("key_file"))
+        self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
+        self.state_dir = str(options.get("state_dir") or STATE_DIR)
+        self.session: SshSession | None = None
+        self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
+        self.last_snapshot: str | None = None  # intent_check before the last commit changed anything
+
+    # --- connection ---------------------------------------------------------------------------------------
+    def open(self) -> None:
+        try:
+            self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
+                                      connect_timeout=float(self.timeout))
+        except SshError as exc:
+            raise ConnectionException(str(exc)) from None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": self.session is not None and self.session.alive}
+
+    @property
+    def ssh(self) -> SshSession:
+        if self.session is None:
+            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
+        return self.session
+
+    # --- candidate and diff -------------------------------------------------------------------------------
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        if filename is not None:
+            config = Path(filename).read_text(encoding="utf-8")
+        if config is None:
+            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        try:
+            self.candidate = gcu.parse_candidate(config)
+        except gcu.CandidateError as exc:
+            raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        raise NotImplementedError("fabricgen replaces its owned scope: use load_replace_candidate")
+
+    def discard_config(self) -> None:
+        self.candidate = None
+
+    def compare_config(self) -> str:
+        """The patch the switch would take, once GCU's own dry run accepted it; "" when nothing differs."""
+        candidate = self._loaded()
+        changes = self._checked_changes(self.running_config(), candidate)
+        if changes:
+            self._dry_run(changes)
+        return gcu.readable(changes)
+
+    def intent_check(self, config: str) -> str:
+        """Read-only: what of the switch's owned state differs from ``config`` (the patch that would make it so,
+        one line per operation), "" when the switch holds it."""
+        try:
+            candidate = gcu.parse_candidate(config)
+        except gcu.CandidateError as exc:
+            raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
+        return gcu.readable(gcu.owned_patch(self.running_config(), candidate))
+
+    def running_config(self) -> dict[str, Any]:
+        done = self.ssh.run("show runningconfiguration all")
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: show runningconfiguration all exited {done.status}: {done.output}")
+        try:
+            return gcu.running_config(done.stdout)
+        except ValueError as exc:
+            raise CommitError(f"{self.hostname}: {exc}") from None
+
+    def _checked_changes(self, running: dict[str, Any], candidate: dict[str, dict[str, Any]]) -> list[gcu.Change]:
+        """The owned patch, or CommitError naming everything GCU would refuse (nothing is sent then)."""
+        changes = gcu.owned_patch(running, candidate)
+        problems = gcu.refusals(running, candidate, changes)
+        if problems:
+            raise CommitError(f"{self.hostname}: nothing was changed: the switch's GCU would refuse this patch, so "
+                              "it was not sent: " + "; ".join(problems))
+        return changes
+
+    def _dry_run(self, changes: list[gcu.Change]) -> None:
+        """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied."""
+        directory = self.ssh.check("mktemp -d /tmp/fabricgen-patch.XXXXXXXX").stdout.strip()
+        patch = f"{directory}/patch.json"
+        try:
+            self.ssh.put(patch, _patch_text(changes), 0o600)
+            done = self.ssh.run(f"config apply-patch --dry-run {shlex.quote(patch)}; rc=$?; "
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=_APPLY_TIMEOUT_S)
+        except SshError:
+            self.ssh.run(f"rm -rf {shlex.quote(directory)}")
+            raise
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: nothing was changed: config apply-patch --dry-run refused the "
+                              f"patch: {_gcu_error(done.output)}")
+
+    # --- commit, confirm, rollback ------------------------------------------------------------------------
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        candidate = self._loaded()
+        if self.has_pending_commit():
+            raise CommitError(f"{self.hostname}: a commit is waiting for its confirm; confirm or roll back first")
+        commit_id = _commit_id(message)
+        before = self.running_config()
+        changes = self._checked_changes(before, candidate)
+        self.last_snapshot = gcu.readable(changes)  # = intent_check(candidate) of the switch as found
+        if not changes:
+            return
+        self._dry_run(changes)
+        try:
+            directory = self._stage(commit_id, changes)
+            if revert_in:
+                self._arm_timer(commit_id, directory, int(revert_in))
+        except SshError as exc:
+            self.ssh.run(f"rm -f {shlex.quote(self.state_dir)}/pending")
+            raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint and undo could not be staged "
+                              f"on the switch first ({exc})") from None
+        applied = self.ssh.run(f"config apply-patch {shlex.quote(directory)}/patch.json", timeout=_APPLY_TIMEOUT_S)
+        if applied.status != 0:
+            raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
+        self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
+        if not revert_in:  # committed for good: NAPALM's commit without revert_in is final
+            self._save(commit_id)
+
+    def _stage(self, commit_id: str, changes: list[gcu.Change]) -> str:
+        """The checkpoint, the patch and the revert script, on the switch before anything changes."""
+        directory = f"{self.state_dir}/commits/{commit_id}"
+        quoted = shlex.quote(directory)
+        # A resumed run reuses its commit id: the markers of the earlier attempt go first.
+        self.ssh.check(f"umask 077 && mkdir -p {quoted} && rm -f {quoted}/reverted {quoted}/confirmed "
+                       f"{quoted}/timer {quoted}/timer.pid")
+        self.ssh.check(f"config checkpoint {_checkpoint(commit_id)}")
+        self.ssh.put(f"{directory}/patch.json", _patch_text(changes), 0o600)
+        self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id), 0o700)
+        self.ssh.check(f"sync -f {quoted}/revert.sh")
+        return directory
+
+    def _arm_timer(self, commit_id: str, directory: str, seconds: int) -> None:
+        state = shlex.quote(self.state_dir)
+        quoted = shlex.quote(directory)
+        self.ssh.check(f"echo {commit_id} > {state}/pending && sync -f {state}/pending")
+        revert = f"/bin/bash {quoted}/revert.sh timer"
+        self.ssh.check(
+            f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
+            f"systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
+            f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
+            f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {seconds}; exec {revert}' "
+            f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi")
+
+    def _after_refusal(self, commit_id: str, before: dict[str, Any], error: str) -> str:
+        """The switch refused the patch: say whether it is as it was (GCU validates before it applies), else roll
+        back to the checkpoint and say what came of it."""
+        self._disarm(commit_id)
+        try:
+            unchanged = self.running_config() == before
+        except CommitError as exc:
+            return f"{self.hostname}: config apply-patch failed ({error}) and the switch cannot be read back: {exc}"
+        if unchanged:
+            return f"{self.hostname}: nothing was changed: config apply-patch refused the patch: {error}"
+        undone = self.ssh.run(f"config rollback {_checkpoint(commit_id)}", timeout=_APPLY_TIMEOUT_S)
+        restored = undone.status == 0 and self.running_config() == before
+        return (f"{self.hostname}: config apply-patch failed part-way ({error}); "
+                + ("the checkpoint was rolled back and the switch reads as before" if restored
+                   else f"ROLLING BACK FAILED, the switch is part-way: {_gcu_error(undone.output)}"))
+
+    def _disarm(self, commit_id: str) -> None:
+        """Cancel this commit's timer and pending mark (the commit did not happen)."""
+        self._cancel_timer(f"[ \"$(cat {shlex.quote(self.state_dir)}/pending 2>/dev/null)\" = {commit_id} ] || "
+                           "exit 0; id=" + commit_id)
+
+    def confirm_commit(self) -> None:
+        state = shlex.quote(self.state_dir)
+        done = self._cancel_timer(f"id=$(cat {state}/pending 2>/dev/null) && [ -n \"$id\" ] || {{ echo 'no commit "
+                                  "is pending: it was reverted by its timer or never made'; exit 4; }}")
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: confirm failed: {done.output}")
+        commit_id = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+        self._save(commit_id)
+
+    def _cancel_timer(self, pick: str) -> Any:
+        """Under the lock the revert script takes: ``pick`` sets ``id`` (or exits), then its timer is stopped and
+        the pending mark cleared, so a confirm and a firing timer cannot both win. Prints the id."""
+        state = shlex.quote(self.state_dir)
+        return self.ssh.run(
+            f"exec 9>>{state}/lock && flock -w 60 9 && {pick}; "
+            f"rm -f {state}/pending; d={state}/commits/$id; "
+            f"if [ \"$(cat $d/timer 2>/dev/null)\" = systemd ]; then systemctl stop fabricgen-revert-$id.timer; "
+            f"elif [ -s $d/timer.pid ]; then kill -- -$(cat $d/timer.pid) 2>/dev/null; fi; echo $id")
+
+    def _save(self, commit_id: str) -> None:
+        """``config save -y``: the running config becomes the startup config, so a reboot keeps it."""
+        saved = self.ssh.run("config save -y")
+        if saved.status != 0:
+            raise CommitError(f"{self.hostname}: committed, but config save failed: {saved.output}")
+        if commit_id:
+            directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
+            self.ssh.check(f"echo saved > {directory}/confirmed && sync -f {directory}/confirmed")
+
+    def has_pending_commit(self) -> bool:
+        return self.ssh.run(f"test -s {shlex.quote(self.state_dir)}/pending").status == 0
+
+    def pending_commit_id(self) -> str | None:
+        done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/pending")
+        return done.stdout.strip() or None if done.status == 0 else None
+
+    def rollback(self) -> None:
+        """Undo the pending commit, or else the last one, now."""
+        commit_id = self.pending_commit_id()
+        if commit_id is None:
+            done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/last")
+            commit_id = done.stdout.strip() if done.status == 0 else None
+        if not commit_id:
+            raise CommitError(f"{self.hostname}: no fabricgen commit to roll back")
+        self.revert(commit_id)
+
+    def revert(self, commit_id: str) -> None:
+        """The switch as before the commit of ``commit_id``: its checkpoint rolled back (and saved, when that
+        commit had been saved)."""
+        _commit_id(commit_id)
+        directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
+        if self.ssh.run(f"test -f {directory}/revert.sh").status != 0:
+            raise CommitError(f"{self.hostname}: commit {commit_id} is not recorded on the switch (no revert script)")
+        done = self.ssh.run(f"bash {directory}/revert.sh now", timeout=_APPLY_TIMEOUT_S)
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: reverting {commit_id} failed (exit {done.status}): "
+                              f"{_gcu_error(done.output)}")
+
+    # --- getters for health checks ------------------------------------------------------------------------
+    def get_facts(self) -> dict[str, Any]:
+        metadata = self.running_config().get("DEVICE_METADATA", {}).get("localhost", {})
+        interfaces = self.get_interfaces()
+        uptime = self.ssh.run("cat /proc/uptime").stdout.split()
+        return {"hostname": metadata.get("hostname", ""), "fqdn": metadata.get("hostname", ""), "vendor": "SONiC",
+                "model": metadata.get("hwsku", ""), "serial_number": "", "os_version": metadata.get("platform", ""),
+                "uptime": float(uptime[0]) if uptime else -1.0, "interface_list": sorted(interfaces, key=gcu.natural)}
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        """``show interfaces status`` (sonic-utilities ``scripts/intfutil``): one row per port, Oper and Admin
+        columns ``up``/``down``."""
+        done = self.ssh.check("show interfaces status")
+        return _interfaces_status(done.stdout)
+
+    def _loaded(self) -> dict[str, dict[str, dict[str, Any]]]:
+        if self.candidate is None:
+            raise ReplaceConfigException(f"{self.hostname}: no candidate loaded")
+        return self.candidate
+
+
+def _commit_id(message: str) -> str:
+    commit_id = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    if not _COMMIT_ID.match(commit_id):
+        raise CommitError(f"commit id {commit_id!r}: letters, digits, '.', '_' and '-' only")
+    return commit_id
+
+
+def _checkpoint(commit_id: str) -> str:
+    return shlex.quote(CHECKPOINT_PREFIX + commit_id)
+
+
+def _patch_text(changes: list[gcu.Change]) -> str:
+    return json.dumps(gcu.as_patch(changes), indent=2, ensure_ascii=False) + "\n"
+
+
+def _gcu_error(output: str) -> str:
+    """GCU's reason: click's ``Error: ...`` line when there is one (the usage lines before it say nothing)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("Error:")]
+    return errors[-1] if errors else " | ".join(lines[-3:]) or "no output"
+
+
+def _interfaces_status(text: str) -> dict[str, dict[str, Any]]:
+    lines = text.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.split()[:1] == ["Interface"]), None)
+    if header is None:
+        return {}
+    columns = lines[header].split()
+    oper, admin = columns.index("Oper"), columns.index("Admin")
+    mtu = columns.index("MTU") if "MTU" in columns else None
+    interfaces: dict[str, dict[str, Any]] = {}
+    for line in lines[header + 1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) != len(columns) or not cells[0].startswith("Ethernet"):
+            continue  # the dashes under the header, or a row that does not parse
+        interfaces[cells[0]] = {
+            "is_up": cells[oper] == "up", "is_enabled": cells[admin] == "up", "description": "",
+            "last_flapped": -1.0, "speed": -1.0, "mtu": int(cells[mtu]) if mtu is not None and
+            cells[mtu].isdigit() else -1, "mac_address": ""}
+    return interfaces
+
+
+def _revert_script(state_dir: str, commit_id: str) -> str:
+    """The switch-side undo of one commit. `timer` mode acts only while this commit is still the pending one;
+    `now` (a rollback) also saves when the commit had been saved, so a reboot does not bring it back."""
+    state = shlex.quote(state_dir)
+    directory = f"{state}/commits/{commit_id}"
+    lines = [
+        "#!/bin/bash",
+        f"# fabricgen: undo commit {commit_id}: GCU rolls the running config back to checkpoint "
+        f"{CHECKPOINT_PREFIX}{commit_id}.",
+        "set -u",
+        f"exec 9>>{state}/lock",
+        "flock -w 120 9 || { echo 'error: another fabricgen step holds the lock' >&2; exit 1; }",
+        f"pending=$(cat {state}/pending 2>/dev/null || true)",
+        f'if [[ ${{1:-}} == timer && $pending != {commit_id} ]]; then exit 0; fi  # confirmed meanwhile',
+        "status=0",
+        f"config rollback {_checkpoint(commit_id)} || status=1",
+        f"if [[ $status == 0 && -e {directory}/confirmed ]]; then config save -y || status=1; fi",
+        f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
+        f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',
+        f"sync -f {directory}/reverted",
+        'exit "$status"',
+    ]
+    return "\n".join(lines) + "\n"
