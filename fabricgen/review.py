@@ -210,7 +210,9 @@ def device_summary(name: str, before: DeviceModel | None, after: DeviceModel | N
         return [f"{name}: {'added' if after else 'removed'} ({present.role}, {present.platform})"]
     grouped: dict[str, list[str]] = {}
     for delta in _model_deltas(before, after, "", ""):
-        grouped.setdefault(delta.scope, []).append(delta.text)
+        texts = grouped.setdefault(delta.scope, [])
+        if delta.text not in texts:  # a host NIC is a port and a NIC: its MTU, PFC and cable are said once
+            texts.append(delta.text)
     return [f"{name} {scope}: " + "; ".join(texts) if scope else f"{name}: " + "; ".join(texts)
             for scope, texts in grouped.items()]
 
