@@ -412,10 +412,21 @@ class _Host:
 
 @dataclass
 class _HostData:
-    """A host's ``data`` as fabricgen reads it, in either layout, inherited key by key (host → groups →
-    defaults): flat (``data.ports``) or under the namespace (``data.fabricgen.ports``). Where each key was
-    written is recorded under the same path, ``("inventory", host, "data", key)``, whatever the layout, so every
-    later stage locates a key without knowing the layout."""
+    """A host's ``data`` as fabricgen reads it, inherited key by key (host → groups → defaults), in one of two
+    layouts, decided per host from the places it inherits from:
+
+    - the namespace: when the host, one of its groups or defaults.yaml has ``data.fabricgen``, fabricgen reads
+      only that mapping (merged key by key, although Nornir itself takes a top-level ``data`` key whole), and
+      the other keys under ``data`` belong to other automation and are ignored; a host whose own entry and
+      groups write no ``data.fabricgen`` and that gets no role is not fabricgen's (so ``data: {fabricgen: {}}``
+      in defaults.yaml switches a shared inventory to this layout without claiming every host);
+    - flat (no ``data.fabricgen`` anywhere it inherits from): every key under ``data`` is fabricgen's, so a
+      misspelt key stays an error; a host with no fabricgen key of its own and no role is not fabricgen's.
+
+    A fabricgen host with keys in both places (``data.ports`` beside ``data.fabricgen``) is refused, naming
+    both: fabricgen cannot tell which was meant. Where each key was written is recorded under one path,
+    ``("inventory", host, "data", key)``, whatever the layout, so every later stage locates a key without
+    knowing the layout."""
 
     host: str
     flat: dict[str, Any] = field(default_factory=dict)
@@ -425,7 +436,9 @@ class _HostData:
     bad_namespace: _Where | None = None
     first_flat_key: _Where | None = None
     first_namespace: _Where | None = None
-    claimed: bool = False  # a fabricgen key written in the host's own entry or one of its groups
+    # a fabricgen key written in the host's own entry or one of its groups, in either layout
+    claimed_flat: bool = False
+    claimed_namespace: bool = False
 
     def inherit(self, layer: _Layer, files: _InventoryFiles, sources: SourceMap) -> None:
         data = layer.entry.get("data")
@@ -438,7 +451,7 @@ class _HostData:
                 self.flat[key] = value
                 _graft(sources, files, layer.file, (*layer.prefix, "data", key), ("inventory", self.host, "data", key))
                 if key in DATA_KEYS:
-                    self.claimed |= layer.own
+                    self.claimed_flat |= layer.own
                     self.first_flat_key = self.first_flat_key or _Where(layer.file, (*layer.prefix, "data", key))
 
     def _namespace_layer(self, value: Any, layer: _Layer, files: _InventoryFiles, sources: SourceMap) -> None:
@@ -455,7 +468,7 @@ class _HostData:
             return
         self.namespace = self.namespace if self.namespace is not None else {}
         self.first_namespace = self.first_namespace or where
-        self.claimed |= layer.own
+        self.claimed_namespace |= layer.own
         for key, item in value.items():
             if key not in self.namespace:
                 self.namespace[key] = item
@@ -466,14 +479,17 @@ class _HostData:
         return self.namespace if self.namespace is not None else self.flat
 
     def skip_reason(self) -> str | None:
+        """Why the host is not fabricgen's, or None when it is: it says `fabricgen: null` (or false), or it has no
+        role and no fabricgen key of its own (defaults.yaml's apply to every host, and do not count)."""
         if self.opted_out is not None:
             return f"data.{NAMESPACE}: {self.opt_out_word} in {self.opted_out.file}"
-        if self.bad_namespace is None and self.chosen().get("role") is None and not self.claimed:
+        claimed = self.claimed_namespace if self.namespace is not None else self.claimed_flat
+        if self.bad_namespace is None and self.chosen().get("role") is None and not claimed:
             return "no fabricgen role"
         return None
 
     def problems(self, files: _InventoryFiles) -> list[Diagnostic]:
-        if self.opted_out is not None:
+        if self.skip_reason() is not None:
             return []
         if self.bad_namespace is not None:
             return [Diagnostic(self.bad_namespace.locate(files), f"{self.host}.data.{NAMESPACE}",
@@ -539,7 +555,7 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
 
 def _namespaced(path: KeyPath) -> KeyPath:
     """A key path under a device as its file spells it when the host keeps fabricgen's keys in the namespace."""
-    return (*path[:2], NAMESPACE, *path[2:]) if path[1:2] == ("data",) else path
+    return ("data", NAMESPACE, *path[1:]) if path[:1] == ("data",) else path
 
 
 def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict[str, Any],
