@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from fabricgen.diagnostics import (
     DEVICE_FACT_MISSING,
+    INPUT_FILE,
     INPUT_SCHEMA,
     Diagnostic,
     InputError,
@@ -98,7 +99,7 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
         # Within the size bound but beyond this machine's memory (or a ulimit): bad input for here, not a bug.
         raise InputError([Diagnostic(Location(str(inventory_dir), 1, 1), "<file>", "the input does not fit in "
                                      "memory", f"give fabricgen more memory, or lower {MAX_FILE_BYTES.variable} "
-                                     "to refuse such files early")]) from None
+                                     "to refuse such files early", INPUT_FILE)]) from None
     if skipped:
         (note or _to_stderr)(skipped_note(skipped))
     if problems or intent is None or inventory is None:
@@ -174,9 +175,9 @@ def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
     intent: Intent | None = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems)
     if intent is None:
         return None
-    for key_path, message, hint in check_intent(intent):
+    for key_path, message, hint, rule in check_intent(intent):
         problems.append(Diagnostic(_intent_location(doc, key_path, profile_at), format_key_path(key_path),
-                                   message, hint))
+                                   message, hint, rule))
     return intent
 
 
@@ -200,7 +201,9 @@ def _validate(model: type[BaseModel], data: Any, locate: Any, problems: list[Dia
             loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
             message, hint = _explain(model, loc, error)
             shown = tuple(map(_printable, prefix + (spelling(loc) if spelling else loc)))
-            problems.append(Diagnostic(locate(loc), format_key_path(shown), message, hint))
+            # A validator that is a lint rule's condition names the rule (schema.intent's model validators).
+            rule = str((error.get("ctx") or {}).get("rule", INPUT_SCHEMA))
+            problems.append(Diagnostic(locate(loc), format_key_path(shown), message, hint, rule))
         return None
 
 
@@ -296,7 +299,7 @@ def _read_inventory_files(directory: Path, problems: list[Diagnostic], hashes: d
         if not path.exists():
             if name == "hosts.yaml":
                 problems.append(Diagnostic(Location(str(path), 1, 1), "<file>", "inventory has no hosts.yaml",
-                                           "point -i at a Nornir SimpleInventory directory"))
+                                           "point -i at a Nornir SimpleInventory directory", INPUT_FILE))
             continue
         _hash(path, f"inventory/{name}", hashes)
         doc, found = load_yaml(path, jobs=jobs)
@@ -653,7 +656,7 @@ def _declared_peer(devices: dict[str, Device], claimed: dict[tuple[str, str], tu
         previous = claimed.setdefault(end, other)
         if previous != other:
             report(f"port {end[0]}:{end[1]} is used twice: cabled to {previous[0]}:{previous[1]} and to "
-                   f"{other[0]}:{other[1]}", "a port takes one cable; fix one of the peer entries")
+                   f"{other[0]}:{other[1]}", "a port takes one cable; fix one of the peer entries", PORT_USED_TWICE)
     if far.peer is not None and far.peer != f"{here[0]}:{here[1]}":
         report(f"{here[0]}:{here[1]} says its peer is {there[0]}:{there[1]}, but that port says its peer is "
                f"{far.peer}", "make both ends name each other (or declare the link on one end only)")
@@ -668,6 +671,10 @@ def _declared_peer(devices: dict[str, Device], claimed: dict[tuple[str, str], tu
                          spec_a.media or spec_b.media)
 
 
+# The lint rules (fabricgen.lint.rules.inventory) whose conditions the link checks below find while loading.
+LINK_END_DISAGREES, PORT_USED_TWICE = "FG-INV-001", "FG-INV-002"
+
+
 @dataclass(frozen=True, slots=True)
 class _LinkReporter:
     """Reports a problem with one `peer` entry; cheap to make, since 70k of them are made and few report."""
@@ -677,9 +684,9 @@ class _LinkReporter:
     path: KeyPath
     skipped: frozenset[str] = frozenset()
 
-    def __call__(self, message: str, hint: str) -> None:
+    def __call__(self, message: str, hint: str, rule: str = LINK_END_DISAGREES) -> None:
         where = self.sources.locate(self.path, Location("<inventory>", 1, 1))
-        self.problems.append(Diagnostic(where, format_key_path(self.path[1:]), message, hint))
+        self.problems.append(Diagnostic(where, format_key_path(self.path[1:]), message, hint, rule))
 
 
 def _peer_endpoint(peer: str, devices: dict[str, Device], report: _LinkReporter) -> tuple[str, str] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
-from fabricgen.diagnostics import InputError
+from fabricgen.diagnostics import DEVICE_FACT_MISSING, INPUT_REFERENCE, PLATFORM_LIMIT, InputError
 from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortModel, PortRole, QosModel, WaiverModel
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
@@ -118,12 +118,12 @@ def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
     except ValueError:
         ctx.problem(("inventory", device.name, *key), f"switch {device.name}'s hostname {device.hostname!r} is a "
                     "DNS name, and its config needs its management address",
-                    f"set data.mgmt_address to its address in {mgmt.subnet}")
+                    f"set data.mgmt_address to its address in {mgmt.subnet}", rule=DEVICE_FACT_MISSING)
     else:
         if ip not in mgmt.subnet:
             ctx.problem(("inventory", device.name, *key),
                         f"management address {ip} is outside management subnet {mgmt.subnet}",
-                        "fix the address or intent management.subnet")
+                        "fix the address or intent management.subnet", rule=INPUT_REFERENCE)
         address = str(ip_interface(f"{ip}/{mgmt.subnet.prefixlen}"))
     return MgmtModel(vrf=cap.mgmt_vrf_fixed_name or mgmt.vrf, interface=mgmt_interface(device, cap),
                      address=address, gateway=str(mgmt.gateway), vlan=mgmt.vlan, mtu=ctx.intent.mtu.management)
@@ -137,22 +137,24 @@ def _check_platform_limits(ctx: ResolveContext, cap: Capability) -> None:
     mtu = intent.mtu.host if cap.kind == "host" else intent.mtu.fabric
     if mtu > cap.max_mtu:
         ctx.problem(("intent", "mtu", key), f"MTU {mtu} exceeds the maximum of platform {cap.name} "
-                    f"({cap.max_mtu})", f"lower mtu.{key} to {cap.max_mtu} or less")
+                    f"({cap.max_mtu})", f"lower mtu.{key} to {cap.max_mtu} or less", rule="FG-MTU-004")
     lossless = [name for name, cls in intent.qos.classes.items() if cls.lossless]
     if len(lossless) > cap.lossless_class_limit:
         ctx.problem(("intent", "qos", "classes"), f"{len(lossless)} lossless classes ({', '.join(lossless)}) "
-                    f"but platform {cap.name} supports {cap.lossless_class_limit}", "make fewer classes lossless")
+                    f"but platform {cap.name} supports {cap.lossless_class_limit}", "make fewer classes lossless",
+                    rule="FG-PFC-002")
     wd = intent.pfc.watchdog
     if wd.enabled and wd.action not in cap.watchdog_actions:
         ctx.problem(("intent", "pfc", "watchdog", "action"), f"platform {cap.name} has no PFC watchdog action "
-                    f"{wd.action!r}", f"use one of: {', '.join(cap.watchdog_actions)}")
+                    f"{wd.action!r}", f"use one of: {', '.join(cap.watchdog_actions)}", rule=PLATFORM_LIMIT)
     for name, value in (("detection_ms", wd.detection_ms), ("restoration_ms", wd.restoration_ms),
                         ("poll_ms", wd.poll_ms)):
         if wd.enabled and value % cap.watchdog_step_ms:
             ctx.problem(("intent", "pfc", "watchdog", name), f"platform {cap.name} sets PFC watchdog timers in "
-                        f"{cap.watchdog_step_ms} ms steps", f"use a multiple of {cap.watchdog_step_ms}")
+                        f"{cap.watchdog_step_ms} ms steps", f"use a multiple of {cap.watchdog_step_ms}",
+                        rule=PLATFORM_LIMIT)
     for name in cap.watchdog_timers_in_polls if wd.enabled else ():
         if getattr(wd, name) % wd.poll_ms:
             ctx.problem(("intent", "pfc", "watchdog", name), f"platform {cap.name} sets the PFC watchdog's "
                         f"{name.removesuffix('_ms')} as a multiple of poll_ms ({wd.poll_ms} ms)",
-                        f"use a multiple of {wd.poll_ms}")
+                        f"use a multiple of {wd.poll_ms}", rule=PLATFORM_LIMIT)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from fabricgen.diagnostics import Diagnostic, KeyPath, Location, format_key_path
+from fabricgen.diagnostics import INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
 from fabricgen.schema.intent import Intent
 from fabricgen.schema.inventory import Endpoint, Inventory, Link
 
@@ -46,6 +46,7 @@ class ResolveContext:
         value: T = self._memo[key]
         return value
 
-    def problem(self, path: KeyPath, message: str, hint: str = "") -> None:
-        """Record a problem; ``path`` starts with ``"intent"`` or ``"inventory"``."""
-        self.problems.append(Diagnostic(self.locate(path), format_key_path(path[1:]), message, hint))
+    def problem(self, path: KeyPath, message: str, hint: str = "", *, rule: str = INPUT_SCHEMA) -> None:
+        """Record a problem; ``path`` starts with ``"intent"`` or ``"inventory"``. ``rule``: the catalog rule it
+        breaks (fabricgen.diagnostics' input-error IDs, or a lint rule whose condition resolve finds first)."""
+        self.problems.append(Diagnostic(self.locate(path), format_key_path(path[1:]), message, hint, rule))

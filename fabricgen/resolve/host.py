@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+from fabricgen.diagnostics import DEVICE_FACT_MISSING
 from fabricgen.model import HostModel, NicModel, QosModel
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
@@ -56,7 +57,7 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
     path = ("inventory", device.name, "data", "ports", port)
     if spec.rdma_device is None:
         ctx.problem((*path,), f"RDMA port {device.name}:{port} has no rdma_device",
-                    "set rdma_device (e.g. mlx5_0; see `rdma link show`)")
+                    "set rdma_device (e.g. mlx5_0; see `rdma link show`)", rule=DEVICE_FACT_MISSING)
         return None
     peer, link = ctx.ends.get((device.name, port), (None, None))
     speed = speed_of(ctx, spec, peer)
@@ -84,7 +85,8 @@ def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos
     frontend = device.data.frontend_interface
     if frontend is None:
         ctx.problem(("inventory", device.name, "data"), f"GPU host {device.name} has no frontend_interface",
-                    "set data.frontend_interface: the interface NCCL bootstraps over (not an RDMA NIC)")
+                    "set data.frontend_interface: the interface NCCL bootstraps over (not an RDMA NIC)",
+                    rule=DEVICE_FACT_MISSING)
     env = {
         "NCCL_IB_TC": str(qos.rdma_dscp << 2 | ctx.intent.rdma.tos_ecn_bits),
         "NCCL_IB_GID_INDEX": str(ctx.intent.rdma.gid_index),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from fabricgen.diagnostics import DEVICE_FACT_MISSING, PLATFORM_LIMIT
 from fabricgen.model import HeadroomModel, PortMode, PortRole, QosModel
 from fabricgen.platforms import Capability
 from fabricgen.resolve.context import ResolveContext
@@ -56,7 +57,7 @@ def _switch_port_role(ctx: ResolveContext, device: Device, port: str, mgmt_if: s
     if peer_role == "oob":
         ctx.problem(("inventory", device.name, "data", "ports", port, "peer"),
                     f"data port {device.name}:{port} is cabled to OOB switch {peer}",
-                    f"only the management interface ({mgmt_if}) may reach the OOB network")
+                    f"only the management interface ({mgmt_if}) may reach the OOB network", rule="FG-MGT-004")
         return "unused"
     return "host" if peer_role == "gpu-host" else "fabric"
 
@@ -153,7 +154,7 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
     cable_m = cable if cable is not None else policy.default_cable_m
     if speed is None:
         ctx.problem((*path, "speed"), f"lossless port {device.name}:{port} has no speed",
-                    "set speed (e.g. 400G) on this port or its peer")
+                    "set speed (e.g. 400G) on this port or its peer", rule=DEVICE_FACT_MISSING)
         return None
     buffers = ctx.once(f"sonic-buffers:{device.name}", lambda: _sonic_buffers(ctx, device, lossless_priorities))
     if buffers is None:
@@ -166,7 +167,7 @@ def _headroom(ctx: ResolveContext, device: Device, port: str, speed: int | None,
     if asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA:
         ctx.problem(("inventory", device.name, "data", "asic"),
                     f"no headroom constants for ASIC {asic!r} at {speed} Mb/s on {device.name}",
-                    f"set data.asic to one of {', '.join(sorted(ASIC_CONSTANTS))}")
+                    f"set data.asic to one of {', '.join(sorted(ASIC_CONSTANTS))}", rule=DEVICE_FACT_MISSING)
         return None
     lane_list = device.data.ports[port].lanes
     lanes = len(lane_list.split(",")) if lane_list else 4
@@ -193,7 +194,7 @@ def _sonic_buffers(ctx: ResolveContext, device: Device,
     if release not in SONIC_RELEASES:
         ctx.problem(("inventory", device.name, "data", "sonic_release"),
                     f"no headroom formula known for SONiC release {release} on {device.name}",
-                    f"set data.sonic_release to one of {', '.join(SONIC_RELEASES)}")
+                    f"set data.sonic_release to one of {', '.join(SONIC_RELEASES)}", rule=PLATFORM_LIMIT)
         return None
     buffer_model = data.sonic_buffer_model or default_buffer_model(data.asic)
     if buffer_model == "dynamic":
@@ -207,12 +208,13 @@ def _check_dynamic_model(ctx: ResolveContext, device: Device, lossless_prioritie
     hint = "set data.sonic_buffer_model: traditional (and reload the switch's buffer configuration)"
     if ctx.intent.pfc.headroom.method == "vendor-table":
         ctx.problem(path, f"{device.name} uses SONiC's dynamic buffer model, where buffermgrd computes headroom "
-                    "by formula: pfc.headroom.method vendor-table cannot apply", f"use method formula, or {hint}")
+                    "by formula: pfc.headroom.method vendor-table cannot apply", f"use method formula, or {hint}",
+                    rule=PLATFORM_LIMIT)
     outside = sorted(set(lossless_priorities) - DYNAMIC_TEMPLATE_PGS)
     if outside:
         ctx.problem(path, f"{device.name} uses SONiC's dynamic buffer model, whose templates reserve headroom "
                     f"only on PGs 3-4: lossless priority {', '.join(map(str, outside))} would get none",
-                    f"make priorities 3/4 lossless, or {hint}")
+                    f"make priorities 3/4 lossless, or {hint}", rule=PLATFORM_LIMIT)
 
 
 def _vendor_headroom(ctx: ResolveContext, device: Device, port: str, speed: int,
@@ -221,11 +223,12 @@ def _vendor_headroom(ctx: ResolveContext, device: Device, port: str, speed: int,
     if sku not in VENDOR_TABLES:
         ctx.problem(("inventory", device.name, "data", "hardware"),
                     f"no shipped headroom table for hardware {sku!r}",
-                    f"use pfc.headroom.method: formula, or one of {', '.join(sorted(VENDOR_TABLES))}")
+                    f"use pfc.headroom.method: formula, or one of {', '.join(sorted(VENDOR_TABLES))}",
+                    rule=PLATFORM_LIMIT)
         return None
     headroom = vendor_table_headroom(sku, speed, cable_m)
     if headroom is None:
         ctx.problem(("inventory", device.name, "data", "ports", port, "cable_m"),
                     f"{sku}'s table has no row for {speed} Mb/s with a cable of {cable_m} m or longer",
-                    "use pfc.headroom.method: formula")
+                    "use pfc.headroom.method: formula", rule=PLATFORM_LIMIT)
     return headroom

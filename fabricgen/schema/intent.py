@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
 
+from fabricgen.diagnostics import INPUT_REFERENCE, INPUT_SCHEMA
 from fabricgen.schema.common import (
     DEVICE_NAME,
     PORT_NAME,
@@ -81,6 +83,12 @@ DscpSet = Annotated[
 ]
 
 
+def lint_condition(rule: str, kind: str, message: str) -> PydanticCustomError:
+    """A model validator's refusal that is a lint rule's condition, found while loading: load names the rule
+    (``ctx["rule"]``) at the end of the message, as `fabricgen lint` would."""
+    return PydanticCustomError(kind, message.replace("{", "{{").replace("}", "}}"), {"rule": rule})
+
+
 class Ecn(StrictModel):
     """WRED/ECN marking on the class's egress queue: marking starts at ``min`` and reaches
     ``probability`` % at ``max`` (queue depth)."""
@@ -92,7 +100,8 @@ class Ecn(StrictModel):
     @model_validator(mode="after")
     def _min_not_above_max(self) -> Ecn:
         if self.min > self.max:
-            raise ValueError(f"ECN min ({self.min} B) is above max ({self.max} B); swap them")
+            raise lint_condition("FG-ECN-001", "ecn_min_above_max",
+                                 f"ECN min ({self.min} B) is above max ({self.max} B); swap them")
         return self
 
 
@@ -142,7 +151,8 @@ class Watchdog(StrictModel):
     @model_validator(mode="after")
     def _poll_fits(self) -> Watchdog:
         if self.poll_ms > min(self.detection_ms, self.restoration_ms):
-            raise ValueError("poll_ms must not exceed detection_ms or restoration_ms")
+            raise lint_condition("FG-PFC-004", "watchdog_poll_too_long",
+                                 "poll_ms must not exceed detection_ms or restoration_ms")
         return self
 
 
@@ -263,70 +273,101 @@ def expand_profile(raw: dict[str, Any]) -> dict[str, Any]:
     return deep_merge(profile, raw) if profile else raw
 
 
-def check_intent(intent: Intent) -> list[tuple[tuple[str | int, ...], str, str]]:
-    """Cross-field rules a schema cannot express. Returns (key path, message, hint) triples."""
-    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+# A cross-field problem: (key path, message, hint, rule ID). The rule is the lint rule whose condition it is
+# (load stops on it, and its text ends with the ID), or an input-error rule (fabricgen.diagnostics).
+IntentProblem = tuple[tuple[str | int, ...], str, str, str]
+DSCP_UNMAPPED, CLASSES_SHARE_A_QUEUE, DWRR_NOT_100 = "FG-CLS-001", "FG-SCH-002", "FG-SCH-001"
+
+
+def check_intent(intent: Intent) -> list[IntentProblem]:
+    """Cross-field rules a schema cannot express. Returns (key path, message, hint, rule ID) tuples."""
+    problems: list[IntentProblem] = []
     classes = intent.qos.classes
     problems += _check_dscp_coverage(classes)
-    problems += _check_unique(classes, "priority", lambda c: c.priority)
-    problems += _check_unique(classes, "queue", lambda c: c.egress_queue)
+    problems += _check_unique(classes, "priority", lambda c: c.priority, INPUT_SCHEMA)
+    problems += _check_unique(classes, "queue", lambda c: c.egress_queue, CLASSES_SHARE_A_QUEUE)
     problems += _check_weights(classes)
     problems += _check_rdma(intent)
     return problems
 
 
-def _check_dscp_coverage(classes: dict[str, QosClass]) -> list[tuple[tuple[str | int, ...], str, str]]:
-    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+def _check_dscp_coverage(classes: dict[str, QosClass]) -> list[IntentProblem]:
+    problems: list[IntentProblem] = []
     owner: dict[int, str] = {}
     defaults = [name for name, cls in classes.items() if cls.dscp == "default"]
     for name, cls in classes.items():
         for dscp in cls.dscp if isinstance(cls.dscp, list) else []:
             if dscp in owner:
                 problems.append((("qos", "classes", name, "dscp"), f"DSCP {dscp} is already in class "
-                                 f"{owner[dscp]!r}", "every DSCP belongs to exactly one class"))
+                                 f"{owner[dscp]!r}", "every DSCP belongs to exactly one class", DSCP_UNMAPPED))
             owner[dscp] = name
     if len(defaults) > 1:
         problems.append((("qos", "classes", defaults[1], "dscp"), "more than one class has `dscp: default`",
-                         "keep `default` on one class"))
+                         "keep `default` on one class", DSCP_UNMAPPED))
     if not defaults and len(owner) < 64:
         problems.append((("qos", "classes"), f"{64 - len(owner)} DSCP values belong to no class",
-                         "give one class `dscp: default` to catch them"))
+                         "give one class `dscp: default` to catch them", DSCP_UNMAPPED))
     return problems
 
 
-def _check_unique(classes: dict[str, QosClass], what: str,
-                  key: Any) -> list[tuple[tuple[str | int, ...], str, str]]:
+def _check_unique(classes: dict[str, QosClass], what: str, key: Any, rule: str) -> list[IntentProblem]:
     seen: dict[int, str] = {}
-    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+    problems: list[IntentProblem] = []
     for name, cls in classes.items():
         value = key(cls)
         if value in seen:
             problems.append((("qos", "classes", name, what), f"{what} {value} is also used by class "
-                             f"{seen[value]!r}", f"give each class its own {what}"))
+                             f"{seen[value]!r}", f"give each class its own {what}", rule))
         seen[value] = name
     return problems
 
 
-def _check_weights(classes: dict[str, QosClass]) -> list[tuple[tuple[str | int, ...], str, str]]:
+def _check_weights(classes: dict[str, QosClass]) -> list[IntentProblem]:
     weights = {name: cls.scheduling.weight for name, cls in classes.items() if not cls.scheduling.strict}
     total = sum(w or 0 for w in weights.values())
     if weights and total != 100:
         shares = ", ".join(f"{n}={w}" for n, w in weights.items())
         return [(("qos", "classes"), f"DWRR weights sum to {total}, not 100 ({shares})",
-                 "NIC ETS (mlnx_qos --tcbw) rejects any other sum; adjust the weights")]
+                 "NIC ETS (mlnx_qos --tcbw) rejects any other sum; adjust the weights", DWRR_NOT_100)]
     return []
 
 
-def _check_rdma(intent: Intent) -> list[tuple[tuple[str | int, ...], str, str]]:
+def _check_rdma(intent: Intent) -> list[IntentProblem]:
     classes = intent.qos.classes
     rdma = intent.rdma
-    problems: list[tuple[tuple[str | int, ...], str, str]] = []
+    problems: list[IntentProblem] = []
     for key, name in (("class", rdma.traffic_class), ("cnp_class", rdma.cnp_class)):
         if name not in classes:
             problems.append((("rdma", key), f"no QoS class named {name!r}",
-                             f"one of: {', '.join(sorted(classes))}"))
+                             f"one of: {', '.join(sorted(classes))}", INPUT_REFERENCE))
     if problems:
         return problems
+    if rdma.traffic_class == rdma.cnp_class:
+        problems.append((("rdma", "cnp_class"), "CNPs must not share the RDMA class",
+                         "give CNPs their own strict-priority class", CLASSES_SHARE_A_QUEUE))
+    return problems + _check_rdma_dscps(intent)
+
+
+def _check_rdma_dscps(intent: Intent) -> list[IntentProblem]:
+    """The RoCE and CNP DSCPs: each one explicit value (applications and NICs mark one)."""
+    classes = intent.qos.classes
+    rdma = intent.rdma
+    problems: list[IntentProblem] = []
+    rdma_dscps = classes[rdma.traffic_class].dscp
+    if rdma_dscps == "default":
+        problems.append((("qos", "classes", rdma.traffic_class, "dscp"),
+                         "the RDMA class cannot be the default class", "list the RoCE DSCP (e.g. [26])",
+                         INPUT_SCHEMA))
+    elif rdma.dscp is None and len(rdma_dscps) != 1:
+        problems.append((("rdma", "dscp"), "the RDMA class has several DSCPs",
+                         "say which one applications mark: rdma.dscp", INPUT_SCHEMA))
+    elif rdma.dscp is not None and rdma.dscp not in rdma_dscps:
+        problems.append((("rdma", "dscp"), f"DSCP {rdma.dscp} is not in class {rdma.traffic_class!r}",
+                         "add it to the class's dscp list", INPUT_REFERENCE))
+    if classes[rdma.cnp_class].dscp == "default":
+        problems.append((("qos", "classes", rdma.cnp_class, "dscp"), "the CNP class cannot be the "
+                         "default class", "list the CNP DSCP (e.g. [48])", INPUT_SCHEMA))
+    return problems
     if rdma.traffic_class == rdma.cnp_class:
         problems.append((("rdma", "cnp_class"), "CNPs must not share the RDMA class",
                          "give CNPs their own strict-priority class"))
