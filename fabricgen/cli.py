@@ -173,7 +173,11 @@ def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, job
     if plan is not None:
         with _output_errors(out, updating=True):
             rewritten = apply_update(out, plan)
-        _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, rewritten, "neighbourhood",
+        written = [name for name, text in plan.files.items() if plan.replaced.get(name) != file_hash(text)]
+        # A neighbourhood update lints the edited devices and their neighbours for errors only: the fabric's
+        # warning count is not known (None).
+        _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, [*written, MANIFEST] if rewritten else [],
+                 plan.removed, None, "neighbourhood",
                  f"neighbourhood update: {plan.edited} hosts.yaml entr{'y' if plan.edited == 1 else 'ies'} "
                  f"edited, {plan.resolved} device(s) resolved and {plan.linted} linted again; the rest as the "
                  "previous render left it")
@@ -182,17 +186,19 @@ def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, job
     devices, extra = _shard_devices(sorted(loaded.inventory.devices), shard)
     extra["renderer"] = renderer_fingerprint()
     previous = None if scanned is None else _previous_tree(scanned, extra)
+    gate = _LintGate(loaded, force, extra, fmt)
     with _output_errors(out, updating=previous is not None):
         if previous is None:
-            fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, _LintGate(loaded, force, extra, fmt))
-            paths, rewritten = list(hashes), len(hashes) + 1
+            fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, gate)
+            paths, written = list(hashes), [*hashes, MANIFEST]
+            removed: list[str] = []  # the whole tree is replaced
         else:
-            fabric, paths, rewritten = _update_tree(loaded, out, previous, devices, jobs,
-                                                    _LintGate(loaded, force, extra, fmt))
+            fabric, paths, written, removed = _update_tree(loaded, out, previous, devices, jobs, gate)
     kinds = kinds_of(fabric.devices.values())
     if loaded.hosts_entries is not None and shard is None and "forced" not in extra:
         record_render(out, kinds, inventory / "hosts.yaml", loaded.hosts_entries)
-    _summary(fabric.name, kinds, paths, out, fmt, rewritten, "full" if previous is None else "incremental")
+    _summary(fabric.name, kinds, paths, out, fmt, written, removed, gate.warnings,
+             "full" if previous is None else "incremental")
 
 
 def _neighbourhood(intent: Path, inventory: Path, out: Path, unchecked: PreviousTree | None,
@@ -253,9 +259,10 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
 
 
 def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices: list[str] | None, jobs: int,
-                 gate: _LintGate) -> tuple[Fabric, list[str], int]:
+                 gate: _LintGate) -> tuple[Fabric, list[str], list[str], list[str]]:
     """An earlier tree updated in place: only devices whose resolved model changed are rendered, only changed
-    files rewritten. Lint runs while workers hash every resolved model, and decides whether anything is."""
+    files rewritten. Lint runs while workers hash every resolved model, and decides whether anything is.
+    Returns the fabric, every file of the tree, the files written (the manifest included) and those removed."""
     fabric = gate.fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files, jobs, gate=gate)
     files = generate_parallel(fabric, jobs, plan.render)
@@ -263,7 +270,7 @@ def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices
     removed = sorted(set(previous.files) - set(files) - set(plan.kept))
     manifest = build_manifest(files, loaded.input_hashes, gate.extra, hashes=plan.kept)
     rewritten = update_output(out, changed, removed, manifest)
-    return fabric, [*files, *plan.kept], rewritten
+    return fabric, [*files, *plan.kept], [*changed, MANIFEST] if rewritten else [], removed
 
 
 class _LintGate:
@@ -275,9 +282,11 @@ class _LintGate:
 
     def __init__(self, loaded: FabricInput, force: bool, extra: dict[str, Any], fmt: str) -> None:
         self.loaded, self.force, self.extra, self.fmt = loaded, force, extra, fmt
+        self.warnings: int | None = None  # what lint found, for the summary
 
     def __call__(self) -> None:
         report = lint(self.fabric)
+        self.warnings = report.warnings
         if not report.errors:
             return
         click.echo(to_text(report, _intent_locator(self.loaded)), err=True, nl=False)
@@ -308,17 +317,22 @@ def _shard_devices(names: list[str], spec: str | None) -> tuple[list[str] | None
     return names, {"shard": {"index": index, "count": count, "devices": len(names)}}
 
 
-def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, fmt: str, rewritten: int,
-             update: str, note: str = "") -> None:
+def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, fmt: str, written: list[str],
+             removed: list[str], warnings: int | None, update: str, note: str = "") -> None:
     """What was rendered: per kind of device (``kinds``: device → role, platform), or per device in JSON, and
-    how (``update``: the whole tree written, an incremental update of it, or a neighbourhood update)."""
+    how (``update``: the whole tree written, an incremental update of it, or a neighbourhood update). ``written``:
+    the files written (the manifest included; none when the tree was up to date), ``removed``: those an update
+    deleted, ``warnings``: how many warnings lint found (None: not known, a neighbourhood update lints only
+    around the edited devices, for errors)."""
+    rewritten = len(written)
     per_device: dict[str, list[str]] = {}
     for path in sorted(paths):
         owner, _, file = path.partition("/")
         per_device.setdefault(owner, []).append(file)
     if fmt == "json":
         click.echo(json.dumps({"fabric": fabric, "out": str(out), "files": len(paths) + 1,
-                               "rewritten": rewritten, "update": update,
+                               "rewritten": rewritten, "update": update, "written": sorted(written),
+                               "removed": sorted(removed), "lint_warnings": warnings,
                                "devices": {n: {"platform": kinds[n][1], "role": kinds[n][0], "files": f}
                                            for n, f in per_device.items()}}, indent=2, sort_keys=True))
         return
@@ -342,8 +356,9 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
     else:
         click.echo(f"updated {out}: {rewritten} of {total} files rewritten ({MANIFEST} included), "
                    "the rest unchanged")
-    if note:
-        click.echo(note)
+    for line in (note, f"lint: {warnings} warning(s); `fabricgen lint` shows them" if warnings else ""):
+        if line:
+            click.echo(line)
 
 
 @main.command("resolve")
