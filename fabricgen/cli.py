@@ -61,6 +61,7 @@ from fabricgen.output import (
 from fabricgen.platforms import get_platform
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
+from fabricgen.report.commands import register as register_docs_command
 from fabricgen.review_command import register as register_plan_command
 
 EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
@@ -611,6 +612,8 @@ def platforms_cmd(fmt: str) -> None:
 
 # diff, push, rollback, runs: the deploy stage (fabricgen/deploy/), after write.
 register_deploy_commands(main, load_and_resolve, input_options, fail)
+# docs: device pages, the HTML fabric report and the validation runbook (fabricgen/report/).
+register_docs_command(main, load_and_resolve, input_options, fail)
 # plan: what a change does to each device, between two revisions (fabricgen/review_command.py).
 register_plan_command(main, input_options, fail)
 
