@@ -41,6 +41,7 @@ from fabricgen.platforms.sonic import gcu
 STATE_DIR = "/var/lib/fabricgen"
 CHECKPOINT_PREFIX = "fabricgen-"
 _COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_ERROR_CHARS = 400
 _APPLY_TIMEOUT_S = 900.0  # GCU applies change by change (a second each on a real switch)
 
 
@@ -222,8 +223,9 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
 
     def confirm_commit(self) -> None:
         state = shlex.quote(self.state_dir)
-        done = self._cancel_timer(f"id=$(cat {state}/pending 2>/dev/null) && [ -n \"$id\" ] || {{ echo 'no commit "
-                                  "is pending: it was reverted by its timer or never made'; exit 4; }}")
+        nothing = "no commit is pending: it was reverted by its timer or never made"
+        done = self._cancel_timer(f"id=$(cat {state}/pending 2>/dev/null) && [ -n \"$id\" ] || "
+                                  f"{{ echo '{nothing}'; exit 4; }}")
         if done.status != 0:
             raise CommitError(f"{self.hostname}: confirm failed: {done.output}")
         commit_id = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
@@ -317,7 +319,9 @@ def _gcu_error(output: str) -> str:
     """GCU's reason: click's ``Error: ...`` line when there is one (the usage lines before it say nothing)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("Error:")]
-    return errors[-1] if errors else " | ".join(lines[-3:]) or "no output"
+    reason = errors[-1] if errors else " | ".join(lines[-3:]) or "no output"
+    # "Failed validating patch: <the whole patch>" can run to kilobytes: the start says what failed.
+    return reason if len(reason) <= _ERROR_CHARS else reason[:_ERROR_CHARS] + " …"
 
 
 def _interfaces_status(text: str) -> dict[str, dict[str, Any]]:
@@ -325,7 +329,7 @@ def _interfaces_status(text: str) -> dict[str, dict[str, Any]]:
     header = next((i for i, line in enumerate(lines) if line.split()[:1] == ["Interface"]), None)
     if header is None:
         return {}
-    columns = lines[header].split()
+    columns = re.split(r"\s{2,}", lines[header].strip())  # tabulate's columns: two spaces or more apart
     oper, admin = columns.index("Oper"), columns.index("Admin")
     mtu = columns.index("MTU") if "MTU" in columns else None
     interfaces: dict[str, dict[str, Any]] = {}
