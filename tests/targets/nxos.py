@@ -130,7 +130,7 @@ class Device:
 def _write(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(text)
-    os.replace(temporary, path)
+    temporary.replace(path)
 
 
 # --- commands ---------------------------------------------------------------------------------------------
@@ -438,13 +438,13 @@ def answer(device: Device, requests: list[dict[str, Any]]) -> list[dict[str, Any
 def _log(method: Any, cmd: str) -> None:
     log = os.environ.get(LOG_VAR)
     if log:
-        with open(log, "a") as handle:
+        with Path(log).open("a") as handle:
             handle.write(json.dumps({"tool": "nxapi", "method": method, "cmd": cmd}) + "\n")
 
 
 def handler_for(device: Device) -> type[BaseHTTPRequestHandler]:
     class NxapiHandler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             if self.path.rstrip("/") != "/ins":
                 self.send_error(404)
                 return
@@ -468,7 +468,7 @@ def handler_for(device: Device) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+        def log_message(self, format: str, *args: Any) -> None:
             return  # the command log is ours; http.server's access log would go to the daemon's stderr
 
     return NxapiHandler
@@ -476,7 +476,7 @@ def handler_for(device: Device) -> type[BaseHTTPRequestHandler]:
 
 def make_certificate(state: Path) -> None:
     """A self-signed certificate naming every IPv4 address of the host, so a client can pin it and check names."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import UTC, datetime, timedelta
     from ipaddress import ip_address
 
     from cryptography import x509
@@ -488,7 +488,7 @@ def make_certificate(state: Path) -> None:
     addresses = sorted({ip_address(found) for found in re.findall(r"inet (\d+\.\d+\.\d+\.\d+)/", shown)})
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "nxapi lab target")])
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
                    .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
                    .not_valid_after(now + timedelta(days=30))
