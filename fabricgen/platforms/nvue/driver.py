@@ -1,0 +1,395 @@
+"""The NAPALM driver for Cumulus Linux switches (NVUE), found as ``custom_napalm.fabricgen_nvue``.
+
+fabricgen owns sections of the switch's configuration, not the switch (:data:`OWNED`, the capability record's
+``owned_sections`` as NVUE paths). Over SSH (fabricgen/deploy/ssh.py), with NVUE's own revisions:
+
+- ``load_replace_candidate``: the rendered nvue.yaml (its ``- set:`` block), kept in memory.
+- ``compare_config``: the owned scope of the applied configuration (``nv config show -o json``) against the
+  candidate's becomes a patch: an ``- unset:`` file (what fabricgen owns there and the candidate drops) and a
+  ``- set:`` file (what it adds or changes), uploaded by SFTP and loaded with ``nv config patch`` into a fresh
+  pending revision (``nv config attach applied``; any stale pending one is detached first, never deleted: it may
+  be an operator's). Two patches, because "NVUE does not support both unset and set commands for the same
+  object in a single patch". The diff is NVUE's own ``nv config diff``; the revision is then detached and deleted,
+  and the files removed: nothing is left pending.
+- ``intent_check``: the same owned-scope comparison, read-only, as the ``- unset:``/``- set:`` YAML NVUE
+  prints ("" when the switch holds the intent).
+- ``commit_config(message=<run>, revert_in=T)``: the same patch, then ``nv config apply --confirm <T>s -y -m
+  fabricgen-<run>``: NVUE's own timer rolls the switch back unless confirmed. The checkpoint is NVUE's: the
+  history records the apply under ``fabricgen-<run>``, and the revision applied before it is the one to go back
+  to. A refused apply (``Invalid config [rev_id: N]``) leaves the switch as it was: checked, then said.
+- ``confirm_commit``: ``nv config apply --confirm-yes`` (NVIDIA's reference documents ``--confirm`` and
+  ``--confirm-status`` only; the confirm option is the one a community NAPALM Cumulus driver sends), then
+  ``nv config save`` (needed when auto-save is off; harmless when on).
+- ``rollback``/``revert``: a pending confirm is aborted (``--confirm-no``); a confirmed commit is undone by
+  ``nv config apply <revision before it>`` and saved. That restores the whole revision, as NVUE's rollback does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import shlex
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import napalm.base as _nb
+import yaml
+from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+
+from fabricgen.deploy.ssh import Completed, Credentials, HostKeys, SshError, SshSession
+from fabricgen.platforms.nvue import BRIDGE, CAPABILITY, LINK_SPEEDS
+
+Tree = dict[str, Any]
+Path_ = tuple[str, ...]
+
+# What fabricgen owns, as NVUE paths ("*" any key, a glob matches keys): each names a subtree replaced whole.
+OWNED: tuple[Path_, ...] = (
+    ("qos", "mapping", "default-global", "trust"), ("qos", "mapping", "default-global", "dscp"),
+    ("qos", "egress-queue-mapping", "default-global"),
+    ("qos", "traffic-pool", "default-lossless", "memory-percent"),
+    ("qos", "traffic-pool", "default-lossy", "memory-percent"),
+    ("qos", "pfc", "pfc-sp*"),  # fabricgen's PFC profiles, by name (pfc_profile_name); others are the operator's
+    ("qos", "pfc-watchdog"), ("qos", "congestion-control", "default-global"),
+    ("qos", "egress-scheduler", "default-global"),
+)
+# Per port the candidate names (only those: a port fabricgen does not render is not touched).
+PORT_FIELDS: tuple[Path_, ...] = (
+    ("type",), ("description",), ("link", "state"), ("link", "speed"), ("link", "fec"), ("link", "mtu"),
+    ("bridge", "domain", BRIDGE, "access"), ("qos", "pfc", "profile"), ("qos", "pfc-watchdog"),
+)
+MGMT_FIELDS: tuple[Path_, ...] = (
+    ("type",), ("vrf",), ("ipv4", "address"), ("ipv4", "dhcp-client"), ("ipv6", "address"), ("ipv6", "dhcp-client"),
+    ("link", "mtu"),
+)
+DEFAULT_ROUTES = ("0.0.0.0/0", "::/0")
+MESSAGE_PREFIX = "fabricgen-"
+REVERT_PREFIX = "fabricgen-revert-"
+_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_REV_ID = re.compile(r"\[rev_id: (\d+)\]")
+SPEEDS_MBPS = {word: float(mbps) for mbps, word in LINK_SPEEDS.items()}
+
+
+class _Dumper(yaml.SafeDumper):
+    """NVUE's YAML: a key to unset is written ``key:``, without a value."""
+
+
+_Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
+
+
+def dump_blocks(blocks: list[Tree]) -> str:
+    return yaml.dump(blocks, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1000)
+
+
+# --- the owned scope ---------------------------------------------------------------------------------------
+
+def owned_paths(candidate: Tree) -> list[Path_]:
+    """:data:`OWNED` plus the fields of each interface the candidate names, its management VRF's default routes
+    and the access VLANs it declares."""
+    paths = list(OWNED)
+    mgmt = CAPABILITY.mgmt_interface or "eth0"
+    for name in sorted(candidate.get("interface", {})):
+        fields = MGMT_FIELDS if name == mgmt else PORT_FIELDS
+        paths += [("interface", name, *field) for field in fields]
+    vrf = str(candidate.get("interface", {}).get(mgmt, {}).get("vrf") or CAPABILITY.mgmt_vrf_fixed_name or "mgmt")
+    paths += [("vrf", vrf, "router", "static", route) for route in DEFAULT_ROUTES]
+    vlans = candidate.get("bridge", {}).get("domain", {}).get(BRIDGE, {}).get("vlan", {})
+    paths += [("bridge", "domain", BRIDGE, "vlan", str(vid)) for vid in sorted(vlans)]
+    return paths
+
+
+def project(tree: Tree, paths: list[Path_]) -> Tree:
+    """The parts of ``tree`` under ``paths`` (glob keys matched against the tree's keys)."""
+    owned: Tree = {}
+    for pattern in paths:
+        for path, value in _found(tree, pattern, ()):
+            node = owned
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = value
+    return owned
+
+
+def _found(node: Any, pattern: Path_, at: Path_) -> Iterator[tuple[Path_, Any]]:
+    if not pattern:
+        yield at, node
+        return
+    if not isinstance(node, dict):
+        return
+    head, rest = pattern[0], pattern[1:]
+    keys = [key for key in node if fnmatch.fnmatchcase(str(key), head)] if "*" in head else (
+        [head] if head in node else [])
+    for key in sorted(keys):
+        yield from _found(node[key], rest, (*at, str(key)))
+
+
+def changes(live: Tree, wanted: Tree) -> tuple[Tree, Tree]:
+    """(unset, set) that turn ``live`` into ``wanted``: keys ``wanted`` drops (``None``), and what it adds or
+    changes (its values, whole subtrees where new)."""
+    unsets: Tree = {key: None for key in live.keys() - wanted.keys()}
+    sets: Tree = {}
+    for key, value in wanted.items():
+        old = live.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            removed, added = changes(old, value)
+            if removed:
+                unsets[key] = removed
+            if added:
+                sets[key] = added
+        elif isinstance(old, dict) or key not in live or old != value:
+            if isinstance(old, dict):
+                unsets[key] = None  # a container becoming a value: the container goes first
+            sets[key] = value
+    return unsets, sets
+
+
+def owned_changes(applied: Tree, candidate: Tree) -> tuple[Tree, Tree]:
+    """What the switch's owned scope needs to become the candidate's, and nothing outside it."""
+    paths = owned_paths(candidate)
+    return changes(project(applied, paths), project(candidate, paths))
+
+
+def describe(unsets: Tree, sets: Tree) -> str:
+    blocks = ([{"unset": unsets}] if unsets else []) + ([{"set": sets}] if sets else [])
+    return dump_blocks(blocks) if blocks else ""
+
+
+def set_body(text: str) -> Tree:
+    """The ``- set:`` block of a rendered nvue.yaml (ReplaceConfigException if it is not one)."""
+    try:
+        blocks = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ReplaceConfigException(f"the candidate is not YAML: {exc}") from None
+    if not isinstance(blocks, list) or not all(isinstance(block, dict) for block in blocks):
+        raise ReplaceConfigException("the candidate is not an NVUE YAML file (a list of - set: blocks)")
+    bodies = [block["set"] for block in blocks if isinstance(block.get("set"), dict)]
+    if len(bodies) != 1 or any("unset" in block for block in blocks):
+        raise ReplaceConfigException("the candidate must hold one - set: block and no - unset: block")
+    body: Tree = bodies[0]
+    return body
+
+
+# --- the driver --------------------------------------------------------------------------------------------
+
+class FabricgenNvueDriver(_nb.NetworkDriver):  # type: ignore[misc]
+    def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
+                 optional_args: dict[str, Any] | None = None) -> None:
+        options = dict(optional_args or {})
+        self.hostname = hostname
+        self.port = int(options.get("port") or 22)
+        self.timeout = timeout
+        self.credentials = Credentials(username or "cumulus", password, options.get("key_file"))
+        self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
+        self.session: SshSession | None = None
+        self.candidate: Tree | None = None
+        self.last_snapshot: str | None = None
+
+    # --- connection ---------------------------------------------------------------------------------------
+    def open(self) -> None:
+        try:
+            self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
+                                      connect_timeout=float(self.timeout))
+        except SshError as exc:
+            raise ConnectionException(str(exc)) from None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": self.session is not None and self.session.alive}
+
+    @property
+    def ssh(self) -> SshSession:
+        if self.session is None:
+            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
+        return self.session
+
+    def _nv(self, command: str) -> Completed:
+        """``nv <command>``; CommitError with NVUE's words when it fails."""
+        done = self.ssh.run(f"nv {command}")
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: nv {command}: {done.output or f'exit {done.status}'}")
+        return done
+
+    def _json(self, command: str) -> Any:
+        return json.loads(self._nv(f"{command} -o json").stdout)
+
+    # --- candidate and diff -------------------------------------------------------------------------------
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        if filename is not None:
+            config = Path(filename).read_text(encoding="utf-8")
+        if config is None:
+            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        self.candidate = set_body(config)
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        raise NotImplementedError("fabricgen replaces what it owns: use load_replace_candidate")
+
+    def discard_config(self) -> None:
+        self.candidate = None  # compare_config leaves nothing on the switch
+
+    def applied(self) -> Tree:
+        """The applied configuration's ``set`` block."""
+        blocks = self._json("config show")
+        body: Tree = next((block["set"] for block in blocks if isinstance(block.get("set"), dict)), {})
+        return body
+
+    def compare_config(self) -> str:
+        unsets, sets = owned_changes(self.applied(), self._loaded())
+        if not unsets and not sets:
+            return ""
+        with self._pending(unsets, sets) as revision:
+            diff = self._nv("config diff").stdout
+        self._discard(revision)
+        return diff
+
+    def intent_check(self, config: str) -> str:
+        """The deploy contract's read-back: what of the switch's owned configuration differs from ``config``
+        (as NVUE's diff YAML), "" when it holds it. Read-only."""
+        return describe(*owned_changes(self.applied(), set_body(config)))
+
+    @contextmanager
+    def _pending(self, unsets: Tree, sets: Tree) -> Iterator[str]:
+        """A fresh pending revision holding the owned change (the id); on an error inside, it is discarded."""
+        directory = self.ssh.check("mktemp -d /tmp/fabricgen-nvue.XXXXXXXX").stdout.strip()
+        revision = ""
+        try:
+            self._nv("config detach")  # a stale pending revision is parked under its number, not lost
+            match = _REV_ID.search(self._nv("config attach applied -y").stdout)
+            if match is None:
+                raise CommitError(f"{self.hostname}: nv config attach applied printed no revision id")
+            revision = match.group(1)
+            for name, body in (("unset", unsets), ("set", sets)):  # unsets first: two requests, never one
+                if body:
+                    self.ssh.put(f"{directory}/{name}.yaml", dump_blocks([{name: body}]), 0o600)
+                    self._nv(f"config patch {shlex.quote(directory)}/{name}.yaml")
+            yield revision
+        except BaseException:
+            if revision:
+                self._discard(revision)
+            raise
+        finally:
+            self.ssh.run(f"rm -rf {shlex.quote(directory)}")
+
+    def _discard(self, revision: str) -> None:
+        self.ssh.run("nv config detach")
+        self.ssh.run(f"nv config delete {shlex.quote(revision)}")
+
+    # --- commit, confirm, rollback ------------------------------------------------------------------------
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        candidate = self._loaded()
+        if self.has_pending_commit():
+            raise CommitError(f"{self.hostname}: an apply is waiting for its confirm; confirm or roll back first")
+        run = _commit_id(message)
+        before = self.applied_revision()  # the checkpoint: NVUE keeps it, the history says which it was
+        applied = self.applied()
+        unsets, sets = owned_changes(applied, candidate)
+        self.last_snapshot = describe(unsets, sets)
+        if not unsets and not sets:
+            return
+        confirm = f" --confirm {int(revert_in)}s" if revert_in else ""
+        with self._pending(unsets, sets):
+            done = self.ssh.run(f"nv config apply{confirm} -y -m {MESSAGE_PREFIX}{run}",
+                                timeout=float(max(self.timeout, 300)))
+            if done.status != 0:  # the revision is discarded on the way out
+                raise CommitError(self._refused(done, before, candidate))
+        if not revert_in:
+            self._nv("config save")
+
+    def _refused(self, done: Completed, before: str, candidate: Tree) -> str:
+        """What a refused apply left: checked by reading the switch back."""
+        said = " | ".join(done.output.splitlines()[:8]) or f"exit {done.status}"
+        now = self.applied_revision()
+        if now == before and describe(*owned_changes(self.applied(), candidate)) == self.last_snapshot:
+            return f"{self.hostname}: the switch refused the change, nothing was changed: {said}"
+        return (f"{self.hostname}: the switch refused the change ({said}), but revision {now} is applied now "
+                f"(was {before}): roll back with nv config apply {before}")
+
+    def revisions(self) -> dict[str, Tree]:
+        found: dict[str, Tree] = self._json("config revision")
+        return found
+
+    def history(self) -> list[Tree]:
+        """Every apply, oldest first."""
+        return list(self._json("config history").values())
+
+    def applied_revision(self) -> str:
+        entries = self.history()
+        return str(entries[-1]["rev-id"]) if entries else ""
+
+    def _confirming(self) -> Tree | None:
+        return next((item for item in self.revisions().values() if item.get("state") == "confirm"), None)
+
+    def has_pending_commit(self) -> bool:
+        return self._confirming() is not None
+
+    def pending_commit_id(self) -> str | None:
+        pending = self._confirming()
+        message = str(pending.get("message", "")) if pending else ""
+        return message[len(MESSAGE_PREFIX):] if message.startswith(MESSAGE_PREFIX) else None
+
+    def confirm_commit(self) -> None:
+        self._nv("config apply --confirm-yes -y")
+        self._nv("config save")
+
+    def rollback(self) -> None:
+        """Undo the pending commit, or else the last one fabricgen confirmed."""
+        run = self.pending_commit_id()
+        if run is None:
+            runs = [str(e["message"])[len(MESSAGE_PREFIX):] for e in self.history()
+                    if str(e["message"]).startswith(MESSAGE_PREFIX) and not str(e["message"]).startswith(REVERT_PREFIX)]
+            run = runs[-1] if runs else None
+        if run is None:
+            raise CommitError(f"{self.hostname}: no fabricgen commit to roll back")
+        self.revert(run)
+
+    def revert(self, commit_id: str) -> None:
+        """The switch as before the commit of run ``commit_id``: its pending confirm aborted, or the revision
+        applied before it applied again (and saved)."""
+        _commit_id(commit_id)
+        if self.pending_commit_id() == commit_id:
+            self._nv("config apply --confirm-no -y")
+            return
+        entries = self.history()
+        marks = [i for i, e in enumerate(entries) if e.get("message") == f"{MESSAGE_PREFIX}{commit_id}"]
+        if not marks or marks[-1] == 0:
+            raise CommitError(f"{self.hostname}: NVUE's history has no apply of fabricgen run {commit_id}")
+        checkpoint = str(entries[marks[-1] - 1]["rev-id"])
+        self._nv(f"config apply {shlex.quote(checkpoint)} -y -m {REVERT_PREFIX}{commit_id}")
+        self._nv("config save")
+
+    # --- getters for health checks ------------------------------------------------------------------------
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        shown: Tree = self._json("show interface")
+        interfaces: dict[str, dict[str, Any]] = {}
+        for name, item in shown.items():
+            link = item.get("link", {})
+            interfaces[name] = {
+                "is_up": link.get("oper-status") == "up", "is_enabled": link.get("admin-status") == "up",
+                "description": str(item.get("description", "")), "last_flapped": -1.0,
+                "speed": SPEEDS_MBPS.get(str(link.get("speed")), -1.0), "mtu": int(link.get("mtu") or 0),
+                "mac_address": ""}
+        return interfaces
+
+    def get_facts(self) -> dict[str, Any]:
+        system: Tree = self._json("show system")
+        return {"hostname": system.get("hostname", ""), "fqdn": system.get("hostname", ""), "vendor": "NVIDIA",
+                "model": system.get("platform", ""), "serial_number": "", "os_version": system.get("build", ""),
+                "uptime": float(system.get("uptime") or -1.0), "interface_list": sorted(self.get_interfaces())}
+
+    def _loaded(self) -> Tree:
+        if self.candidate is None:
+            raise ReplaceConfigException(f"{self.hostname}: no candidate loaded")
+        return self.candidate
+
+
+def _commit_id(message: str) -> str:
+    commit_id = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    if not _COMMIT_ID.match(commit_id):
+        raise CommitError(f"commit id {commit_id!r}: letters, digits, '.', '_' and '-' only")
+    return commit_id
