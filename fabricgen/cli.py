@@ -31,8 +31,8 @@ from fabricgen.diagnostics import CONFIG_UNREADABLE, Diagnostic, InputError, Loc
 from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
-from fabricgen.lint import all_rules, lint
-from fabricgen.lint.registry import Finding
+from fabricgen.lint import lint
+from fabricgen.lint.registry import Finding, catalog
 from fabricgen.lint.report import (
     explain,
     input_errors_json,
@@ -59,9 +59,9 @@ from fabricgen.output import (
     update_output,
 )
 from fabricgen.platforms import get_platform
+from fabricgen.report.commands import register as register_docs_command
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
-from fabricgen.report.commands import register as register_docs_command
 from fabricgen.review_command import register as register_plan_command
 
 EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
@@ -565,7 +565,7 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
       fabricgen lint --explain FG-PFC-001
     """
     if explain_id:
-        found = next((r for r in all_rules() if r.id == explain_id.upper() or r.name == explain_id), None)
+        found = next((r for r in catalog() if r.id == explain_id.upper() or r.name == explain_id), None)
         if found is None:
             fail(f"no rule {explain_id!r}; `fabricgen rules` lists them")
         click.echo(explain(found), nl=False)
@@ -591,7 +591,7 @@ def rules_cmd(fmt: str) -> None:
     if fmt == "markdown":
         click.echo(rules_markdown(), nl=False)
         return
-    for r in all_rules():
+    for r in catalog():
         click.echo(f"{r.id}  {r.severity:<7}  {r.name:<34}  {r.summary}")
 
 
