@@ -274,3 +274,39 @@ def test_markdown_leaves_out_diffs_that_would_not_fit_a_comment() -> None:
     assert len(text) < 65_536
     assert text.count("<details>") == 2
     assert "_1 device diff(s) left out to fit a comment: run `fabricgen plan` to see them._" in text
+
+
+# --- render's summary: which files changed, and lint's warnings -------------------------------------------------
+
+def render(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fabricgen", "render", "-o", "out", *args], cwd=repo,
+                          capture_output=True, text=True, check=False)
+
+
+def test_render_json_lists_the_files_written_and_the_lint_warnings(repo: Path) -> None:
+    first = json.loads(render(repo, "--format", "json").stdout)
+    assert first["written"] == sorted([*first_files(first), "manifest.json"]) and first["rewritten"] == 27
+    assert (first["removed"], first["lint_warnings"]) == ([], 0)  # the example's ECN warnings are waived
+    assert json.loads(render(repo, "--format", "json").stdout)["written"] == []  # up to date
+    edit(repo / "intent" / "fabric.yaml", ECN_KMAX_40, ECN_KMAX_60)
+    update = json.loads(render(repo, "--format", "json").stdout)
+    # The resolved.json of every device that carries data traffic (the fabric's QoS is in each; the OOB switch
+    # has none), the data switches' configs, the manifest.
+    assert update["written"] == sorted(["leaf1/config_db.json", "leaf2/config_db.json", "spine1/eos.cfg",
+                                        "spine2/eos.cfg", "manifest.json",
+                                        *(f"{d}/resolved.json" for d in first["devices"] if d != "oob1")])
+    assert update["update"] == "incremental" and update["rewritten"] == len(update["written"])
+
+
+def first_files(summary: dict[str, dict[str, dict[str, list[str]]]]) -> list[str]:
+    return [f"{device}/{name}" for device, entry in summary["devices"].items() for name in entry["files"]]
+
+
+def test_render_says_when_lint_found_warnings(repo: Path) -> None:
+    # Without its waiver, the example's kmin below one jumbo frame is a warning on each of the 4 switches.
+    edit(repo / "intent" / "fabric.yaml", "  waive:\n    - rule: FG-ECN-003\n", "  waive:\n    - rule: FG-NONE-000\n")
+    text = render(repo)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.endswith("wrote 27 files (manifest.json included)\n"
+                                "lint: 4 warning(s); `fabricgen lint` shows them\n")
+    assert json.loads(render(repo, "--format", "json", "--full").stdout)["lint_warnings"] == 4
