@@ -110,9 +110,11 @@ CAPABILITY = Capability(
         "and fec (data ports), priority-flow-control mode and watch-dog-interval, service-policy type qos input",
         "interface mgmt0: vrf member, ip/ipv6 address, mtu",
     ),
-    commit_strategy="checkpoint fabricgen-<run> → apply nxos.cfg (merge of the owned sections) → verify → on "
-                    "failure `rollback running-config checkpoint fabricgen-<run>`; then copy run start. No "
-                    "commit-confirm timer: NAPALM's nxos driver has no revert_in",
+    napalm_driver="fabricgen_nxos",
+    commit_strategy="NX-API: checkpoint fabricgen-<run> → the running config with nxos.cfg's owned sections spliced "
+                    "in, to bootflash: over SFTP → show diff rollback-patch (diff) → configure replace <file> "
+                    "commit-timeout <s> (NX-OS rolls back by itself unless confirmed) → configure replace commit → "
+                    "copy running-config startup-config; rollback: rollback running-config checkpoint fabricgen-<run>",
     output_files=(FILE,),
     # The reader's per-port view (reader.owned): mode on data and OOB access ports, trunk VLANs on every port,
     # mtu, speed, FEC, PFC and the port's own QoS (classification, queuing, watchdog where they differ) on data
