@@ -121,10 +121,15 @@ def input_options(func: F) -> F:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="fabricgen")
 def main() -> None:
-    """Compile one RoCEv2 fabric intent + Nornir inventory into SONiC, Arista EOS and ConnectX configs.
+    """Compile one RoCEv2 fabric intent + Nornir inventory into per-device configs.
+
+    SONiC config_db.json, Arista EOS, Cumulus NVUE and Cisco NX-OS for the switches, and for every GPU host a
+    ConnectX or Linux dcb script with its nccl.env: one DSCP, PFC, ECN, MTU and headroom plan, checked end to
+    end by `fabricgen lint`. `fabricgen COMMAND --help` describes each command with examples.
 
     \b
-    Exit status: 0 ok, 1 validation failed, 2 bad input/usage, 3 output not written.
+    Exit status: 0 ok, 1 lint errors or invalid configs, 2 bad input/usage, 3 output not written.
+    Shell completion (bash; zsh and fish alike): eval "$(_FABRICGEN_COMPLETE=bash_source fabricgen)"
     """
 
 
@@ -132,7 +137,8 @@ def main() -> None:
 @input_options
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True,
               help="output directory (replaced atomically)")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="summary format")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="summary format; json also reports input and lint errors as findings")
 @click.option("--force", is_flag=True, help="write even when lint finds errors (recorded in the manifest)")
 @click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="CPU count",
               help="render in this many processes (output is byte-identical to --jobs 1)")
@@ -157,6 +163,10 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
     OUT must not be a symbolic link, and a non-empty OUT must hold nothing but a tree fabricgen wrote (its
     manifest and the files listed there), otherwise nothing is written (exit 3). Renders into one OUT wait for
     each other (a lock file .OUT.fabricgen-lock beside it while one runs).
+
+    Nothing is written while the input has errors (exit 2, each printed as FILE:LINE:COL: key.path: message) or
+    lint finds errors (exit 1; --force writes anyway); with --format json stdout then holds the findings, as
+    `fabricgen lint --format json` prints them.
     """
     # Input errors from any step (load, resolve beside the render workers) end here, after the staged tree is
     # cleaned up and the lock released.
@@ -367,7 +377,19 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--device", "devices", multiple=True, help="only these devices (repeatable)")
 def resolve_cmd(intent: Path, inventory: Path, fmt: str, devices: tuple[str, ...]) -> None:
-    """Print the resolved device models: every decision fabricgen made, before any vendor syntax."""
+    """Print the resolved device models: every decision fabricgen made, before any vendor syntax.
+
+    Loads and checks the intent and inventory as render does, then prints what every renderer reads: per
+    device its port roles, speeds, MTUs, PFC priorities, headroom, ECN thresholds, DSCP and scheduler maps and
+    management address, and per GPU host its NICs' settings and NCCL environment. When a rendered line
+    surprises you, the decision behind it is here. Input errors exit 2, as in render.
+
+    \b
+    Examples:
+      fabricgen resolve --device leaf1                 # one switch's decisions, as YAML
+      fabricgen resolve --device node1 --device spine1 intent/minimal.yaml
+      fabricgen resolve --format json | jq '.devices.node1.host.nccl_env'
+    """
     _, fabric = load_and_resolve(intent, inventory)
     unknown = sorted(set(devices) - set(fabric.devices))
     if unknown:
@@ -511,7 +533,19 @@ def _config_dbs(path: Path) -> list[Path]:
 @main.command()
 @click.argument("kind", type=click.Choice(["intent", "inventory"]), default="intent")
 def schema(kind: str) -> None:
-    """Print the JSON Schema of an intent file or of an inventory host (for editors' YAML language server)."""
+    """Print the JSON Schema of an intent file or of an inventory host (for editors' YAML language server).
+
+    KIND is `intent` (the intent file, e.g. intent/fabric.yaml) or `inventory` (the Nornir SimpleInventory's
+    hosts.yaml or groups.yaml). An editor with a YAML language server then completes keys, shows each key's
+    description and underlines a misspelt key or a wrong type as you type, before `fabricgen lint` runs.
+
+    \b
+    Examples:
+      fabricgen schema > intent/fabricgen-intent.schema.json
+      fabricgen schema inventory > inventory/fabricgen-inventory.schema.json
+      # then, as the first line of intent/fabric.yaml (hosts.yaml alike):
+      # yaml-language-server: $schema=fabricgen-intent.schema.json
+    """
     from fabricgen.jsonschema import intent_schema, inventory_schema
 
     click.echo(json.dumps(intent_schema() if kind == "intent" else inventory_schema(), indent=2,
@@ -556,7 +590,8 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
     purpose). A config file that cannot be read (not UTF-8, binary, not parseable) is an input error.
 
     \b
-    Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors.
+    Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors
+    (with --format json or sarif also reported as findings, each at its file, line and column).
     Examples:
       fabricgen lint                                   # the intent as fabricgen would render it
       fabricgen lint --configs out/                    # configs that exist (ours, hand-written, pulled)
@@ -587,7 +622,19 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 def rules_cmd(fmt: str) -> None:
-    """List the lint rule catalog (`--format markdown` regenerates docs/rules.md)."""
+    """List the rule catalog: every rule ID lint and the input checks report, with its severity.
+
+    One line per rule: ID, severity, name, what it checks. FG-INP rules are input errors (YAML, schema,
+    references, platform limits, missing device facts, unreadable configs): found while loading, never
+    waivable. The others are lint rules; a waiver in the intent (lint.waive) names one of them with a reason.
+    `--format markdown` prints docs/rules.md: each rule's why and how to fix it.
+
+    \b
+    Examples:
+      fabricgen rules                                  # the catalog, one line per rule
+      fabricgen rules | grep FG-PFC                    # the PFC rules
+      fabricgen rules --format markdown > docs/rules.md
+    """
     if fmt == "markdown":
         click.echo(rules_markdown(), nl=False)
         return
@@ -598,7 +645,19 @@ def rules_cmd(fmt: str) -> None:
 @main.command("platforms")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 def platforms_cmd(fmt: str) -> None:
-    """List the platforms and what they can express (`--format markdown` regenerates docs/platforms.md)."""
+    """List the platforms and what they can express.
+
+    One line per platform an inventory host may name (`platform:`): switch or host, its largest MTU, and the
+    software version the output is written for. `--format markdown` prints docs/platforms.md: per platform the
+    settings it can
+    express (lossless classes, PFC watchdog actions and timer steps, headroom, ECN), the files rendered, and
+    what `lint --configs` reads back from them.
+
+    \b
+    Examples:
+      fabricgen platforms                              # name, kind, max MTU, target software
+      fabricgen platforms --format markdown > docs/platforms.md
+    """
     from fabricgen.platforms import platform_names
     from fabricgen.platforms.matrix import platforms_markdown
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -172,3 +175,52 @@ def test_schema_is_exported_and_in_sync_with_the_committed_copy() -> None:
 def test_help_shows_examples() -> None:
     code, output = invoke("render", "--help")
     assert code == 0 and "fabricgen render intent/minimal.yaml" in output
+
+
+# The commands whose help this module owns (deploy's, plan's, docs' and profile's live with their modules).
+DESCRIBED = ("render", "resolve", "validate", "schema", "lint", "rules", "platforms")
+
+
+@pytest.mark.parametrize("command", DESCRIBED)
+def test_every_command_s_help_has_a_description_and_examples(command: str) -> None:
+    """Below the usage line: the one-line summary, then at least one paragraph saying what the command does,
+    then an Examples block of two or more `fabricgen <command>` lines."""
+    code, output = invoke(command, "--help")
+    assert code == 0
+    text = output.split("Options:")[0]
+    paragraphs = [block for block in text.split("\n\n")[1:] if block.strip()]
+    assert len(paragraphs) >= 3, f"{command}: summary, description and examples expected:\n{text}"
+    description = " ".join(paragraphs[1].split())
+    assert len(description) > 150 and description.endswith("."), f"{command}: {description!r}"
+    examples = text.split("Examples:")[1].splitlines()
+    assert sum(line.strip().startswith(f"fabricgen {command}") for line in examples) >= 2, text
+
+
+def test_help_examples_that_only_read_run_as_shown() -> None:
+    """The examples of resolve, rules and platforms run on the bundled example exactly as the help shows them
+    (shell pipes and redirections left out)."""
+    for command in ("resolve", "rules", "platforms", "schema"):
+        _, output = invoke(command, "--help")
+        for line in output.split("Examples:")[1].split("Options:")[0].splitlines():
+            words = line.split("#")[0].split("|")[0].split(">")[0].split()
+            if words[:1] != ["fabricgen"]:
+                continue
+            code, printed = invoke(*words[1:])
+            assert code == 0 and printed, line
+
+
+def test_shell_completion_script_and_completions() -> None:
+    """What README's "Shell completion" says, with the console script pip installs (click's completion)."""
+    script = Path(sys.executable).parent / "fabricgen"
+    assert script.exists(), "the fabricgen console script is installed beside the interpreter"
+    source = subprocess.run([str(script)], env={**os.environ, "_FABRICGEN_COMPLETE": "bash_source"},
+                            capture_output=True, text=True, check=True).stdout
+    assert "complete -o nosort -F _fabricgen_completion fabricgen" in source
+    for shell in ("zsh", "fish"):
+        found = subprocess.run([str(script)], env={**os.environ, "_FABRICGEN_COMPLETE": f"{shell}_source"},
+                               capture_output=True, text=True, check=True).stdout
+        assert "_fabricgen_completion" in found, shell
+    completed = subprocess.run([str(script)], capture_output=True, text=True, check=True, env={
+        **os.environ, "_FABRICGEN_COMPLETE": "bash_complete", "COMP_WORDS": "fabricgen lint --format ",
+        "COMP_CWORD": "3"}).stdout
+    assert completed.split() == ["plain,text", "plain,json", "plain,sarif"]
