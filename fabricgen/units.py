@@ -66,7 +66,7 @@ ByteSize = Annotated[
     int,
     BeforeValidator(parse_bytes),
     WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0},
-                              {"type": "string", "pattern": r"^\d+(\.\d+)?\s*([KMG]i?B|B)?$"}],
+                              {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*([KkMmGg][Ii]?[Bb]|[Bb])?\s*$"}],
                     "description": "bytes, or a size with unit: 150KB, 1.5MB (decimal) or 64KiB (binary)"}),
 ]
 
@@ -74,5 +74,5 @@ SpeedMbps = Annotated[
     int,
     BeforeValidator(parse_speed_mbps),
     PlainSerializer(format_speed, return_type=str),
-    WithJsonSchema({"type": "string", "pattern": r"^\d+(\.\d+)?[GM]$", "examples": ["400G", "100G", "1G"]}),
+    WithJsonSchema({"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[GgMm]\s*$", "examples": ["400G", "100G", "1G"]}),
 ]

@@ -11,7 +11,7 @@ import unicodedata
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 
@@ -136,6 +136,9 @@ IpNetwork = Annotated[IPv4Network | IPv6Network, BeforeValidator(_scope_id_free)
                       AfterValidator(_scope_id_free)]
 
 
+_DNS_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+
+
 def _hostname(value: str) -> str:
     """Nornir's ``hostname``: an IP address without scope id, or a DNS name (RFC 1123 labels; '_' tolerated)."""
     _scope_id_free(value)
@@ -146,11 +149,15 @@ def _hostname(value: str) -> str:
             raise refuse("hostname", "not an IPv6 address", "write the management address, e.g. "
                          "2001:db8::11, or a DNS name") from None
         return value
-    label = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
-    if len(value) > 253 or not re.fullmatch(rf"{label}(?:\.{label})*\.?", value):
+    if len(value) > 253 or not re.fullmatch(rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*\.?", value):
         raise refuse("hostname", "not an IP address or DNS name",
                      "write the management address, e.g. 192.0.2.11, or a DNS name of letters, digits, '-', '.'")
     return value
 
 
-Hostname = Annotated[str, AfterValidator(_hostname)]
+# What editors check (the validator above decides): an IPv6 address's alphabet, or dot-separated DNS labels.
+_HOSTNAME_SCHEMA = {"type": "string", "maxLength": 253,
+                    "pattern": rf"^(?:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*|{_DNS_LABEL}(?:\.{_DNS_LABEL})*\.?)$",
+                    "description": "Nornir's `hostname`: how to reach the device, an IP address or a DNS name "
+                                   "(RFC 1123 labels: letters, digits, '-'; '_' tolerated)"}
+Hostname = Annotated[str, AfterValidator(_hostname), WithJsonSchema(_HOSTNAME_SCHEMA)]

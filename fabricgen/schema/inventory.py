@@ -59,7 +59,8 @@ class Device(StrictModel):
     copied into rendered output."""
 
     name: DeviceName
-    hostname: Hostname = Field(description="management address (Nornir's `hostname`)")
+    hostname: Hostname = Field(description="how Nornir reaches the device: its management address or a DNS name "
+                                           "(a switch named by DNS needs data.mgmt_address for its config)")
     platform: str
     groups: list[str] = Field(default_factory=list)
     data: DeviceData
