@@ -78,7 +78,11 @@ CAPABILITY = Capability(
     watchdog_step_ms=1,
     watchdog_actions=("drop", "forward", "alert"),
     owned_sections=OWNED_TABLES,
-    commit_strategy="GCU: config checkpoint → config apply-patch (owned tables) → config rollback on failure",
+    commit_strategy="GCU over SSH: an RFC 6902 patch of the owned tables and fields (never lanes/alias), checked "
+                    "with config apply-patch --dry-run; config checkpoint fabricgen-<run> → config apply-patch with a "
+                    "revert timer on the switch (config rollback fabricgen-<run>; systemd-run, else setsid) → "
+                    "confirm cancels it → config save -y",
+    napalm_driver="fabricgen_sonic",
     output_files=("config_db.json",),
     port_settings=("admin_up", "mtu", "speed_mbps", "fec", "lanes", "description", "access_vlan", "tagged_vlans",
                    "mode", "pfc_priorities", "lossless", "cable_m", "headroom", "qos"),
