@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -62,6 +64,9 @@ BREAKAGES = [
              "no QoS class named 'rmda'"),
     Breakage("unknown-peer", "inventory/hosts.yaml", 'peer: "spine1:Ethernet1/1"', 'peer: "spine9:Ethernet1/1"',
              "FG-INV-001", "peer", "unknown peer device 'spine9'"),
+    # found by resolve, beside the render workers: EOS spines take at most MTU 9214
+    Breakage("platform-mtu", "intent/fabric.yaml", "  fabric: 9100", "  fabric: 9216", "FG-MTU-004", "fabric",
+             "MTU 9216 exceeds the maximum of platform eos (9214)"),
     Breakage("dwrr-sum", "intent/fabric.yaml", "      scheduling: {dwrr: 50}", "      scheduling: {dwrr: 55}",
              "FG-SCH-001", "classes", "DWRR weights sum to 105, not 100", line="  classes:"),
 ]
@@ -151,6 +156,18 @@ def test_render_json_holds_the_input_error_and_writes_nothing(example: Path, bro
     text = f"{broken.file}:{line}:{column}: {finding['key_path']}: {finding['message']}"
     [printed] = [shown for shown in result.stderr.splitlines() if shown.startswith(text)]
     assert printed.endswith(f" [{broken.rule}]") == (broken.rule not in INPUT_ERROR_IDS)
+
+
+def test_render_json_in_a_fresh_process(example: Path) -> None:
+    """A lint rule's condition found while loading, reported by a process that has not linted (no lint rule
+    module imported yet): the report still names the rule."""
+    BREAKAGES[3].apply(example)  # unknown peer device: FG-INV-001
+    result = subprocess.run([sys.executable, "-m", "fabricgen", "render", "--format", "json", "-o", "out"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2, result.stderr
+    [finding] = json.loads(result.stdout)["findings"]
+    assert (finding["rule"], finding["name"]) == ("FG-INV-001", "link-end-disagrees")
+    assert not (example / "out").exists()
 
 
 def test_text_output_is_unchanged_for_input_errors(example: Path) -> None:

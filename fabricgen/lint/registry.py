@@ -179,9 +179,12 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 def all_rules() -> list[Rule]:
     """The lint rules: what `lint` runs."""
-    import fabricgen.lint.rules  # noqa: F401  (registers every rule module)
-
+    _register_lint_rules()
     return [RULES[key] for key in sorted(RULES)]
+
+
+def _register_lint_rules() -> None:
+    import fabricgen.lint.rules  # noqa: F401  (registers every rule module; after the first call, a dict lookup)
 
 
 def catalog() -> list[CatalogEntry]:
@@ -191,7 +194,12 @@ def catalog() -> list[CatalogEntry]:
 
 
 def catalog_entry(rule_id: str) -> CatalogEntry:
-    return INPUT_RULES[rule_id] if rule_id in INPUT_RULES else RULES[rule_id]
+    """The catalog's entry of ``rule_id``, also before lint ran (an input error names a lint rule found while
+    loading: its entry is registered here)."""
+    if rule_id in INPUT_RULES:
+        return INPUT_RULES[rule_id]
+    _register_lint_rules()
+    return RULES[rule_id]
 
 
 _NOT_WAIVABLE = ("Not waivable: while an input error stands nothing is resolved, linted or rendered, so there is "
