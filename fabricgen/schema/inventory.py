@@ -21,7 +21,10 @@ PeerRef = Annotated[str, StringConstraints(
 class PortSpec(StrictModel):
     speed: SpeedMbps | None = None
     lanes: Annotated[str, StringConstraints(pattern=r"^\d+(,\d+)*$")] | None = Field(
-        default=None, description="SONiC lane ids, comma separated")
+        default=None, description="hardware lane ids, comma separated, as the SKU's port_config.ini lists them. "
+                                  "Required on every SONiC port but the management port (SONiC's PORT table needs "
+                                  "them; checked at load); elsewhere it only tells the lane rate (EOS `speed 400g-8`, "
+                                  "cable reach, 8-lane headroom)")
     peer: PeerRef | None = Field(default=None, description="the other end: `device:port`")
     cable_m: int | None = Field(default=None, ge=1, le=10000, description="cable length in metres (round up)")
     media: Literal["dac", "aec", "aoc", "optic", "copper"] | None = None
@@ -31,10 +34,16 @@ class PortSpec(StrictModel):
 
 
 class DeviceData(StrictModel):
-    role: Role
-    hardware: Hardware | None = Field(default=None, description="model / SONiC HWSKU, e.g. ACS-MSN4700")
+    role: Role = Field(description="what the device is in the fabric. A host with no role (after inheritance) and "
+                                   "no fabricgen key of its own is not fabricgen's: it is skipped with a note")
+    hardware: Hardware | None = Field(
+        default=None, description="model / SONiC HWSKU, e.g. ACS-MSN4700. Needed with pfc.headroom.method "
+                                  "vendor-table (the SKU's shipped table) and for gearbox delay")
     asic: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]{1,32}$")] | None = Field(
-        default=None, description="switch ASIC family where buffers depend on it, e.g. spectrum3")
+        default=None, description="switch ASIC family where buffers depend on it: spectrum1 … spectrum6. Required "
+                                  "on a SONiC switch (the one platform whose PFC headroom fabricgen computes) with "
+                                  "lossless ports under pfc.headroom.method formula: reported with the device and "
+                                  "key before anything is rendered. Also picks SONiC's default buffer model")
     sonic_release: Annotated[str, StringConstraints(pattern=r"^\d{6}$")] | None = Field(
         default=None, description="SONiC switch: the release branch its image is built from, e.g. 202411; picks "
                                   "buffermgrd's headroom formula (it changed in 202405). Default: 202411, the "
