@@ -223,3 +223,11 @@ def test_the_catalog_lists_the_input_rules_as_unwaivable_errors() -> None:
         assert explained.exit_code == 0 and "Not waivable" in explained.stdout and "Fix:" in explained.stdout
     # lint runs its own rules only: the input rules have nothing to check on a resolved fabric
     assert not set(INPUT_RULES) & {rule.id for rule in all_rules()}
+
+
+def test_a_waiver_naming_an_input_error_is_refused(example: Path) -> None:
+    path = example / "intent" / "fabric.yaml"
+    path.write_text(path.read_text().replace("    - rule: FG-ECN-003", "    - rule: FG-INP-002"))
+    result = invoke("lint")
+    assert result.exit_code == 2
+    assert "lint.waive.[0].rule: FG-INP-002 is an input error, which cannot be waived" in result.stderr

@@ -288,7 +288,15 @@ def check_intent(intent: Intent) -> list[IntentProblem]:
     problems += _check_unique(classes, "queue", lambda c: c.egress_queue, CLASSES_SHARE_A_QUEUE)
     problems += _check_weights(classes)
     problems += _check_rdma(intent)
+    problems += _check_waivers(intent)
     return problems
+
+
+def _check_waivers(intent: Intent) -> list[IntentProblem]:
+    """An input error stops the load before lint runs: a waiver cannot reach it, so naming one is a mistake."""
+    return [(("lint", "waive", index, "rule"), f"{waiver.rule} is an input error, which cannot be waived",
+             "fix the input instead; lint.waive takes lint rules (`fabricgen rules`)", INPUT_SCHEMA)
+            for index, waiver in enumerate(intent.lint.waive) if waiver.rule.startswith("FG-INP-")]
 
 
 def _check_dscp_coverage(classes: dict[str, QosClass]) -> list[IntentProblem]:
