@@ -155,9 +155,12 @@ CAPABILITY = Capability(
         "profile, qos pfc-watchdog", "interface eth0: type, vrf, ipv4|ipv6 address and dhcp-client, link mtu",
         "vrf <management vrf> router static default route", "bridge domain br_default vlan (access VLANs)",
     ),
-    commit_strategy="nv config patch nvue.yaml (pending revision) -> nv config diff -> nv config apply --confirm "
-                    "10m -y, confirmed once checks pass (else automatic rollback); later rollback: nv config "
-                    "history -> nv config apply <revision>",
+    napalm_driver="fabricgen_nvue",
+    commit_strategy="the owned scope of the applied config vs nvue.yaml (the ports it names) as nv config patch "
+                    "files (unset, then set) in a fresh pending revision -> nv config diff -> nv config apply "
+                    "--confirm <T>s -y -m fabricgen-<run> (NVUE rolls back by itself unless confirmed) -> checks -> "
+                    "nv config apply --confirm-yes + nv config save; later rollback: nv config history -> nv config "
+                    "apply <revision before fabricgen-<run>>",
     output_files=(YAML_FILE, COMMANDS),  # nvue.yaml first: the file read back and the one lint points at
     # Each port's effective state as reader.py reads it: `qos` is the QoS in effect on the port where its own
     # bindings (mapping, egress-scheduler, congestion-control profile; watchdog) differ from the switch's.
