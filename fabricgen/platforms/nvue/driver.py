@@ -339,7 +339,11 @@ class FabricgenNvueDriver(_nb.NetworkDriver):  # type: ignore[misc]
 
     def rollback(self) -> None:
         """Undo the pending commit, or else the last one fabricgen confirmed."""
+        pending = self._confirming()
         run = self.pending_commit_id()
+        if pending is not None and run is None:  # someone else's apply: not ours to abort, nor to undo under
+            raise CommitError(f"{self.hostname}: revision applied as {pending.get('message')!r} (not fabricgen's) "
+                              "is waiting for its confirm; fabricgen leaves it to whoever applied it")
         if run is None:
             runs = [str(e["message"])[len(MESSAGE_PREFIX):] for e in self.history()
                     if str(e["message"]).startswith(MESSAGE_PREFIX) and not str(e["message"]).startswith(REVERT_PREFIX)]
