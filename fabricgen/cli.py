@@ -59,6 +59,7 @@ from fabricgen.output import (
     update_output,
 )
 from fabricgen.platforms import get_platform
+from fabricgen.profile_command import register as register_profile_commands
 from fabricgen.report.commands import register as register_docs_command
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
@@ -671,6 +672,8 @@ def platforms_cmd(fmt: str) -> None:
 
 # diff, push, rollback, runs: the deploy stage (fabricgen/deploy/), after write.
 register_deploy_commands(main, load_and_resolve, input_options, fail)
+# profile list|show: what a `profile:` fills in (fabricgen/profile_command.py).
+register_profile_commands(main)
 # docs: device pages, the HTML fabric report and the validation runbook (fabricgen/report/).
 register_docs_command(main, load_and_resolve, input_options, fail)
 # plan: what a change does to each device, between two revisions (fabricgen/review_command.py).
