@@ -12,6 +12,7 @@ configures, all of which must come through every push byte for byte.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -28,11 +29,14 @@ import pytest
 from napalm import get_network_driver
 from napalm.base.exceptions import CommitError, ConnectionException
 
-from tests.targets.eos import LAB_PASSWORD, LAB_USER, PORT
-
 from lab import ROOT, Lab
 from test_lab import require_lab
 
+# The target module as the lab imports it (tests.targets.eos, from the checkout's root): its eAPI login and port.
+target = importlib.import_module("tests.targets.eos")
+LAB_USER: str = target.LAB_USER
+LAB_PASSWORD: str = target.LAB_PASSWORD
+PORT: int = target.PORT
 HOST_TIMEOUT_S = 20.0
 REVERT_IN_S = 5
 # The interfaces leaf2's eos.cfg configures, and the lines of theirs fabricgen owns (its capability record:

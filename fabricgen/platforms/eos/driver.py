@@ -233,6 +233,7 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
         if options.get("transport", options.get("eos_transport", "https")) == "https" and "context" not in options:
             options["context"] = _tls_context(options)
         super().__init__(hostname, username, password, timeout=timeout, optional_args=options)
+        self.config_session: str | None = None  # NAPALM's: the session being loaded, None when none is open
         self.candidate: str | None = None
         self.last_snapshot: str | None = None
 
