@@ -103,7 +103,7 @@ def test_the_lint_fixtures_are_loaded_at_all(tmp_path: Path) -> None:
 
 def test_the_ssh_labs_inventory_is_valid(tmp_path: Path) -> None:
     """tests/lab.py's inputs (nothing is built: only the inventory a lab of 6 hosts would write)."""
-    block = ipaddress.ip_network("198.18.7.0/24")
+    block = ipaddress.IPv4Network("198.18.7.0/24")
     lab = Lab(prefix="fgschema", block=block, hosts=plan_hosts("fgschema", block, 6), anchors={}, children={})
     intent, inventory = lab.write_inputs(tmp_path)
     assert loads(intent, inventory)
