@@ -56,7 +56,11 @@ CAPABILITY = Capability(
                     "(data ports), switchport mode (routed data ports, access on oob), access vlan (oob), "
                     "service-profile; read back: trunk VLANs, qos trust and tx-queue ECN lines of a port",
                     "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
-    commit_strategy="NAPALM eos: configure session, compare, commit with commit-timer (auto-revert)",
+    napalm_driver="fabricgen_eos",
+    commit_strategy="NAPALM eos over eAPI (fabricgen_eos): running-config with the owned sections spliced in → "
+                    "config session (rollback clean-config + that candidate), its session-config diff → configure "
+                    "checkpoint save fabricgen-<run> → commit timer (the switch rolls back unless confirmed) → "
+                    "confirm: commit + write memory; rollback: abort, or configure replace checkpoint:fabricgen-<run>",
     output_files=("eos.cfg",),
     # The reader's per-port view (reader.owned): mode on data and OOB access ports; mtu, speed, FEC, PFC and the
     # QoS in effect (`qos`: the trust, queues and watchdog of the port's own profile and lines where they differ
