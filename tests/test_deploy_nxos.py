@@ -240,6 +240,23 @@ def test_nxos_target_refuses_an_invalid_value_and_nothing_changes(lab: Lab, swit
         driver.close()
     assert running(lab, switch) == before
     assert leftovers(lab, switch) == {"bootflash": [], "pending": []}
+    assert not list((lab.state_dir(switch) / "checkpoints").iterdir())
+
+
+def test_nxos_target_rollback_of_a_pending_commit_restores_the_switch(lab: Lab, switch: str, rendered: str) -> None:
+    before = running(lab, switch)
+    driver = open_driver(lab, switch)
+    try:
+        driver.load_replace_candidate(config=rendered)
+        driver.commit_config(message="run-4", revert_in=REVERT_IN)
+        snapshot = driver.last_snapshot
+        driver.rollback()  # what the engine does when a health check fails
+        assert not driver.has_pending_commit()
+        assert driver.intent_check(rendered) == snapshot
+    finally:
+        driver.close()
+    assert running(lab, switch) == before
+    assert leftovers(lab, switch) == {"bootflash": [], "pending": []}
 
 
 # A controller that commits with a revert timer and then hangs: the test kills it with SIGKILL.

@@ -24,8 +24,8 @@ Configuration Replace" and "Configuring Rollback"):
   expires, the rollback operation is automatically initiated"), whoever is connected. T must be 30-3600 s.
 - ``confirm_commit``: ``configure replace commit`` (stops the timer), ``copy running-config startup-config``.
 - ``rollback`` / ``revert(run)``: ``rollback running-config checkpoint fabricgen-<run>``, then copy run start.
-  A commit still waiting for its confirm is first committed (NX-OS does not roll back while its commit timer
-  runs) and at once rolled back to the checkpoint taken before it.
+  A commit still waiting for its confirm is first committed (its timer stopped, so it cannot fire during or after
+  the rollback) and at once rolled back to the checkpoint taken before it.
 - ``intent_check(config)``: read-only, the owned part of ``show running-config`` against nxos.cfg's.
 
 Options (``optional_args``), beside the core driver's (``port``, ``transport``): ``ssl_verify`` (default True: the
@@ -33,6 +33,11 @@ system's CAs; a path pins a CA bundle or the switch's own certificate; False onl
 ``ssh_username`` (the SFTP login, default the NX-API user), ``key_file``, ``known_hosts``, ``host_key_checking``
 (default True), ``ssh_port`` (22), ``bootflash_path`` (where bootflash: is in the SFTP server's file tree,
 default its start directory, which is bootflash: on NX-OS).
+
+Pending commits are read from ``show config-replace status`` (the commit timer's state and the user file, whose
+name carries the run id). Its exact layout here is the lab target's (tests/targets/nxos.py): Cisco's guide shows
+the command, but its example output was not readable when this was written; check the two patterns below against
+a real switch (the opt-in real-lab tier).
 """
 
 from __future__ import annotations
@@ -175,9 +180,9 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         try:
             output = self._show(f"configure replace bootflash:{name}{timer}")
         except NXAPICommandError as exc:
-            self._refused(running, name, exc.message)
+            self._refused(running, checkpoint, exc.message)
         if "completed successfully" not in output:
-            self._refused(running, name, output)
+            self._refused(running, checkpoint, output)
         if not revert_in:  # no timer: the commit is final at once
             self._save()
             self._delete(name)
@@ -192,14 +197,17 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
             raise CommitError(f"{self.hostname}: nothing was changed: checkpoint {name} failed: {exc.message}") \
                 from None
 
-    def _refused(self, before: str, name: str, reply: str) -> NoReturn:
-        """The switch refused the replace: say whether it is as it was (NX-OS's atomic replace restores it)."""
-        self._delete(name)
+    def _refused(self, before: str, checkpoint: str, reply: str) -> NoReturn:
+        """The switch refused the replace: say whether it is as it was (NX-OS's atomic replace restores it). When it
+        is, the candidate file and the checkpoint go too, so the switch is left exactly as found."""
+        self._delete(f"{checkpoint}.cfg")
         reason = " | ".join(line.strip() for line in reply.strip().splitlines() if line.strip())
         if _config_lines(self.running_config()) == _config_lines(before):
+            with suppress(NXAPICommandError):
+                self._show(f"no checkpoint {checkpoint}")
             raise CommitError(f"{self.hostname}: the switch refused the change, nothing was changed: {reason}")
         raise CommitError(f"{self.hostname}: the switch refused the change and its running config is NOT as before "
-                          f"({reason}); checkpoint {CHECKPOINT_PREFIX}… holds the state from before the commit")
+                          f"({reason}); checkpoint {checkpoint} holds the state from before the commit")
 
     def _save(self) -> None:
         self._show("copy running-config startup-config")
@@ -238,7 +246,9 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         """The running config as checkpoint ``fabricgen-<commit_id>`` holds it, saved."""
         _commit_id(commit_id)
         if self.pending_commit_id() == commit_id:
-            self._show("configure replace commit")  # NX-OS refuses a rollback while the commit timer runs
+            # Stop the commit timer first, so that it cannot fire in the middle of (or after) the rollback; the
+            # rollback right after restores the checkpoint taken before this commit.
+            self._show("configure replace commit")
         checkpoint = CHECKPOINT_PREFIX + commit_id
         try:
             output = self._show(f"rollback running-config checkpoint {checkpoint}")
