@@ -202,9 +202,10 @@ def catalog_entry(rule_id: str) -> CatalogEntry:
     return RULES[rule_id]
 
 
-_NOT_WAIVABLE = ("Not waivable: while an input error stands nothing is resolved, linted or rendered, so there is "
-                 "nothing a waiver could apply to. Every input error is reported at once, each with its file, line "
-                 "and column, and `fabricgen lint`/`render` exit with status 2.")
+_NOT_WAIVABLE = (
+    "Not waivable: while an input error stands nothing is linted or rendered, so there is nothing a waiver could\n"
+    "apply to (a waiver naming an FG-INP rule is itself refused). `fabricgen lint` and `render` exit with status 2\n"
+    "and print each error with its file, line and column; `--format json|sarif` reports them as findings.")
 
 
 def _input_rule(rule_id: str, name: str, summary: str, explanation: str) -> InputRule:
@@ -236,14 +237,16 @@ INPUT_RULES: dict[str, InputRule] = {entry.id: entry for entry in (
     _input_rule(PLATFORM_LIMIT, "platform-cannot-express", "the intent asks only what each platform can express", """
         A setting some device's platform cannot configure would be silently dropped or refused by the device: a
         PFC watchdog action it lacks, watchdog timers off its step, headroom by a method its buffer model
-        overrides, a vendor headroom table for hardware fabricgen has none for. The message names the platform.
+        overrides, a vendor headroom table for hardware fabricgen has none for, a SONiC release whose headroom
+        formula fabricgen does not know. The message names the platform or the device.
 
         Fix: change the intent to what the platform supports (the hint says what), or the device's platform or
         buffer model in the inventory."""),
     _input_rule(DEVICE_FACT_MISSING, "device-fact-missing", "each device has the facts its platform needs", """
         Some settings are computed from facts only the inventory knows: PFC headroom from a lossless port's speed
-        and its switch's ASIC and SONiC release, a host's NIC script from each RDMA port's `rdma_device`, NCCL's
-        bootstrap interface from `frontend_interface`.
+        and its switch's ASIC, SONiC's PORT table from each port's `lanes`, a host's NIC script from each RDMA
+        port's `rdma_device`, NCCL's bootstrap interface from `frontend_interface`, a switch's management
+        interface from its address (`data.mgmt_address` when `hostname` is a DNS name).
 
         Fix: add the missing key to the device (or its group) in the inventory, as the hint says."""),
     _input_rule(CONFIG_UNREADABLE, "config-unreadable", "every config `lint --configs` reads is parseable text", """
