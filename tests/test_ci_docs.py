@@ -218,3 +218,10 @@ def test_gitlab_ci_jobs_lint_plan_note_and_check_the_tree(pull_request: tuple[Pa
     assert received == [("/api/v4/projects/42/merge_requests/7/notes", "note-token", {"body": [plan]})]
     assert json.loads((repo / "fabricgen.sarif").read_text())["version"] == "2.1.0"
     assert any((repo / ".cache" / "fabricgen").iterdir())  # the parse cache went where the job caches it
+
+
+def test_docs_ci_md_shows_each_pipeline_file_as_it_is() -> None:
+    page = (ROOT / "docs" / "ci.md").read_text()
+    for name in ("github-actions.yml", "gitlab-ci.yml"):
+        assert f"[ci/{name}](ci/{name})" in page
+        assert f"```yaml\n{(DOCS / name).read_text()}```\n" in page, f"docs/ci.md: copy docs/ci/{name} again"
