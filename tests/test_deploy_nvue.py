@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import importlib
 import json
 import os
 import signal
@@ -28,7 +29,6 @@ import napalm
 import pytest
 import yaml
 from napalm.base.exceptions import CommitError
-from targets import nvue as target
 
 from fabricgen.platforms.nvue.driver import owned_changes, owned_paths
 
@@ -36,6 +36,8 @@ from conftest import ROOT
 from lab import Lab
 from test_lab import require_lab
 
+# The target module as the lab imports it (from the checkout's root), for reading its state from outside.
+target = importlib.import_module("tests.targets.nvue")
 CONFIRM_S = 10
 REVERT_WAIT_S = CONFIRM_S + 30  # the target's timer, on a loaded 2-core machine
 STARTUP = target._set_body(yaml.safe_load(target.STARTUP_FILE.read_text()))
@@ -79,11 +81,13 @@ def driver_for(lab: Lab, host: str) -> Any:
 
 
 def state(lab: Lab, host: str) -> dict[str, Any]:
-    return target.read_state(lab.state_dir(host))
+    found: dict[str, Any] = target.read_state(lab.state_dir(host))
+    return found
 
 
 def applied(lab: Lab, host: str) -> dict[str, Any]:
-    return target.applied_config(lab.state_dir(host))
+    config: dict[str, Any] = target.applied_config(lab.state_dir(host))
+    return config
 
 
 def node(tree: dict[str, Any], path: tuple[str, ...]) -> Any:
