@@ -29,6 +29,8 @@ import pytest
 from napalm import get_network_driver
 from napalm.base.exceptions import CommitError, ConnectionException
 
+from fabricgen.platforms.eos.driver import splice
+
 from lab import ROOT, Lab
 from test_lab import require_lab
 
@@ -49,6 +51,31 @@ OWNED_SECTIONS = re.compile(r"qos profile FABRICGEN_ROCE|qos map .*|priority-flo
                             r"vrf instance mgmt|interface Management1|(no )?ip routing vrf mgmt|"
                             r"ip route vrf mgmt 0\.0\.0\.0/0 .*")
 
+
+# --- the splice, offline: no lab needed ----------------------------------------------------------------------
+
+STARTING_CONFIG = ROOT / "tests" / "targets" / "data" / "eos" / "running-config"
+BANNER = "banner motd\nrouter bgp 1 in a banner is text, not config\n   even indented\nEOF\n"
+
+
+def test_splice_keeps_every_line_fabricgen_does_not_own(candidate: str) -> None:
+    body = "".join(line + "\n" for line in STARTING_CONFIG.read_text().splitlines()
+                   if not line.startswith("! ") and line != "end")
+    spliced = splice(body + BANNER + "end\n", candidate)
+    assert not_owned(spliced.removesuffix("end\n")) == not_owned(body + BANNER)
+    assert BANNER in spliced  # byte for byte, its text never read as commands
+    assert "   ip address 10.255.2.1/31\n   bfd interval 300 min-rx 300 multiplier 3\n" in spliced
+    assert "   switchport access vlan 10\n" in spliced  # not owned on a routed data port: kept as the switch has it
+    assert "ip route vrf mgmt 0.0.0.0/0 192.0.2.254" not in spliced and "192.0.2.1\n" in spliced
+
+
+def test_splice_is_stable(candidate: str) -> None:
+    """Splicing eos.cfg into a config that already holds it changes nothing more."""
+    once = splice(STARTING_CONFIG.read_text(), candidate)
+    assert splice(once, candidate) == once
+
+
+# --- against the lab's EOS target --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:

@@ -3,8 +3,15 @@ semantics on a running-config kept in the lab host. No Arista image runs here (n
 of machine); this program is test infrastructure that behaves as the EOS manual describes, so fabricgen's EOS
 driver (NAPALM's core ``eos`` driver underneath, through pyeapi) is tested over the real protocol stack.
 
-What it implements, from the Arista EOS User Manual ("Configuration Sessions", "Configure Replace",
-"Configuration Checkpoints") and the eAPI documentation (JSON-RPC 2.0 ``runCmds`` at ``/command-api``):
+What it implements, from the Arista EOS User Manual ("Configure Session", "Configure Replace", "Configuration
+Checkpoints"), Arista's EOS Central article "Config Session Commit Timer" and the eAPI documentation (JSON-RPC
+2.0 ``runCmds`` at ``/command-api``). The manual: "A snapshot of the current running-config is copied into the
+session's data structure as the basis of further configuration changes"; "rollback clean-config: ... revert the
+session configuration to the factory-default configuration"; "When a session is committed, the configuration that
+was modified during the session is copied into running-config, overwriting any other configuration changes made
+since the session was created". The article: "After issuing a commit timer operation, the user is required to
+[do] a second commit of that session ... If due to any reason (such as network disruption), the user is not able
+to issue the second commit, the system will automatically rollback to the previous state at the end of the timer."
 
 * eAPI: ``POST /command-api`` with HTTP basic auth checked against the running-config's ``username ... secret
   sha512`` lines (a wrong login is HTTP 401), ``{"method": "runCmds", "params": {"version": 1, "cmds": [...],
