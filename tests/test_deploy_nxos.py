@@ -137,10 +137,8 @@ def switch(lab: Lab) -> str:
 
 
 def driver_options(lab: Lab, host: str) -> dict[str, Any]:
-    """NX-API with the target's certificate pinned; SFTP as the lab's root with its key, host key checked."""
-    return {"ssl_verify": str(lab.state_dir(host) / target.CERT), "ssh_username": "root",
-            "key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts),
-            "bootflash_path": "/run/fabricgen-lab/nic-state/bootflash"}
+    options: dict[str, Any] = target.napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts)
+    return options
 
 
 def open_driver(lab: Lab, host: str) -> Any:

@@ -63,6 +63,7 @@ LAB_PASSWORD = "fabricgen-lab"
 CERT, KEY = "nxapi.crt", "nxapi.key"
 COMMIT_TIMEOUT_RANGE = (30, 3600)  # the guide: "The timer value range is between 30-3600 seconds."
 SERIAL = "FGLAB0NXOS1"
+INSIDE_BOOTFLASH = "/run/fabricgen-lab/nic-state/bootflash"  # bootflash/ of the state directory, inside the host
 TIMER_POLL_S = 0.2
 
 
@@ -79,10 +80,21 @@ def lab_init(state_dir: Path) -> None:
     (state_dir / "checkpoints").mkdir(exist_ok=True)
 
 
+def napalm_optional_args(state_dir: Path, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+    """How fabricgen_nxos reaches this target in the lab (``state_dir``: the host's state seen from outside,
+    lab.state_dir(host)): NX-API with the target's certificate pinned, SFTP as the lab's root with the lab key and
+    the host key checked, bootflash: where the target keeps it inside the host (the lab's /run/fabricgen-lab is
+    the host's view of its state tree). The NX-API login is (LAB_USERNAME, LAB_PASSWORD)."""
+    return {"ssl_verify": str(state_dir / CERT), "ssh_username": "root", "key_file": str(key_file),
+            "known_hosts": str(known_hosts), "bootflash_path": INSIDE_BOOTFLASH}
+
+
 # --- running-config text: stanzas, the rollback patch between two configs, what the parser refuses --------
-# Values the target refuses in a patch, as NX-OS's parser does. Ethernet MTU 576-9216: Cisco's "Configure and
-# Verify Maximum Transmission Unit on Nexus Platforms" (doc 118994); speeds and FEC modes: the Cisco NX-OS device
-# YANG model's l1 speed enumeration and l1_FECMode (CLI spelling ``off``); qos-group 0-7 and CoS 0-7 in 8q mode.
+
+# Values the target refuses in a patch, as NX-OS's parser does: the Ethernet L3 MTU range 576-9216 (the range
+# NX-OS's `mtu` takes on a routed Nexus 9000 port, from memory: unverified against a Cisco document here); speeds
+# and FEC modes: the Cisco NX-OS device YANG model's l1 speed enumeration and l1_FECMode (CLI spelling ``off``;
+# see fabricgen/platforms/nxos/__init__.py for the sources); qos-group 0-7, CoS 0-7 (8q mode), DSCP 0-63.
 MTU_RANGE = (576, 9216)
 SPEEDS_MBPS = {100, 1000, 10000, 25000, 40000, 50000, 100000, 200000, 400000, 800000}
 FEC_MODES = {"auto", "fc-fec", "rs-fec", "off", "rs-ieee", "rs-cons16", "kp-fec"}
