@@ -54,6 +54,8 @@ from fabricgen.yamlsource import (
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
+HOST_KEYS = ("hostname", "platform", "groups", "data", "port", "username", "password", "connection_options")
+"""the keys of a Nornir host that Nornir's SimpleInventory reads"""
 NAMESPACE = "fabricgen"
 """the key under a Nornir host's ``data`` that may hold fabricgen's keys, in an inventory other automation shares"""
 DATA_KEYS = frozenset(DeviceData.model_fields)
@@ -87,7 +89,8 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
          note: Callable[[str], None] | None = None) -> FabricInput:
     """Load and validate both inputs. Raises InputError with every problem found in either. ``jobs``
     processes may share parsing a large inventory file that is not in the parse cache. Inventory hosts that
-    are not fabricgen's are skipped, and named in one line given to ``note`` (default: standard error)."""
+    are not fabricgen's are skipped, and named in one line given to ``note`` (default: standard error) when the
+    inputs load."""
     problems: list[Diagnostic] = []
     sources = SourceMap()
     hashes: dict[str, str] = {}
@@ -100,10 +103,10 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
         raise InputError([Diagnostic(Location(str(inventory_dir), 1, 1), "<file>", "the input does not fit in "
                                      "memory", f"give fabricgen more memory, or lower {MAX_FILE_BYTES.variable} "
                                      "to refuse such files early", INPUT_FILE)]) from None
+    if problems or intent is None or inventory is None:
+        raise InputError(problems)  # each diagnostic is a line to fix; a peer naming a skipped host says so itself
     if skipped:
         (note or _to_stderr)(skipped_note(skipped))
-    if problems or intent is None or inventory is None:
-        raise InputError(problems)
     return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries, skipped)
 
 
@@ -388,7 +391,24 @@ def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> _H
     for layer in layers:
         data.inherit(layer, files, sources)
     effective["data"] = data.chosen()
-    return _Host(effective, data.namespace is not None, data.skip_reason(), data.problems(files))
+    skipped = data.skip_reason()
+    problems = [] if skipped else data.problems(files) + _unknown_host_keys(files, name)
+    return _Host(effective, data.namespace is not None, skipped, problems)
+
+
+def _unknown_host_keys(files: _InventoryFiles, name: str) -> list[Diagnostic]:
+    """A key of a fabricgen host's entry that Nornir does not read (it ignores them): a misspelt `hostnme` would
+    otherwise surface as a missing hostname, or not at all when a group gives one."""
+    problems = []
+    for key in files.hosts[name]:
+        if key not in HOST_KEYS:
+            close = difflib.get_close_matches(str(key), HOST_KEYS, n=1)
+            where = files.docs["hosts.yaml"].at((name, key)) if "hosts.yaml" in files.docs else \
+                Location("<inventory>", 1, 1)
+            problems.append(Diagnostic(where, format_key_path((_printable(name), _printable(key))),
+                                       f"unknown key {key!r} (Nornir reads {', '.join(HOST_KEYS)})",
+                                       f"did you mean {close[0]!r}?" if close else "move it under data"))
+    return problems
 
 
 @dataclass(frozen=True, slots=True)

@@ -317,3 +317,20 @@ def test_the_namespaced_spelling_shows_in_load_problems(workspace: Path) -> None
     write(inventory / "hosts.yaml", hosts)
     [message] = problems(workspace)
     assert ": leaf1.data.fabricgen.ports.Ethernet8.lanes: port leaf1:Ethernet8 has no lanes" in message
+
+
+def test_a_misspelt_nornir_key_of_a_fabricgen_host_is_an_error(workspace: Path) -> None:
+    """Nornir ignores keys it does not read, so `hostnme` would only surface as a missing hostname (or not at all
+    when a group gives one)."""
+    hosts = workspace / "inventory" / "hosts.yaml"
+    hosts.write_text(hosts.read_text().replace("  hostname: 192.0.2.21\n", "  hostnme: 192.0.2.21\n", 1))
+    assert f"{hosts}:{line_of(hosts, 'hostnme')}:3: spine1.hostnme: unknown key 'hostnme' (Nornir reads hostname, " \
+           "platform, groups, data, port, username, password, connection_options) (did you mean 'hostname'?)" in \
+           problems(workspace)
+
+
+def test_another_automations_host_may_carry_keys_nornir_ignores(workspace: Path) -> None:
+    inventory = workspace / "inventory"
+    write(inventory / "hosts.yaml", {**read(inventory / "hosts.yaml"),
+                                     "core1": {"hostname": "core1", "rack": 4, "data": {"site": "ams1"}}})
+    assert list(load(workspace / "fabric.yaml", inventory, note=lambda line: None).skipped) == ["core1"]
