@@ -88,9 +88,13 @@ def inventory_schema() -> dict[str, Any]:
     """hosts.yaml or groups.yaml: a mapping of name → Nornir host (or group) with fabricgen's `data`."""
     entry, definitions = _entry_schema()
     definitions["NornirEntry"] = entry
+    # Another automation's host: fabricgen skips it, whatever else it holds (the loader checks only its own).
+    definitions["OtherEntry"] = {"type": "object", "description": "a host or group that is not fabricgen's",
+                                 "properties": {"data": _not_fabricgens()}}
     return {"$id": "https://fabricgen.dev/schema/inventory-hosts.json",
             "title": "fabricgen inventory: hosts.yaml or groups.yaml", "type": "object",
-            "additionalProperties": {"anyOf": [{"$ref": "#/$defs/NornirEntry"}, {"type": "null"}]},
+            "additionalProperties": {"anyOf": [{"$ref": "#/$defs/NornirEntry"}, {"$ref": "#/$defs/OtherEntry"},
+                                               {"type": "null"}]},
             "$defs": definitions}
 
 
@@ -127,8 +131,14 @@ def _data_layouts() -> dict[str, Any]:
         "if": {"properties": {NAMESPACE: {"type": "object"}}},
         "then": {"properties": dict.fromkeys(fabricgen_keys, False)},
     }
-    other = {"type": "object", "description": "a host that is not fabricgen's: no key of fabricgen's",
-             "not": {"anyOf": [{"required": [key]} for key in [*fabricgen_keys, NAMESPACE]]}}
     return {"description": "Nornir's data. fabricgen's keys either directly here (flat) or under "
                            f"`{NAMESPACE}:` (see {NAMESPACE}); a host with neither is skipped with a note",
-            "anyOf": [{"$ref": "#/$defs/DeviceData"}, namespace, other, {"type": "null"}]}
+            "anyOf": [{"$ref": "#/$defs/DeviceData"}, namespace, _not_fabricgens()]}
+
+
+def _not_fabricgens() -> dict[str, Any]:
+    """`data` of a host that is not fabricgen's: no key of fabricgen's, or `fabricgen: null` (or false)."""
+    keys = [*sorted(DeviceData.model_fields), NAMESPACE]
+    return {"anyOf": [{"type": "null"},
+                      {"type": "object", "not": {"anyOf": [{"required": [key]} for key in keys]}},
+                      {"type": "object", "required": [NAMESPACE], "properties": {NAMESPACE: {"enum": [None, False]}}}]}

@@ -125,7 +125,7 @@ def test_the_namespace_layout_with_other_automations_keys_is_valid(tmp_path: Pat
         (inventory / name).write_text((ROOT / "inventory" / name).read_text())
     to_namespace_layout(inventory, others={"site": "ams1", "netbox_id": 4711})
     hosts = yaml.safe_load((inventory / "hosts.yaml").read_text())
-    hosts["core1"] = {"hostname": "core1.example.net", "platform": "ios", "data": {"site": "ams1"}}
+    hosts["core1"] = {"hostname": "core1.example.net", "platform": "ios", "rack": 4, "data": {"site": "ams1"}}
     hosts["node1"]["hostname"] = "node1.gpu.example.net"
     hosts["oob-lab"] = {"hostname": "192.0.2.99", "groups": ["oob"], "data": {"fabricgen": None}}
     (inventory / "hosts.yaml").write_text(yaml.safe_dump(hosts))
@@ -180,6 +180,7 @@ REFUSED_HOSTS = {
     "a flat key beside the namespace": {"data": {"fabricgen": {"role": "spine"}, "ports": {}}},
     "the namespace as a list": {"data": {"fabricgen": ["role"]}},
     "a hostname with a space": {"hostname": "spine 1.example.net"},
+    "a misspelt Nornir key": {"hostnme": "192.0.2.21"},
     "an unknown role": {"data": {"role": "core"}},
     "a port speed without unit": {"data": {"ports": {"Ethernet1/1": {"speed": "400"}}}},
 }
