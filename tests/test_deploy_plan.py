@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from fabricgen.deploy import plan as deploy_plan
 from fabricgen.deploy.hostbundle import BundleError, HostBundle, bundle_from_rendered
 from fabricgen.deploy.journal import Journal, list_runs, new_run_id, read_run, valid_run_id
 from fabricgen.deploy.plan import PlanError, batch_size, select, waves
 from fabricgen.deploy.progress import Lines, LiveTable, Silent, for_terminal
 from fabricgen.model import Fabric
+from fabricgen.platforms import get_platform, platform_names
 from fabricgen.resolve import resolve
 
 from conftest import load_example
@@ -26,9 +30,11 @@ def mixed() -> Fabric:
     return resolve(loaded.intent, loaded.inventory, loaded.locate)
 
 
-def test_default_selection_is_every_device_with_a_deploy_driver(mixed: Fabric) -> None:
-    assert select(mixed) == ["node1", "node2", "node3", "node4"]
-    assert {mixed.devices[name].platform for name in select(mixed)} == {"connectx", "linux-dcb"}
+def test_default_selection_is_every_device_whose_platform_names_a_deploy_driver(mixed: Fabric) -> None:
+    drivers = {name: get_platform(name).capability.napalm_driver for name in platform_names()}
+    assert drivers["connectx"] == drivers["linux-dcb"] == "fabricgen_host"
+    assert select(mixed) == sorted(name for name, device in mixed.devices.items() if drivers[device.platform])
+    assert select(mixed, role="gpu-host") == ["node1", "node2", "node3", "node4"]
 
 
 def test_hosts_take_globs_and_role_and_platform_narrow_the_selection(mixed: Fabric) -> None:
@@ -37,11 +43,29 @@ def test_hosts_take_globs_and_role_and_platform_narrow_the_selection(mixed: Fabr
     assert select(mixed, [], role="gpu-host", shard_spec="2/2") == ["node2", "node4"]
 
 
-def test_naming_a_switch_is_refused_until_switch_drivers_exist(mixed: Fabric) -> None:
+def test_naming_a_device_whose_platform_has_no_driver_is_refused(mixed: Fabric,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(deploy_plan, "DEPLOYABLE", frozenset({"connectx", "linux-dcb"}))
     with pytest.raises(PlanError, match=r"no deploy driver yet for platform sonic \(leaf1\)"):
         select(mixed, ["leaf1"])
+    assert select(mixed) == ["node1", "node2", "node3", "node4"]  # unnamed: left out, not refused
     with pytest.raises(PlanError, match="selects no device"):
         select(mixed, ["nosuch*"])
+
+
+def test_filter_narrows_like_the_other_flags(mixed: Fabric) -> None:
+    assert select(mixed, allowed={"node1", "node3", "leaf1"}, role="gpu-host") == ["node1", "node3"]
+    with pytest.raises(PlanError, match="--filter selects no device"):
+        select(mixed, allowed=set())
+
+
+def test_a_filter_the_grammar_cannot_read_is_a_usage_error_before_any_connection() -> None:
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "diff", str(root / "intent" / "mixed.yaml"), "-i",
+                           str(root / "inventory" / "mixed"), "--filter", "colour=blue"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --filter colour=blue: ")
 
 
 @pytest.mark.parametrize("spec", ["0/2", "3/2", "x", "1/2/3"])
@@ -51,13 +75,13 @@ def test_a_bad_shard_is_a_usage_error(mixed: Fabric, spec: str) -> None:
 
 
 def test_first_wave_is_the_canary_then_batches(mixed: Fabric) -> None:
-    plan = waves(mixed, select(mixed), canary=1, batch="2")
+    plan = waves(mixed, select(mixed, role="gpu-host"), canary=1, batch="2")
     assert [len(wave) for wave in plan] == [1, 2, 1]
     assert sorted(name for wave in plan for name in wave) == ["node1", "node2", "node3", "node4"]
 
 
 def test_batches_spread_hosts_over_the_leaves_they_hang_off(mixed: Fabric) -> None:
-    plan = waves(mixed, select(mixed), canary=0, batch="2")
+    plan = waves(mixed, select(mixed, role="gpu-host"), canary=0, batch="2")
     first_leaves = [{mixed.devices[name].host.nics[0].peer.split(":")[0]  # type: ignore[union-attr]
                      for name in wave} for wave in plan]
     assert all(len(leaves) == 2 for leaves in first_leaves), plan

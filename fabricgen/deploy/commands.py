@@ -8,12 +8,13 @@ devices failed and were reverted (or were left untouched when the push stopped) 
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 from rich.console import Console
@@ -39,25 +40,50 @@ from fabricgen.lint import lint
 from fabricgen.model import DeviceModel, Fabric
 from fabricgen.platforms import get_platform
 from fabricgen.schema.inventory import Inventory
+from fabricgen.selection import SelectionError, filter_devices
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_JOURNAL = Path("runs")
 out = Console(highlight=False, soft_wrap=True)
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which devices a deploy command works on: every option must agree (they narrow each other)."""
+
+    hosts: str = ""
+    role: str | None = None
+    platform: str | None = None
+    shard: str | None = None
+    filter: str | None = None
+
+
 def selection_options(func: F) -> F:
+    """The selection flags, handed to the command as one ``selection: Selection``."""
+
+    @functools.wraps(func)
+    def command(*args: Any, hosts: str, role: str | None, platform: str | None, shard_spec: str | None,
+                filter_expr: str | None, **kwargs: Any) -> Any:
+        return func(*args, selection=Selection(hosts, role, platform, shard_spec, filter_expr), **kwargs)
+
     options = [
+        click.option("--filter", "filter_expr", default=None, metavar="EXPR",
+                     help="Nornir-style selection: name globs, role=, platform=, group=; ',' or, '&' and, '!' not "
+                          "(e.g. 'role=leaf&platform=sonic')"),
         click.option("--hosts", default="", metavar="A,B", help="device names or globs, comma-separated"),
         click.option("--role", default=None, help="only devices of this role (gpu-host, leaf, spine...)"),
         click.option("--platform", default=None, help="only devices of this platform"),
         click.option("--shard", "shard_spec", default=None, metavar="K/N",
                      help="the same slice of the selection as `render --shard K/N`, for a CI matrix"),
-        click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True,
-                     help="devices handled at once (SSH handshakes are CPU-bound: 2-4x the cores)"),
     ]
     for option in reversed(options):
-        func = option(func)
-    return func
+        command = option(command)
+    return cast(F, command)
+
+
+def workers_option(func: F) -> F:
+    return click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True,
+                        help="devices handled at once (SSH handshakes are CPU-bound: 2-4x the cores)")(func)
 
 
 @dataclass(frozen=True)
@@ -68,13 +94,15 @@ class Edge:
     input_options: Callable[[Any], Any]
     fail: Callable[..., NoReturn]
 
-    def prepare(self, intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
-                shard_spec: str | None, gate: bool) -> tuple[Fabric, Inventory, list[str], dict[str, str]]:
+    def prepare(self, intent: Path, inventory: Path, selection: Selection,
+                gate: bool) -> tuple[Fabric, Inventory, list[str], dict[str, str]]:
         loaded, fabric = self.load_and_resolve(intent, inventory)
         try:
-            names = select(fabric, hosts.split(","), role, platform, shard_spec)
-        except PlanError as exc:
-            self.fail(str(exc))
+            allowed = set(filter_devices(loaded.inventory, selection.filter)) if selection.filter else None
+            names = select(fabric, selection.hosts.split(","), selection.role, selection.platform, selection.shard,
+                           allowed)
+        except (PlanError, SelectionError) as exc:
+            self.fail(f"--filter {selection.filter}: {exc}" if isinstance(exc, SelectionError) else str(exc))
         if not names:
             self.fail("the selection holds no device with a deploy driver (platforms with one: "
                       f"{', '.join(sorted(DEPLOYABLE))})")
@@ -98,9 +126,9 @@ def _diff_command(edge: Edge) -> click.Command:
     @click.command("diff")
     @edge.input_options
     @selection_options
+    @workers_option
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def diff_cmd(intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
-                 shard_spec: str | None, workers: int, fmt: str) -> None:
+    def diff_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, fmt: str) -> None:
         """Show, per device, what a push would change: the device's own diff (a GPU host: its script's --check
         run on the host, plus the installed files). Leaves nothing on the devices.
 
@@ -110,7 +138,7 @@ def _diff_command(edge: Edge) -> click.Command:
           fabricgen diff                                 # every device with a deploy driver
           fabricgen diff --hosts 'node*' --format json   # for CI
         """
-        fabric, inv, names, rendered = edge.prepare(intent, inventory, hosts, role, platform, shard_spec, gate=False)
+        fabric, inv, names, rendered = edge.prepare(intent, inventory, selection, gate=False)
         from fabricgen.deploy import engine  # the network libraries load only for deploy commands
 
         deployment = _deployment(fabric, inv, names, rendered)
@@ -125,6 +153,7 @@ def _push_command(edge: Edge) -> click.Command:
     @click.command("push")
     @edge.input_options
     @selection_options
+    @workers_option
     @click.option("--confirm-timeout", type=click.IntRange(min=10, max=3600), default=300, show_default=True,
                   help="seconds before a device reverts by itself unless confirmed")
     @click.option("--canary", type=click.IntRange(min=0), default=1, show_default=True,
@@ -140,8 +169,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--resume", "resume_id", default=None, metavar="RUN_ID",
                   help="finish an interrupted run: devices it already confirmed are skipped")
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def push_cmd(intent: Path, inventory: Path, hosts: str, role: str | None, platform: str | None,
-                 shard_spec: str | None, workers: int, confirm_timeout: int, canary: int, batch: str,
+    def push_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, confirm_timeout: int, canary: int,
+                 batch: str,
                  max_failures: int, soak: int, yes: bool, journal_root: Path, resume_id: str | None,
                  fmt: str) -> None:
         """Push the rendered intent in waves: diff, commit with a revert timer on the device, health checks
@@ -157,7 +186,7 @@ def _push_command(edge: Edge) -> click.Command:
         """
         from fabricgen.deploy import engine
 
-        fabric, inv, names, rendered = edge.prepare(intent, inventory, hosts, role, platform, shard_spec, gate=True)
+        fabric, inv, names, rendered = edge.prepare(intent, inventory, selection, gate=True)
         run_id = resume_id or new_run_id()
         if resume_id is not None:
             names = _resumable(journal_root, resume_id, names, edge.fail)
@@ -196,6 +225,8 @@ def _rollback_command(edge: Edge) -> click.Command:
     @click.command("rollback")
     @click.argument("run_id", required=False)
     @click.option("--hosts", default="", metavar="A,B", help="only these devices of the run (names or globs)")
+    @click.option("--filter", "filter_expr", default=None, metavar="EXPR",
+                  help="only the run's devices this Nornir-style selection matches (as for push)")
     @click.option("--force", is_flag=True, help="roll back devices that drifted since the run without asking")
     @click.option("--yes", is_flag=True, help="do not ask before starting")
     @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True)
@@ -205,8 +236,8 @@ def _rollback_command(edge: Edge) -> click.Command:
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True)
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def rollback_cmd(run_id: str | None, hosts: str, force: bool, yes: bool, workers: int, inventory: Path,
-                     intent: Path, journal_root: Path, fmt: str) -> None:
+    def rollback_cmd(run_id: str | None, hosts: str, filter_expr: str | None, force: bool, yes: bool, workers: int,
+                     inventory: Path, intent: Path, journal_root: Path, fmt: str) -> None:
         """Restore every device a push changed to the state snapshotted before it (default: the last run).
 
         \b
@@ -221,6 +252,12 @@ def _rollback_command(edge: Edge) -> click.Command:
         record = _run_record(journal_root, run_id, edge.fail, changed_only=True)
         loaded, _ = edge.load_and_resolve(intent, inventory)
         patterns = [item for item in hosts.split(",") if item]
+        if filter_expr:
+            try:
+                allowed = filter_devices(loaded.inventory, filter_expr)
+            except SelectionError as exc:
+                edge.fail(f"--filter {filter_expr}: {exc}")
+            record.devices = {name: device for name, device in record.devices.items() if name in allowed}
         code, outcomes = rollback_run(record, journal_root, loaded.inventory, patterns, force, yes, workers,
                                       ask=lambda question: click.confirm(question, default=False))
         _show(outcomes, fmt, "rollback", record.run_id)

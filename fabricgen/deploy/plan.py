@@ -28,16 +28,19 @@ class PlanError(ValueError):
 
 
 def select(fabric: Fabric, hosts: Iterable[str] = (), role: str | None = None, platform: str | None = None,
-           shard_spec: str | None = None) -> list[str]:
-    """The selected devices, in name order. Explicitly named devices must exist and have a deploy driver."""
+           shard_spec: str | None = None, allowed: set[str] | None = None) -> list[str]:
+    """The selected devices, in name order: every criterion narrows (``allowed``: what --filter matched).
+    Explicitly named devices must exist and have a deploy driver."""
     patterns = [name for name in hosts if name]
     chosen = sorted(name for name, device in fabric.devices.items()
                     if _matches(name, patterns) and (role is None or device.role == role)
-                    and (platform is None or device.platform == platform))
+                    and (platform is None or device.platform == platform) and (allowed is None or name in allowed))
     if patterns and not chosen:
         raise PlanError(f"--hosts {','.join(patterns)} selects no device of the inventory")
+    if allowed is not None and not chosen:
+        raise PlanError("--filter selects no device of the inventory")
     unsupported = sorted(name for name in chosen if fabric.devices[name].platform not in DEPLOYABLE)
-    if unsupported and (patterns or platform):
+    if unsupported and (patterns or platform or allowed is not None):
         kinds = sorted({fabric.devices[name].platform for name in unsupported})
         raise PlanError(f"no deploy driver yet for platform {', '.join(kinds)} ({', '.join(unsupported[:5])}): "
                         f"deploy handles {', '.join(sorted(DEPLOYABLE))} so far")
