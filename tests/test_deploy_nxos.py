@@ -25,6 +25,7 @@ import napalm
 import pytest
 from napalm.base.exceptions import CommitError
 
+from fabricgen.platforms.nxos.driver import commit_timeout
 from fabricgen.platforms.nxos.splice import owned_diff, splice
 
 from lab import ROOT, Lab
@@ -111,6 +112,14 @@ def test_splice_removes_a_stale_fabricgen_class_and_keeps_foreign_ones(rendered:
     candidate = splice(running, rendered)
     assert "FG_OLD" not in candidate
     assert "class-map type qos match-all LEGACY_STORAGE\n  match cos 3\n" in candidate
+
+
+def test_commit_timeout_is_nxos_range_raised_to_30_seconds_and_refused_above_an_hour() -> None:
+    assert commit_timeout(None) is None
+    assert commit_timeout(5) == 30
+    assert commit_timeout(300) == 300
+    with pytest.raises(CommitError, match="nothing was changed"):
+        commit_timeout(3601)
 
 
 # --- against the lab's NX-OS target -----------------------------------------------------------------------

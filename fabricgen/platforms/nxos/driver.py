@@ -21,7 +21,8 @@ Configuration Replace" and "Configuring Rollback"):
   candidate to ``bootflash:fabricgen-<run>.cfg``, then ``configure replace bootflash:fabricgen-<run>.cfg
   commit-timeout T``: NX-OS applies the patch (atomically: "If there is a failure in the configuration replace,
   the original configuration is restored") and rolls back by itself when the timer expires ("If the commit timer
-  expires, the rollback operation is automatically initiated"), whoever is connected. T must be 30-3600 s.
+  expires, the rollback operation is automatically initiated"), whoever is connected. NX-OS takes T in 30-3600 s:
+  less becomes 30 s, more is refused (commit_timeout).
 - ``confirm_commit``: ``configure replace commit`` (stops the timer), ``copy running-config startup-config``.
 - ``rollback`` / ``revert(run)``: ``rollback running-config checkpoint fabricgen-<run>``, then copy run start.
   A commit still waiting for its confirm is first committed (its timer stopped, so it cannot fire during or after
@@ -164,9 +165,7 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         rendered = self._candidate()
         commit_id = _commit_id(message)
-        if revert_in is not None and not COMMIT_TIMEOUT_RANGE[0] <= int(revert_in) <= COMMIT_TIMEOUT_RANGE[1]:
-            raise CommitError(f"{self.hostname}: nothing was changed: NX-OS's configure replace commit-timeout "
-                              f"takes {COMMIT_TIMEOUT_RANGE[0]}-{COMMIT_TIMEOUT_RANGE[1]} seconds, not {revert_in}")
+        seconds = commit_timeout(revert_in)
         if self.has_pending_commit():
             raise CommitError(f"{self.hostname}: a configure replace is waiting for its commit; confirm or roll back "
                               "first")
@@ -176,14 +175,14 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         self._fresh_checkpoint(checkpoint)
         name = f"{checkpoint}.cfg"
         self._put(name, splice(running, rendered))
-        timer = f" commit-timeout {int(revert_in)}" if revert_in else ""
+        timer = f" commit-timeout {seconds}" if seconds else ""
         try:
             output = self._show(f"configure replace bootflash:{name}{timer}")
         except NXAPICommandError as exc:
             self._refused(running, checkpoint, exc.message)
         if "completed successfully" not in output:
             self._refused(running, checkpoint, output)
-        if not revert_in:  # no timer: the commit is final at once
+        if not seconds:  # no timer: the commit is final at once
             self._save()
             self._delete(name)
 
@@ -258,6 +257,19 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
             raise CommitError(f"{self.hostname}: rolling back to {checkpoint} failed: {output.strip()}")
         self._save()
         self._delete(f"{checkpoint}.cfg")
+
+
+def commit_timeout(revert_in: int | None) -> int | None:
+    """The commit-timeout for ``revert_in`` seconds. NX-OS takes 30-3600 s: a shorter wish becomes 30 s (the switch
+    still reverts by itself, later than asked, and fabricgen confirms as soon as its checks pass); a longer one is
+    refused before anything changes, since the switch would revert before the confirm the user planned for."""
+    if revert_in is None or int(revert_in) <= 0:
+        return None
+    low, high = COMMIT_TIMEOUT_RANGE
+    if int(revert_in) > high:
+        raise CommitError(f"nothing was changed: NX-OS's configure replace commit-timeout is at most {high} s, "
+                          f"not {revert_in}")
+    return max(low, int(revert_in))
 
 
 def _commit_id(message: str) -> str:
