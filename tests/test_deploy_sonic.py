@@ -89,6 +89,19 @@ def test_what_gcu_refuses_is_named_before_anything_is_sent() -> None:
         "/BUFFER_PROFILE/pg_lossless_400000_5m_profile"]
 
 
+def test_undoing_a_push_puts_back_only_the_paths_it_touched() -> None:
+    before = starting_config()
+    candidate = {"QUEUE": {"Ethernet0|3": {"scheduler": "scheduler.rdma"}},
+                 "SCHEDULER": {"scheduler.rdma": {"type": "DWRR", "weight": "50"}}}
+    forward = gcu.owned_patch(before, candidate)
+    pushed = gcu.patched(before, forward)
+    pushed["QUEUE"]["Ethernet8|3"] = {"scheduler": "scheduler.0"}  # changed on the switch since, by someone else
+    undone = gcu.patched(pushed, gcu.restoring_patch(pushed, before, gcu.as_patch(forward)))
+    assert undone["QUEUE"]["Ethernet8|3"] == {"scheduler": "scheduler.0"}
+    undone["QUEUE"]["Ethernet8|3"] = before["QUEUE"]["Ethernet8|3"]
+    assert undone == before
+
+
 def test_a_candidate_with_tables_fabricgen_does_not_own_is_refused() -> None:
     with pytest.raises(gcu.CandidateError, match="BGP_NEIGHBOR"):
         gcu.parse_candidate(json.dumps({"BGP_NEIGHBOR": {"10.0.0.1": {"asn": "1"}}}))
@@ -236,8 +249,15 @@ def test_target_push_confirm_saves_then_a_second_push_has_nothing_to_do(lab: Lab
     assert checkpoints(lab, switch) == ["fabricgen-run-1.cp.json"]
 
 
-def test_target_rollback_restores_the_snapshot(lab: Lab, switch: str, rendered: str) -> None:
-    before, saved = running(lab, switch), json.loads(saved_text(lab, switch))
+def operator_patch(lab: Lab, host: str, patch: list[dict[str, Any]]) -> None:
+    """A change someone makes on the switch itself, outside fabricgen (its own config apply-patch)."""
+    lab.run(host, f"echo '{json.dumps(patch)}' > /root/operator.json && config apply-patch /root/operator.json",
+            check=True)
+
+
+def test_target_rollback_of_a_confirmed_push_restores_what_it_changed_and_keeps_later_changes(
+        lab: Lab, switch: str, rendered: str) -> None:
+    before = running(lab, switch)
     device = driver(lab, switch)
     try:
         device.load_replace_candidate(config=rendered)
@@ -245,12 +265,33 @@ def test_target_rollback_restores_the_snapshot(lab: Lab, switch: str, rendered: 
         device.confirm_commit()
         snapshot = device.last_snapshot
         assert snapshot and device.intent_check(rendered) == ""
+        operator_patch(lab, switch, [{"op": "replace", "path": "/BGP_NEIGHBOR/10.0.0.1/holdtime", "value": "30"}])
         device.rollback()
         assert device.intent_check(rendered) == snapshot
+        assert not device.has_pending_commit()
     finally:
         device.close()
-    assert running(lab, switch) == before
-    assert json.loads(saved_text(lab, switch)) == saved  # the rolled-back config is the one a reboot loads
+    after = running(lab, switch)
+    assert after["BGP_NEIGHBOR"]["10.0.0.1"]["holdtime"] == "30"  # the operator's change, made since, stays
+    after["BGP_NEIGHBOR"]["10.0.0.1"]["holdtime"] = before["BGP_NEIGHBOR"]["10.0.0.1"]["holdtime"]
+    assert after == before
+    assert json.loads(saved_text(lab, switch)) == running(lab, switch)  # what a reboot loads: the rollback
+
+
+def test_target_rollback_of_a_pending_commit_rolls_back_its_checkpoint(lab: Lab, switch: str,
+                                                                        rendered: str) -> None:
+    before, saved = running(lab, switch), saved_text(lab, switch)
+    device = driver(lab, switch)
+    try:
+        device.load_replace_candidate(config=rendered)
+        device.commit_config(message="run-6", revert_in=120)
+        device.rollback()
+        assert not device.has_pending_commit()
+        assert device.intent_check(rendered) == device.last_snapshot
+    finally:
+        device.close()
+    assert running(lab, switch) == before and saved_text(lab, switch) == saved
+    assert ["rollback", "fabricgen-run-6"] in config_calls(lab, switch)
 
 
 KILLED_CONTROLLER = """
@@ -282,12 +323,13 @@ def test_target_unconfirmed_commit_reverts_on_the_switch_after_the_controller_is
     finally:
         controller.send_signal(signal.SIGKILL)
         controller.communicate(timeout=30)
+    marker = lab.inside(switch, "/var/lib/fabricgen/commits/run-3/reverted")  # written once its rollback is done
     deadline = time.monotonic() + REVERT_WAIT_S
-    while running(lab, switch) != before and time.monotonic() < deadline:
+    while not (marker.exists() and marker.read_text().endswith("\n")) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert running(lab, switch) == before, "the switch did not revert by itself"
     assert saved_text(lab, switch) == saved
-    reverted = lab.inside(switch, "/var/lib/fabricgen/commits/run-3/reverted").read_text().split()
+    reverted = marker.read_text().split()
     assert reverted[:2] == ["0", "timer"]
     assert not lab.inside(switch, "/var/lib/fabricgen/pending").exists()
 

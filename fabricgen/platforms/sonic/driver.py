@@ -17,8 +17,11 @@ contract maps onto it like this:
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch``. If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit``: cancels the timer under the lock the timer takes, then ``config save -y`` (a reboot keeps it).
-- ``rollback``/``revert``: ``config rollback fabricgen-<run>`` (GCU replaces the running config with the
-  checkpoint's, computing the patch itself), then ``config save -y`` when that commit had been saved.
+- ``rollback``/``revert`` of the pending commit: ``config rollback fabricgen-<run>`` (GCU replaces the running
+  config with the checkpoint's, computing the patch itself), as its timer would. Of a confirmed commit: only the
+  paths its patch touched are put back as the switch had them (``before.json`` of the commit), through
+  ``config apply-patch``, then ``config save -y`` -- the whole checkpoint would also undo what others changed on
+  the switch since.
 
 Credentials are never logged; host keys are checked against ``optional_args["known_hosts"]`` (fabricgen.deploy.ssh).
 """
@@ -161,7 +164,7 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
             return
         self._dry_run(changes)
         try:
-            directory = self._stage(commit_id, changes)
+            directory = self._stage(commit_id, changes, before)
             if revert_in:
                 self._arm_timer(commit_id, directory, int(revert_in))
         except SshError as exc:
@@ -175,8 +178,9 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         if not revert_in:  # committed for good: NAPALM's commit without revert_in is final
             self._save(commit_id)
 
-    def _stage(self, commit_id: str, changes: list[gcu.Change]) -> str:
-        """The checkpoint, the patch and the revert script, on the switch before anything changes."""
+    def _stage(self, commit_id: str, changes: list[gcu.Change], before: dict[str, Any]) -> str:
+        """The checkpoint, the patch, the config as found and the revert script, on the switch before anything
+        changes."""
         directory = f"{self.state_dir}/commits/{commit_id}"
         quoted = shlex.quote(directory)
         # A resumed run reuses its commit id: the markers of the earlier attempt go first.
@@ -184,6 +188,7 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
                        f"{quoted}/timer {quoted}/timer.pid")
         self.ssh.check(f"config checkpoint {_checkpoint(commit_id)}")
         self.ssh.put(f"{directory}/patch.json", _patch_text(changes), 0o600)
+        self.ssh.put(f"{directory}/before.json", json.dumps(before, sort_keys=True) + "\n", 0o600)
         self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id), 0o700)
         self.ssh.check(f"sync -f {quoted}/revert.sh")
         return directory
@@ -268,16 +273,45 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         self.revert(commit_id)
 
     def revert(self, commit_id: str) -> None:
-        """The switch as before the commit of ``commit_id``: its checkpoint rolled back (and saved, when that
-        commit had been saved)."""
+        """The switch's owned scope as before the commit of ``commit_id``. A commit still pending: its checkpoint
+        rolled back (``config rollback``, as its timer would). A confirmed one: only what its patch touched is put
+        back as it was (a patch of those paths, through GCU, then ``config save -y``): the whole checkpoint would
+        also undo whatever else changed on the switch since, which is not fabricgen's."""
         _commit_id(commit_id)
-        directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
-        if self.ssh.run(f"test -f {directory}/revert.sh").status != 0:
+        directory = f"{self.state_dir}/commits/{commit_id}"
+        quoted = shlex.quote(directory)
+        if self.ssh.run(f"test -f {quoted}/revert.sh").status != 0:
             raise CommitError(f"{self.hostname}: commit {commit_id} is not recorded on the switch (no revert script)")
-        done = self.ssh.run(f"bash {directory}/revert.sh now", timeout=_APPLY_TIMEOUT_S)
+        if self.pending_commit_id() != commit_id and self.ssh.run(f"test -e {quoted}/confirmed").status == 0:
+            self._restore_touched(commit_id, directory)
+            return
+        done = self.ssh.run(f"bash {quoted}/revert.sh now", timeout=_APPLY_TIMEOUT_S)
         if done.status != 0:
             raise CommitError(f"{self.hostname}: reverting {commit_id} failed (exit {done.status}): "
                               f"{_gcu_error(done.output)}")
+
+    def _restore_touched(self, commit_id: str, directory: str) -> None:
+        quoted = shlex.quote(directory)
+        try:
+            before = json.loads(self.ssh.check(f"cat {quoted}/before.json").stdout)
+            forward = json.loads(self.ssh.check(f"cat {quoted}/patch.json").stdout)
+        except (SshError, ValueError) as exc:
+            raise CommitError(f"{self.hostname}: commit {commit_id}: its record on the switch is unreadable "
+                              f"({exc})") from None
+        running = self.running_config()
+        changes = gcu.restoring_patch(running, before, forward)
+        problems = gcu.within_field_rules(changes, running)
+        if problems:
+            raise CommitError(f"{self.hostname}: nothing was changed: reverting {commit_id} needs what GCU "
+                              "refuses: " + "; ".join(problems))
+        if changes:
+            self._dry_run(changes)
+            self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
+            done = self.ssh.run(f"config apply-patch {quoted}/restore.json", timeout=_APPLY_TIMEOUT_S)
+            if done.status != 0:
+                raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
+            self._save("")
+        self.ssh.check(f'echo "0 now $(date -u +%FT%TZ)" > {quoted}/reverted')
 
     # --- getters for health checks ------------------------------------------------------------------------
     def get_facts(self) -> dict[str, Any]:

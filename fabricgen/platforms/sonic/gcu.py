@@ -223,6 +223,45 @@ def readable(changes: Iterable[Change]) -> str:
     return "".join(change.line() + "\n" for change in changes)
 
 
+def restoring_patch(running: Mapping[str, Any], before: Mapping[str, Any],
+                    forward: Iterable[Mapping[str, Any]]) -> list[Change]:
+    """The operations that put back what ``before`` held at each path a commit's patch (``forward``) touched, and
+    nothing else: whatever changed on the switch since, outside those paths, stays. Latest operation first."""
+    changes: list[Change] = []
+    seen: set[tuple[str, ...]] = set()
+    for operation in reversed(list(forward)):
+        parts = tuple(str(part) for part in jsonpointer.JsonPointer(str(operation["path"])).parts)
+        if parts in seen:
+            continue
+        seen.add(parts)
+        old, now = _at(before, parts), _at(running, parts)
+        if old is _MISSING and now is not _MISSING:
+            changes.append(Change("remove", parts, old=now))
+        elif old is not _MISSING and now is _MISSING:
+            changes.append(Change("add", parts, old))
+        elif old != now:
+            changes.append(Change("replace", parts, old, now))
+    return changes
+
+
+_MISSING: Any = object()
+
+
+def _at(config: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
+    node: Any = config
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def within_field_rules(changes: list[Change], running: Mapping[str, Any]) -> list[str]:
+    """What GCU's field rules refuse in ``changes`` and what lies outside the owned scope (a restoring patch)."""
+    return _field_rule_problems(changes, _release(running)) + [
+        f"{change.path}: outside fabricgen's owned scope" for change in changes if not in_owned_scope(change)]
+
+
 # --- what GCU would refuse --------------------------------------------------------------------------------
 
 def refusals(running: Mapping[str, Any], candidate: Mapping[str, Mapping[str, Any]],
