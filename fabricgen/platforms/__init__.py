@@ -73,6 +73,9 @@ class Capability:
     # handle the platform yet. A switch driver's candidate is the platform's first output file; a GPU host's is
     # the bundle of its rendered files (fabricgen/deploy/hostbundle.py).
     napalm_driver: str | None = None
+    # How deploy does each step on the platform (keys of DEPLOY_STEPS), and what fabricgen's test lab emulates
+    # there (no vendor image runs in CI): docs/platforms.md shows them side by side.
+    deploy: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,15 @@ BUILTIN: Mapping[str, str] = {
 
 _loaded: dict[str, Platform] = {}
 
+
+DEPLOY_STEPS: tuple[tuple[str, str], ...] = (
+    ("diff", "diff (dry run, leaves no trace)"),
+    ("commit", "commit with an on-device revert timer"),
+    ("confirm", "confirm"),
+    ("rollback", "rollback to before a run"),
+    ("save", "saved across reboot"),
+    ("lab", "test lab: real vs emulated"),
+)
 
 FEATURES: tuple[tuple[str, str], ...] = (
     ("trust", "classify by DSCP"),

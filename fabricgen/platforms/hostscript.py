@@ -25,6 +25,18 @@ from fabricgen.schema.common import shell_name
 from fabricgen.templating import Templates
 
 NCCL_ENV = "nccl.env"
+# How `fabricgen push` deploys a GPU host's rendered files (fabricgen/deploy/hostdriver.py); both host platforms.
+HOST_DEPLOY = {
+    "diff": "the script's --check run over SSH from a private temporary directory (removed), plus a diff of the "
+            "installed files",
+    "commit": "the undo staged on the host first (files as found, a restore script from the snapshot the script "
+              "read), a systemd-run (else setsid) timer armed, then the files installed and the script's --apply",
+    "confirm": "the host's timer stopped (flock shared with the revert)",
+    "rollback": "the commit's own revert script on the host, read back against the snapshot",
+    "save": "the installed boot unit runs the script at every boot",
+    "lab": "real: OpenSSH, bash, the rendered script, iproute2 and veth MTUs; emulated: mlnx_qos / dcb / "
+           "cma_roce_tos and the NIC's sysfs/configfs (tests/nic_stubs, tests/dcb_stubs)",
+}
 DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
 LOAD_HINT = "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."
 

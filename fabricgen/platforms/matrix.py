@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fabricgen.platforms import FEATURES, Capability, get_platform, platform_names
+from fabricgen.platforms import DEPLOY_STEPS, FEATURES, Capability, get_platform, platform_names
 
 
 def _cell(text: str) -> str:
@@ -35,6 +35,12 @@ def platforms_markdown() -> str:
             "| feature | " + " | ".join(c.name for c in caps) + " |", "|---" * (len(caps) + 1) + "|"]
     for key, label in FEATURES:
         out.append(f"| {label} | " + " | ".join(_cell(c.spelling.get(key, "—")) for c in caps) + " |")
+    out += ["", "## Deploy: how each step is done", "",
+            "`fabricgen diff | push | rollback` through each platform's NAPALM driver (`napalm_driver`).", "",
+            "| step | " + " | ".join(c.name for c in caps) + " |", "|---" * (len(caps) + 1) + "|",
+            "| NAPALM driver | " + " | ".join(_cell(c.napalm_driver or "— (not deployed yet)") for c in caps) + " |"]
+    for key, label in DEPLOY_STEPS:
+        out.append(f"| {label} | " + " | ".join(_cell(c.deploy.get(key, "—")) for c in caps) + " |")
     out += ["", "## Owned sections", ""]
     for c in caps:
         out += [f"- **{c.name}**: " + "; ".join(_cell(s) for s in c.owned_sections)]

@@ -47,6 +47,7 @@ CAPABILITY = Capability(
     owned_sections=("DCBX mode", "trust", "dscp2prio", "PFC", "ETS (prio_tc/tsa/tcbw)", "netdev MTU",
                     "DCQCN enable (roce_np/roce_rp)", "CNP DSCP and 802.1p priority", "RDMA-CM RoCE ToS and mode"),
     napalm_driver="fabricgen_host",
+    deploy=hostscript.HOST_DEPLOY,
     commit_strategy=("script --apply (idempotent, verifies itself, each tool call time-limited) from a boot-time "
                      "systemd unit"),
     port_settings=("rdma_device", "mtu", "trust", "pfc", "prio_tc", "tsa", "tcbw", "dscp2prio", "dcqcn_priorities",

@@ -76,6 +76,7 @@ CAPABILITY = Capability(
                     "DSCP APP entries (all 64 DSCPs)", "APP trust order (where iproute2 and the driver have it)",
                     "netdev MTU", "RDMA-CM RoCE ToS and mode"),
     napalm_driver="fabricgen_host",
+    deploy=hostscript.HOST_DEPLOY,
     commit_strategy=("script --apply (idempotent, verifies itself, each tool call time-limited) from a boot-time "
                      "systemd unit"),
     port_settings=("rdma_device", "mtu", "trust", "dscp2prio", "pfc", "prio_tc", "tsa", "tcbw", "roce_tos"),
