@@ -70,6 +70,8 @@ class DevicePlan:
 
 @dataclass(frozen=True)
 class Plan:
+    """The devices that change between two sides, and what each side was."""
+
     base: Mapping[str, str]
     head: Mapping[str, str]
     semantic: bool
@@ -126,7 +128,11 @@ def file_diff(path: str, old: str | None, new: str | None) -> str:
 
 
 def _lines(text: str | None) -> list[str]:
-    return [] if text is None else text.splitlines(keepends=True)
+    """Lines as git splits them: at "\n" only (str.splitlines would also split at form feeds, U+2028, ...)."""
+    if text is None:
+        return []
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 # --- the semantic summary -----------------------------------------------------------------------------------

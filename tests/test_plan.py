@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fabricgen.model import DeviceModel
-from fabricgen.review import DevicePlan, Plan, device_summary, to_markdown
+from fabricgen.review import DevicePlan, Plan, device_summary, file_diff, to_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 ECN_KMAX_40 = "ecn: {min: 5KB, max: 40KB, probability: 10}"
@@ -254,6 +254,16 @@ def test_port_changes_name_the_port_and_maps_show_only_changed_entries(example_f
                            "7: 0 → 5 (and 2 more)")
     assert device_summary("leaf1", leaf1, leaf1) == []
     assert device_summary("leaf1", None, leaf1) == ["leaf1: added (leaf, sonic)"]
+
+
+def test_file_diff_splits_lines_as_git_does() -> None:
+    # A last line without a newline is marked as git marks it; a form feed is no line break (in str.splitlines
+    # it is).
+    assert file_diff("leaf1/eos.cfg", "a\nb", "a\nc\n") == ("--- a/leaf1/eos.cfg\n+++ b/leaf1/eos.cfg\n"
+                                                           "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of "
+                                                           "file\n+c\n")
+    assert file_diff("leaf1/eos.cfg", None, "x\x0cy\n") == ("--- /dev/null\n+++ b/leaf1/eos.cfg\n@@ -0,0 +1 @@\n"
+                                                              "+x\x0cy\n")
 
 
 def _plan_with_diff(diff: str, devices: int = 1) -> Plan:
