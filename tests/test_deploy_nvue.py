@@ -292,3 +292,44 @@ def test_the_nvue_target_refuses_set_and_unset_of_one_object_in_one_patch(lab: L
     assert done.returncode == 1
     assert "does not support both unset and set commands for the same object" in done.stderr
     assert "interface swp5 link" in done.stderr
+
+
+# --- the target itself, without the lab (its state in a temporary directory) ----------------------------------
+
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("USER", "cumulus")
+    target.lab_init(tmp_path)
+    return tmp_path
+
+
+def nv(directory: Path, *argv: str) -> str:
+    output: str = target.run(list(argv), directory)
+    return output
+
+
+def test_the_nvue_target_refuses_an_invalid_revision_as_nvue_words_it(offline: Path) -> None:
+    assert nv(offline, "config", "attach", "applied", "-y") == "attached [rev_id: 2]\n"
+    (offline / "mtu.yaml").write_text("- set:\n    interface:\n      swp1:\n        link:\n          mtu: 9217\n")
+    nv(offline, "config", "patch", str(offline / "mtu.yaml"))
+    assert nv(offline, "config", "diff") == "- set:\n    interface:\n      swp1:\n        link:\n          mtu: 9217\n"
+    with pytest.raises(target.NvError) as refused:
+        nv(offline, "config", "apply", "-y")
+    assert str(refused.value) == ("Invalid config [rev_id: 2]\n"
+                                  "  Config invalid at interface.swp1.link.mtu: 9217 is greater than the maximum of "
+                                  "9216\n")
+    assert target.applied_config(offline) == STARTUP and target.read_state(offline)["applied"] == "1"
+
+
+def test_the_nvue_target_saves_only_on_nv_config_save_when_auto_save_is_off(offline: Path) -> None:
+    (offline / "mtu.yaml").write_text("- set:\n    interface:\n      swp5:\n        link:\n          mtu: 9100\n")
+    nv(offline, "config", "patch", str(offline / "mtu.yaml"))
+    assert nv(offline, "config", "apply", "-y", "-m", "storage MTU") == "applied [rev_id: 2]\n"
+    assert target.applied_config(offline)["interface"]["swp5"]["link"]["mtu"] == 9100
+    startup = offline / "startup.yaml"
+    assert target._set_body(yaml.safe_load(startup.read_text())) == STARTUP  # auto-save is disabled on leaf3
+    assert nv(offline, "config", "save") == "saved\n"
+    assert target._set_body(yaml.safe_load(startup.read_text()))["interface"]["swp5"]["link"]["mtu"] == 9100
+    history = json.loads(nv(offline, "config", "history", "-o", "json"))
+    assert [(entry["rev-id"], entry["message"]) for entry in history.values()] == [("1", "startup"),
+                                                                                   ("2", "storage MTU")]
