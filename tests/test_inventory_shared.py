@@ -4,6 +4,7 @@ before), other tools' keys beside them ignored, hosts that are not fabricgen's s
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -334,3 +335,21 @@ def test_another_automations_host_may_carry_keys_nornir_ignores(workspace: Path)
     write(inventory / "hosts.yaml", {**read(inventory / "hosts.yaml"),
                                      "core1": {"hostname": "core1", "rack": 4, "data": {"site": "ams1"}}})
     assert list(load(workspace / "fabric.yaml", inventory, note=lambda line: None).skipped) == ["core1"]
+
+
+def test_the_readmes_shared_inventory_renders_as_it_says(tmp_path: Path) -> None:
+    """README's "Sharing the inventory" example, split into its three files, renders leaf1 and skips core1."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("```yaml\n# hosts.yaml\n") + len("```yaml\n"):]
+    block = block[:block.index("```")]
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    for part in re.split(r"^# ", block, flags=re.MULTILINE)[1:]:  # each file starts at a `# <name>` line
+        name, _, text = part.partition("\n")
+        (inventory / name.split(":")[0].strip()).write_text(text)
+    (tmp_path / "intent.yaml").write_text((ROOT / "intent" / "minimal.yaml").read_text())
+    result = CliRunner().invoke(main, ["render", str(tmp_path / "intent.yaml"), "-i", str(inventory), "-o",
+                                       str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "note: 1 inventory host(s) skipped, not fabricgen's: core1 (no fabricgen role)\n" in result.stderr
+    assert '"eth0|192.0.2.11/24"' in (tmp_path / "out" / "leaf1" / "config_db.json").read_text()
