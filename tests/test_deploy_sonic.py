@@ -364,3 +364,23 @@ def test_target_what_gcu_cannot_change_is_refused_before_anything_is_sent(lab: L
         device.close()
     assert running(lab, switch) == before
     assert config_calls(lab, switch) == []  # GCU was never called
+
+
+@pytest.mark.parametrize(("patch", "error"), [
+    ([{"op": "replace", "path": "/BUFFER_POOL/ingress_lossless_pool/size", "value": "60000000"}],
+     "Error: Modification of BUFFER_POOL table is illegal- validating function "
+     "generic_config_updater.field_operation_validators.rdma_config_update_validator returned False"),
+    ([{"op": "remove", "path": "/PFC_WD/GLOBAL"}],
+     "Error: Given patch operation is invalid. Operation: remove is illegal on field: /PFC_WD/GLOBAL"),
+    ([{"op": "replace", "path": "/PORT/Ethernet0/fec", "value": "fast"}], "Error: Failed validating patch: "),
+    ([{"op": "remove", "path": "/NTP_SERVER/10.20.0.1"}],
+     "Error: localhost: given patch is not valid because it will result in empty tables"),
+])
+def test_target_refuses_what_gcu_refuses_and_changes_nothing(lab: Lab, switch: str, patch: list[dict[str, Any]],
+                                                             error: str) -> None:
+    """The target itself (no driver): sonic-utilities' replies, exit status 2 (click's usage error)."""
+    before = running(lab, switch)
+    done = lab.run(switch, f"echo '{json.dumps(patch)}' > /root/p.json && config apply-patch /root/p.json")
+    assert done.returncode == 2
+    assert any(line.startswith(error) for line in done.stderr.splitlines()), done.stderr
+    assert running(lab, switch) == before

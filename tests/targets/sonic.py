@@ -80,8 +80,10 @@ end
 # gu_common.py validate_field_operation: illegal_operations_to_fields_map["remove"].
 ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL/POLL_INTERVAL", "/PFC_WD/GLOBAL", "/LOOPBACK_INTERFACE/Loopback0")
 VALIDATORS = "generic_config_updater.field_operation_validators"
-# gcu_field_operation_validators.conf.json BUFFER_PROFILE: in-place edits; whole profiles from 202511 (#4087).
-BUFFER_PROFILE_FIELDS = frozenset({"dynamic_th", "xoff", "packet_discard_action"})
+# gcu_field_operation_validators.conf.json BUFFER_PROFILE: the in-place edits (field, operation) it lists; whole
+# profiles (field_operation_validators.py buffer_profile_config_update_validator) from 202511 (#4087).
+BUFFER_PROFILE_EDITS = frozenset({("dynamic_th", "replace"), ("xoff", "replace"), ("packet_discard_action", "add"),
+                                  ("packet_discard_action", "replace")})
 WHOLE_PROFILE_FROM = "202511"
 
 
@@ -184,7 +186,7 @@ def _refusing_validator(table: str, element: dict[str, Any], version: str) -> st
     if table != "BUFFER_PROFILE":
         return None
     parts = element["path"].split("/")
-    in_place = len(parts) == 4 and parts[3] in BUFFER_PROFILE_FIELDS and element["op"] in ("replace", "add")
+    in_place = len(parts) == 4 and (parts[3], element["op"]) in BUFFER_PROFILE_EDITS
     whole = len(parts) <= 3 and version >= WHOLE_PROFILE_FROM
     return None if in_place or whole else "buffer_profile_config_update_validator"
 
@@ -195,7 +197,8 @@ def empty_tables(config: dict[str, Any]) -> list[str]:
 
 def check_target(old: dict[str, Any], target: dict[str, Any], failure: str) -> None:
     """Everything GCU checks before it changes anything (the module docstring's order)."""
-    issues = yang_issues(target)
+    # sonic-yang's translation has no use for an empty table (it becomes no YANG data); GCU refuses it below.
+    issues = yang_issues({table: rows for table, rows in target.items() if rows})
     if issues:
         for issue in issues:  # sonic-yang's reasons (syslog on a switch), before the command's own error line
             click.echo(f"sonic_yang: {issue}", err=True)
