@@ -215,9 +215,12 @@ class Intent(StrictModel):
     fabric: ClassName = Field(description="fabric name")
     description: Text = ""
     profile: Literal["roce"] | None = Field(
-        default=None, description="one knob: `roce` expands to NVIDIA's RoCE recipe; any key overrides it")
-    qos: Qos
-    rdma: Rdma
+        default=None, description="one knob: `roce` expands to NVIDIA's RoCE recipe (`fabricgen profile show roce` "
+                                  "prints it); any key the intent writes overrides the profile's")
+    qos: Qos = Field(description="the QoS classes; with `profile:`, overrides of the profile's (any key may be "
+                                 "left out, `null` removes one of its classes)")
+    rdma: Rdma = Field(description="which class carries RoCEv2 and which CNPs; with `profile:`, overrides of the "
+                                   "profile's")
     mtu: Mtu = Mtu()
     pfc: Pfc = Pfc()
     management: Management
