@@ -44,24 +44,25 @@ from fabricgen.deploy.ssh import Completed, Credentials, HostKeys, SshError, Ssh
 from fabricgen.platforms.nvue import BRIDGE, CAPABILITY, LINK_SPEEDS
 
 Tree = dict[str, Any]
-Path_ = tuple[str, ...]
+NvPath = tuple[str, ...]
 
-# What fabricgen owns, as NVUE paths ("*" any key, a glob matches keys): each names a subtree replaced whole.
-OWNED: tuple[Path_, ...] = (
+# What fabricgen owns, as NVUE paths (a word with "*" is a glob over the keys there): each names a subtree that
+# the candidate's replaces whole.
+OWNED: tuple[NvPath, ...] = (
     ("qos", "mapping", "default-global", "trust"), ("qos", "mapping", "default-global", "dscp"),
     ("qos", "egress-queue-mapping", "default-global"),
     ("qos", "traffic-pool", "default-lossless", "memory-percent"),
     ("qos", "traffic-pool", "default-lossy", "memory-percent"),
-    ("qos", "pfc", "pfc-sp*"),  # fabricgen's PFC profiles, by name (pfc_profile_name); others are the operator's
+    ("qos", "pfc", "pfc-sp[0-7]*-*m"),  # fabricgen's PFC profiles by their names (pfc_profile_name), no others
     ("qos", "pfc-watchdog"), ("qos", "congestion-control", "default-global"),
     ("qos", "egress-scheduler", "default-global"),
 )
 # Per port the candidate names (only those: a port fabricgen does not render is not touched).
-PORT_FIELDS: tuple[Path_, ...] = (
+PORT_FIELDS: tuple[NvPath, ...] = (
     ("type",), ("description",), ("link", "state"), ("link", "speed"), ("link", "fec"), ("link", "mtu"),
     ("bridge", "domain", BRIDGE, "access"), ("qos", "pfc", "profile"), ("qos", "pfc-watchdog"),
 )
-MGMT_FIELDS: tuple[Path_, ...] = (
+MGMT_FIELDS: tuple[NvPath, ...] = (
     ("type",), ("vrf",), ("ipv4", "address"), ("ipv4", "dhcp-client"), ("ipv6", "address"), ("ipv6", "dhcp-client"),
     ("link", "mtu"),
 )
@@ -86,7 +87,7 @@ def dump_blocks(blocks: list[Tree]) -> str:
 
 # --- the owned scope ---------------------------------------------------------------------------------------
 
-def owned_paths(candidate: Tree) -> list[Path_]:
+def owned_paths(candidate: Tree) -> list[NvPath]:
     """:data:`OWNED` plus the fields of each interface the candidate names, its management VRF's default routes
     and the access VLANs it declares."""
     paths = list(OWNED)
@@ -101,7 +102,7 @@ def owned_paths(candidate: Tree) -> list[Path_]:
     return paths
 
 
-def project(tree: Tree, paths: list[Path_]) -> Tree:
+def project(tree: Tree, paths: list[NvPath]) -> Tree:
     """The parts of ``tree`` under ``paths`` (glob keys matched against the tree's keys)."""
     owned: Tree = {}
     for pattern in paths:
@@ -113,7 +114,7 @@ def project(tree: Tree, paths: list[Path_]) -> Tree:
     return owned
 
 
-def _found(node: Any, pattern: Path_, at: Path_) -> Iterator[tuple[Path_, Any]]:
+def _found(node: Any, pattern: NvPath, at: NvPath) -> Iterator[tuple[NvPath, Any]]:
     if not pattern:
         yield at, node
         return
