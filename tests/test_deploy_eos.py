@@ -274,6 +274,8 @@ def test_target_rollback_restores_the_snapshot(lab: Lab, switch: str, candidate:
         driver.confirm_commit()
         driver.revert("run3")  # a confirmed commit: its checkpoint
         assert driver.intent_check(candidate) == snapshot
+        with pytest.raises(CommitError, match="No such file"):
+            driver.revert("never-made")  # no checkpoint of that run on the switch
     finally:
         driver.close()
     assert running(lab, switch) == before
@@ -306,3 +308,17 @@ def test_target_login_is_checked_and_never_logged(lab: Lab, switch: str) -> None
     connect(lab, switch).close()
     calls = (lab.host_dir(switch) / "nic" / "tool-calls.jsonl").read_text()
     assert LAB_PASSWORD not in calls and "not-the-password" not in calls and "$6$" not in calls
+
+
+def test_target_diff_after_a_killed_diff(lab: Lab, switch: str, candidate: str) -> None:
+    """A diff killed half-way leaves its session open on the switch (EOS keeps it 24 hours, and NAPALM will not
+    load while a session is open): the next diff aborts fabricgen's own stale session and goes on."""
+    driver = connect(lab, switch)
+    try:
+        driver._run(["configure session fabricgen-diff-killed", "rollback clean-config", "hostname half-done", "end"])
+        assert sessions(lab, switch)["fabricgen-diff-killed"]["state"] == "pending"
+        driver.load_replace_candidate(config=candidate)
+        assert "+   service-profile FABRICGEN_ROCE" in changed_lines(driver.compare_config())
+    finally:
+        driver.close()
+    assert sessions(lab, switch) == {}

@@ -36,7 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+from napalm.base.exceptions import (
+    CommitError,
+    ConnectionException,
+    ReplaceConfigException,
+    SessionLockedException,
+)
 from napalm.eos.eos import EOSDriver
 from pyeapi.eapilib import CommandError, EapiError  # type: ignore[import-untyped]
 
@@ -219,6 +224,11 @@ def _tls_context(options: dict[str, Any]) -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+def _why(error: CommandError) -> str:
+    """The switch's own words for a refused command (pyeapi keeps them apart from "CLI command N failed")."""
+    return f"{error.error_text}: {error.command_error}" if error.command_error else str(error.error_text)
+
+
 def commit_id(message: str) -> str:
     run = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     if not _COMMIT_ID.match(run):
@@ -282,9 +292,23 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
         line). A line the switch refuses aborts the session and raises ReplaceConfigException."""
         self.config_session, loaded = name, self.candidate
         try:
-            self._load_config(config=candidate, replace=True)
+            try:
+                self._load_config(config=candidate, replace=True)
+            except SessionLockedException:  # NAPALM's lock: another session is open; a diff of ours killed half-way?
+                if not self._abort_stale_diffs():
+                    raise
+                self._load_config(config=candidate, replace=True)
         finally:
             self.candidate = loaded  # NAPALM's load discards on failure; our candidate stays loaded
+
+    def _abort_stale_diffs(self) -> bool:
+        """Abort the diff sessions a killed fabricgen left open (EOS keeps an open session for 24 hours, and
+        NAPALM will not load while one is open); other tools' sessions are left alone. True when there were any."""
+        stale = [name for name, info in self._sessions().items()
+                 if name.startswith(f"{PREFIX}diff-") and info.get("state") == "pending"]
+        for name in stale:
+            self._abort_quietly(name)
+        return bool(stale)
 
     def _session_diff(self, candidate: str) -> str:
         try:
@@ -313,7 +337,7 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
             self._run([f"configure checkpoint save {PREFIX}{run}"])
         except CommandError as exc:
             raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint could not be saved: "
-                              f"{exc.error_text}") from None
+                              f"{_why(exc)}") from None
         self._commit_session(f"{PREFIX}{run}", candidate, before, revert_in)
 
     def _commit_session(self, name: str, candidate: str, before: str, revert_in: int | None) -> None:
@@ -327,7 +351,7 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
             self._run([f"configure session {name} commit{timer}", *([] if timer else ["write memory"])])
         except CommandError as exc:
             self._abort_quietly(name)
-            raise CommitError(self._refused(before, exc.error_text, name)) from None
+            raise CommitError(self._refused(before, _why(exc), name)) from None
         finally:
             self.config_session = None
 
@@ -382,7 +406,7 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
         try:
             self._run([f"configure replace checkpoint:{PREFIX}{commit_id}", "write memory"])
         except CommandError as exc:
-            raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {exc.error_text}") from None
+            raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_why(exc)}") from None
 
     def _loaded(self) -> str:
         if self.candidate is None:
