@@ -169,8 +169,12 @@ def set_body(text: str) -> Tree:
     bodies = [block["set"] for block in blocks if isinstance(block.get("set"), dict)]
     if len(bodies) != 1 or any("unset" in block for block in blocks):
         raise ReplaceConfigException("the candidate must hold one - set: block and no - unset: block")
-    body: Tree = bodies[0]
-    return body
+    return _text_keys(bodies[0])
+
+
+def _text_keys(tree: Tree) -> Tree:
+    """Every key as text, as NVUE's JSON has them (YAML reads an unquoted id such as a VLAN as a number)."""
+    return {str(key): _text_keys(value) if isinstance(value, dict) else value for key, value in tree.items()}
 
 
 # --- the driver --------------------------------------------------------------------------------------------
