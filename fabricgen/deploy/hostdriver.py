@@ -5,13 +5,15 @@ installs (hostbundle.py). The NAPALM contract maps onto it like this:
 
 - ``load_replace_candidate``: keeps the bundle in memory; nothing reaches the host.
 - ``compare_config``: the device's own diff, the script's ``--check`` run on the host (uploaded into a private
-  temporary directory by SFTP and removed by the same command), plus a unified diff of the installed files.
-  A dry run leaves nothing behind.
+  temporary directory by SFTP and removed by the same command), plus a unified diff of the installed files
+  (read over SFTP). A dry run leaves nothing behind.
 - ``commit_config(revert_in=T)``: the pre-push snapshot (the ``--check`` lines: every setting that will
   change, with its current value), a restore script built from it and the previous installed files are
   written to ``/var/lib/fabricgen/commits/<id>/`` first; then a revert timer is armed *on the host*
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) and only then the
-  script applies. If fabricgen dies, or the management network drops, the host reverts by itself.
+  script applies. If fabricgen dies, or the management network drops, the host reverts by itself. A commit
+  right after ``compare_config`` of the same candidate on the same connection takes that comparison's reading
+  as its snapshot instead of reading the host a second time: the host is read once, before anything changes.
 - ``confirm_commit``: cancels the timer under the same lock the timer takes, so a confirm and a firing
   timer cannot both win. ``rollback``: runs the commit's revert script now.
 """
@@ -20,8 +22,10 @@ from __future__ import annotations
 
 import difflib
 import re
+import secrets
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,16 @@ _UNSET_ROCE = re.compile(r'^DIFF ([A-Za-z0-9_]{1,32}) roce (?:tos|mode): have "<
 _CHECK_MATCH, _CHECK_DIFF = 0, 1
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """The host as one compare_config found it, for the candidate it compared: the --check lines and the
+    installed files' current text (None: absent)."""
+
+    bundle: HostBundle
+    check: str
+    files: dict[str, str | None]
+
+
 class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
     def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
                  optional_args: dict[str, Any] | None = None) -> None:
@@ -53,6 +67,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         self.session: SshSession | None = None
         self.candidate: HostBundle | None = None
         self.last_snapshot: str | None = None  # the --check lines the last commit was snapshotted from
+        self._reading: _Reading | None = None  # the last compare_config's, until the candidate changes
 
     # --- connection ---------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -82,6 +97,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
             config = Path(filename).read_text(encoding="utf-8")
         if config is None:
             raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        self._reading = None
         try:
             self.candidate = HostBundle.from_json(config)
         except BundleError as exc:
@@ -92,10 +108,13 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
 
     def discard_config(self) -> None:
         self.candidate = None
+        self._reading = None
 
     def compare_config(self) -> str:
         bundle = self._loaded()
-        return "".join((self.nic_check(bundle), self.files_diff(bundle)))
+        reading = _Reading(bundle, self.nic_check(bundle), self.installed_now(bundle))
+        self._reading = reading
+        return "".join((reading.check, self.files_diff(bundle, reading.files)))
 
     def intent_check(self, config: str) -> str:
         """The deploy contract's read-back (every fabricgen driver has it): what of the owned state differs from
@@ -107,7 +126,10 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
 
     def nic_check(self, bundle: HostBundle) -> str:
         """The script's --check on the host: one DIFF line per setting that differs, "" when all hold."""
-        directory = self.ssh.check("mktemp -d /tmp/fabricgen-check.XXXXXXXX").stdout.strip()
+        # What `mktemp -d` does, over the SFTP session instead of a shell of its own: an exclusive mkdir (0700)
+        # of a random name. The one shell of a check runs the script and removes the directory.
+        directory = f"/tmp/fabricgen-check.{secrets.token_hex(6)}"
+        self.ssh.make_private_directory(directory)
         script = f"{directory}/{bundle.script}"
         try:
             self.ssh.put(script, bundle.files[bundle.script], 0o700)
@@ -123,10 +145,16 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         raise CommitError(f"{bundle.device}: {bundle.script} --check exited {done.status}: "
                           f"{done.output or 'no output'}")
 
-    def files_diff(self, bundle: HostBundle) -> str:
+    def installed_now(self, bundle: HostBundle) -> dict[str, str | None]:
+        """The current text of each file the bundle installs (None: absent)."""
+        return {item.path: self.read_file(item.path) for item in bundle.installed}
+
+    def files_diff(self, bundle: HostBundle, current_files: dict[str, str | None] | None = None) -> str:
+        """A unified diff from the installed files (as read now, or as `current_files` holds them) to the bundle's."""
+        found = self.installed_now(bundle) if current_files is None else current_files
         chunks = []
         for item in bundle.installed:
-            current = self.read_file(item.path)
+            current = found[item.path]
             if current is None:  # a whole new file is named, not printed: the render shows its text
                 chunks.append(f"--- /dev/null\n+++ {item.path} (new file, {len(item.text.splitlines())} lines)\n")
             elif current != item.text:
@@ -136,12 +164,11 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         return "".join(chunks)
 
     def read_file(self, path: str) -> str | None:
-        done = self.ssh.run(f"cat -- {shlex.quote(path)}")
-        if done.status != 0:
-            if self.ssh.run(f"test -e {shlex.quote(path)}").status == 0:
-                raise CommitError(f"{self.hostname}: cannot read {path}: {done.output}")
-            return None
-        return done.stdout
+        """A file's text, None when it does not exist; any other reason it cannot be read is a CommitError."""
+        try:
+            return self.ssh.read(path)
+        except SshError as exc:
+            raise CommitError(str(exc)) from None
 
     # --- commit, confirm, rollback ------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
@@ -149,7 +176,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         if self.has_pending_commit():
             raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
-        snapshot = self.nic_check(bundle)
+        snapshot, previous = self._as_found(bundle)
         self.last_snapshot = snapshot  # the host as found: what a revert must read back as
         opened = self._open_rdma_cm_groups(snapshot)
         if opened:  # the values behind those groups, now readable, are what the restore script sets back
@@ -160,21 +187,29 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
                               f"{', '.join(plan.unrestorable)} could not be snapshotted, so the push could not "
                               "be undone")
         try:
-            directory = self._stage(commit_id, bundle, snapshot, plan.script, opened)
-            if revert_in:
-                self._arm_timer(commit_id, directory, int(revert_in))
+            directory = self._stage(commit_id, bundle, snapshot, plan.script, (previous, opened))
+            self.ssh.check(self._seal_command(commit_id, directory, int(revert_in or 0)))
         except SshError as exc:
             self.ssh.run(f"rm -f {shlex.quote(self.state_dir)}/pending")
             raise CommitError(f"{bundle.device}: nothing was changed: the undo could not be staged on the host "
                               f"first ({exc})") from None
-        applied = self.ssh.run(_apply_command(directory, bundle), timeout=float(max(self.timeout, 600)))
+        # Recording the commit as the last one is part of the same shell: it fails like an apply that failed.
+        last = f"echo {commit_id} > {shlex.quote(self.state_dir)}/last"
+        applied = self.ssh.run(f"{_apply_command(directory, bundle)} && {last}", timeout=float(max(self.timeout, 600)))
         if applied.status != 0:
             undone = self.ssh.run(f"bash {shlex.quote(directory)}/revert.sh now")
             detail = applied.output.splitlines()[-5:]
             raise CommitError(f"{bundle.device}: applying {bundle.script} failed (exit {applied.status}): "
                               f"{' | '.join(detail)}; " + ("the previous state was restored" if undone.status == 0
                               else f"RESTORING FAILED too: {undone.output}"))
-        self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
+
+    def _as_found(self, bundle: HostBundle) -> tuple[str, dict[str, str | None]]:
+        """The snapshot a commit starts from: the --check lines and the installed files. The reading of a
+        compare_config of this very candidate on this connection is taken (once); else the host is read now."""
+        reading, self._reading = self._reading, None
+        if reading is not None and reading.bundle is bundle:
+            return reading.check, reading.files
+        return self.nic_check(bundle), self.installed_now(bundle)
 
     def _open_rdma_cm_groups(self, snapshot: str) -> list[str]:
         """Make RoCE defaults that read as unset readable, so they can be snapshotted: an RDMA device's RDMA-CM
@@ -189,39 +224,44 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
                             '[ -d "$cfg/rdma_cm/$d" ] || mkdir "$cfg/rdma_cm/$d" || exit 1; done')
         return devices if done.status == 0 else []
 
-    def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str, opened: list[str]) -> str:
-        """Everything the host needs to undo this commit, on its own disk before anything changes."""
+    def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str,
+               found: tuple[dict[str, str | None], list[str]]) -> str:
+        """Everything the host needs to undo this commit (`found`: the installed files as found, the RDMA-CM groups
+        opened to read them), written before anything changes; _seal_command makes it durable."""
+        previous, opened = found
         directory = f"{self.state_dir}/commits/{commit_id}"
         quoted = shlex.quote(directory)
-        # A resumed run reuses its commit id: the markers of the earlier attempt go first.
+        # A resumed run reuses its commit id: the markers of the earlier attempt go first. The session's
+        # FABRICGEN_* settings (tool time limit, test trees) are kept for a revert that runs from a timer.
         self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new && "
-                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/timer {quoted}/timer.pid")
-        previous: dict[str, str | None] = {item.path: self.read_file(item.path) for item in bundle.installed}
+                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/timer {quoted}/timer.pid && "
+                       f"{{ export -p | grep '^declare -x FABRICGEN_' > {quoted}/env || true; }}")
         for item in bundle.installed:
             self.ssh.put(f"{directory}/new/{item.name}", item.text, item.mode)
             old = previous[item.path]
             if old is not None:
                 self.ssh.put(f"{directory}/prev/{item.name}", old, item.mode)
         self.ssh.put(f"{directory}/snapshot.txt", snapshot, 0o600)
-        # The session's FABRICGEN_* settings (tool time limit, test trees), for a revert that runs from a timer.
-        self.ssh.check(f"export -p | grep '^declare -x FABRICGEN_' > {quoted}/env || true")
         self.ssh.put(f"{directory}/restore-nic.sh", restore, 0o700)
         self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, bundle, previous, opened),
                      0o700)
-        self.ssh.check(f"sync -f {quoted}/revert.sh")
         return directory
 
-    def _arm_timer(self, commit_id: str, directory: str, seconds: int) -> None:
-        state = shlex.quote(self.state_dir)
+    def _seal_command(self, commit_id: str, directory: str, revert_in: int) -> str:
+        """One shell, each step only if the one before it succeeded: the staged undo is synced to disk, then
+        (with `revert_in`) the commit is marked pending, synced, and the revert timer armed on the host."""
         quoted = shlex.quote(directory)
-        self.ssh.check(f"echo {commit_id} > {state}/pending && sync -f {state}/pending")
+        sync = f"sync -f {quoted}/revert.sh"
+        if not revert_in:
+            return sync
+        state = shlex.quote(self.state_dir)
         revert = f"/bin/bash {quoted}/revert.sh timer"
-        self.ssh.check(
-            f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
-            f"systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
-            f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
-            f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {seconds}; exec {revert}' "
-            f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi")
+        return (f"{sync} && echo {commit_id} > {state}/pending && sync -f {state}/pending && "
+                f"{{ if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
+                f"systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={revert_in}s "
+                f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
+                f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {revert_in}; exec {revert}' "
+                f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi; }}")
 
     def confirm_commit(self) -> None:
         state = shlex.quote(self.state_dir)

@@ -2,7 +2,8 @@
 
 Exec channels, not an interactive shell (netmiko's ``linux`` driver): each command gets its own exit status
 from the server, with no prompt matching, no echoed heredocs, no job-control noise and no leading newline to
-strip. File content travels over SFTP only, never inside a command line.
+strip. File content travels over SFTP only, never inside a command line; files are read over the same SFTP
+session, which costs the host no process (an exec channel costs it a shell).
 """
 
 from __future__ import annotations
@@ -118,6 +119,25 @@ class SshSession:
             self.run(f"rm -f {shlex.quote(temporary)}")
             raise SshError(f"{self._where()}: cannot write {path}: {_ssh_reason(exc)}"
                            f"{self._space_note(path, len(text))}") from None
+
+    def read(self, path: str) -> str | None:
+        """A file's text over SFTP (no process on the host), or None when it does not exist. Any other reason it
+        cannot be read (permissions, a directory, ...) is an error."""
+        try:
+            with self._sftp_client().open(path, "r") as handle:
+                data: bytes = handle.read()
+        except FileNotFoundError:
+            return None
+        except (OSError, paramiko.SSHException) as exc:
+            raise SshError(f"{self._where()}: cannot read {path}: {_ssh_reason(exc)}") from None
+        return data.decode("utf-8", "replace")
+
+    def make_private_directory(self, path: str) -> None:
+        """mkdir over SFTP, owner-only: fails if `path` exists, so a fresh random name is as safe as mktemp -d."""
+        try:
+            self._sftp_client().mkdir(path, 0o700)
+        except (OSError, paramiko.SSHException) as exc:
+            raise SshError(f"{self._where()}: cannot create {path}: {_ssh_reason(exc)}") from None
 
     def _space_note(self, path: str, size: int) -> str:
         """SFTP (version 3) reports a full disk as a bare "Failure": say so when the filesystem has no room."""

@@ -39,14 +39,22 @@ The driver model (what ``bnxt_dcb.c`` does):
 Deliberate differences: only the DSCP selector of ``dcb app``; no ``-j``, ``-s``, ``buffer``, ``maxrate``,
 ``rewr`` or ``reco-*`` (exit 3, "not modelled"); one netdev per file, no netlink notifications.
 """
+# ruff: noqa: PTH103, PTH105, PTH113, PTH118, PTH119, PTH120, PTH122, PTH123
+# (os.path, not pathlib: see the comment at the imports -- the start-up time of every model call)
 from __future__ import annotations
 
 import json
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+
+# Every model call is a process start, and a --check makes dozens: typing and pathlib (~10 ms a start together)
+# are for the type checker only -- mypy takes this name as True --, the state files are handled with os.path;
+# argparse and pathlib are imported by the few calls that use them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
 DCBX_HOST, DCBX_LLD_MANAGED, DCBX_CEE, DCBX_IEEE, DCBX_STATIC = 0x1, 0x2, 0x4, 0x8, 0x10
 DCBX_FLAGS = (("host", DCBX_HOST), ("lld-managed", DCBX_LLD_MANAGED), ("cee", DCBX_CEE), ("ieee", DCBX_IEEE),
@@ -79,7 +87,7 @@ class KernelError(Exception):
 
 
 def prog() -> str:
-    return Path(sys.argv[0]).name
+    return os.path.basename(sys.argv[0])
 
 
 def not_modelled(what: str) -> ToolError:
@@ -203,7 +211,7 @@ class Netdev:
 
 
 class Store:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
 
     @classmethod
@@ -212,31 +220,38 @@ class Store:
         if not root:
             raise ToolError(f"{prog()} (test model): DCB_STUB_STATE is not set -- this is a behaviour model for "
                             "tests, not the real tool", 3)
-        return cls(Path(root))
+        return cls(root)
 
     def netdev(self, name: str) -> Netdev:
-        path = self.root / f"netdev-{name}.json"
-        if not path.is_file():
+        path = os.path.join(self.root, f"netdev-{name}.json")
+        if not os.path.isfile(path):
             raise ToolError(f'Cannot find device "{name}"')
-        dev = Netdev(json.loads(path.read_text()))
+        dev = Netdev(json.loads(read_text(path)))
         if not dev.data["dcbnl"]:  # dcbnl_ieee_get(): no ops -> EOPNOTSUPP; what dcb 6.1 prints for it
             raise ToolError("Attribute read: Operation not supported")
         return dev
 
     def save(self, dev: Netdev) -> None:
-        write_json(self.root / f"netdev-{dev.name}.json", dev.data)
+        write_json(os.path.join(self.root, f"netdev-{dev.name}.json"), dev.data)
 
     def rdma(self, device: str) -> dict[str, Any] | None:
-        path = self.root / f"rdma-{device}.json"
-        data: dict[str, Any] | None = json.loads(path.read_text()) if path.is_file() else None
+        path = os.path.join(self.root, f"rdma-{device}.json")
+        data: dict[str, Any] | None = json.loads(read_text(path)) if os.path.isfile(path) else None
         return data
 
 
-def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    tmp.replace(path)
+def read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as stream:
+        return stream.read()
+
+
+def write_json(path: str, data: Any) -> None:
+    """Atomically: a temporary beside it (NAME.tmp for NAME.json), then renamed over it."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = os.path.splitext(path)[0] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as stream:
+        stream.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -513,6 +528,8 @@ def dcb(argv: list[str]) -> int:
 
 def fake_root(variable: str) -> Path:
     """A fake tree the test made: never the real /sys (or configfs under it)."""
+    from pathlib import Path
+
     Store.from_env()
     root = os.environ.get(variable, "")
     if not root or Path(root).resolve().is_relative_to("/sys"):
@@ -541,6 +558,8 @@ def ip(argv: list[str]) -> int:
 
 def mkdir(argv: list[str]) -> int:
     """make_cma_dev(): rdma_cm/DEV for an RDMA device that exists, with ports/N/default_roce_{tos,mode}."""
+    from pathlib import Path
+
     rdma_cm = fake_root("FABRICGEN_CONFIGFS") / "rdma_cm"
     if len(argv) != 1 or Path(argv[0]).parent != rdma_cm:
         raise not_modelled("anything but `mkdir $FABRICGEN_CONFIGFS/rdma_cm/DEV`")
@@ -587,9 +606,10 @@ def dcb_model(argv: list[str]) -> int:
         store.save(Netdev.fresh(args.name, max_tc=args.max_tc, max_lltc=args.max_lltc, fw_lldp_agent=args.fw_lldp_agent,
                                 max_dscp=0 if args.no_dscp else 63, apptrust=args.apptrust, dcbnl=not args.no_dcbnl))
     elif args.command == "rdma":
-        write_json(store.root / f"rdma-{args.device}.json", {"ports": ["1"], "tos": args.tos, "mode": args.mode})
+        write_json(os.path.join(store.root, f"rdma-{args.device}.json"),
+                   {"ports": ["1"], "tos": args.tos, "mode": args.mode})
     else:
-        print((store.root / f"netdev-{args.name}.json").read_text(), end="")
+        print(read_text(os.path.join(store.root, f"netdev-{args.name}.json")), end="")
     return 0
 
 
@@ -616,7 +636,7 @@ def run(tool: str, argv: list[str]) -> int:
 def parent() -> str:
     """The name of the program that started this one: "timeout" when the script bounded the call."""
     try:
-        return Path(f"/proc/{os.getppid()}/comm").read_text().strip()
+        return read_text(f"/proc/{os.getppid()}/comm").strip()
     except OSError:
         return ""
 
@@ -626,7 +646,7 @@ def main() -> int:
     status = run(tool, argv)
     log = os.environ.get("DCB_STUB_LOG")
     if log:
-        with Path(log).open("a") as stream:
+        with open(log, "a", encoding="utf-8") as stream:
             stream.write(json.dumps({"tool": tool, "argv": argv, "status": status, "parent": parent()}) + "\n")
     return status
 

@@ -30,20 +30,25 @@ for non-ETS 100 bandwidth is being reported ... due to hardware limitation" -- N
 Report zero bandwidth for non-ETS traffic classes", merge status unknown). ``nic-model netdev NAME
 --report-non-ets-bw-as-zero`` models a kernel with that patch.
 """
+# ruff: noqa: PTH103, PTH105, PTH113, PTH118, PTH119, PTH122, PTH123
+# (os.path, not pathlib: see the comment at the imports -- the start-up time of every model call)
 from __future__ import annotations
 
 import json
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
 
+# Every model call is a process start, and a --check makes dozens: typing and pathlib (~10 ms a start together)
+# are for the type checker only -- mypy takes this name as True --, the state files are handled with os.path;
+# optparse, argparse, getopt and pathlib are imported by the few calls that use them.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from optparse import OptionParser, Values
-# optparse, argparse and getopt are imported where used: every model call is a process start.
+    from pathlib import Path
+    from typing import Any, TypeVar
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 # linux/dcbnl.h
 TSA_STRICT, TSA_CB_SHAPER, TSA_ETS, TSA_VENDOR = 0, 1, 2, 255
@@ -77,7 +82,7 @@ class ToolError(Exception):
 
 
 def prog() -> str:
-    return Path(sys.argv[0]).name
+    return os.path.basename(sys.argv[0])
 
 
 def not_modelled(what: str) -> ToolError:
@@ -215,7 +220,7 @@ class Netdev:
 
 
 class Store:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
 
     @classmethod
@@ -224,38 +229,45 @@ class Store:
         if not root:
             raise ToolError(f"{prog()} (test model): NIC_STUB_STATE is not set -- this is a behaviour "
                             "model for tests, not the real tool", 3)
-        return cls(Path(root))
+        return cls(root)
 
-    def _netdev_file(self, name: str) -> Path:
-        return self.root / f"netdev-{name}.json"
+    def _netdev_file(self, name: str) -> str:
+        return os.path.join(self.root, f"netdev-{name}.json")
 
-    def _rdma_file(self, device: str) -> Path:
-        return self.root / f"rdma-{device}.json"
+    def _rdma_file(self, device: str) -> str:
+        return os.path.join(self.root, f"rdma-{device}.json")
 
     def netdev(self, name: str) -> Netdev:
         path = self._netdev_file(name)
-        if not path.is_file():
+        if not os.path.isfile(path):
             raise ToolError(f'Cannot find device "{name}"')
-        return Netdev.from_json(json.loads(path.read_text()))
+        return Netdev.from_json(json.loads(_read_text(path)))
 
     def save_netdev(self, dev: Netdev) -> None:
         _write_json(self._netdev_file(dev.name), dev.to_json())
 
     def rdma(self, device: str) -> dict[str, Any]:
         path = self._rdma_file(device)
-        if not path.is_file():  # cma_roce_*: `mkdir rdma_cm/$DEVICE` fails for a device that does not exist
+        if not os.path.isfile(path):  # cma_roce_*: `mkdir rdma_cm/$DEVICE` fails for a device that does not exist
             raise ToolError(f"Failed to create configuration for {device}")
-        data: dict[str, Any] = json.loads(path.read_text())
+        data: dict[str, Any] = json.loads(_read_text(path))
         return data
 
     def save_rdma(self, device: str, data: dict[str, Any]) -> None:
         _write_json(self._rdma_file(device), data)
 
 
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    tmp.replace(path)
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as stream:
+        return stream.read()
+
+
+def _write_json(path: str, data: Any) -> None:
+    """Atomically: a temporary beside it (NAME.tmp for NAME.json), then renamed over it."""
+    tmp = os.path.splitext(path)[0] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as stream:
+        stream.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -518,6 +530,8 @@ def dcb(argv: list[str]) -> int:
 
 
 def fake_sysfs() -> Path:
+    from pathlib import Path
+
     root = os.environ.get("FABRICGEN_SYSFS", "")
     if not root or Path(root).resolve() == Path("/sys"):
         raise ToolError("ip (test model): FABRICGEN_SYSFS must point at a fake /sys tree", 3)
@@ -623,7 +637,7 @@ def nic_model(argv: list[str]) -> int:
     show.add_argument("name")
     args = parser.parse_args(argv)
     store = Store.from_env()
-    store.root.mkdir(parents=True, exist_ok=True)
+    os.makedirs(store.root, exist_ok=True)
     if args.command == "netdev":
         store.save_netdev(Netdev(args.name, report_non_ets_bw_as_zero=args.report_non_ets_bw_as_zero))
     elif args.command == "rdma":
@@ -664,7 +678,7 @@ def run(tool: str, argv: list[str]) -> int:
 def parent() -> str:
     """The name of the program that started this one: "timeout" when the script bounded the call."""
     try:
-        return Path(f"/proc/{os.getppid()}/comm").read_text().strip()
+        return _read_text(f"/proc/{os.getppid()}/comm").strip()
     except OSError:
         return ""
 
@@ -674,7 +688,7 @@ def main() -> int:
     status = run(tool, argv)
     log = os.environ.get("NIC_STUB_LOG")
     if log:
-        with Path(log).open("a") as stream:
+        with open(log, "a", encoding="utf-8") as stream:
             stream.write(json.dumps({"tool": tool, "argv": argv, "status": status, "parent": parent()}) + "\n")
     return status
 
