@@ -400,9 +400,13 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
         """The running-config as it was before the commit of run ``commit_id`` (its checkpoint), saved."""
         if not _COMMIT_ID.match(commit_id):
             raise CommitError(f"commit id {commit_id!r} is not one fabricgen makes")
-        if self._pending_session() == f"{PREFIX}{commit_id}":
-            self._run([f"configure session {PREFIX}{commit_id} abort", "write memory"])
+        pending = self._pending_session()
+        if pending == f"{PREFIX}{commit_id}":
+            self._run([f"configure session {pending} abort", "write memory"])
             return
+        if pending is not None:  # its timer would restore its own "before" over this revert when it fires
+            raise CommitError(f"{self.hostname}: commit {pending[len(PREFIX):]} is waiting for its confirm: confirm "
+                              "or roll it back before reverting another")
         try:
             self._run([f"configure replace checkpoint:{PREFIX}{commit_id}", "write memory"])
         except CommandError as exc:
