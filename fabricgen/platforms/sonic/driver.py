@@ -171,7 +171,10 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
             self.ssh.run(f"rm -f {shlex.quote(self.state_dir)}/pending")
             raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint and undo could not be staged "
                               f"on the switch first ({exc})") from None
-        applied = self.ssh.run(f"config apply-patch {shlex.quote(directory)}/patch.json", timeout=_APPLY_TIMEOUT_S)
+        # Under the lock the revert script takes: a timer that fires while GCU is still applying waits, then rolls
+        # back what was applied, instead of rolling back first and seeing the patch land after it.
+        applied = self.ssh.run(f"exec 9>>{shlex.quote(self.state_dir)}/lock && flock -w 60 9 && "
+                               f"config apply-patch {shlex.quote(directory)}/patch.json", timeout=_APPLY_TIMEOUT_S)
         if applied.status != 0:
             raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
@@ -389,7 +392,8 @@ def _revert_script(state_dir: str, commit_id: str) -> str:
         f"{CHECKPOINT_PREFIX}{commit_id}.",
         "set -u",
         f"exec 9>>{state}/lock",
-        "flock -w 120 9 || { echo 'error: another fabricgen step holds the lock' >&2; exit 1; }",
+        # Long enough for a commit's config apply-patch (GCU takes about a second per change) to finish first.
+        f"flock -w {int(_APPLY_TIMEOUT_S)} 9 || {{ echo 'error: another fabricgen step holds the lock' >&2; exit 1; }}",
         f"pending=$(cat {state}/pending 2>/dev/null || true)",
         f'if [[ ${{1:-}} == timer && $pending != {commit_id} ]]; then exit 0; fi  # confirmed meanwhile',
         "status=0",
