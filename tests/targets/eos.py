@@ -45,26 +45,23 @@ from __future__ import annotations
 import base64
 import datetime
 import difflib
+import functools
 import hmac
 import ipaddress
 import json
 import os
 import re
+import secrets
 import ssl
 import subprocess
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-
-with warnings.catch_warnings():  # deprecated in 3.11, still the standard library's sha512-crypt (EOS's secret hash)
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import crypt
 
 TOOLS = ("eos-eapi",)
 DAEMON = "eos-eapi"
@@ -824,10 +821,8 @@ def authorised(device: Device, header: str | None) -> bool:
         user, _, password = base64.b64decode(header[6:]).decode().partition(":")
     except (ValueError, UnicodeDecodeError):
         return False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return any(name == user and hmac.compare_digest(crypt.crypt(password, hashed), hashed)
-                   for name, hashed in _SECRET.findall(device.running))
+    return any(name == user and hmac.compare_digest(sha512_crypt(password, hashed.split("$")[2]), hashed)
+               for name, hashed in _SECRET.findall(device.running) if hashed.startswith("$6$"))
 
 
 def log(device: Device, entry: dict[str, Any]) -> None:
@@ -958,10 +953,17 @@ def issue_server_certificate(directory: Path, address: str) -> tuple[str, str]:
     return str(directory / "server.pem"), str(directory / "server.key")
 
 
-def sha512_crypt(password: str) -> str:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_SHA512))
+def sha512_crypt(password: str, salt: str | None = None) -> str:
+    """EOS's ``secret sha512`` hash (sha512-crypt, ``$6$salt$...``), made by OpenSSL (Python's crypt module is
+    gone from 3.13); the password travels on stdin, never in a command line."""
+    return _sha512_crypt(password, salt or secrets.token_hex(8))
+
+
+@functools.lru_cache(maxsize=16)  # every eAPI request logs in: one OpenSSL run per login, not per request
+def _sha512_crypt(password: str, salt: str) -> str:
+    done = subprocess.run(["openssl", "passwd", "-6", "-salt", salt, "-stdin"], input=password + "\n",
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
 def lab_init(state_dir: Path) -> None:
