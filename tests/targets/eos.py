@@ -483,7 +483,7 @@ class Cli:
     def _in_config(self, command: str, text: bool) -> dict[str, Any]:
         assert self.editor is not None
         if command == "end" or (command == "exit" and len(self.editor.stack) == 1):
-            self._leave()
+            self.leave()
             return {}
         for pattern, handler in SESSION if self.session else ():
             match = re.fullmatch(pattern, command)
@@ -495,7 +495,7 @@ class Cli:
             raise CommandFailed(str(error)) from None
         return {}
 
-    def _leave(self) -> None:
+    def leave(self) -> None:
         assert self.editor is not None
         sessions = self.device.sessions()
         if self.session and self.session in sessions:
@@ -505,7 +505,7 @@ class Cli:
             self.device.running = show(self.editor.root)
         self.session, self.editor, self.terminal = None, None, False
 
-    def _store(self) -> None:
+    def store(self) -> None:
         """The session as edited so far (a later failing command leaves the earlier lines in it, as on EOS)."""
         if self.session and self.editor is not None:
             sessions = self.device.sessions()
@@ -555,13 +555,13 @@ def _session_action(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any
 
 def _in_session_rollback_clean(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
     cli.editor = Editor(Block("", "top"))
-    cli._store()
+    cli.store()
     return output(text, {})
 
 
 def _in_session_commit(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
     assert cli.session is not None
-    cli._store()
+    cli.store()
     name = cli.session
     cli.session, cli.editor = None, None
     commit(cli.device, name, match.group(1))
@@ -578,7 +578,7 @@ def _in_session_abort(cli: Cli, match: re.Match[str], text: bool) -> dict[str, A
 
 def _in_session_diffs(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
     assert cli.session is not None and cli.editor is not None
-    cli._store()
+    cli.store()
     return output(text, {"diffs": diff(cli.device.running, show(cli.editor.root), cli.session)},
                   diff(cli.device.running, show(cli.editor.root), cli.session))
 
@@ -800,12 +800,12 @@ def run_request(device: Device, commands: list[Any], text: bool) -> dict[str, An
             try:
                 results.append(cli.run(command, text))
             except CommandFailed as error:
-                cli._store()
+                cli.store()
                 return {"error": {"code": 1002, "message": f"CLI command {number} of {len(commands)} "
                                   f"'{command}' failed: invalid command",
                                   "data": [*results, {"errors": [f"% {error}"]}]}}
         if cli.editor is not None:
-            cli._leave()
+            cli.leave()
     return {"result": results}
 
 
