@@ -102,6 +102,13 @@ def test_undoing_a_push_puts_back_only_the_paths_it_touched() -> None:
     assert undone == before
 
 
+def test_a_login_other_than_root_runs_config_through_sudo() -> None:
+    """sonic-utilities' config refuses anyone but root; SONiC's login is admin, with sudo."""
+    network_driver = napalm.get_network_driver("fabricgen_sonic")
+    assert network_driver("192.0.2.11", "admin").config("save -y") == "sudo -n config save -y"
+    assert network_driver("192.0.2.11", "root").config("save -y") == "config save -y"
+
+
 def test_a_candidate_with_tables_fabricgen_does_not_own_is_refused() -> None:
     with pytest.raises(gcu.CandidateError, match="BGP_NEIGHBOR"):
         gcu.parse_candidate(json.dumps({"BGP_NEIGHBOR": {"10.0.0.1": {"asn": "1"}}}))

@@ -226,6 +226,8 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 @click.group(context_settings=CONTEXT)
 def config() -> None:
     """SONiC command line - 'config' command"""
+    if os.geteuid() != 0:  # config/main.py, the group's callback
+        sys.exit("Root privileges are required for this operation")
 
 
 def _fail(ctx: click.Context, headline: str | None, error: Exception) -> None:

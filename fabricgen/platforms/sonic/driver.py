@@ -57,7 +57,11 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         self.timeout = timeout
         self.credentials = Credentials(username or "admin", password, options.get("key_file"))
         self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
-        self.state_dir = str(options.get("state_dir") or STATE_DIR)
+        # sonic-utilities' `config` refuses anyone but root ("Root privileges are required for this operation",
+        # config/main.py): a login other than root (SONiC's is `admin`) runs it through sudo, as SONiC's docs do.
+        self.sudo = bool(options.get("sudo", (username or "admin") != "root"))
+        self.given_state_dir = options.get("state_dir")
+        self.state_dir = str(self.given_state_dir or STATE_DIR)
         self.session: SshSession | None = None
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
         self.last_snapshot: str | None = None  # intent_check before the last commit changed anything
@@ -67,8 +71,18 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         try:
             self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
                                       connect_timeout=float(self.timeout))
+            if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
+                self.state_dir = self.session.check('printf %s "$HOME"').stdout.strip() + "/.fabricgen"
         except SshError as exc:
             raise ConnectionException(str(exc)) from None
+
+    @property
+    def _root(self) -> str:
+        return "sudo -n " if self.sudo else ""
+
+    def config(self, arguments: str) -> str:
+        """A sonic-utilities ``config`` command line, through ``sudo -n`` unless the login is root."""
+        return _config_command(arguments, self.sudo)
 
     def close(self) -> None:
         if self.session is not None:
@@ -142,7 +156,7 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         patch = f"{directory}/patch.json"
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
-            done = self.ssh.run(f"config apply-patch --dry-run {shlex.quote(patch)}; rc=$?; "
+            done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
                                 f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=_APPLY_TIMEOUT_S)
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
@@ -174,7 +188,8 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         # Under the lock the revert script takes: a timer that fires while GCU is still applying waits, then rolls
         # back what was applied, instead of rolling back first and seeing the patch land after it.
         applied = self.ssh.run(f"exec 9>>{shlex.quote(self.state_dir)}/lock && flock -w 60 9 && "
-                               f"config apply-patch {shlex.quote(directory)}/patch.json", timeout=_APPLY_TIMEOUT_S)
+                               f"{self.config(f'apply-patch {shlex.quote(directory)}/patch.json')}",
+                               timeout=_APPLY_TIMEOUT_S)
         if applied.status != 0:
             raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
@@ -189,10 +204,10 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         # A resumed run reuses its commit id: the markers of the earlier attempt go first.
         self.ssh.check(f"umask 077 && mkdir -p {quoted} && rm -f {quoted}/reverted {quoted}/confirmed "
                        f"{quoted}/timer {quoted}/timer.pid")
-        self.ssh.check(f"config checkpoint {_checkpoint(commit_id)}")
+        self.ssh.check(self.config(f"checkpoint {_checkpoint(commit_id)}"))
         self.ssh.put(f"{directory}/patch.json", _patch_text(changes), 0o600)
         self.ssh.put(f"{directory}/before.json", json.dumps(before, sort_keys=True) + "\n", 0o600)
-        self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id), 0o700)
+        self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, self.sudo), 0o700)
         self.ssh.check(f"sync -f {quoted}/revert.sh")
         return directory
 
@@ -203,7 +218,7 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         revert = f"/bin/bash {quoted}/revert.sh timer"
         self.ssh.check(
             f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
-            f"systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
+            f"{self._root}systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
             f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
             f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {seconds}; exec {revert}' "
             f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi")
@@ -218,7 +233,7 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
             return f"{self.hostname}: config apply-patch failed ({error}) and the switch cannot be read back: {exc}"
         if unchanged:
             return f"{self.hostname}: nothing was changed: config apply-patch refused the patch: {error}"
-        undone = self.ssh.run(f"config rollback {_checkpoint(commit_id)}", timeout=_APPLY_TIMEOUT_S)
+        undone = self.ssh.run(self.config(f"rollback {_checkpoint(commit_id)}"), timeout=_APPLY_TIMEOUT_S)
         restored = undone.status == 0 and self.running_config() == before
         return (f"{self.hostname}: config apply-patch failed part-way ({error}); "
                 + ("the checkpoint was rolled back and the switch reads as before" if restored
@@ -246,12 +261,13 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         return self.ssh.run(
             f"exec 9>>{state}/lock && flock -w 60 9 && {pick}; "
             f"rm -f {state}/pending; d={state}/commits/$id; "
-            f"if [ \"$(cat $d/timer 2>/dev/null)\" = systemd ]; then systemctl stop fabricgen-revert-$id.timer; "
+            f"if [ \"$(cat $d/timer 2>/dev/null)\" = systemd ]; then "
+            f"{self._root}systemctl stop fabricgen-revert-$id.timer; "
             f"elif [ -s $d/timer.pid ]; then kill -- -$(cat $d/timer.pid) 2>/dev/null; fi; echo $id")
 
     def _save(self, commit_id: str) -> None:
         """``config save -y``: the running config becomes the startup config, so a reboot keeps it."""
-        saved = self.ssh.run("config save -y")
+        saved = self.ssh.run(self.config("save -y"))
         if saved.status != 0:
             raise CommitError(f"{self.hostname}: committed, but config save failed: {saved.output}")
         if commit_id:
@@ -310,7 +326,7 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         if changes:
             self._dry_run(changes)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
-            done = self.ssh.run(f"config apply-patch {quoted}/restore.json", timeout=_APPLY_TIMEOUT_S)
+            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=_APPLY_TIMEOUT_S)
             if done.status != 0:
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
             self._save("")
@@ -381,7 +397,11 @@ def _interfaces_status(text: str) -> dict[str, dict[str, Any]]:
     return interfaces
 
 
-def _revert_script(state_dir: str, commit_id: str) -> str:
+def _config_command(arguments: str, sudo: bool) -> str:
+    return f"{'sudo -n ' if sudo else ''}config {arguments}"
+
+
+def _revert_script(state_dir: str, commit_id: str, sudo: bool) -> str:
     """The switch-side undo of one commit. `timer` mode acts only while this commit is still the pending one;
     `now` (a rollback) also saves when the commit had been saved, so a reboot does not bring it back."""
     state = shlex.quote(state_dir)
@@ -397,8 +417,8 @@ def _revert_script(state_dir: str, commit_id: str) -> str:
         f"pending=$(cat {state}/pending 2>/dev/null || true)",
         f'if [[ ${{1:-}} == timer && $pending != {commit_id} ]]; then exit 0; fi  # confirmed meanwhile',
         "status=0",
-        f"config rollback {_checkpoint(commit_id)} || status=1",
-        f"if [[ $status == 0 && -e {directory}/confirmed ]]; then config save -y || status=1; fi",
+        f"{_config_command('rollback ' + _checkpoint(commit_id), sudo)} || status=1",
+        f"if [[ $status == 0 && -e {directory}/confirmed ]]; then {_config_command('save -y', sudo)} || status=1; fi",
         f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
         f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',
         f"sync -f {directory}/reverted",
