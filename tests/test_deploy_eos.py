@@ -188,7 +188,17 @@ def test_target_diff_shows_only_the_owned_change_and_leaves_no_session(lab: Lab,
     assert sessions(lab, switch) == {}  # the diff's session was aborted: nothing pending on the switch
 
 
-def test_target_commit_confirm_then_nothing_to_do(lab: Lab, switch: str, candidate: str) -> None:
+def lint_running_config(tmp_path: Path, config: str) -> subprocess.CompletedProcess[str]:
+    """`fabricgen lint --configs` of leaf2 with ``config`` as its eos.cfg (the other devices left out)."""
+    configs = tmp_path / "configs"
+    (configs / "leaf2").mkdir(parents=True, exist_ok=True)
+    (configs / "leaf2" / "eos.cfg").write_text(config)
+    return subprocess.run([sys.executable, "-m", "fabricgen", "lint", str(ROOT / "intent" / "mixed.yaml"), "-i",
+                           str(ROOT / "inventory" / "mixed"), "--configs", str(configs), "--partial"],
+                          capture_output=True, text=True, check=False, timeout=300)
+
+
+def test_target_commit_confirm_then_nothing_to_do(lab: Lab, switch: str, candidate: str, tmp_path: Path) -> None:
     before = running(lab, switch)
     driver = connect(lab, switch)
     try:
@@ -208,6 +218,9 @@ def test_target_commit_confirm_then_nothing_to_do(lab: Lab, switch: str, candida
     after = running(lab, switch)
     assert after != before and not_owned(after) == not_owned(before)
     assert (lab.state_dir(switch) / "startup-config").read_text() == after  # write memory after the confirm
+    # fabricgen's own EOS reader and lint, on the switch's whole running-config: it now holds the intent.
+    assert lint_running_config(tmp_path, before).returncode == 1
+    assert lint_running_config(tmp_path, after).returncode == 0
     again = connect(lab, switch)
     try:
         again.load_replace_candidate(config=candidate)
