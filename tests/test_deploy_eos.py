@@ -75,6 +75,30 @@ def test_splice_is_stable(candidate: str) -> None:
     assert splice(once, candidate) == once
 
 
+@pytest.mark.parametrize("example", ["fabric", "mixed"])
+def test_target_model_takes_every_eos_config_of_the_examples_once(example: str, tmp_path: Path) -> None:
+    """Every EOS device of the bundled examples, spliced into the target's starting config: the target's CLI model
+    (in-process, no lab) takes every line, and after the commit the same splice has nothing left to change."""
+    out = tmp_path / "out"
+    inventory = ROOT / "inventory" / ("mixed" if example == "mixed" else "")
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(ROOT / "intent" / f"{example}.yaml"),
+                           "-i", str(inventory), "-o", str(out)], capture_output=True, text=True, check=False,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    configs = sorted(out.glob("*/eos.cfg"))
+    assert configs
+    for config in configs:
+        device = target.Device(tmp_path / config.parent.name)
+        target.lab_init(device.directory)
+        for name in ("first", "second"):
+            lines = [line.strip() for line in splice(device.running, config.read_text()).splitlines()]
+            reply = target.run_request(device, ["enable", f"configure session {name}", "rollback clean-config", *lines,
+                                                f"show session-config named {name} diffs",
+                                                f"configure session {name} commit"], True)
+            assert "result" in reply, (config, reply.get("error", {}).get("message"))
+        assert reply["result"][-2]["output"] == "", config  # the second splice: nothing to do
+
+
 # --- against the lab's EOS target --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
