@@ -333,3 +333,22 @@ def test_the_nvue_target_saves_only_on_nv_config_save_when_auto_save_is_off(offl
     history = json.loads(nv(offline, "config", "history", "-o", "json"))
     assert [(entry["rev-id"], entry["message"]) for entry in history.values()] == [("1", "startup"),
                                                                                    ("2", "storage MTU")]
+
+
+def test_a_stale_pending_revision_on_the_nvue_target_is_detached_not_lost(lab: Lab, switch: str,
+                                                                         candidate: str) -> None:
+    """Someone's unapplied edit (the same login's pending revision) stays the switch's, parked under its number;
+    fabricgen's diff neither includes it nor deletes it."""
+    lab.inside(switch, "/root/hostname.yaml").write_text("- set:\n    system:\n      hostname: leaf3-new\n")
+    assert lab.run(switch, "nv config patch /root/hostname.yaml").returncode == 0
+    stale = state(lab, switch)["attached"]["root"]
+    driver = driver_for(lab, switch)
+    try:
+        driver.load_replace_candidate(config=candidate)
+        shown = driver.compare_config()
+    finally:
+        driver.close()
+    assert "hostname" not in shown and "pfc-sp3-100m" in shown
+    after = state(lab, switch)
+    assert after["attached"] == {} and after["revisions"][stale]["state"] == "pending"
+    assert after["revisions"][stale]["config"]["system"]["hostname"] == "leaf3-new"
