@@ -373,6 +373,22 @@ def test_target_what_gcu_cannot_change_is_refused_before_anything_is_sent(lab: L
     assert config_calls(lab, switch) == []  # GCU was never called
 
 
+def test_target_a_fec_the_port_does_not_support_is_refused_before_anything_is_sent(lab: Lab, switch: str,
+                                                                                   rendered: str) -> None:
+    before = running(lab, switch)
+    firecode = json.loads(rendered)
+    firecode["PORT"]["Ethernet8"]["fec"] = "fc"  # YANG allows it; this port's STATE_DB supported_fecs: rs,none
+    device = driver(lab, switch)
+    try:
+        device.load_replace_candidate(config=json.dumps(firecode))
+        with pytest.raises(CommitError, match=r"nothing was changed.*PORT\|Ethernet8: fec fc is not among"):
+            device.compare_config()
+    finally:
+        device.close()
+    assert running(lab, switch) == before
+    assert config_calls(lab, switch) == []
+
+
 @pytest.mark.parametrize(("patch", "error"), [
     ([{"op": "replace", "path": "/BUFFER_POOL/ingress_lossless_pool/size", "value": "60000000"}],
      "Error: Modification of BUFFER_POOL table is illegal- validating function "
@@ -380,6 +396,9 @@ def test_target_what_gcu_cannot_change_is_refused_before_anything_is_sent(lab: L
     ([{"op": "remove", "path": "/PFC_WD/GLOBAL"}],
      "Error: Given patch operation is invalid. Operation: remove is illegal on field: /PFC_WD/GLOBAL"),
     ([{"op": "replace", "path": "/PORT/Ethernet0/fec", "value": "fast"}], "Error: Failed validating patch: "),
+    ([{"op": "replace", "path": "/PORT/Ethernet0/fec", "value": "fc"}],  # valid YANG; STATE_DB lists rs, none
+     "Error: Modification of PORT table is illegal- validating function "
+     "generic_config_updater.field_operation_validators.port_config_update_validator returned False"),
     ([{"op": "remove", "path": "/NTP_SERVER/10.20.0.1"}],
      "Error: localhost: given patch is not valid because it will result in empty tables"),
 ])

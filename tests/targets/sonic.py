@@ -21,11 +21,14 @@ document (sonic-net/SONiC ``doc/config-generic-update-rollback/SONiC_Generic_Con
 * ``config save -y`` — the running config written to the startup file (``/etc/sonic/config_db.json`` on a switch).
 * ``show runningconfiguration all`` — CONFIG_DB as JSON plus ``bgpraw`` (FRR's running config, split mode).
 * ``show interfaces status`` — ``scripts/intfutil``'s table. No ASIC here: a port's Oper state is its admin state.
+* ``sonic-db-cli STATE_DB HGET PORT_TABLE|<port> supported_fecs|supported_speeds`` — what the platform reports
+  (``state_db.json``; an SN4700's 400G ports: FEC rs or none). GCU's PORT validator
+  (``port_config_update_validator``) refuses a fec or speed not listed there.
 
 Emulated rather than real: CONFIG_DB is ``running.json`` in the state directory (``$SONIC_TARGET_STATE``) and the
 startup file ``config_db.json`` beside it; a patch is applied at once, where GCU applies it change by change in an
 order it sorts (so a refused patch leaves the file as it was, as GCU's validation before applying does); GCU's
-checks that need the ASIC (STATE_DB ``supported_fecs``, the RDMA validators' platform table) are not modelled.
+checks that need the ASIC's identity (the RDMA validators' platform and release table) are not modelled.
 Error replies follow sonic-utilities' click commands: ``Failed to apply patch due to: <reason>`` then click's usage
 error ``Error: <reason>``, exit status 2.
 """
@@ -46,7 +49,7 @@ from typing import Any
 import click
 import jsonpatch
 
-TOOLS = ("show", "config")
+TOOLS = ("show", "config", "sonic-db-cli")
 STATE_VAR = "SONIC_TARGET_STATE"
 LOG_VAR = "SONIC_TARGET_LOG"
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +57,11 @@ STARTING_CONFIG = Path(__file__).resolve().parent / "data" / "sonic" / "config_d
 MODELS = ROOT.parent / "shared" / "sonic-yang" / "models"
 RUNNING = "running.json"
 STARTUP = "config_db.json"
+STATE_DB = "state_db.json"  # what the platform reports (STATE_DB PORT_TABLE), read by GCU's PORT validator
+# STATE_DB PORT_TABLE|<port> of the SN4700's 400G ports: what its xcvrd/syncd report as supported.
+SUPPORTED = {"supported_fecs": "rs,none", "supported_speeds": "1000,10000,25000,40000,50000,100000,200000,400000"}
+# field_operation_validators.py DEFAULT_SUPPORTED_FECS_LIST: a port whose STATE_DB names no supported FECs.
+DEFAULT_SUPPORTED_FECS = ("rs", "fc", "none", "auto")
 CHECKPOINTS = "checkpoints"
 CHECKPOINT_EXT = ".cp.json"  # generic_updater.py CHECKPOINT_EXT
 # FRR's running config (docker_routing_config_mode split: bgpd's own config, not CONFIG_DB's BGP tables).
@@ -103,6 +111,8 @@ def lab_init(directory: Path) -> None:
     text = STARTING_CONFIG.read_text()
     (directory / RUNNING).write_text(text)
     (directory / STARTUP).write_text(text)
+    ports = json.loads(text)["PORT"]
+    write_json(directory / STATE_DB, {"PORT_TABLE": {port: dict(SUPPORTED) for port in ports}})
 
 
 def yang_unavailable() -> str | None:
@@ -183,12 +193,47 @@ def _refusing_validator(table: str, element: dict[str, Any], version: str) -> st
     """The field_operation_validators.py function that refuses ``element``, or None."""
     if table == "BUFFER_POOL":  # its scenario lists no field, operation or platform
         return "rdma_config_update_validator"
+    if table == "PORT":
+        return None if port_update_allowed(element) else "port_config_update_validator"
     if table != "BUFFER_PROFILE":
         return None
     parts = element["path"].split("/")
     in_place = len(parts) == 4 and (parts[3], element["op"]) in BUFFER_PROFILE_EDITS
     whole = len(parts) <= 3 and version >= WHOLE_PROFILE_FROM
     return None if in_place or whole else "buffer_profile_config_update_validator"
+
+
+def port_update_allowed(element: dict[str, Any]) -> bool:
+    """field_operation_validators.py port_config_update_validator: a PORT speed or fec must be one the port's
+    STATE_DB entry lists as supported (a FEC: any of DEFAULT_SUPPORTED_FECS when it lists none)."""
+    if element["op"] == "remove":
+        return True
+    parts = element["path"].split("/")
+    value = element.get("value")
+    if len(parts) == 4:
+        fields = {parts[3]: value}
+    elif len(parts) == 3 and isinstance(value, dict):
+        fields = value
+    else:
+        return True  # a whole table: GCU walks it too; the lab's patches never add PORT whole
+    port = parts[2]
+    return all(_supported(port, name, str(fields[name])) for name in ("fec", "speed") if name in fields)
+
+
+def _supported(port: str, field: str, value: str) -> bool:
+    listed = state_db_port(port).get(f"supported_{field}s", "")
+    if field == "fec":
+        if not listed:
+            return value.strip() in DEFAULT_SUPPORTED_FECS
+        return listed != "N/A" and value.strip() in [v.strip() for v in listed.split(",")]
+    speeds = [int(v) for v in listed.split(",") if v]
+    return not speeds or (value.isdigit() and int(value) in speeds)
+
+
+def state_db_port(port: str) -> dict[str, str]:
+    path = state_dir() / STATE_DB
+    entry: dict[str, str] = json.loads(path.read_text()).get("PORT_TABLE", {}).get(port, {}) if path.exists() else {}
+    return entry
 
 
 def empty_tables(config: dict[str, Any]) -> list[str]:
@@ -392,8 +437,22 @@ def _speed(mbps: str | None) -> str:
     return f"{int(mbps) // 1000}G" if mbps and mbps.isdigit() else "N/A"
 
 
+def sonic_db_cli(argv: list[str]) -> int:
+    """sonic-swss-common's sonic-db-cli, ``STATE_DB HGET <key> <field>`` only: the value, or an empty line."""
+    if len(argv) != 4 or argv[0] != "STATE_DB" or argv[1].upper() != "HGET":
+        print("sonic-db-cli: the SONiC lab target answers STATE_DB HGET <key> <field> only", file=sys.stderr)
+        return 1
+    table, _, key = argv[2].partition("|")
+    print(state_db_port(key).get(argv[3], "") if table == "PORT_TABLE" else "")
+    return 0
+
+
 def main() -> int:
     tool = Path(sys.argv[0]).name
+    if tool == "sonic-db-cli":
+        status = sonic_db_cli(sys.argv[1:])
+        log_call(sys.argv, status)
+        return status
     command = {"config": config, "show": show}.get(tool)
     if command is None:
         print(f"{tool}: not a tool of the SONiC lab target ({', '.join(TOOLS)})", file=sys.stderr)

@@ -145,10 +145,24 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         """The owned patch, or CommitError naming everything GCU would refuse (nothing is sent then)."""
         changes = gcu.owned_patch(running, candidate)
         problems = gcu.refusals(running, candidate, changes)
+        problems += gcu.unsupported_port_values(changes, self._state_db(gcu.port_capabilities(changes)))
         if problems:
             raise CommitError(f"{self.hostname}: nothing was changed: the switch's GCU would refuse this patch, so "
                               "it was not sent: " + "; ".join(problems))
         return changes
+
+    def _state_db(self, queries: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """STATE_DB ``PORT_TABLE|<port>`` fields, one ``sonic-db-cli ... HGET`` each (sonic-swss-common); {} when
+        the switch cannot answer (then GCU's own dry run is the check)."""
+        if not queries:
+            return {}
+        command = "; ".join(f"printf '%s\\n' \"$(sonic-db-cli STATE_DB HGET {shlex.quote('PORT_TABLE|' + port)} "
+                            f"{field})\"" for port, field in queries)
+        done = self.ssh.run(f"command -v sonic-db-cli >/dev/null || exit 127; {command}")
+        answers = done.stdout.splitlines()
+        if done.status != 0 or len(answers) != len(queries):
+            return {}
+        return {query: answer.strip() for query, answer in zip(queries, answers, strict=True)}
 
     def _dry_run(self, changes: list[gcu.Change]) -> None:
         """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied."""

@@ -27,6 +27,9 @@ What GCU refuses is found here, before anything is sent (``refusals``), rather t
   ``field_operation_validators.py``, ``gcu_field_operation_validators.conf.json``): removing ``/PFC_WD/GLOBAL`` or
   ``/PFC_WD/GLOBAL/POLL_INTERVAL`` is always illegal; a BUFFER_PROFILE that exists may change only ``dynamic_th``
   and ``xoff`` in place; up to release 202505 no BUFFER_PROFILE may be added (``GCU_REFUSES_NEW_BUFFER_PROFILE``);
+* a PORT ``fec`` or ``speed`` the port's STATE_DB entry does not list as supported (``port_config_update_validator``:
+  ``supported_fecs``, default rs/fc/none/auto when it lists none; ``supported_speeds``), read from the switch
+  (``port_capabilities``);
 * a target config with an empty table (``generic_updater.py`` ``PatchApplier.apply``: EmptyTableError);
 * a port the switch does not have, or whose lanes differ from the candidate's: ports come from the platform's
   port map (breakout), which fabricgen does not change, so the inventory does not describe this switch.
@@ -59,6 +62,8 @@ PARTIAL_FIELDS: Mapping[str, frozenset[str] | None] = {
 ROW_FAMILIES = frozenset({"QUEUE", "MGMT_INTERFACE"})
 # gu_common.py validate_field_operation: illegal_operations_to_fields_map["remove"] (the owned ones).
 ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL", "/PFC_WD/GLOBAL/POLL_INTERVAL")
+# field_operation_validators.py DEFAULT_SUPPORTED_FECS_LIST: a port whose STATE_DB lists no supported FEC.
+DEFAULT_SUPPORTED_FECS = ("rs", "fc", "none", "auto")
 # gcu_field_operation_validators.conf.json, BUFFER_PROFILE: the fields an existing profile may change in place.
 BUFFER_PROFILE_IN_PLACE = frozenset({"dynamic_th", "xoff"})
 DEFAULT_RELEASE = "202411"  # fabricgen's target when the switch's CONFIG_DB names no release
@@ -305,6 +310,43 @@ def _field_rule_problems(changes: list[Change], release: str) -> list[str]:
             problems.append(f"{change.path}: GCU of SONiC {release} adds no buffer profile (allowed from 202511, "
                             "sonic-utilities #4087); it needs config reload")
     return problems
+
+
+def port_capabilities(changes: Iterable[Change]) -> list[tuple[str, str]]:
+    """The (port, STATE_DB field) pairs GCU's PORT validator reads for ``changes``: ``supported_fecs`` for a fec
+    written, ``supported_speeds`` for a speed."""
+    wanted = []
+    for change in changes:
+        if change.parts[0] != "PORT" or change.op == "remove" or len(change.parts) < 2:
+            continue
+        fields = [change.parts[2]] if len(change.parts) == 3 else list(change.value or {})
+        wanted += [(change.parts[1], f"supported_{name}s") for name in ("fec", "speed") if name in fields]
+    return sorted(set(wanted), key=lambda pair: (natural(pair[0]), pair[1]))
+
+
+def unsupported_port_values(changes: Iterable[Change], supported: Mapping[tuple[str, str], str]) -> list[str]:
+    """What port_config_update_validator refuses, given the switch's STATE_DB answers (``supported``: (port,
+    ``supported_fecs``/``supported_speeds``) → the listed text, "" when the entry lists nothing)."""
+    problems = []
+    for change in changes:
+        if change.parts[0] != "PORT" or change.op == "remove" or len(change.parts) < 2:
+            continue
+        fields = {change.parts[2]: change.value} if len(change.parts) == 3 else dict(change.value or {})
+        for name in ("fec", "speed"):
+            if name in fields and not _supported(name, str(fields[name]),
+                                                 supported.get((change.parts[1], f"supported_{name}s"), "")):
+                problems.append(f"PORT|{change.parts[1]}: {name} {fields[name]} is not among the port's supported "
+                                f"{name}s in STATE_DB (GCU port_config_update_validator)")
+    return problems
+
+
+def _supported(field: str, value: str, listed: str) -> bool:
+    if field == "fec":
+        if not listed:
+            return value.strip() in DEFAULT_SUPPORTED_FECS
+        return listed != "N/A" and value.strip() in [item.strip() for item in listed.split(",")]
+    speeds = [item.strip() for item in listed.split(",") if item.strip()]
+    return not speeds or value in speeds
 
 
 def _release(running: Mapping[str, Any]) -> str:
