@@ -172,9 +172,9 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         running = self.running_config()
         self.last_snapshot = owned_diff(running, rendered)  # the switch as found, before anything changes
         checkpoint = CHECKPOINT_PREFIX + commit_id
-        self._fresh_checkpoint(checkpoint)
         name = f"{checkpoint}.cfg"
         self._put(name, splice(running, rendered))
+        self._fresh_checkpoint(checkpoint)
         timer = f" commit-timeout {seconds}" if seconds else ""
         try:
             output = self._show(f"configure replace bootflash:{name}{timer}")
@@ -193,6 +193,7 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         try:
             self._show(f"checkpoint {name}")
         except NXAPICommandError as exc:
+            self._delete(f"{name}.cfg")  # the candidate copied just before
             raise CommitError(f"{self.hostname}: nothing was changed: checkpoint {name} failed: {exc.message}") \
                 from None
 
