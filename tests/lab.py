@@ -349,8 +349,15 @@ def install_models(kind: HostKind, usr_local: Path) -> None:
     # The models' code is copied in and run by the base interpreter: a host's own /tmp and /run hide a checkout
     # (and its venv) that lives there, as a CI runner's often does.
     shutil.copyfile(ROOT / "tests" / kind.stubs / f"{kind.module}.py", lib / f"{kind.module}.py")
+    # Compiled at set-up rather than by the host's first call (a --check makes dozens, each a process start);
+    # an unchecked-hash .pyc stays valid whatever the copy's mtime.
+    import py_compile
+
+    py_compile.compile(str(lib / f"{kind.module}.py"), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
     interpreter = Path(sys.executable).resolve()
-    launcher.write_text(f"#!{interpreter} -S\nimport sys\nsys.path.insert(0, '/usr/local/lib/fabricgen-lab')\n"
+    # -S: no site (no .pth files to read), -E: no PYTHON* variables a session might carry (one shebang argument).
+    launcher.write_text(f"#!{interpreter} -SE\nimport sys\nsys.path.insert(0, '/usr/local/lib/fabricgen-lab')\n"
                         f"import {kind.module}\nsys.exit({kind.module}.main())\n")
     launcher.chmod(0o755)
     (usr_local / "bin").mkdir()
