@@ -266,6 +266,22 @@ def test_nxos_target_rollback_of_a_pending_commit_restores_the_switch(lab: Lab, 
     assert leftovers(lab, switch) == {"bootflash": [], "pending": []}
 
 
+def test_nxos_target_checkpoint_database_keeps_its_ten_and_other_checkpoints(lab: Lab, switch: str,
+                                                                           rendered: str) -> None:
+    state = lab.state_dir(switch)
+    driver = open_driver(lab, switch)
+    try:
+        driver.cli(["checkpoint before-maintenance"])
+        for run in range(1, 12):  # eleven runs: the oldest of fabricgen's checkpoints make room
+            driver.load_replace_candidate(config=rendered if run % 2 else STARTING)
+            driver.commit_config(message=f"run-{run:02d}", revert_in=REVERT_IN)
+            driver.confirm_commit()
+    finally:
+        driver.close()
+    names = sorted(p.name for p in (state / "checkpoints").iterdir())
+    assert names == ["before-maintenance", *(f"fabricgen-run-{run:02d}" for run in range(3, 12))]
+
+
 # A controller that commits with a revert timer and then hangs: the test kills it with SIGKILL.
 CONTROLLER = """
 import json, sys, time, napalm

@@ -65,6 +65,7 @@ COMMIT_TIMEOUT_RANGE = (30, 3600)  # the guide: "The timer value range is betwee
 SERIAL = "FGLAB0NXOS1"
 INSIDE_BOOTFLASH = "/run/fabricgen-lab/nic-state/bootflash"  # bootflash/ of the state directory, inside the host
 TIMER_POLL_S = 0.2
+MAX_CHECKPOINTS = 10  # Cisco's rollback guide: "You can create up to ten checkpoint copies."
 
 
 class CliError(Exception):
@@ -213,6 +214,7 @@ class Device:
         return self.state / "bootflash" / match.group(1)
 
     def checkpoint(self, name: str) -> Path:
+        # "The checkpoint name can be any alphanumeric string up to 80 characters but cannot contain spaces."
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}", name):
             raise CliError(f"% Invalid checkpoint name {name!r}")
         return self.state / "checkpoints" / name
@@ -320,9 +322,13 @@ def _checkpoint_file(device: Device, match: re.Match[str]) -> Result:
 
 @command(r"checkpoint (\S+)(?: description .*)?")
 def _checkpoint(device: Device, match: re.Match[str]) -> Result:
+    """Cisco's rollback guide (Guidelines and Limitations): "You can create up to ten checkpoint copies",
+    "Checkpoint names must be unique. You cannot overwrite previously saved checkpoints with the same name.\""""
     path = device.checkpoint(match.group(1))
     if path.exists():
         raise CliError(f"Checkpoint name {match.group(1)} is already in use")
+    if len(list((device.state / "checkpoints").iterdir())) >= MAX_CHECKPOINTS:
+        raise CliError(f"Maximum number of checkpoints ({MAX_CHECKPOINTS}) reached: remove one with 'no checkpoint'")
     _write(path, render(device.running()))
     return "Done"
 

@@ -25,6 +25,7 @@ Configuration Replace" and "Configuring Rollback"):
   less becomes 30 s, more is refused (commit_timeout).
 - ``confirm_commit``: ``configure replace commit`` (stops the timer), ``copy running-config startup-config``.
 - ``rollback`` / ``revert(run)``: ``rollback running-config checkpoint fabricgen-<run>``, then copy run start.
+  NX-OS keeps ten checkpoints: the oldest ``fabricgen-*`` ones make room, so only the latest runs can be reverted.
   A commit still waiting for its confirm is first committed (its timer stopped, so it cannot fire during or after
   the rollback) and at once rolled back to the checkpoint taken before it.
 - ``intent_check(config)``: read-only, the owned part of ``show running-config`` against nxos.cfg's.
@@ -58,6 +59,8 @@ from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
 from fabricgen.platforms.nxos.splice import owned_diff, splice
 
 CHECKPOINT_PREFIX = "fabricgen-"
+# Cisco's rollback guide: "You can create up to ten checkpoint copies." (listed oldest first by show checkpoint summary)
+MAX_CHECKPOINTS = 10
 COMMIT_TIMEOUT_RANGE = (30, 3600)  # the guide: "The timer value range is between 30-3600 seconds."
 _COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _PENDING = re.compile(r"^Commit timeout\s*:\s*\d+ seconds, \d+ seconds remaining", re.MULTILINE)
@@ -187,9 +190,16 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
             self._delete(name)
 
     def _fresh_checkpoint(self, name: str) -> None:
-        """``checkpoint <name>``; one left by an earlier attempt of the same run (a resume) is replaced."""
-        if name in _CHECKPOINT.findall(self._show("show checkpoint summary")):
+        """``checkpoint <name>``; one left by an earlier attempt of the same run (a resume) is replaced, and the
+        oldest of fabricgen's own make room when the database is full (NX-OS keeps ten; others' are never touched).
+        """
+        existing = _CHECKPOINT.findall(self._show("show checkpoint summary"))
+        if name in existing:
             self._show(f"no checkpoint {name}")
+            existing.remove(name)
+        ours = [other for other in existing if other.startswith(CHECKPOINT_PREFIX)]
+        for oldest in ours[: max(0, len(existing) - MAX_CHECKPOINTS + 1)]:
+            self._show(f"no checkpoint {oldest}")
         try:
             self._show(f"checkpoint {name}")
         except NXAPICommandError as exc:
