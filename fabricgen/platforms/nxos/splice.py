@@ -40,7 +40,7 @@ PARTIAL: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"interface Ethernet\S+"), re.compile("|".join(ETHERNET_FIELDS))),
     (re.compile(r"interface mgmt0"),
      re.compile(r"description .*|vrf member .*|ip address .*|ipv6 address .*|(?:no )?mtu(?: .*)?")),
-    (re.compile(rf"vrf context {MGMT_VRF}"), re.compile(r"ip route 0\.0\.0\.0/0 .*")),
+    (re.compile(rf"vrf context {MGMT_VRF}"), re.compile(r"ip route 0\.0\.0\.0/0 .*|ipv6 route ::/0 .*")),
     (re.compile(r"system qos"), re.compile(r"service-policy type (?:network-qos|queuing output) .*")),
 )
 # Where show running-config lists each kind of block fabricgen may add (a new block goes after its kind).
