@@ -33,13 +33,14 @@ Configuration Replace" and "Configuring Rollback"):
 Options (``optional_args``), beside the core driver's (``port``, ``transport``): ``ssl_verify`` (default True: the
 system's CAs; a path pins a CA bundle or the switch's own certificate; False only for a lab, explicitly),
 ``ssh_username`` (the SFTP login, default the NX-API user), ``key_file``, ``known_hosts``, ``host_key_checking``
-(default True), ``ssh_port`` (22), ``bootflash_path`` (where bootflash: is in the SFTP server's file tree,
-default its start directory, which is bootflash: on NX-OS).
+(default True), ``ssh_port`` (22), ``bootflash_path`` (where bootflash: is in the SFTP server's file tree;
+default: the SFTP session's start directory, taken to be bootflash: as it is for ``copy scp:`` and SCP uploads to
+a Nexus).
 
-Pending commits are read from ``show config-replace status`` (the commit timer's state and the user file, whose
-name carries the run id). Its exact layout here is the lab target's (tests/targets/nxos.py): Cisco's guide shows
-the command, but its example output was not readable when this was written; check the two patterns below against
-a real switch (the opt-in real-lab tier).
+Not verified against a real switch (no NX-OS image runs here; the lab target models them): that NX-OS's SFTP
+server starts in bootflash:, and the layout of ``show config-replace status``, from which pending commits are
+read (the commit timer's state and the user file, whose name carries the run id; see _PENDING and
+_PENDING_FILE). Cisco's guide shows the command, but its example output was not readable when this was written.
 """
 
 from __future__ import annotations
