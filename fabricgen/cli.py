@@ -64,6 +64,7 @@ from fabricgen.report.commands import register as register_docs_command
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
 from fabricgen.review_command import register as register_plan_command
+from fabricgen.selection import filter_option, selected_or_fail
 
 EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
 DEFAULT_INTENT = Path("intent/fabric.yaml")
@@ -147,8 +148,9 @@ def main() -> None:
               help="render only the K-th of N deterministic slices of the devices (CI matrix jobs)")
 @click.option("--full", is_flag=True,
               help="rewrite the whole tree atomically even when only some devices changed")
+@filter_option("render only these devices into OUT, keep the other devices' files as they are")
 def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs: int, shard: str | None,
-           full: bool) -> None:
+           full: bool, filter_expr: str | None) -> None:
     """Render every device's configs into OUT/<device>/ plus OUT/manifest.json.
 
     When OUT holds an untouched earlier render (its manifest matches the files, same fabricgen and
@@ -160,6 +162,7 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
       fabricgen render                                  # the bundled example: intent/fabric.yaml + inventory/
       fabricgen render intent/minimal.yaml -o build/minimal
       fabricgen render site.yaml -i site-inventory --format json
+      fabricgen render --filter 'role=leaf&platform=sonic'   # only the SONiC leaves' files, the rest kept
 
     OUT must not be a symbolic link, and a non-empty OUT must hold nothing but a tree fabricgen wrote (its
     manifest and the files listed there), otherwise nothing is written (exit 3). Renders into one OUT wait for
@@ -168,36 +171,39 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
     Nothing is written while the input has errors (exit 2, each printed as FILE:LINE:COL: key.path: message) or
     lint finds errors (exit 1; --force writes anyway); with --format json stdout then holds the findings, as
     `fabricgen lint --format json` prints them.
+
+    --filter renders only the devices it selects (lint still checks the whole fabric, since rules look at
+    neighbours): into an empty OUT, a tree of those devices alone; into an earlier render, an update of their
+    files that leaves every other device's files as they were. Either way the manifest records the filter, so
+    the tree is never taken for a whole render. OUT must then be empty or a tree this fabricgen can update in
+    place (otherwise exit 3: render it whole first).
     """
+    if filter_expr is not None and full:
+        fail("--filter and --full: --full rewrites the whole tree, --filter only the selected devices; use one")
     # Input errors from any step (load, resolve beside the render workers) end here, after the staged tree is
     # cleaned up and the lock released.
     with input_errors(fmt), contextlib.ExitStack() as held:
         with _output_errors(out, updating=False):  # a symlinked OUT, no room for the lock file
             held.enter_context(output_lock(out))
-        _render(intent, inventory, out, fmt, force, jobs, shard, full)
+        _render(intent, inventory, out, fmt, force, jobs, shard, full, filter_expr)
 
 
 def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs: int, shard: str | None,
-            full: bool) -> None:
+            full: bool, filter_expr: str | None) -> None:
     """render, with the lock of OUT held."""
     unchecked = None if full else read_manifest(out)
-    plan, scanned = _neighbourhood(intent, inventory, out, unchecked, shard, jobs)
+    whole = shard is None and filter_expr is None
+    plan, scanned = _neighbourhood(intent, inventory, out, unchecked, whole, jobs)
     if plan is not None:
-        with _output_errors(out, updating=True):
-            rewritten = apply_update(out, plan)
-        written = [name for name, text in plan.files.items() if plan.replaced.get(name) != file_hash(text)]
-        # A neighbourhood update lints the edited devices and their neighbours for errors only: the fabric's
-        # warning count is not known (None).
-        _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, [*written, MANIFEST] if rewritten else [],
-                 plan.removed, None, "neighbourhood",
-                 f"neighbourhood update: {plan.edited} hosts.yaml entr{'y' if plan.edited == 1 else 'ies'} "
-                 f"edited, {plan.resolved} device(s) resolved and {plan.linted} linted again; the rest as the "
-                 "previous render left it")
+        _neighbourhood_update(plan, out, fmt)
         return
     loaded = load(intent, inventory, jobs=jobs)
     devices, extra = _shard_devices(sorted(loaded.inventory.devices), shard)
+    devices = _filtered(loaded, devices, filter_expr, extra)
     extra["renderer"] = renderer_fingerprint()
     previous = None if scanned is None else _previous_tree(scanned, extra)
+    if filter_expr is not None and previous is None:
+        _refuse_to_replace(out, filter_expr)
     gate = _LintGate(loaded, force, extra, fmt)
     with _output_errors(out, updating=previous is not None):
         if previous is None:
@@ -205,25 +211,82 @@ def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, job
             paths, written = list(hashes), [*hashes, MANIFEST]
             removed: list[str] = []  # the whole tree is replaced
         else:
-            fabric, paths, written, removed = _update_tree(loaded, out, previous, devices, jobs, gate)
+            fabric, paths, written, removed = _update_tree(loaded, out, previous, devices, jobs, gate,
+                                                           keep_unselected=filter_expr is not None)
     kinds = kinds_of(fabric.devices.values())
-    if loaded.hosts_entries is not None and shard is None and "forced" not in extra:
+    if loaded.hosts_entries is not None and whole and "forced" not in extra:
         record_render(out, kinds, inventory / "hosts.yaml", loaded.hosts_entries)
     _summary(fabric.name, kinds, paths, out, fmt, written, removed, gate.warnings,
-             "full" if previous is None else "incremental")
+             "full" if previous is None else "incremental", _filter_note(extra, previous is not None),
+             extra.get("filter"))
+
+
+def _neighbourhood_update(plan: UpdatePlan, out: Path, fmt: str) -> None:
+    """Write a neighbourhood update and print its summary."""
+    with _output_errors(out, updating=True):
+        rewritten = apply_update(out, plan)
+    written = [name for name, text in plan.files.items() if plan.replaced.get(name) != file_hash(text)]
+    # A neighbourhood update lints the edited devices and their neighbours for errors only: the fabric's
+    # warning count is not known (None).
+    _summary(plan.fabric, plan.state.kinds, plan.paths, out, fmt, [*written, MANIFEST] if rewritten else [],
+             plan.removed, None, "neighbourhood",
+             f"neighbourhood update: {plan.edited} hosts.yaml entr{'y' if plan.edited == 1 else 'ies'} "
+             f"edited, {plan.resolved} device(s) resolved and {plan.linted} linted again; the rest as the "
+             "previous render left it")
+
+
+def _filtered(loaded: FabricInput, devices: list[str] | None, expression: str | None,
+              extra: dict[str, Any]) -> list[str] | None:
+    """The devices to render after `--filter` (within the shard, if any), recorded in the manifest's ``extra``:
+    a tree of some devices, or one updated for some devices only, is never taken for a whole render."""
+    selected = selected_or_fail(loaded.inventory, expression, fail)
+    if selected is None or expression is None:
+        return devices
+    if devices is not None:
+        in_shard = set(devices)
+        selected = [name for name in selected if name in in_shard]
+        if not selected:
+            fail(f"--filter {expression}: selects no device of shard {extra['shard']['index']}/"
+                 f"{extra['shard']['count']}")
+    extra["filter"] = {"expression": expression, "devices": len(selected)}
+    return selected
+
+
+def _refuse_to_replace(out: Path, expression: str) -> None:
+    """A filtered render writes a new tree only where there is none: replacing an earlier render (one this
+    fabricgen cannot update in place) by the selected devices alone would delete every other device's files."""
+    with contextlib.suppress(OSError):  # OUT missing or unreadable: the write reports what it must
+        if out.is_dir() and not out.is_symlink() and any(out.iterdir()):
+            fail(f"--filter {expression}: {out} holds a tree this render cannot update in place (rendered by "
+                 "another fabricgen or other templates, for another --shard, edited since, or interrupted); "
+                 "replacing it by the selected devices would delete the others' files. Render it whole first "
+                 "(without --filter), or write the selection elsewhere with -o; nothing was written", EXIT_OUTPUT)
+
+
+def _filter_note(extra: dict[str, Any], updated: bool) -> str:
+    """The summary's line about `--filter`: which devices the tree holds as this render left them."""
+    if "filter" not in extra:
+        return ""
+    selection = f"--filter {extra['filter']['expression']}: {extra['filter']['devices']} device(s) selected"
+    if updated:
+        return f"{selection}; the other devices' files are as the previous render left them"
+    return f"{selection}; the tree holds only them ({MANIFEST} records the filter)"
 
 
 def _neighbourhood(intent: Path, inventory: Path, out: Path, unchecked: PreviousTree | None,
-                   shard: str | None, jobs: int) -> tuple[UpdatePlan | None, PreviousTree | None]:
+                   whole: bool, jobs: int) -> tuple[UpdatePlan | None, PreviousTree | None]:
     """The neighbourhood update of the tree at ``out`` if it is one, and the tree if its files are what its
     manifest says. A forked process checks the files while this one works out the update (0.15 s each at
     32,768 GPUs; a thread would wait on the interpreter lock); a plan for a tree that fails the check is
-    dropped."""
+    dropped. ``whole``: this render is of every device (no --shard, no --filter). A tree that a filtered render
+    updated is no base for one either: its manifest's input hashes are newer than its unselected devices'
+    files, which a neighbourhood update (it re-renders only around edited hosts.yaml entries) would keep."""
     if unchecked is None:
         return None, None
-    if shard is not None or jobs < 2 or not can_fork():
+    whole = whole and "filter" not in unchecked.manifest
+    if not whole or jobs < 2 or not can_fork():
         intact = tree_matches(out, unchecked)
-        plan = plan_update(intent, inventory, out, unchecked, _renderer()) if intact and shard is None else None
+        plan = plan_update(intent, inventory, out, unchecked, _renderer()) if intact and whole else None
         return plan, unchecked if intact else None
     planned: list[UpdatePlan | None] = []
     [intact] = fork_map(lambda _: tree_matches(out, unchecked), [[out]], meanwhile=lambda: planned.append(
@@ -271,12 +334,19 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
 
 
 def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices: list[str] | None, jobs: int,
-                 gate: _LintGate) -> tuple[Fabric, list[str], list[str], list[str]]:
+                 gate: _LintGate, keep_unselected: bool = False) -> tuple[Fabric, list[str], list[str], list[str]]:
     """An earlier tree updated in place: only devices whose resolved model changed are rendered, only changed
     files rewritten. Lint runs while workers hash every resolved model, and decides whether anything is.
-    Returns the fabric, every file of the tree, the files written (the manifest included) and those removed."""
+    ``keep_unselected`` (--filter): the files of devices not in ``devices`` stay as they are, listed in the new
+    manifest with their hashes (each device's files still match its resolved.json, so a later whole render
+    updates exactly the devices whose model changed since). Returns the fabric, every file of the tree, the
+    files written (the manifest included) and those removed."""
     fabric = gate.fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files, jobs, gate=gate)
+    if keep_unselected and devices is not None:
+        selected = set(devices)
+        plan.kept.update({path: digest for path, digest in previous.files.items()
+                          if path.partition("/")[0] not in selected})
     files = generate_parallel(fabric, jobs, plan.render)
     changed = {name: text for name, text in files.items() if previous.files.get(name) != file_hash(text)}
     removed = sorted(set(previous.files) - set(files) - set(plan.kept))
@@ -330,12 +400,14 @@ def _shard_devices(names: list[str], spec: str | None) -> tuple[list[str] | None
 
 
 def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, fmt: str, written: list[str],
-             removed: list[str], warnings: int | None, update: str, note: str = "") -> None:
+             removed: list[str], warnings: int | None, update: str, note: str = "",
+             selection: dict[str, Any] | None = None) -> None:
     """What was rendered: per kind of device (``kinds``: device → role, platform), or per device in JSON, and
     how (``update``: the whole tree written, an incremental update of it, or a neighbourhood update). ``written``:
     the files written (the manifest included; none when the tree was up to date), ``removed``: those an update
     deleted, ``warnings``: how many warnings lint found (None: not known, a neighbourhood update lints only
-    around the edited devices, for errors)."""
+    around the edited devices, for errors), ``selection``: what the manifest records of --filter (JSON: null
+    when every device was rendered)."""
     rewritten = len(written)
     per_device: dict[str, list[str]] = {}
     for path in sorted(paths):
@@ -344,7 +416,7 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
     if fmt == "json":
         click.echo(json.dumps({"fabric": fabric, "out": str(out), "files": len(paths) + 1,
                                "rewritten": rewritten, "update": update, "written": sorted(written),
-                               "removed": sorted(removed), "lint_warnings": warnings,
+                               "removed": sorted(removed), "lint_warnings": warnings, "filter": selection,
                                "devices": {n: {"platform": kinds[n][1], "role": kinds[n][0], "files": f}
                                            for n, f in per_device.items()}}, indent=2, sort_keys=True))
         return

@@ -27,12 +27,15 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, NoReturn, Protocol, TypeVar
+
+import click
 
 from fabricgen.model import Fabric
 from fabricgen.schema.inventory import Inventory
 
 KEYS = ("name", "role", "platform", "group")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class SelectionError(ValueError):
@@ -114,3 +117,31 @@ def _matcher(key: str, pattern: str) -> Test:
 def _keys_used(expression: str) -> set[str]:
     return {part.strip().lstrip("!").partition("=")[0].strip() for term in expression.split(",")
             for part in term.split("&") if "=" in part}
+
+
+# --- the command line's --filter ------------------------------------------------------------------------------
+
+FILTER_HELP = ("Nornir-style selection: name globs, role=, platform=, group=; ',' or, '&' and, '!' not "
+               "(e.g. 'role=leaf&platform=sonic')")
+
+
+def filter_option(what: str) -> Callable[[F], F]:
+    """``--filter EXPR`` for a command; ``what``: what the selection does there (said after the grammar)."""
+    return click.option("--filter", "filter_expr", metavar="EXPR", default=None, help=f"{FILTER_HELP}; {what}")
+
+
+def selected_or_fail(inventory: Inventory, expression: str | None,
+                     fail: Callable[[str], NoReturn]) -> list[str] | None:
+    """The devices ``--filter expression`` selects (None: no filter, every device). An expression that cannot be
+    read, and one that selects no device, are input errors: ``fail`` prints `error: --filter EXPR: why`
+    and exits 2 (a filter that silently selects nothing would make a CI step pass while checking nothing)."""
+    if expression is None:
+        return None
+    try:
+        names = filter_devices(inventory, expression)
+    except SelectionError as exc:
+        fail(f"--filter {expression}: {exc}")
+    if not names:
+        fail(f"--filter {expression}: selects no device of the inventory (its hosts.yaml names each device, its "
+             "role, platform and groups)")
+    return names
