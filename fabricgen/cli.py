@@ -11,6 +11,7 @@ report it).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -31,7 +32,7 @@ from fabricgen.diagnostics import CONFIG_UNREADABLE, Diagnostic, InputError, Loc
 from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
-from fabricgen.lint import lint
+from fabricgen.lint import LintReport, lint
 from fabricgen.lint.registry import Finding, catalog
 from fabricgen.lint.report import (
     explain,
@@ -449,7 +450,8 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
 @input_options
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--device", "devices", multiple=True, help="only these devices (repeatable)")
-def resolve_cmd(intent: Path, inventory: Path, fmt: str, devices: tuple[str, ...]) -> None:
+@filter_option("only these devices (with --device: the devices either names)")
+def resolve_cmd(intent: Path, inventory: Path, fmt: str, devices: tuple[str, ...], filter_expr: str | None) -> None:
     """Print the resolved device models: every decision fabricgen made, before any vendor syntax.
 
     Loads and checks the intent and inventory as render does, then prints what every renderer reads: per
@@ -462,13 +464,16 @@ def resolve_cmd(intent: Path, inventory: Path, fmt: str, devices: tuple[str, ...
       fabricgen resolve --device leaf1                 # one switch's decisions, as YAML
       fabricgen resolve --device node1 --device spine1 intent/minimal.yaml
       fabricgen resolve --format json | jq '.devices.node1.host.nccl_env'
+      fabricgen resolve --filter 'role=spine,group=rail0'  # every spine and every member of group rail0
     """
-    _, fabric = load_and_resolve(intent, inventory)
+    loaded, fabric = load_and_resolve(intent, inventory)
     unknown = sorted(set(devices) - set(fabric.devices))
     if unknown:
         fail(f"no such device: {', '.join(unknown)}")
-    if devices:
-        fabric = fabric.model_copy(update={"devices": {n: fabric.devices[n] for n in devices}})
+    filtered = selected_or_fail(loaded.inventory, filter_expr, fail)
+    if devices or filtered is not None:
+        wanted = [*devices, *(name for name in filtered or () if name not in devices)]
+        fabric = fabric.model_copy(update={"devices": {n: fabric.devices[n] for n in wanted}})
     click.echo(dump_fabric(fabric, fmt), nl=False)
 
 
@@ -652,8 +657,9 @@ def config_errors(fmt: str = "text") -> Iterator[None]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="fail (exit 1) on warnings too")
 @click.option("--explain", "explain_id", metavar="RULE", help="print what a rule checks, why, and how to fix it")
+@filter_option("report only findings about these devices (lint still checks the whole fabric)")
 def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool, fmt: str, strict: bool,
-             explain_id: str | None) -> None:
+             explain_id: str | None, filter_expr: str | None) -> None:
     """Check the fabric end to end: NIC ↔ switch ↔ switch classification, PFC, ECN/DCQCN, MTU, headroom,
     physical layer, scheduling, management isolation.
 
@@ -663,6 +669,11 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
     purpose). A config file that cannot be read (not UTF-8, binary, not parseable) is an input error.
 
     \b
+    --filter narrows the report, not the check: lint runs over the whole fabric, since a rule looks at both
+    ends of a link and at the neighbours, then reports (and counts, for the exit status) the findings whose
+    device the filter selects.
+
+    \b
     Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors
     (with --format json or sarif also reported as findings, each at its file, line and column).
     Examples:
@@ -670,6 +681,7 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
       fabricgen lint --configs out/                    # configs that exist (ours, hand-written, pulled)
       fabricgen lint --configs pulled/ --partial       # only the devices pulled/ has configs for
       fabricgen lint --format sarif > fabricgen.sarif  # GitHub code scanning
+      fabricgen lint --filter 'role=leaf&platform=sonic'  # findings about the SONiC leaves only
       fabricgen lint --explain FG-PFC-001
     """
     if explain_id:
@@ -687,9 +699,19 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
         with config_errors(fmt):
             read = read_configs(fabric, configs, partial)
         fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
-    report = lint(fabric, evidence=evidence)
+    report = _about(lint(fabric, evidence=evidence), selected_or_fail(loaded.inventory, filter_expr, fail))
     click.echo({"text": to_text, "json": to_json, "sarif": to_sarif}[fmt](report, locate), nl=False)
     sys.exit(EXIT_INVALID if report.failed(strict) else 0)
+
+
+def _about(report: LintReport, devices: list[str] | None) -> LintReport:
+    """The findings (waived ones too) about ``devices`` (None: every device); the counts of what was checked
+    stay the fabric's."""
+    if devices is None:
+        return report
+    wanted = set(devices)
+    return dataclasses.replace(report, findings=[f for f in report.findings if f.device in wanted],
+                               waived=[w for w in report.waived if w.finding.device in wanted])
 
 
 @main.command("rules")
