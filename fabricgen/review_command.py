@@ -29,7 +29,8 @@ from fabricgen.load import INVENTORY_FILES, FabricInput, load
 from fabricgen.model import DeviceModel, Fabric
 from fabricgen.output import read_manifest
 from fabricgen.resolve import resolve
-from fabricgen.review import Side, compare, to_json, to_markdown, to_text
+from fabricgen.review import Plan, Side, compare, to_json, to_markdown, to_text
+from fabricgen.selection import filter_option, selected_or_fail, selects
 
 EXIT_LINT, EXIT_CHANGES = 1, 2
 Fail = Callable[..., NoReturn]
@@ -52,14 +53,17 @@ def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Comm
                        "upstream branch, else HEAD), or a directory `fabricgen render` wrote")
     @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
                   show_default=True, help="markdown fits a pull-request comment")
-    def plan_cmd(intent: Path, inventory: Path, base: str | None, fmt: str) -> None:
+    @filter_option("list only these devices (a device the change removes: by its name, role and platform)")
+    def plan_cmd(intent: Path, inventory: Path, base: str | None, fmt: str, filter_expr: str | None) -> None:
         """Show what a change does to each device: render the base and the working tree in memory (nothing
         is written) and list, per device whose files differ, a summary of the settings that change (PFC
         priorities, ECN thresholds, MTU, headroom, DSCP maps, scheduler weights, PFC watchdog, ...; KB = 1000
         bytes) and the unified diff of its files. Devices whose files are the same are not listed; neither
         resolved.json nor the manifest is diffed. With a rendered tree as the base there is a summary only
         when its resolved.json files can be read; the output says so otherwise. A path that is a directory
-        is taken as a rendered tree, anything else as a git revision.
+        is taken as a rendered tree, anything else as a git revision. --filter lists only the devices it
+        selects in the working tree's inventory (and removed devices its name, role or platform tests match);
+        both sides are still rendered whole and lint still checks the whole head.
 
         \b
         Exit status: 0 no device changes · 2 devices change · 1 lint finds errors in the head (the plan is
@@ -69,9 +73,11 @@ def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Comm
           fabricgen plan                                    # against the merge base with the upstream branch
           fabricgen plan --base origin/main --format markdown > plan.md   # a pull-request comment
           fabricgen plan --base out/ --format json          # against the tree render last wrote
+          fabricgen plan --filter 'role=leaf,role=spine'   # what the change does to the switches
         """
         try:
             head_input, head = _load_side(intent, inventory, "the head (working tree)", fail)
+            selected = selected_or_fail(head_input.inventory, filter_expr, fail)
             head_side = Side(_render(head), head.devices, {"kind": "working tree", "intent": str(intent),
                                                            "inventory": str(inventory)})
             base_side = _tree_side(Path(base)) if base and Path(base).is_dir() else \
@@ -79,7 +85,7 @@ def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Comm
         except BaseError as exc:
             fail(str(exc))
         report = lint(head)
-        plan = compare(base_side, head_side)
+        plan = _only(compare(base_side, head_side), filter_expr, selected)
         click.echo(to_text(plan) if fmt == "text" else to_json(plan, report.errors) if fmt == "json" else
                    to_markdown(plan, report.errors), nl=False)
         if report.errors:
@@ -89,6 +95,18 @@ def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Comm
         sys.exit(EXIT_CHANGES if plan.devices else 0)
 
     return plan_cmd
+
+
+def _only(plan: Plan, expression: str | None, selected: list[str] | None) -> Plan:
+    """The plan of the devices --filter selects: ``selected`` of the head's inventory, and the removed devices
+    ``expression`` selects by name, role and platform. ``unchanged`` counts the selected devices that do not
+    change."""
+    if expression is None or selected is None:
+        return plan
+    wanted = set(selected)
+    devices = [device for device in plan.devices if device.device in wanted
+               or (device.change == "removed" and selects(expression, device.device, device.role, device.platform))]
+    return dataclasses.replace(plan, devices=devices, unchanged=len(wanted - {d.device for d in devices}))
 
 
 def _render(fabric: Fabric) -> dict[str, str]:

@@ -73,6 +73,12 @@ def filter_devices(fabric_or_inventory: Fabric | Inventory, expression: str) -> 
     return sorted(fact.name for fact in facts if test(fact))
 
 
+def selects(expression: str, name: str, role: str | None, platform: str | None) -> bool:
+    """Whether ``expression`` selects a device known only by its name, role and platform (e.g. one a change
+    removes, which the inventory no longer has): its groups are unknown, so a `group=` atom does not match."""
+    return parse(expression)(_Facts(name, role or "", platform or "", None))
+
+
 def _facts(devices: Mapping[str, _Device], from_inventory: bool) -> list[_Facts]:
     return [_Facts(name, device.role, device.platform,
                    tuple(getattr(device, "groups", ())) if from_inventory else None)

@@ -10,10 +10,11 @@ from typing import Any, NoReturn
 
 import click
 
-from fabricgen.lint import lint
+from fabricgen.lint import Finding, lint
 from fabricgen.model import Fabric
 from fabricgen.output import OutputError, build_manifest, write_output
 from fabricgen.report import FABRIC_REPORT, INDEX, RUNBOOK, build_docs
+from fabricgen.selection import filter_option, selected_or_fail
 
 DEFAULT_DOCS = Path("fabric-docs")
 EXIT_OUTPUT = 3
@@ -25,27 +26,48 @@ def register(main: click.Group, load_and_resolve: Callable[[Path, Path], tuple[A
     @input_options
     @click.option("-o", "--out", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_DOCS,
                   show_default=True, help="the documentation tree (replaced whole; only a tree fabricgen wrote)")
-    def docs_cmd(intent: Path, inventory: Path, out: Path) -> None:
+    @filter_option("device pages of these devices only (the fabric report and runbook stay whole-fabric)")
+    def docs_cmd(intent: Path, inventory: Path, out: Path, filter_expr: str | None) -> None:
         """Write the fabric's documentation: one Markdown page per device (interfaces with speed, peer, cable,
         MTU, PFC priorities, headroom required and who configures it, ECN thresholds; the QoS matrix DSCP →
         class → priority → TC → queue → PFC → ECN → scheduler and how the platform spells each part), a
         self-contained HTML fabric report (topology picture with links coloured by lint findings, class matrix
         across platforms, headroom per port, lint summary) and a validation runbook (perftest and NCCL commands
         from the intent, per-platform counters and what healthy looks like). Lint findings are shown, not
-        enforced: documentation of a fabric with errors is still written.
+        enforced: documentation of a fabric with errors is still written. With --filter the tree holds the
+        pages (and an index) of the selected devices only; the fabric report and the runbook still show the
+        whole fabric, since a link or a host pair has two ends.
 
         \b
         Examples:
           fabricgen docs                                   # the bundled example, into fabric-docs/
           fabricgen docs intent/mixed.yaml -i inventory/mixed -o docs-mixed
+          fabricgen docs --filter 'role=leaf' -o leaf-docs   # the leaves' pages, the whole-fabric report
           xdg-open fabric-docs/fabric.html                 # the report: one file, nothing fetched
         """
         loaded, fabric = load_and_resolve(intent, inventory)
-        files = build_docs(fabric, lint(fabric).findings)
+        selected = selected_or_fail(loaded.inventory, filter_expr, fail)
+        files = _docs(fabric, lint(fabric).findings, selected)
+        extra: dict[str, Any] = {"kind": "docs"}
+        if selected is not None:
+            extra["filter"] = {"expression": filter_expr, "devices": len(selected)}
         try:
-            write_output(out, files, build_manifest(files, loaded.input_hashes, {"kind": "docs"}))
+            write_output(out, files, build_manifest(files, loaded.input_hashes, extra))
         except (OutputError, OSError) as exc:
             fail(f"cannot write {out}: {exc}; the previous documentation (if any) is unchanged", EXIT_OUTPUT)
         pages = sum(1 for name in files if name.startswith("devices/"))
         click.echo(f"{out}/: {pages} device pages ({out}/{INDEX}), {out}/{FABRIC_REPORT}, {out}/{RUNBOOK}",
                    file=sys.stdout)
+
+
+def _docs(fabric: Fabric, findings: list[Finding], selected: list[str] | None) -> dict[str, str]:
+    """The documentation tree; with a selection, the pages and the index of the selected devices beside the
+    whole fabric's report and runbook."""
+    files = build_docs(fabric, findings)
+    if selected is None:
+        return files
+    wanted = set(selected)
+    subset = fabric.model_copy(update={"devices": {name: fabric.devices[name] for name in selected}})
+    pages = build_docs(subset, [finding for finding in findings if finding.device in wanted])
+    return {**{name: text for name, text in pages.items() if name not in (FABRIC_REPORT, RUNBOOK)},
+            FABRIC_REPORT: files[FABRIC_REPORT], RUNBOOK: files[RUNBOOK]}
