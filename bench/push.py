@@ -14,6 +14,8 @@ and for each of them:
                     script, each NIC tool model call): the lab's processes are moved into a cgroup of their own
                     and its cpu.stat is read before and after
   tool calls        NIC tool model calls per host (from the models' own call logs)
+  other CPU         CPU seconds the rest of the machine spent meanwhile (/proc/stat busy time minus the two
+                    above): on a shared machine, the wall time is only comparable between runs where this is ~0
   controller-bound  controller CPU / cores: the wall time this controller could not beat even if every host had
                     CPUs of its own -- fabricgen's share of the wall, from measured CPU seconds
   host chain        (controller CPU + lab CPU) / N: one host's whole sequence of steps, run on nobody else's CPU
@@ -100,19 +102,28 @@ def tool_calls(lab: Lab) -> int:
     return sum(len(lab.tool_calls(host)) for host in lab.hosts)
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of this machine has been busy since boot (/proc/stat: all but idle and iowait)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # user nice system idle iowait irq softirq steal
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
 def timed(argv: list[str], cwd: Path, lab: Lab, cpu: LabCpu) -> dict[str, Any]:
-    """Run one fabricgen command; what it cost, split between the controller and the lab."""
+    """Run one fabricgen command; what it cost, split between the controller, the lab and everything else."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    lab_before, calls_before = cpu.seconds(), tool_calls(lab)
+    lab_before, calls_before, machine_before = cpu.seconds(), tool_calls(lab), machine_busy_seconds()
     start = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    machine = machine_busy_seconds() - machine_before
     if done.returncode not in (0, 2):
         sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
-    return {"wall": wall, "exit": done.returncode,
-            "controller_cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "lab_cpu": cpu.seconds() - lab_before, "tool_calls": tool_calls(lab) - calls_before}
+    controller = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lab_cpu = cpu.seconds() - lab_before
+    return {"wall": wall, "exit": done.returncode, "controller_cpu": controller, "lab_cpu": lab_cpu,
+            "other_cpu": max(0.0, machine - controller - lab_cpu), "tool_calls": tool_calls(lab) - calls_before}
 
 
 def summary(name: str, run: dict[str, Any], n: int, workers: int) -> dict[str, Any]:
@@ -123,6 +134,7 @@ def summary(name: str, run: dict[str, Any], n: int, workers: int) -> dict[str, A
     return {f"{name}_s": round(run["wall"], 2), f"{name}_exit": run["exit"],
             f"{name}_per_host_s": round(run["wall"] / n, 3),
             f"{name}_controller_cpu_s": round(run["controller_cpu"], 2), f"{name}_lab_cpu_s": round(run["lab_cpu"], 2),
+            f"{name}_other_cpu_s": round(run["other_cpu"], 2),
             f"{name}_tool_calls_per_host": round(run["tool_calls"] / n, 1),
             f"{name}_controller_bound_s": round(controller_bound, 2), f"{name}_host_chain_s": round(host_chain, 3),
             f"{name}_fleet_estimate_s": round(fleet, 2)}
