@@ -670,8 +670,8 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
 
     \b
     --filter narrows the report, not the check: lint runs over the whole fabric, since a rule looks at both
-    ends of a link and at the neighbours, then reports (and counts, for the exit status) the findings whose
-    device the filter selects.
+    ends of a link and at the neighbours, then reports (and counts, for the exit status) the findings about
+    the selected devices: their own, and those of links whose other end they are.
 
     \b
     Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors
@@ -705,13 +705,18 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
 
 
 def _about(report: LintReport, devices: list[str] | None) -> LintReport:
-    """The findings (waived ones too) about ``devices`` (None: every device); the counts of what was checked
-    stay the fabric's."""
+    """The findings (waived ones too) about ``devices`` (None: every device): those of a selected device, and
+    those of a link whose other end is one (a rule reports a link once, from one end: leaf1's speed mismatch
+    with spine1 concerns spine1 too). The counts of what was checked stay the fabric's."""
     if devices is None:
         return report
     wanted = set(devices)
-    return dataclasses.replace(report, findings=[f for f in report.findings if f.device in wanted],
-                               waived=[w for w in report.waived if w.finding.device in wanted])
+
+    def about(finding: Finding) -> bool:
+        return finding.device in wanted or (finding.peer or "").partition(":")[0] in wanted
+
+    return dataclasses.replace(report, findings=[f for f in report.findings if about(f)],
+                               waived=[w for w in report.waived if about(w.finding)])
 
 
 @main.command("rules")
