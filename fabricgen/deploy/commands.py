@@ -129,14 +129,19 @@ def _diff_command(edge: Edge) -> click.Command:
     @workers_option
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def diff_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, fmt: str) -> None:
-        """Show, per device, what a push would change: the device's own diff (a GPU host: its script's --check
-        run on the host, plus the installed files). Leaves nothing on the devices.
+        """Show, per device, what a push would change; nothing is left on the devices.
+
+        Renders the intent in memory and asks each selected device with a deploy driver how its running state
+        differs: a switch's own diff of the candidate against its running configuration, a GPU host's script
+        run with --check on the host plus the installed files compared. The selection flags narrow each other; lint
+        findings are not enforced here, only by push.
 
         \b
         Exit status: 0 nothing would change, 2 changes pending, 1 errors.
         Examples:
           fabricgen diff                                 # every device with a deploy driver
           fabricgen diff --hosts 'node*' --format json   # for CI
+          fabricgen diff --filter 'role=leaf&platform=sonic'   # the SONiC leaves only
         """
         fabric, inv, names, rendered = edge.prepare(intent, inventory, selection, gate=False)
         from fabricgen.deploy import engine  # the network libraries load only for deploy commands
@@ -173,9 +178,13 @@ def _push_command(edge: Edge) -> click.Command:
                  batch: str,
                  max_failures: int, soak: int, yes: bool, journal_root: Path, resume_id: str | None,
                  fmt: str) -> None:
-        """Push the rendered intent in waves: diff, commit with a revert timer on the device, health checks
-        (fresh login, settings read back, data links still up), confirm. A device that is not confirmed in
-        time reverts by itself, even if fabricgen dies or the management network drops.
+        """Push the rendered intent to the devices in waves, each change reverting by itself unless confirmed.
+
+        Per device: diff, commit with a revert timer on the device, health checks (fresh login, settings read
+        back, data links still up), confirm. A device that is not confirmed in time reverts by itself, even if
+        fabricgen dies or the management network drops. A canary wave goes first, then waves of --batch;
+        the push stops after --max-failures failures. Nothing is pushed while lint finds errors. Every run is
+        journaled in --journal DIR (`fabricgen runs` shows it, `fabricgen rollback` undoes it).
 
         \b
         Exit status: 0 all done, 1 failures (reverted), 2 bad input, 3 a device needs attention.
@@ -183,6 +192,7 @@ def _push_command(edge: Edge) -> click.Command:
           fabricgen push --hosts 'node*'                   # asks before pushing
           fabricgen push --yes --canary 1 --batch 25%      # CI
           fabricgen push --resume 20261203T140501Z-3fa2c1  # finish an interrupted run
+          fabricgen push --filter 'group=rail0' --soak 60  # one rail, a minute of soak before its checks
         """
         from fabricgen.deploy import engine
 
@@ -240,12 +250,19 @@ def _rollback_command(edge: Edge) -> click.Command:
                      inventory: Path, intent: Path, journal_root: Path, fmt: str) -> None:
         """Restore every device a push changed to the state snapshotted before it (default: the last run).
 
+        RUN_ID names a run of the journal (`fabricgen runs` lists them); without it, the latest push that
+        changed a device. Each device runs its own revert of that run's commit (staged before the commit: a GPU
+        host's revert script, a switch's checkpoint), and its settings must read back exactly as the snapshot
+        the run journaled; the rollback is journaled as a run of its own. A device whose live state drifted
+        since that run is shown and skipped unless you confirm (or pass --force); --hosts and --filter narrow
+        the run's devices.
+
         \b
-        A device whose live state drifted since that run is shown and skipped unless you confirm (or --force).
         Exit status: 0 all restored, 1 some not restored, 2 bad input, 3 a device needs attention.
         Examples:
           fabricgen rollback                       # the last run
           fabricgen rollback 20261203T140501Z-3fa2c1 --hosts node7
+          fabricgen rollback --filter 'role=leaf' --yes   # the last run's leaves, without asking first
         """
         from fabricgen.deploy.rollback import rollback_run
 
@@ -273,7 +290,19 @@ def _runs_command(edge: Edge) -> click.Command:
                   default=DEFAULT_JOURNAL, show_default=True)
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def runs_cmd(run_id: str | None, journal_root: Path, fmt: str) -> None:
-        """List push/rollback runs, or show one (per device: result, diff, timings)."""
+        """List push and rollback runs, or show one (per device: result, diff, timings).
+
+        Reads the journal that push and rollback write, one folder per run in --journal DIR (default runs/):
+        without RUN_ID a table of the runs (id, command, start, devices, exit status; "interrupted" for a run
+        that never finished, which `push --resume RUN_ID` can complete), with RUN_ID what happened on each of
+        its devices. Nothing is contacted.
+
+        \b
+        Examples:
+          fabricgen runs                                   # every run, oldest first
+          fabricgen runs 20261203T140501Z-3fa2c1           # one run, device by device
+          fabricgen runs --format json --journal /srv/fabricgen/runs
+        """
         if run_id is None:
             runs = list_runs(journal_root)
             if not runs and fmt == "text":
