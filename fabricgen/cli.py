@@ -464,7 +464,7 @@ def resolve_cmd(intent: Path, inventory: Path, fmt: str, devices: tuple[str, ...
       fabricgen resolve --device leaf1                 # one switch's decisions, as YAML
       fabricgen resolve --device node1 --device spine1 intent/minimal.yaml
       fabricgen resolve --format json | jq '.devices.node1.host.nccl_env'
-      fabricgen resolve --filter 'role=spine,group=rail0'  # every spine and every member of group rail0
+      fabricgen resolve --filter 'role=spine,group=gpu_nodes'  # the spines and group gpu_nodes' members
     """
     loaded, fabric = load_and_resolve(intent, inventory)
     unknown = sorted(set(devices) - set(fabric.devices))

@@ -49,7 +49,11 @@ def profile() -> None:
 @profile.command("list")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 def list_cmd(fmt: str) -> None:
-    """Name every profile, one line each; `--format markdown` prints docs/profiles.md (each profile's classes).
+    """Name every profile an intent's `profile:` may take, one line each.
+
+    Each line is the profile's name and what it applies, with the vendor document it follows (e.g. `roce`:
+    NVIDIA's RoCE recipe as Cumulus Linux's `nv set qos roce` applies it). `--format markdown` prints
+    docs/profiles.md instead: per profile its classes (DSCP, priority, queue, lossless, scheduling, ECN).
 
     \b
     Examples:

@@ -55,8 +55,10 @@ def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Comm
                   show_default=True, help="markdown fits a pull-request comment")
     @filter_option("list only these devices (a device the change removes: by its name, role and platform)")
     def plan_cmd(intent: Path, inventory: Path, base: str | None, fmt: str, filter_expr: str | None) -> None:
-        """Show what a change does to each device: render the base and the working tree in memory (nothing
-        is written) and list, per device whose files differ, a summary of the settings that change (PFC
+        """Show what a change does to each device, between a base revision and the working tree.
+
+        Renders the base and the working tree in memory (nothing is written) and lists, per device whose files
+        differ, a summary of the settings that change (PFC
         priorities, ECN thresholds, MTU, headroom, DSCP maps, scheduler weights, PFC watchdog, ...; KB = 1000
         bytes) and the unified diff of its files. Devices whose files are the same are not listed; neither
         resolved.json nor the manifest is diffed. With a rendered tree as the base there is a summary only

@@ -28,7 +28,9 @@ def register(main: click.Group, load_and_resolve: Callable[[Path, Path], tuple[A
                   show_default=True, help="the documentation tree (replaced whole; only a tree fabricgen wrote)")
     @filter_option("device pages of these devices only (the fabric report and runbook stay whole-fabric)")
     def docs_cmd(intent: Path, inventory: Path, out: Path, filter_expr: str | None) -> None:
-        """Write the fabric's documentation: one Markdown page per device (interfaces with speed, peer, cable,
+        """Write per-device Markdown pages, an HTML fabric report and a validation runbook.
+
+        The documentation tree holds one Markdown page per device (interfaces with speed, peer, cable,
         MTU, PFC priorities, headroom required and who configures it, ECN thresholds; the QoS matrix DSCP →
         class → priority → TC → queue → PFC → ECN → scheduler and how the platform spells each part), a
         self-contained HTML fabric report (topology picture with links coloured by lint findings, class matrix
