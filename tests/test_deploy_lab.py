@@ -76,6 +76,8 @@ def fabricgen(tmp_path: Path, inputs: tuple[Path, Path], command: str, *args: st
     argv = [sys.executable, "-m", "fabricgen", command]
     if command in ("diff", "push", "render"):
         argv += [str(intent), "-i", str(inventory)]
+    if command in ("diff", "push"):  # the lab's inventory keeps inventory/mixed's switches, which are not in it
+        argv += ["--role", "gpu-host"]
     elif command == "rollback":
         argv += ["--intent", str(intent), "-i", str(inventory)]
     if command in ("push", "rollback", "runs"):
@@ -199,9 +201,9 @@ def test_a_killed_controller_leaves_the_host_to_revert_itself_and_resume_finishe
         lab: Lab, tmp_path: Path, inputs: tuple[Path, Path], scripts: dict[str, str], fresh: dict[str, Any]) -> None:
     intent, inventory = inputs
     push = subprocess.Popen([sys.executable, "-m", "fabricgen", "push", str(intent), "-i", str(inventory), "--yes",
-                             "--journal", str(tmp_path / "runs"), "--confirm-timeout", str(CONFIRM_S),
-                             "--soak", str(CONFIRM_S - 2)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                             "--role", "gpu-host", "--journal", str(tmp_path / "runs"),
+                             "--confirm-timeout", str(CONFIRM_S), "--soak", str(CONFIRM_S - 2)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: any(e["event"] == "committed" for e in journal_events(tmp_path)), "the canary's commit", 120)
         push.send_signal(signal.SIGKILL)
@@ -255,8 +257,8 @@ def test_a_host_lost_after_its_commit_needs_attention_and_reverts_itself(
     host = sorted(lab.hosts)[0]
     intent, inventory = inputs
     push = subprocess.Popen([sys.executable, "-m", "fabricgen", "push", str(intent), "-i", str(inventory), "--yes",
-                             "--hosts", host, "--journal", str(tmp_path / "runs"), "--format", "json",
-                             "--confirm-timeout", str(CONFIRM_S), "--soak", "6"], cwd=tmp_path,
+                             "--role", "gpu-host", "--hosts", host, "--journal", str(tmp_path / "runs"),
+                             "--format", "json", "--confirm-timeout", str(CONFIRM_S), "--soak", "6"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     wait_for(lambda: any(e["event"] == "committed" for e in journal_events(tmp_path)), "the commit", 120)
     if fault == "sshd killed":
