@@ -61,6 +61,7 @@ from fabricgen.output import (
 )
 from fabricgen.platforms import get_platform
 from fabricgen.profile_command import register as register_profile_commands
+from fabricgen.progress import Quiet, Steps, for_fabric
 from fabricgen.report.commands import register as register_docs_command
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
@@ -205,8 +206,9 @@ def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, job
     previous = None if scanned is None else _previous_tree(scanned, extra)
     if filter_expr is not None and previous is None:
         _refuse_to_replace(out, filter_expr)
-    gate = _LintGate(loaded, force, extra, fmt)
-    with _output_errors(out, updating=previous is not None):
+    steps = for_fabric("render", len(loaded.inventory.devices), machine_output=fmt != "text")
+    gate = _LintGate(loaded, force, extra, fmt, steps)
+    with _output_errors(out, updating=previous is not None), steps:
         if previous is None:
             fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, gate)
             paths, written = list(hashes), [*hashes, MANIFEST]
@@ -319,6 +321,7 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
     published; a problem found by resolve stops new workers and publishes nothing."""
     resolution = Resolution(loaded.intent, loaded.inventory, loaded.locate)
     wanted = set(resolution.names if devices is None else devices)
+    gate.steps.phase("resolve", len(resolution.names))
     with staged_render(out, jobs) as render:
         produce = partial(generate_devices, resolution.devices)
         # Resolved in name order, so that problems are reported as resolve() reports them. The parent forks
@@ -327,6 +330,7 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
         for chunk in contiguous(resolution.names, count):
             if resolution.resolve(chunk) and (part := [name for name in chunk if name in wanted]):
                 render.start(produce, part)
+            gate.steps.advance(len(chunk))
         fabric = resolution.fabric()
         gate.fabric = fabric
         hashes = render.finish(lambda done: build_manifest({}, loaded.input_hashes, gate.extra, hashes=done),
@@ -342,13 +346,16 @@ def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices
     manifest with their hashes (each device's files still match its resolved.json, so a later whole render
     updates exactly the devices whose model changed since). Returns the fabric, every file of the tree, the
     files written (the manifest included) and those removed."""
+    gate.steps.phase("resolve")
     fabric = gate.fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files, jobs, gate=gate)
     if keep_unselected and devices is not None:
         selected = set(devices)
         plan.kept.update({path: digest for path, digest in previous.files.items()
                           if path.partition("/")[0] not in selected})
+    gate.steps.phase("render changed devices")
     files = generate_parallel(fabric, jobs, plan.render)
+    gate.steps.phase("write")
     changed = {name: text for name, text in files.items() if previous.files.get(name) != file_hash(text)}
     removed = sorted(set(previous.files) - set(files) - set(plan.kept))
     manifest = build_manifest(files, loaded.input_hashes, gate.extra, hashes=plan.kept)
@@ -359,16 +366,21 @@ def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices
 class _LintGate:
     """render's lint: print the errors, then stop (nothing is written) or, with --force, record them in the
     manifest. Called once, by whichever step of the render runs it beside its workers, once ``fabric`` is set.
-    A render that stops with ``--format json`` prints the lint report as `lint --format json` does."""
+    A render that stops with ``--format json`` prints the lint report as `lint --format json` does. ``steps``:
+    the progress bar, told when lint begins and when the render's workers are all that is left to wait for."""
 
     fabric: Fabric
 
-    def __init__(self, loaded: FabricInput, force: bool, extra: dict[str, Any], fmt: str) -> None:
+    def __init__(self, loaded: FabricInput, force: bool, extra: dict[str, Any], fmt: str,
+                 steps: Steps | None = None) -> None:
         self.loaded, self.force, self.extra, self.fmt = loaded, force, extra, fmt
+        self.steps: Steps = steps or Quiet()
         self.warnings: int | None = None  # what lint found, for the summary
 
     def __call__(self) -> None:
+        self.steps.phase("lint")
         report = lint(self.fabric)
+        self.steps.phase("render and write")
         self.warnings = report.warnings
         if not report.errors:
             return
@@ -692,16 +704,33 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
         return
     if partial and configs is None:
         fail("--partial needs --configs DIR")
-    loaded, fabric = load_and_resolve(intent, inventory, fmt=fmt)
-    locate = _intent_locator(loaded)
-    evidence = None
-    if configs is not None:
-        with config_errors(fmt):
-            read = read_configs(fabric, configs, partial)
-        fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
-    report = _about(lint(fabric, evidence=evidence), selected_or_fail(loaded.inventory, filter_expr, fail))
+    with input_errors(fmt):
+        loaded = load(intent, inventory, jobs=os.cpu_count() or 1)
+    selected = selected_or_fail(loaded.inventory, filter_expr, fail)
+    with for_fabric("lint", len(loaded.inventory.devices), machine_output=fmt != "text") as steps:
+        with input_errors(fmt):
+            fabric = _resolve_counted(loaded, steps)
+        locate = _intent_locator(loaded)
+        evidence = None
+        if configs is not None:
+            steps.phase("read configs")
+            with config_errors(fmt):
+                read = read_configs(fabric, configs, partial)
+            fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
+        steps.phase("lint")
+        report = _about(lint(fabric, evidence=evidence), selected)
     click.echo({"text": to_text, "json": to_json, "sarif": to_sarif}[fmt](report, locate), nl=False)
     sys.exit(EXIT_INVALID if report.failed(strict) else 0)
+
+
+def _resolve_counted(loaded: FabricInput, steps: Steps) -> Fabric:
+    """``resolve``, in chunks of devices that move the progress bar (the same models and problems)."""
+    resolution = Resolution(loaded.intent, loaded.inventory, loaded.locate)
+    steps.phase("resolve", len(resolution.names))
+    for chunk in contiguous(resolution.names, max(1, len(resolution.names) // CHUNK_DEVICES)):
+        resolution.resolve(chunk)
+        steps.advance(len(chunk))
+    return resolution.fabric()
 
 
 def _about(report: LintReport, devices: list[str] | None) -> LintReport:
