@@ -52,6 +52,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import ssl
 import subprocess
 import sys
@@ -964,6 +965,23 @@ def _sha512_crypt(password: str, salt: str) -> str:
     done = subprocess.run(["openssl", "passwd", "-6", "-salt", salt, "-stdin"], input=password + "\n",
                           capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+def lab_ready(lab: Any, host: str) -> bool:
+    """The eAPI server takes connections on the host's address."""
+    try:
+        socket.create_connection((lab.address(host), PORT), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def lab_connection(lab: Any, host: str) -> dict[str, Any]:
+    """The inventory fields that let fabricgen reach this target in the lab (tests/fabric_lab.py): eAPI over
+    HTTPS as the lab's admin, the server certificate checked against the lab CA."""
+    options = {"ca_file": str(lab.state_dir(host) / "ca.pem")}
+    return {"username": LAB_USER, "password": LAB_PASSWORD,
+            "connection_options": {"napalm": {"platform": "fabricgen_eos", "extras": {"optional_args": options}}}}
 
 
 def lab_init(state_dir: Path) -> None:

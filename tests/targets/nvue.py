@@ -81,6 +81,14 @@ class NvError(Exception):
 
 # --- state -----------------------------------------------------------------------------------------------
 
+def lab_connection(lab: Any, host: str) -> dict[str, Any]:
+    """The inventory fields that let fabricgen reach this target in the lab (tests/fabric_lab.py): SSH as root
+    with the lab key, the host key checked against the lab's known_hosts."""
+    options = {"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts)}
+    return {"username": "root",
+            "connection_options": {"napalm": {"platform": "fabricgen_nvue", "extras": {"optional_args": options}}}}
+
+
 def lab_init(state_dir: Path | str) -> None:
     """Revision 1 is the switch's startup configuration, applied and saved."""
     directory = Path(state_dir)

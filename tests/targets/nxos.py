@@ -90,6 +90,18 @@ def napalm_optional_args(state_dir: Path, key_file: Path, known_hosts: Path) -> 
             "known_hosts": str(known_hosts), "bootflash_path": INSIDE_BOOTFLASH}
 
 
+def lab_ready(lab: Any, host: str) -> bool:
+    """The NX-API server answers (it marks its state directory once listening)."""
+    return bool((lab.state_dir(host) / "nxapi.ready").exists())
+
+
+def lab_connection(lab: Any, host: str) -> dict[str, Any]:
+    """The inventory fields that let fabricgen reach this target in the lab (tests/fabric_lab.py)."""
+    options = napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts)
+    return {"username": LAB_USERNAME, "password": LAB_PASSWORD,
+            "connection_options": {"napalm": {"platform": "fabricgen_nxos", "extras": {"optional_args": options}}}}
+
+
 # --- running-config text: stanzas, the rollback patch between two configs, what the parser refuses --------
 
 # Values the target refuses in a patch, as NX-OS's parser does: the Ethernet L3 MTU range 576-9216 (the range

@@ -105,6 +105,14 @@ def state_dir() -> Path:
     return Path(os.environ[STATE_VAR])
 
 
+def lab_connection(lab: Any, host: str) -> dict[str, Any]:
+    """The inventory fields that let fabricgen reach this target in the lab (tests/fabric_lab.py): SSH as root
+    with the lab key, the host key checked against the lab's known_hosts."""
+    options = {"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts)}
+    return {"username": "root",
+            "connection_options": {"napalm": {"platform": "fabricgen_sonic", "extras": {"optional_args": options}}}}
+
+
 def lab_init(directory: Path) -> None:
     """The switch as delivered: SONiC's sample shape for an SN4700 leaf (lanes, aliases, BGP, ACL, SONiC's own
     QoS and buffer templates), running and saved alike; no checkpoint yet."""
