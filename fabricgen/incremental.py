@@ -28,6 +28,9 @@ from fabricgen.templating import templates_dir
 
 PACKAGE = Path(__file__).resolve().parent
 RENDER_CODE = ("platforms", "templating.py", "api.py")  # relative to the fabricgen package
+# A platform's deploy modules (its NAPALM driver and what only the driver imports) never render: editing them must
+# not re-render every device. tests/test_incremental.py proves rendering imports none of them.
+DEPLOY_ONLY = frozenset({"driver.py", "gcu.py", "splice.py"})
 
 
 @cache
@@ -44,7 +47,7 @@ def renderer_fingerprint(templates: Path | None = None, package: Path = PACKAGE)
 def _hash_files(digest: Any, root: Path, start: Path, pattern: str) -> None:
     paths = [start] if start.is_file() else sorted(start.rglob(pattern))
     for path in paths:
-        if path.is_file() and "__pycache__" not in path.parts:
+        if path.is_file() and "__pycache__" not in path.parts and path.name not in DEPLOY_ONLY:
             digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
             digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
             digest.update(b"\0")

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from click.testing import CliRunner
 
 from fabricgen import output
 from fabricgen.cli import main
-from fabricgen.incremental import renderer_fingerprint
+from fabricgen.incremental import DEPLOY_ONLY, renderer_fingerprint
 from fabricgen.output import INCOMPLETE, MANIFEST
 from fabricgen.templating import templates_dir
 
@@ -218,6 +221,35 @@ def test_the_renderer_fingerprint_follows_code_and_templates(tmp_path: Path) -> 
         path.write_text(path.read_text() + addition)
     prints = {renderer_fingerprint(copy / "templates", copy / "fabricgen") for copy in copies}
     assert len(prints) == 3
+
+
+def test_deploy_modules_are_outside_the_fingerprint_because_rendering_never_imports_them(tmp_path: Path) -> None:
+    """A platform's NAPALM driver (and what only it imports) may change without re-rendering the fabric."""
+    package = Path(output.__file__).parent
+    copy = tmp_path / "copy"
+    shutil.copytree(package, copy / "fabricgen", ignore=shutil.ignore_patterns("__pycache__", "templates"))
+    before = renderer_fingerprint(templates_dir(), copy / "fabricgen")
+    deploy_modules = [path for path in (copy / "fabricgen" / "platforms").rglob("*.py") if path.name in DEPLOY_ONLY]
+    assert {path.name for path in deploy_modules} == DEPLOY_ONLY
+    for path in deploy_modules:
+        path.write_text(path.read_text() + "# changed\n")
+    assert renderer_fingerprint(templates_dir(), copy / "fabricgen") == before
+    program = textwrap.dedent(f"""
+        import sys
+        from fabricgen.cli import main
+        for intent, inventory in (("intent/fabric.yaml", "inventory"), ("intent/mixed.yaml", "inventory/mixed")):
+            try:
+                main(["render", intent, "-i", inventory, "-o", sys.argv[1] + intent.split("/")[1]])
+            except SystemExit as done:
+                assert not done.code, done.code
+        deploy_only = {sorted(DEPLOY_ONLY)!r}
+        print(sorted(name for name in sys.modules
+                     if name.rsplit(".", 1)[-1] + ".py" in deploy_only or name.split(".")[0] == "napalm"))
+        """)
+    done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "out-")], cwd=ROOT, capture_output=True,
+                          text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
 
 
 def test_interrupted_update_is_marked_and_repaired(inventory: Path, tmp_path: Path,
