@@ -173,10 +173,11 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
     # --- commit, confirm, rollback ------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         bundle = self._loaded()
+        reading, self._reading = self._reading, None  # good for this commit only, whatever happens to it
         if self.has_pending_commit():
             raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
-        snapshot, previous = self._as_found(bundle)
+        snapshot, previous = self._as_found(bundle, reading)
         self.last_snapshot = snapshot  # the host as found: what a revert must read back as
         opened = self._open_rdma_cm_groups(snapshot)
         if opened:  # the values behind those groups, now readable, are what the restore script sets back
@@ -203,10 +204,9 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
                               f"{' | '.join(detail)}; " + ("the previous state was restored" if undone.status == 0
                               else f"RESTORING FAILED too: {undone.output}"))
 
-    def _as_found(self, bundle: HostBundle) -> tuple[str, dict[str, str | None]]:
-        """The snapshot a commit starts from: the --check lines and the installed files. The reading of a
-        compare_config of this very candidate on this connection is taken (once); else the host is read now."""
-        reading, self._reading = self._reading, None
+    def _as_found(self, bundle: HostBundle, reading: _Reading | None) -> tuple[str, dict[str, str | None]]:
+        """The snapshot a commit starts from: the --check lines and the installed files. The `reading` of a
+        compare_config of this very candidate on this connection is taken; else the host is read now."""
         if reading is not None and reading.bundle is bundle:
             return reading.check, reading.files
         return self.nic_check(bundle), self.installed_now(bundle)
@@ -295,6 +295,7 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
     def revert(self, commit_id: str) -> None:
         """Run a commit's revert script: NIC settings and installed files as they were before that commit."""
         _commit_id(commit_id)
+        self._reading = None  # the host is about to change under it
         directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
         if self.ssh.run(f"test -f {directory}/revert.sh").status != 0:
             raise CommitError(f"{self.hostname}: commit {commit_id} is not recorded on the host (no revert script)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from napalm import get_network_driver
@@ -89,7 +90,14 @@ def run_each(nornir: Nornir, names: list[str], step: Callable[[Task], dict[str, 
 
 
 def _wrapped(task: Task, step: Callable[[Task], dict[str, Any]]) -> Result:
-    return Result(host=task.host, result=step(task))
+    try:
+        return Result(host=task.host, result=step(task))
+    finally:
+        # A device's connection serves its own step only. Closed at once, not at the end of the run: an idle
+        # paramiko transport's thread still wakes ten times a second, and 200 of them left open through a push
+        # cost the controller more CPU than the pushes did. Closing is best effort; the step's outcome stands.
+        with suppress(Exception):
+            task.host.close_connections()
 
 
 def _error_text(result: Result) -> str:
