@@ -57,6 +57,17 @@ CAPABILITY = Capability(
                     "service-profile; read back: trunk VLANs, qos trust and tx-queue ECN lines of a port",
                     "interface Management*", "ip route vrf <management vrf> 0.0.0.0/0"),
     napalm_driver="fabricgen_eos",
+    deploy={
+        "diff": "the running-config with eos.cfg's owned sections spliced in, loaded into an eAPI config session: its "
+            "session diff, then the session aborted",
+        "commit": "configure checkpoint save fabricgen-<run>, then the session committed with commit timer hh:mm:ss",
+        "confirm": "the session committed (timer cancelled), then write memory",
+        "rollback": "a pending commit: the session aborted; a confirmed one: configure replace "
+            "checkpoint:fabricgen-<run>",
+        "save": "write memory on confirm",
+        "lab": "real: HTTPS with basic auth and the certificate checked, NAPALM's eos driver and pyeapi; emulated: "
+            "EOS's CLI, config sessions, commit timer, checkpoints in tests/targets/eos.py",
+    },
     commit_strategy="NAPALM eos over eAPI (fabricgen_eos): running-config with the owned sections spliced in → "
                     "config session (rollback clean-config + that candidate), its session-config diff → configure "
                     "checkpoint save fabricgen-<run> → commit timer (the switch rolls back unless confirmed) → "

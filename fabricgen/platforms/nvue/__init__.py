@@ -156,6 +156,17 @@ CAPABILITY = Capability(
         "vrf <management vrf> router static default route", "bridge domain br_default vlan (access VLANs)",
     ),
     napalm_driver="fabricgen_nvue",
+    deploy={
+        "diff": "the owned subtree as nv config patch files (unset, then set; SFTP) in a fresh pending revision, nv "
+            "config diff, then the revision detached and deleted",
+        "commit": "the same patch applied with nv config apply --confirm <T>s -y (NVUE's own revert timer)",
+        "confirm": "nv config apply --confirm-yes -y, then nv config save",
+        "rollback": "a pending commit: --confirm-no; a confirmed one: nv config apply <the revision before "
+            "fabricgen-<run>>",
+        "save": "nv config save on confirm",
+        "lab": "real: OpenSSH, SFTP, NVIDIA's NVUE 5.15 object model validating every applied revision; emulated: nv "
+            "revisions, apply with confirm, history, save in tests/targets/nvue.py",
+    },
     commit_strategy="the owned scope of the applied config vs nvue.yaml (the ports it names) as nv config patch "
                     "files (unset, then set) in a fresh pending revision -> nv config diff -> nv config apply "
                     "--confirm <T>s -y -m fabricgen-<run> (NVUE rolls back by itself unless confirmed) -> checks -> "

@@ -111,6 +111,18 @@ CAPABILITY = Capability(
         "interface mgmt0: vrf member, ip/ipv6 address, mtu",
     ),
     napalm_driver="fabricgen_nxos",
+    deploy={
+        "diff": "the running-config with nxos.cfg's owned sections spliced in, uploaded to bootflash: by SFTP, show "
+            "diff rollback-patch file … file …, the files removed",
+        "commit": "checkpoint fabricgen-<run>, then configure replace bootflash:fabricgen-<run>.cfg commit-timeout "
+            "<30-3600 s>",
+        "confirm": "configure replace commit, then copy running-config startup-config",
+        "rollback": "rollback running-config checkpoint fabricgen-<run> (a pending replace is committed first so its "
+            "timer cannot fire mid-way), then saved",
+        "save": "copy running-config startup-config on confirm",
+        "lab": "real: NX-API over HTTPS (NAPALM's nxos driver, certificate pinned), SFTP; emulated: the NX-OS CLI, "
+            "checkpoints, configure replace and its timer in tests/targets/nxos.py",
+    },
     commit_strategy="NX-API: checkpoint fabricgen-<run> → the running config with nxos.cfg's owned sections spliced "
                     "in, to bootflash: over SFTP → show diff rollback-patch (diff) → configure replace <file> "
                     "commit-timeout <s> (NX-OS rolls back by itself unless confirmed) → configure replace commit → "

@@ -83,6 +83,19 @@ CAPABILITY = Capability(
                     "revert timer on the switch (config rollback fabricgen-<run>; systemd-run, else setsid) → "
                     "confirm cancels it → config save -y",
     napalm_driver="fabricgen_sonic",
+    deploy={
+        "diff": "show runningconfiguration all → an RFC 6902 patch of the owned tables and fields, checked against "
+            "what GCU refuses, then config apply-patch --dry-run on a file uploaded by SFTP (removed after)",
+        "commit": "config checkpoint fabricgen-<run>, a systemd-run (else setsid) timer that runs config rollback "
+            "fabricgen-<run>, then config apply-patch under the timer's lock",
+        "confirm": "the timer cancelled, then config save -y",
+        "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
+            "paths its patch touched (later changes by others stay)",
+        "save": "config save -y on confirm",
+        "lab": "real: OpenSSH, SFTP, libyang with SONiC's YANG models validating every patch result; emulated: show "
+            "/ config (GCU apply-patch, checkpoints, rollback, save, STATE_DB port capabilities) in "
+            "tests/targets/sonic.py",
+    },
     output_files=("config_db.json",),
     port_settings=("admin_up", "mtu", "speed_mbps", "fec", "lanes", "description", "access_vlan", "tagged_vlans",
                    "mode", "pfc_priorities", "lossless", "cable_m", "headroom", "qos"),
