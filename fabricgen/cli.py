@@ -347,6 +347,7 @@ def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices
     updates exactly the devices whose model changed since). Returns the fabric, every file of the tree, the
     files written (the manifest included) and those removed."""
     gate.steps.phase("resolve")
+    gate.after_lint = "compare resolved models"
     fabric = gate.fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files, jobs, gate=gate)
     if keep_unselected and devices is not None:
@@ -375,12 +376,13 @@ class _LintGate:
                  steps: Steps | None = None) -> None:
         self.loaded, self.force, self.extra, self.fmt = loaded, force, extra, fmt
         self.steps: Steps = steps or Quiet()
+        self.after_lint = "render and write"  # what the bar names while the rest of the work finishes
         self.warnings: int | None = None  # what lint found, for the summary
 
     def __call__(self) -> None:
         self.steps.phase("lint")
         report = lint(self.fabric)
-        self.steps.phase("render and write")
+        self.steps.phase(self.after_lint)
         self.warnings = report.warnings
         if not report.errors:
             return
