@@ -179,6 +179,9 @@ def render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, jobs
     files that leaves every other device's files as they were. Either way the manifest records the filter, so
     the tree is never taken for a whole render. OUT must then be empty or a tree this fabricgen can update in
     place (otherwise exit 3: render it whole first).
+
+    On a terminal, a fabric of 2,000 devices or more shows a progress bar on stderr (resolve, lint, render and
+    write); never in a pipe, in CI ($CI set) or with --format json.
     """
     if filter_expr is not None and full:
         fail("--filter and --full: --full rewrites the whole tree, --filter only the selected devices; use one")
@@ -685,7 +688,8 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
     \b
     --filter narrows the report, not the check: lint runs over the whole fabric, since a rule looks at both
     ends of a link and at the neighbours, then reports (and counts, for the exit status) the findings about
-    the selected devices: their own, and those of links whose other end they are.
+    the selected devices: their own, and those of links whose other end they are. On a terminal, a fabric of
+    2,000 devices or more shows a progress bar on stderr (never in a pipe, in CI or with --format json/sarif).
 
     \b
     Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 input/usage errors
