@@ -2,6 +2,9 @@
 the switches as the device targets of tests/targets (programs that implement each vendor's documented
 transactional behaviour; no vendor image runs here), the GPU hosts as the lab's SSH hosts with NIC tool models.
 
+A developer tool too (root, openssh-server): ``python tests/fabric_lab.py up --inputs DIR`` builds it and writes
+the intent and inventory to DIR; ``python -m tests.lab --prefix fgmix down`` removes it.
+
 ``fabricgen diff|push|rollback`` then run against it exactly as against a real fabric: the inventory written
 here is inventory/mixed with each device's management address replaced by its lab host's and the NAPALM
 connection options each platform's driver needs (lab key and known_hosts for SSH, the lab CA for HTTPS APIs).
@@ -9,8 +12,11 @@ connection options each platform's driver needs (lab key and known_hosts for SSH
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import shutil
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +24,17 @@ import yaml
 
 from lab import MIXED_INTENT, MIXED_INVENTORY, Lab, kind_for, wait_until
 
+CLI_PREFIX = "fgmix"  # `python tests/fabric_lab.py up`: one developer fabric at a time
 # inventory/mixed: device -> the lab kind that stands for it (its fabricgen platform).
 MIXED_KINDS = {"leaf1": "sonic", "leaf2": "eos", "leaf3": "nvue", "leaf4": "nxos", "spine1": "sonic",
                "spine2": "eos", "oob1": "eos", "node1": "connectx", "node2": "connectx", "node3": "linux-dcb",
                "node4": "linux-dcb"}
 
 
-def up(prefix: str | None = None) -> tuple[Lab, dict[str, str]]:
-    """The lab of the mixed fabric, and which lab host stands for each device."""
+def up(prefix: str | None = None, *, owned: bool = True) -> tuple[Lab, dict[str, str]]:
+    """The lab of the mixed fabric, and which lab host stands for each device (``owned``: as Lab.up)."""
     names = list(MIXED_KINDS)
-    lab = Lab.up(len(names), prefix, kinds=[MIXED_KINDS[name] for name in names])
+    lab = Lab.up(len(names), prefix, owned=owned, kinds=[MIXED_KINDS[name] for name in names])
     try:
         for host in lab.hosts:
             await_target(lab, host)
@@ -80,3 +87,22 @@ def connection(lab: Lab, host: str) -> dict[str, Any]:
 def _target_module(name: str) -> Any:
     kind_for(name)  # puts the checkout on sys.path the way the lab imports targets
     return importlib.import_module(f"tests.targets.{name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python tests/fabric_lab.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["up"])
+    parser.add_argument("--prefix", default=CLI_PREFIX, help=f"the lab's name prefix (default {CLI_PREFIX})")
+    parser.add_argument("--inputs", type=Path, required=True, help="write the intent and inventory here")
+    args = parser.parse_args(argv)
+    lab, hosts = up(args.prefix, owned=False)
+    intent, inventory = write_inputs(lab, hosts, args.inputs)
+    for name, host in hosts.items():
+        print(f"{name:8} {lab.hosts[host].platform:10} {lab.address(host)}")
+    print(f"fabricgen inputs: {intent} -i {inventory}")
+    print(f"remove it with: python -m tests.lab --prefix {args.prefix} down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
