@@ -47,7 +47,8 @@ def test_docs_writes_a_page_per_device_an_index_the_report_and_the_runbook(mixed
     assert sorted(path.name for path in mixed_docs.iterdir()) == ["README.md", "devices", "fabric.html",
                                                                    "manifest.json", "runbook.md"]
     index = (mixed_docs / "README.md").read_text()
-    assert "| [leaf1](devices/leaf1.md) | leaf | sonic |" in index
+    assert "| Device | Role | Platform | Ports | Lint |\n|---|---|---|---|---|\n" in index
+    assert "| [leaf1](devices/leaf1.md) | leaf | sonic | 5 | clean |" in index
 
 
 def test_a_switch_page_shows_each_ports_lossless_facts_and_the_qos_matrix(mixed_docs: Path) -> None:

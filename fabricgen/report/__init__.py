@@ -39,7 +39,7 @@ def _index(fabric: Fabric, per_device: dict[str, list[Finding]]) -> str:
 
 def _devices_table(rows: list[tuple[object, ...]]) -> str:
     # Links are Markdown syntax made here from device names (constrained: letters, digits, '.', '_', '-').
-    table = md_table(("Device", "Role", "Platform", "Ports", "Lint"), [row[1:] for row in rows])
+    table = md_table(("Role", "Platform", "Ports", "Lint"), [row[1:] for row in rows])
     lines = table.splitlines()
     body = [f"| {row[0]} |" + line[1:] for row, line in zip(rows, lines[2:], strict=True)]
     return "\n".join(["| Device " + lines[0], "|---" + lines[1], *body]) + "\n"
