@@ -24,20 +24,18 @@ import difflib
 import re
 import secrets
 import shlex
-import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import napalm.base as _nb
-from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+from napalm.base.exceptions import CommitError, ReplaceConfigException
 
 from fabricgen.deploy.hostbundle import BundleError, HostBundle, InstalledFile
 from fabricgen.deploy.hostrestore import restore_script
-from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
+from fabricgen.deploy.ssh import SshError
+from fabricgen.deploy.sshdriver import RecordingDriver
+from fabricgen.deploy.sshdriver import commit_id as _commit_id
 
 STATE_DIR = "/var/lib/fabricgen"
-_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # A RoCE default the linux-dcb script could not read because the device's RDMA-CM configfs group does not exist.
 _UNSET_ROCE = re.compile(r'^DIFF ([A-Za-z0-9_]{1,32}) roce (?:tos|mode): have "<unset>"', re.MULTILINE)
 # The script's own exit codes: 0 nothing differs, 1 something differs (--check); anything else is a failure.
@@ -54,52 +52,20 @@ class _Reading:
     files: dict[str, str | None]
 
 
-class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
+class FabricgenHostDriver(RecordingDriver):
     def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
                  optional_args: dict[str, Any] | None = None) -> None:
-        options = dict(optional_args or {})
-        self.hostname = hostname
-        self.port = int(options.get("port") or 22)
-        self.timeout = timeout
-        self.credentials = Credentials(username or "root", password, options.get("key_file"))
-        self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
-        self.state_dir = str(options.get("state_dir") or STATE_DIR)
-        self.session: SshSession | None = None
+        super().__init__(hostname, username, password, timeout, optional_args)
+        self.state_dir = str(self.options.get("state_dir") or STATE_DIR)
         self.candidate: HostBundle | None = None
-        self.last_snapshot: str | None = None  # the --check lines the last commit was snapshotted from
         self._reading: _Reading | None = None  # the last compare_config's, until the candidate changes
-
-    # --- connection ---------------------------------------------------------------------------------------
-    def open(self) -> None:
-        try:
-            self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
-                                      connect_timeout=float(self.timeout))
-        except SshError as exc:
-            raise ConnectionException(str(exc)) from None
-
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
-
-    def is_alive(self) -> dict[str, bool]:
-        return {"is_alive": self.session is not None and self.session.alive}
-
-    @property
-    def ssh(self) -> SshSession:
-        if self.session is None:
-            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
-        return self.session
 
     # --- candidate and diff -------------------------------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        if filename is not None:
-            config = Path(filename).read_text(encoding="utf-8")
-        if config is None:
-            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        text = self.candidate_text(filename, config)
         self._reading = None
         try:
-            self.candidate = HostBundle.from_json(config)
+            self.candidate = HostBundle.from_json(text)
         except BundleError as exc:
             raise ReplaceConfigException(str(exc)) from None
 
@@ -275,23 +241,6 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         if done.status != 0:
             raise CommitError(f"{self.hostname}: confirm failed: {done.output}")
 
-    def has_pending_commit(self) -> bool:
-        return self.ssh.run(f"test -s {shlex.quote(self.state_dir)}/pending").status == 0
-
-    def pending_commit_id(self) -> str | None:
-        done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/pending")
-        return done.stdout.strip() or None if done.status == 0 else None
-
-    def rollback(self) -> None:
-        """Undo the pending commit, or else the last one, now."""
-        commit_id = self.pending_commit_id()
-        if commit_id is None:
-            done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/last")
-            commit_id = done.stdout.strip() if done.status == 0 else None
-        if not commit_id:
-            raise CommitError(f"{self.hostname}: no fabricgen commit to roll back")
-        self.revert(commit_id)
-
     def revert(self, commit_id: str) -> None:
         """Run a commit's revert script: NIC settings and installed files as they were before that commit."""
         _commit_id(commit_id)
@@ -329,13 +278,6 @@ class FabricgenHostDriver(_nb.NetworkDriver):  # type: ignore[misc]
         if self.candidate is None:
             raise ReplaceConfigException(f"{self.hostname}: no candidate loaded")
         return self.candidate
-
-
-def _commit_id(message: str) -> str:
-    commit_id = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    if not _COMMIT_ID.match(commit_id):
-        raise CommitError(f"commit id {commit_id!r}: letters, digits, '.', '_' and '-' only")
-    return commit_id
 
 
 def _apply_command(directory: str, bundle: HostBundle) -> str:

@@ -30,17 +30,16 @@ import fnmatch
 import json
 import re
 import shlex
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-import napalm.base as _nb
 import yaml
-from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from fabricgen.deploy.ssh import Completed, Credentials, HostKeys, SshError, SshSession
+from fabricgen.deploy.ssh import Completed
+from fabricgen.deploy.sshdriver import SshDriver
+from fabricgen.deploy.sshdriver import commit_id as _commit_id
 from fabricgen.platforms.nvue import BRIDGE, CAPABILITY, LINK_SPEEDS
 
 Tree = dict[str, Any]
@@ -69,7 +68,6 @@ MGMT_FIELDS: tuple[NvPath, ...] = (
 DEFAULT_ROUTES = ("0.0.0.0/0", "::/0")
 MESSAGE_PREFIX = "fabricgen-"
 REVERT_PREFIX = "fabricgen-revert-"
-_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _REV_ID = re.compile(r"\[rev_id: (\d+)\]")
 SPEEDS_MBPS = {word: float(mbps) for mbps, word in LINK_SPEEDS.items()}
 
@@ -179,40 +177,13 @@ def _text_keys(tree: Tree) -> Tree:
 
 # --- the driver --------------------------------------------------------------------------------------------
 
-class FabricgenNvueDriver(_nb.NetworkDriver):  # type: ignore[misc]
+class FabricgenNvueDriver(SshDriver):
+    default_username = "cumulus"
+
     def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
                  optional_args: dict[str, Any] | None = None) -> None:
-        options = dict(optional_args or {})
-        self.hostname = hostname
-        self.port = int(options.get("port") or 22)
-        self.timeout = timeout
-        self.credentials = Credentials(username or "cumulus", password, options.get("key_file"))
-        self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
-        self.session: SshSession | None = None
+        super().__init__(hostname, username, password, timeout, optional_args)
         self.candidate: Tree | None = None
-        self.last_snapshot: str | None = None
-
-    # --- connection ---------------------------------------------------------------------------------------
-    def open(self) -> None:
-        try:
-            self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
-                                      connect_timeout=float(self.timeout))
-        except SshError as exc:
-            raise ConnectionException(str(exc)) from None
-
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
-
-    def is_alive(self) -> dict[str, bool]:
-        return {"is_alive": self.session is not None and self.session.alive}
-
-    @property
-    def ssh(self) -> SshSession:
-        if self.session is None:
-            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
-        return self.session
 
     def _nv(self, command: str) -> Completed:
         """``nv <command>``; CommitError with NVUE's words when it fails."""
@@ -226,11 +197,7 @@ class FabricgenNvueDriver(_nb.NetworkDriver):  # type: ignore[misc]
 
     # --- candidate and diff -------------------------------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        if filename is not None:
-            config = Path(filename).read_text(encoding="utf-8")
-        if config is None:
-            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
-        self.candidate = set_body(config)
+        self.candidate = set_body(self.candidate_text(filename, config))
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         raise NotImplementedError("fabricgen replaces what it owns: use load_replace_candidate")
@@ -397,8 +364,3 @@ class FabricgenNvueDriver(_nb.NetworkDriver):  # type: ignore[misc]
         return self.candidate
 
 
-def _commit_id(message: str) -> str:
-    commit_id = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    if not _COMMIT_ID.match(commit_id):
-        raise CommitError(f"commit id {commit_id!r}: letters, digits, '.', '_' and '-' only")
-    return commit_id

@@ -31,50 +31,37 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import time
-from pathlib import Path
 from typing import Any
 
-import napalm.base as _nb
-from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
+from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
+from fabricgen.deploy.ssh import SshError
+from fabricgen.deploy.sshdriver import RecordingDriver
+from fabricgen.deploy.sshdriver import commit_id as _commit_id
 from fabricgen.platforms.sonic import gcu
 
 STATE_DIR = "/var/lib/fabricgen"
 CHECKPOINT_PREFIX = "fabricgen-"
-_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ERROR_CHARS = 400
 _APPLY_TIMEOUT_S = 900.0  # GCU applies change by change (a second each on a real switch)
 
 
-class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
+class FabricgenSonicDriver(RecordingDriver):
+    default_username = "admin"
+
     def __init__(self, hostname: str, username: str, password: str | None = None, timeout: int = 60,
                  optional_args: dict[str, Any] | None = None) -> None:
-        options = dict(optional_args or {})
-        self.hostname = hostname
-        self.port = int(options.get("port") or 22)
-        self.timeout = timeout
-        self.credentials = Credentials(username or "admin", password, options.get("key_file"))
-        self.host_keys = HostKeys(options.get("known_hosts"), bool(options.get("host_key_checking", True)))
+        super().__init__(hostname, username, password, timeout, optional_args)
         # sonic-utilities' `config` refuses anyone but root ("Root privileges are required for this operation",
         # config/main.py): a login other than root (SONiC's is `admin`) runs it through sudo, as SONiC's docs do.
-        self.sudo = bool(options.get("sudo", (username or "admin") != "root"))
-        self.given_state_dir = options.get("state_dir")
+        self.sudo = bool(self.options.get("sudo", self.username != "root"))
+        self.given_state_dir = self.options.get("state_dir")
         self.state_dir = str(self.given_state_dir or STATE_DIR)
-        self.session: SshSession | None = None
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
-        self.last_snapshot: str | None = None  # intent_check before the last commit changed anything
 
-    # --- connection ---------------------------------------------------------------------------------------
-    def open(self) -> None:
-        try:
-            self.session = SshSession(self.hostname, self.port, self.credentials, self.host_keys,
-                                      connect_timeout=float(self.timeout))
-            if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
-                self.state_dir = self.session.check('printf %s "$HOME"').stdout.strip() + "/.fabricgen"
-        except SshError as exc:
-            raise ConnectionException(str(exc)) from None
+    def opened(self) -> None:
+        if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
+            self.state_dir = self.ssh.check('printf %s "$HOME"').stdout.strip() + "/.fabricgen"
 
     @property
     def _root(self) -> str:
@@ -84,28 +71,11 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         """A sonic-utilities ``config`` command line, through ``sudo -n`` unless the login is root."""
         return _config_command(arguments, self.sudo)
 
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
-
-    def is_alive(self) -> dict[str, bool]:
-        return {"is_alive": self.session is not None and self.session.alive}
-
-    @property
-    def ssh(self) -> SshSession:
-        if self.session is None:
-            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
-        return self.session
-
     # --- candidate and diff -------------------------------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        if filename is not None:
-            config = Path(filename).read_text(encoding="utf-8")
-        if config is None:
-            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        text = self.candidate_text(filename, config)
         try:
-            self.candidate = gcu.parse_candidate(config)
+            self.candidate = gcu.parse_candidate(text)
         except gcu.CandidateError as exc:
             raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
 
@@ -288,23 +258,6 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
             directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
             self.ssh.check(f"echo saved > {directory}/confirmed && sync -f {directory}/confirmed")
 
-    def has_pending_commit(self) -> bool:
-        return self.ssh.run(f"test -s {shlex.quote(self.state_dir)}/pending").status == 0
-
-    def pending_commit_id(self) -> str | None:
-        done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/pending")
-        return done.stdout.strip() or None if done.status == 0 else None
-
-    def rollback(self) -> None:
-        """Undo the pending commit, or else the last one, now."""
-        commit_id = self.pending_commit_id()
-        if commit_id is None:
-            done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/last")
-            commit_id = done.stdout.strip() if done.status == 0 else None
-        if not commit_id:
-            raise CommitError(f"{self.hostname}: no fabricgen commit to roll back")
-        self.revert(commit_id)
-
     def revert(self, commit_id: str) -> None:
         """The switch's owned scope as before the commit of ``commit_id``. A commit still pending: its checkpoint
         rolled back (``config rollback``, as its timer would). A confirmed one: only what its patch touched is put
@@ -365,13 +318,6 @@ class FabricgenSonicDriver(_nb.NetworkDriver):  # type: ignore[misc]
         if self.candidate is None:
             raise ReplaceConfigException(f"{self.hostname}: no candidate loaded")
         return self.candidate
-
-
-def _commit_id(message: str) -> str:
-    commit_id = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    if not _COMMIT_ID.match(commit_id):
-        raise CommitError(f"commit id {commit_id!r}: letters, digits, '.', '_' and '-' only")
-    return commit_id
 
 
 def _checkpoint(commit_id: str) -> str:
