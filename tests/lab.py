@@ -411,26 +411,34 @@ exec sleep infinity
 def host_fstab(host_dir: Path, target: bool = False) -> str:
     """The host's mounts: overlays, private /tmp and /run, its NIC tree (from the lab's state directory, so the
     models' state is readable from outside) and, in that tree, each port's MTU as the kernel's own sysfs file.
-    A switch target also sees the checkout and the interpreter's prefix (read-only), after /tmp and /run are
-    mounted: a CI runner's checkout often lives under one of them."""
-    lines = [f"lab-{name} {target} overlay lowerdir={target},upperdir={host_dir}/{name}.upper,"
-             f"workdir={host_dir}/{name}.work 0 0" for name, target in OVERLAYS.items()]
+    A switch target also sees the checkout, the interpreter and the shared references read-only where the
+    private /tmp and /run would hide them (a CI runner's checkout often lives under /tmp): each is first bound
+    to a staging point in the lab's state directory, while the original is still visible in the new mount
+    namespace, and bound back to its own path once /tmp and /run are the host's."""
+    hidden = hidden_by_private_mounts() if target else []
+    staging = [host_dir / "hidden" / str(index) for index in range(len(hidden))]
+    lines = [f"{real} {stage} none bind,ro,X-mount.mkdir 0 0"
+             for (_, real), stage in zip(hidden, staging, strict=True)]
+    lines += [f"lab-{name} {target} overlay lowerdir={target},upperdir={host_dir}/{name}.upper,"
+              f"workdir={host_dir}/{name}.work 0 0" for name, target in OVERLAYS.items()]
     lines += ["lab-tmp /tmp tmpfs mode=1777,size=256m 0 0", "lab-run /run tmpfs mode=755,size=64m 0 0",
               "lab-sshd /run/sshd tmpfs mode=755,size=1m,X-mount.mkdir 0 0",  # sshd's privilege separation
               f"{host_dir}/nic {HOST_LAB_DIR} none bind,X-mount.mkdir 0 0"]
     lines += [f"/sys/class/net/{nic}/mtu {HOST_LAB_DIR}/sys/class/net/{nic}/mtu none bind 0 0" for nic in NICS]
-    if target:
-        lines += [f"{source} {source} none bind,ro,X-mount.mkdir 0 0" for source in hidden_by_private_mounts()]
+    lines += [f"{stage} {path} none bind,ro,X-mount.mkdir 0 0"
+              for (path, _), stage in zip(hidden, staging, strict=True)]
     return "".join(line + "\n" for line in lines)
 
 
-def hidden_by_private_mounts() -> list[Path]:
-    """The checkout and the interpreter's trees that a host's private /tmp and /run would hide (the overlays
-    show the rest of the machine as it is), outermost only."""
+def hidden_by_private_mounts() -> list[tuple[Path, Path]]:
+    """(path, what it really is) of the checkout, the interpreter's trees and the shared references beside the
+    checkout that a host's private /tmp and /run would hide (the overlays show the rest of the machine as it
+    is), outermost only."""
     private = (Path("/tmp"), Path("/run"))
-    trees = {ROOT, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent}
-    hidden = {tree for tree in trees if any(mount in tree.parents for mount in private)}
-    return sorted(tree for tree in hidden if not any(other in tree.parents for other in hidden))
+    trees = {ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, ROOT.parent / "shared"}
+    hidden = {tree for tree in trees if tree.exists() and any(mount in tree.parents for mount in private)}
+    outermost = sorted(tree for tree in hidden if not any(other in tree.parents for other in hidden))
+    return [(tree, tree.resolve()) for tree in outermost]
 
 
 def host_links(host: LabHost) -> str:
