@@ -83,8 +83,8 @@ def test_a_real_lab_named_by_fabricgen_lab_goes_through_the_same_round_trip(tmp_
     diffed, pushed, diffed again, rolled back and diffed once more."""
     named = os.environ.get("FABRICGEN_LAB")
     if not named:
-        pytest.skip("FABRICGEN_LAB names no real lab inventory (containerlab with cEOS, SONiC-VS, Cumulus VX, "
-                    "NX-OSv): the device targets of tests/targets stand in for them in the other tests")
+        pytest.skip(reason="FABRICGEN_LAB names no real lab inventory (containerlab with cEOS, SONiC-VS, Cumulus "
+                           "VX, NX-OSv): the device targets of tests/targets stand in for them in the other tests")
     inventory = Path(named)
     inventory = inventory.parent if inventory.is_file() else inventory
     intent = Path(os.environ.get("FABRICGEN_LAB_INTENT") or ROOT / "intent" / "mixed.yaml")

@@ -181,7 +181,7 @@ def test_the_report_renders_in_a_real_browser_without_console_errors(mixed_docs:
         reason = "Debian's chromium is not installed (.ci/run installs it)"
         if os.environ.get("FABRICGEN_REQUIRE_BROWSER") == "1":
             pytest.fail(f"FABRICGEN_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
+        pytest.skip(reason=reason)
     done = subprocess.run(
         [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
          f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000",
