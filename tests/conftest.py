@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -58,3 +60,15 @@ def example_input() -> FabricInput:
 @pytest.fixture(scope="session")
 def example_fabric(example_input: FabricInput) -> Fabric:
     return resolve(example_input.intent, example_input.inventory, example_input.locate)
+
+
+@pytest.fixture(scope="session")
+def mixed_rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled mixed example as `fabricgen render` writes it (the CLI, once per test run): the switch
+    candidates the deploy tests push (leaf1 sonic, leaf2 eos, leaf3 nvue, leaf4 nxos)."""
+    out = tmp_path_factory.mktemp("mixed-rendered") / "out"
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(ROOT / "intent" / "mixed.yaml"), "-i",
+                           str(ROOT / "inventory" / "mixed"), "-o", str(out)], capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return out

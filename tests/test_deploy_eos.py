@@ -109,14 +109,9 @@ def lab() -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def candidate(tmp_path_factory: pytest.TempPathFactory) -> str:
+def candidate(mixed_rendered: Path) -> str:
     """leaf2's eos.cfg, rendered by fabricgen's CLI from the bundled mixed example."""
-    out = tmp_path_factory.mktemp("rendered")
-    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(ROOT / "intent" / "mixed.yaml"), "-i",
-                           str(ROOT / "inventory" / "mixed"), "-o", str(out)], capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return (out / "leaf2" / "eos.cfg").read_text()
+    return (mixed_rendered / "leaf2" / "eos.cfg").read_text()
 
 
 @pytest.fixture

@@ -48,13 +48,8 @@ NEIGHBOURS = [("router",), ("system",), ("acl",), ("vrf", "default"), ("interfac
 
 
 @pytest.fixture(scope="module")
-def candidate(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("rendered")
-    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(ROOT / "intent" / "mixed.yaml"), "-i",
-                           str(ROOT / "inventory" / "mixed"), "-o", str(out)], capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return (out / "leaf3" / "nvue.yaml").read_text()
+def candidate(mixed_rendered: Path) -> str:
+    return (mixed_rendered / "leaf3" / "nvue.yaml").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import napalm
@@ -80,14 +81,9 @@ def not_owned(config: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> str:
+def rendered(mixed_rendered: Path) -> str:
     """leaf4's nxos.cfg as `fabricgen render` writes it for the mixed example."""
-    out = tmp_path_factory.mktemp("rendered")
-    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(ROOT / "intent" / "mixed.yaml"), "-i",
-                           str(ROOT / "inventory" / "mixed"), "-o", str(out)], capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    return (out / "leaf4" / "nxos.cfg").read_text()
+    return (mixed_rendered / "leaf4" / "nxos.cfg").read_text()
 
 
 def test_splice_keeps_everything_fabricgen_does_not_own_byte_for_byte(rendered: str) -> None:

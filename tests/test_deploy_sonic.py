@@ -133,14 +133,9 @@ def lab() -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> str:
+def rendered(mixed_rendered: Path) -> str:
     """leaf1's config_db.json, rendered by `fabricgen render` from the bundled mixed example."""
-    out = tmp_path_factory.mktemp("rendered")
-    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(ROOT / "intent" / "mixed.yaml"), "-i",
-                           str(ROOT / "inventory" / "mixed"), "-o", str(out)], capture_output=True, text=True,
-                          timeout=300, check=False, cwd=out)
-    assert done.returncode == 0, done.stderr
-    return (out / "leaf1" / "config_db.json").read_text()
+    return (mixed_rendered / "leaf1" / "config_db.json").read_text()
 
 
 @pytest.fixture

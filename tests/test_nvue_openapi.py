@@ -40,6 +40,8 @@ from fabricgen.platforms.nvue import COMMANDS, RELEASE, YAML_FILE
 from conftest import ROOT
 
 Schema = dict[str, Any]
+# The lab's NVUE target validates against the same closed schema (one function, imported as the lab does).
+NVUE_TARGET = importlib.import_module("tests.targets.nvue")
 
 
 # --- NVIDIA's object model ----------------------------------------------------------------------------------
@@ -54,29 +56,9 @@ def object_model(version: str) -> type[pydantic.BaseModel]:
 @functools.cache
 def root_schema(version: str) -> Schema:
     """The model's JSON Schema, keyed by NVUE's words (the aliases), every object closed, no value null."""
-    return cast(Schema, _closed(object_model(version).model_json_schema(by_alias=True)))
+    return cast(Schema, NVUE_TARGET.closed_schema(object_model(version).model_json_schema(by_alias=True)))
 
 
-def _closed(node: Any) -> Any:
-    """``node`` with ``additionalProperties: false`` on every object that lists its properties (an NVUE
-    *instance*; collections, whose ``additionalProperties`` is the id's schema, stay open to any id), and
-    without the null each optional field allows (Pydantic's ``anyOf: [X, null]`` becomes X): NVUE reads a null
-    in a patch as "remove", fabricgen never writes one, and without the choice an error names the key itself,
-    not the first object above it."""
-    if isinstance(node, list):
-        return [_closed(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    closed = {key: _closed(value) for key, value in node.items()}
-    branches = [branch for branch in closed.get("anyOf", ()) if branch != {"type": "null"}]
-    if "anyOf" in closed and len(branches) == 1:
-        del closed["anyOf"]
-        closed |= branches[0]
-    elif branches:
-        closed["anyOf"] = branches
-    if "properties" in closed and "additionalProperties" not in closed:
-        closed["additionalProperties"] = False
-    return closed
 
 
 @functools.cache

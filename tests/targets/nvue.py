@@ -251,14 +251,17 @@ def dump_yaml(blocks: list[Tree]) -> str:
 
 # --- NVIDIA's object model ---------------------------------------------------------------------------------
 
-def _closed(node: Any) -> Any:
-    """The model's JSON Schema with every object closed, as NVIDIA's ``x-unevaluatedProperties: false`` closes
-    it, and without the null each optional field allows (tests/test_nvue_openapi.py explains both)."""
+def closed_schema(node: Any) -> Any:
+    """``node`` with ``additionalProperties: false`` on every object that lists its properties (an NVUE
+    *instance*; collections, whose ``additionalProperties`` is the id's schema, stay open to any id), and
+    without the null each optional field allows (Pydantic's ``anyOf: [X, null]`` becomes X): NVUE reads a null
+    in a patch as "remove", fabricgen never writes one, and without the choice an error names the key itself,
+    not the first object above it."""
     if isinstance(node, list):
-        return [_closed(item) for item in node]
+        return [closed_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
-    closed = {key: _closed(value) for key, value in node.items()}
+    closed = {key: closed_schema(value) for key, value in node.items()}
     branches = [branch for branch in closed.get("anyOf", ()) if branch != {"type": "null"}]
     if "anyOf" in closed and len(branches) == 1:
         del closed["anyOf"]
@@ -278,7 +281,7 @@ def invalid(config: Tree) -> list[str]:
     from jsonschema import Draft202012Validator
 
     model = importlib.import_module(f"nvueschema.models.v{RELEASE.replace('.', '_')}").NvueConfig
-    validator = Draft202012Validator(_closed(model.model_json_schema(by_alias=True)))
+    validator = Draft202012Validator(closed_schema(model.model_json_schema(by_alias=True)))
     found = [f"Config invalid at {'.'.join(map(str, error.absolute_path))}: {error.message}"
              for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))]
     if not found:  # JSON mode: addresses are text in a configuration, as on the wire
