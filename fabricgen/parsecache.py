@@ -59,9 +59,14 @@ def cache_dir() -> Path | None:
     None when FABRICGEN_NO_CACHE is set, or the folder is not private to the user (:func:`private_folder`)."""
     if os.environ.get("FABRICGEN_NO_CACHE"):
         return None
-    base = os.environ.get("FABRICGEN_CACHE_DIR")
-    folder = Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fabricgen"
+    folder = cache_folder()
     return folder if private_folder(folder) else None
+
+
+def cache_folder() -> Path:
+    """fabricgen's per-user cache folder, whether or not it exists or may be used."""
+    base = os.environ.get("FABRICGEN_CACHE_DIR")
+    return Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fabricgen"
 
 
 def private_folder(folder: Path) -> bool:
@@ -73,12 +78,24 @@ def private_folder(folder: Path) -> bool:
         return True
     except OSError:
         return False
-    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid() or status.st_mode & 0o022:
+    if not stat.S_ISDIR(status.st_mode) or untrusted_reason(status) is not None:
         return False
     if stat.S_IMODE(status.st_mode) != _PRIVATE_DIR:
         with contextlib.suppress(OSError):
             folder.chmod(_PRIVATE_DIR)
     return True
+
+
+def untrusted_reason(status: os.stat_result) -> str | None:
+    """Why a cache file or folder with ``status`` must not be trusted (another user's, or one others may write
+    to: either could have planted what it holds), or None when it is this user's alone to change. Shared by
+    every cache fabricgen keeps (parse cache, SONiC YANG models)."""
+    if status.st_uid != os.geteuid():
+        return f"owned by uid {status.st_uid}, not by this user (uid {os.geteuid()})"
+    if status.st_mode & 0o022:
+        writers = " and ".join(who for bit, who in ((0o020, "its group"), (0o002, "everyone")) if status.st_mode & bit)
+        return f"writable by {writers} (mode {stat.S_IMODE(status.st_mode):04o})"
+    return None
 
 
 def source_digest(raw: bytes) -> bytes:

@@ -27,22 +27,22 @@ no reader ever sees a half-filled one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
+import stat
+import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from jinja2 import FileSystemLoader, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
-
+from fabricgen.parsecache import cache_folder, private_folder, untrusted_reason
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
+from fabricgen.validate.gitfetch import GitError, git_protocols, public_url, run_git, terminate_raises
+from fabricgen.validate.templates import MAX_MODEL_BYTES, TEMPLATES_PATH, TemplateRefused, read_inside, render_templates
 
 __all__ = [
     "DEFAULT_REPOSITORY",
@@ -67,7 +67,6 @@ DEFAULT_REPOSITORY: Final = "https://github.com/sonic-net/sonic-buildimage.git"
 ENV_MODELS: Final = "FABRICGEN_SONIC_YANG"  # a models directory, for air-gapped sites
 ENV_REPOSITORY: Final = "FABRICGEN_SONIC_BUILDIMAGE"  # a mirror of sonic-buildimage to fetch from
 MODELS_PATH: Final = "src/sonic-yang-models/yang-models"
-TEMPLATES_PATH: Final = "src/sonic-yang-models/yang-templates"
 SOURCE_FILE: Final = "source.json"
 MODELS_FOLDER: Final = "models"
 
@@ -129,27 +128,28 @@ def missing_models_message(release: str) -> str:
 
 
 def cache_root() -> Path:
-    """The folder holding one subfolder per release (not made here)."""
-    base = os.environ.get("FABRICGEN_CACHE_DIR")
-    folder = Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fabricgen"
-    return folder / "sonic-yang"
+    """The folder holding one subfolder per release (not made here), in fabricgen's cache folder."""
+    return cache_folder() / "sonic-yang"
 
 
 def release_dir(release: str) -> Path:
     return cache_root() / check_release(release)
 
 
-def cached_models(release: str) -> CachedModels | None:
-    """The cached models of ``release``; None when absent (a fetch that never completed leaves nothing)."""
+def cached_models(release: str, warn: Callable[[str], None] | None = None) -> CachedModels | None:
+    """The cached models of ``release``; None when absent (a fetch that never completed leaves nothing), and
+    None with a warning (``warn``, default stderr) naming the path and the fix when they cannot be trusted: a
+    folder or file on the way that is another user's or writable by others, or models that are not the ones
+    source.json's digest records (planted, edited)."""
     entry = release_dir(release)
-    directory = models_in(entry / MODELS_FOLDER)
-    try:
-        source = json.loads((entry / SOURCE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    directory = entry / MODELS_FOLDER
+    if not (entry / SOURCE_FILE).exists() or models_in(directory) != directory:
         return None
-    if directory is None or not isinstance(source, dict):
+    problem = _entry_problem(release, entry)
+    if problem is not None:
+        (warn or _warn)(problem)
         return None
-    return CachedModels(release, directory, source)
+    return CachedModels(release, directory, _json_object(entry / SOURCE_FILE) or {})
 
 
 def models_in(path: Path) -> Path | None:
@@ -206,64 +206,175 @@ def _json_object(path: Path) -> dict[str, Any] | None:
 
 
 # ------------------------------------------------------------------------------------------------
+# Trusting the cache: the parse cache's rules (fabricgen/parsecache.py), and a digest of the models
+
+
+def models_digest(directory: Path) -> str:
+    """sha256 over the models of ``directory``: one ``name NUL sha256(content) LF`` per ``*.yang``, in name
+    order, so that a model added, removed, renamed or edited changes it."""
+    digest = hashlib.sha256()
+    for path in sorted(directory.glob("*.yang")):
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).hexdigest().encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _untrusted(path: Path, follow: bool = False) -> str | None:
+    """Why ``path`` must not be trusted (:func:`untrusted_reason`; a symbolic link below the cache folder, which
+    fabricgen never makes, is not trusted either); None when it may be, or does not exist."""
+    try:
+        status = path.stat() if follow else path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if stat.S_ISLNK(status.st_mode):
+        return "a symbolic link"
+    return untrusted_reason(status)
+
+
+def _untrusted_path(entry: Path) -> tuple[Path, str] | None:
+    """The first path from fabricgen's cache folder down to each file of the release ``entry`` that is not the
+    user's alone to change, and why; None when all are."""
+    base = entry.parent.parent
+    paths = [entry.parent, entry, entry / SOURCE_FILE, entry / MODELS_FOLDER]
+    models = entry / MODELS_FOLDER
+    if models.is_dir() and not models.is_symlink():
+        paths += sorted(models.iterdir())
+    reason = _untrusted(base, follow=True)  # the cache folder itself may be a link (~/.cache on another disk)
+    if reason is not None:
+        return base, reason
+    return next(((path, why) for path in paths if (why := _untrusted(path)) is not None), None)
+
+
+def _untrusted_warning(release: str, found: tuple[Path, str]) -> str:
+    path, reason = found
+    return (f"warning: ignoring the SONiC {release} YANG models in {release_dir(release)}: {path} is {reason}, "
+            "so someone else could have planted or changed them. Fix: make every folder and file from "
+            f"{cache_root().parent} down yours and writable by you only (chown, chmod go-w), then "
+            f"`{fetch_command(release)}`; or fetch into a cache of your own "
+            f"(FABRICGEN_CACHE_DIR=DIR {fetch_command(release)})")
+
+
+def _digest_warning(release: str, source: Mapping[str, Any], directory: Path) -> str | None:
+    """A warning when the models of ``directory`` are not those ``source`` (source.json) recorded."""
+    recorded = source.get("models_digest")
+    if recorded == models_digest(directory):
+        return None
+    why = (f"{SOURCE_FILE} records no digest of them (fetched by an older fabricgen)" if recorded is None else
+           f"they differ from what was fetched ({SOURCE_FILE}'s models_digest: a model was added, removed or "
+           "edited since)")
+    return (f"warning: ignoring the SONiC {release} YANG models in {directory}: {why}. Fix: fetch them again "
+            f"with `{fetch_command(release)}`")
+
+
+def _entry_problem(release: str, entry: Path) -> str | None:
+    """Why the cache ``entry`` of ``release`` must be ignored (a warning naming the path and the fix), or None."""
+    untrusted = _untrusted_path(entry)
+    if untrusted is not None:
+        return _untrusted_warning(release, untrusted)
+    return _digest_warning(release, _json_object(entry / SOURCE_FILE) or {}, entry / MODELS_FOLDER)
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _writable_cache_root() -> Path:
+    """The models cache's folder, made private when absent; ModelsError when it, or fabricgen's cache folder
+    above it, is not the user's alone (a fetch would put models where others could change them)."""
+    root = cache_root()
+    for folder, follow in ((root.parent, True), (root, False)):
+        reason = _untrusted(folder, follow)
+        if reason is not None:
+            raise ModelsError(f"the models cache {folder} is {reason}; refusing to fetch into it (others could "
+                              "change the models). Fix: make it yours and writable by you only (chown, chmod "
+                              "go-w), or point FABRICGEN_CACHE_DIR at a folder of your own")
+    if not private_folder(root.parent):  # parsecache: made 0700 when only readable by others
+        raise ModelsError(f"the models cache {root.parent} is not a folder of yours; point FABRICGEN_CACHE_DIR "
+                          "at a folder of your own")
+    root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, exist_ok=True)
+    return root
+
+
+# ------------------------------------------------------------------------------------------------
 # Fetching
 
 
 def fetch_models(release: str, repository: str | None = None, timeout: float = GIT_TIMEOUT_S) -> FetchResult:
     """Fill the cache entry of ``release`` from sonic-buildimage (``repository``, else ``$FABRICGEN_SONIC_BUILDIMAGE``,
-    else GitHub), replacing what was there. ModelsError when git fails; OSError when the cache cannot be written."""
+    else GitHub), replacing what was there. ModelsError when git fails or the fetched tree is refused (a link
+    out of it, a template that reaches outside it or never ends, a file over the size limit); OSError when
+    the cache cannot be written. Nothing is left behind on failure, timeout, Ctrl-C or SIGTERM."""
     check_release(release)
     repository = repository or os.environ.get(ENV_REPOSITORY) or DEFAULT_REPOSITORY
-    root = cache_root()
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    # The work folder is inside the cache root so that the final rename stays on one file system.
-    with tempfile.TemporaryDirectory(prefix=f".fetch-{release}-", dir=root) as work:
-        checkout = Path(work) / "checkout"
-        commit, commit_date = _sparse_checkout(repository, release, checkout, timeout)
-        staged = Path(work) / release
-        modules = _stage_models(checkout, staged / MODELS_FOLDER, f"{repository} {release}")
-        source = {"repository": repository, "ref": release, "commit": commit, "commit_date": commit_date,
-                  "path": MODELS_PATH, "templates": TEMPLATES_PATH, "modules": modules}
-        (staged / SOURCE_FILE).write_text(json.dumps(source, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        _install(staged, root / release, Path(work) / "previous")
-    return FetchResult(release, repository, commit, root / release, modules)
+    shown = public_url(repository)  # never the credentials a URL may carry
+    try:
+        protocols = git_protocols(repository)
+        root = _writable_cache_root()
+        # SIGTERM unwinds like Ctrl-C: git's group is killed, then the work folder removed (exits in that order).
+        with terminate_raises(), tempfile.TemporaryDirectory(prefix=f".fetch-{release}-", dir=root) as work:
+            commit, modules = _fetch_into(Path(work), repository, release, protocols, timeout, shown)
+            _install(Path(work) / release, root / release, Path(work) / "previous")
+    except (GitError, TemplateRefused) as exc:
+        raise ModelsError(str(exc)) from None
+    return FetchResult(release, shown, commit, root / release, modules)
 
 
-def _sparse_checkout(repository: str, ref: str, checkout: Path, timeout: float) -> tuple[str, str]:
+def _fetch_into(work: Path, repository: str, release: str, protocols: Sequence[str], timeout: float,
+                shown: str) -> tuple[str, int]:
+    """Check out, check and stage the release's models under ``work``; the commit they came from, how many."""
+    checkout = work / "checkout"
+    commit, commit_date = _sparse_checkout(repository, release, checkout, protocols, timeout)
+    where = f"{shown} {release}"
+    _refuse_links(checkout, (MODELS_PATH, TEMPLATES_PATH), where)
+    staged = work / release
+    modules = _stage_models(checkout, staged / MODELS_FOLDER, where)
+    source = {"repository": shown, "ref": release, "commit": commit, "commit_date": commit_date,
+              "path": MODELS_PATH, "templates": TEMPLATES_PATH, "modules": modules,
+              "models_digest": models_digest(staged / MODELS_FOLDER)}
+    (staged / SOURCE_FILE).write_text(json.dumps(source, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return commit, modules
+
+
+def _sparse_checkout(repository: str, ref: str, checkout: Path, protocols: Sequence[str],
+                     timeout: float) -> tuple[str, str]:
     """Check out only the models' two folders of ``ref``; (commit, commit date) checked out."""
-    _git(["clone", "--quiet", "--depth", "1", "--filter=blob:none", "--no-checkout", "--single-branch",
-          "--branch", ref, "--", repository, str(checkout)], timeout)
-    _git(["-C", str(checkout), "sparse-checkout", "set", "--cone", MODELS_PATH, TEMPLATES_PATH], timeout)
-    _git(["-C", str(checkout), "checkout", "--quiet"], timeout)
-    commit = _git(["-C", str(checkout), "rev-parse", "HEAD"], timeout)
-    commit_date = _git(["-C", str(checkout), "log", "-1", "--format=%cI"], timeout)
-    return commit, commit_date
+    def git(*args: str) -> str:
+        return run_git(args, protocols, timeout, secret=repository)
+
+    # --no-local: a local repository is read through git's transport too, never by copying its object folder
+    # (which could hold links to files outside it).
+    git("clone", "--quiet", "--no-local", "--depth", "1", "--filter=blob:none", "--no-checkout", "--single-branch",
+        "--branch", ref, "--", repository, str(checkout))
+    git("-C", str(checkout), "sparse-checkout", "set", "--cone", MODELS_PATH, TEMPLATES_PATH)
+    git("-C", str(checkout), "checkout", "--quiet")
+    return git("-C", str(checkout), "rev-parse", "HEAD"), git("-C", str(checkout), "log", "-1", "--format=%cI")
 
 
-def _git(args: Sequence[str], timeout: float) -> str:
-    """Run git, never waiting on a prompt or past ``timeout``; its stdout, stripped. ModelsError on failure."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
-           "LC_ALL": "C"}  # C: git's messages are quoted to the user as they are documented
-    try:
-        # Its own session: on a timeout the whole group (git and the transport helpers it started) is killed.
-        process = subprocess.Popen(["git", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    except FileNotFoundError as exc:
-        raise ModelsError("fetching SONiC YANG models needs git (e.g. apt-get install git)") from exc
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise ModelsError(f"git {_verb(args)} did not finish within {timeout:g} s; nothing was changed") from None
-    if process.returncode != 0:
-        reason = next((line for line in reversed(err.splitlines()) if line.strip()), f"exit {process.returncode}")
-        raise ModelsError(f"git {_verb(args)} failed: {reason.strip()}")
-    return out.strip()
+def _refuse_links(checkout: Path, folders: Sequence[str], where: str) -> None:
+    """GitError naming the first symbolic link on the way to ``folders`` or inside them that leads out of
+    ``checkout`` (a ``yang-models`` that is a link, a template linked to /proc/self/environ)."""
+    inside = checkout.resolve()
+    for folder in folders:
+        path = checkout
+        for part in PurePosixPath(folder).parts:
+            path = path / part
+            _refuse_link(path, checkout, inside, where)
+        if path.is_dir() and not path.is_symlink():
+            for parent, directories, files in os.walk(path):  # never follows a link
+                for name in sorted([*directories, *files]):
+                    _refuse_link(Path(parent) / name, checkout, inside, where)
 
 
-def _verb(args: Sequence[str]) -> str:
-    return args[2] if args[:1] == ["-C"] and len(args) > 2 else args[0]
+def _refuse_link(path: Path, checkout: Path, inside: Path, where: str) -> None:
+    if not path.is_symlink():
+        return
+    target = path.readlink()
+    if not (path.parent / target).resolve().is_relative_to(inside):
+        raise GitError(f"{where}: {path.relative_to(checkout).as_posix()} is a symbolic link to {target}, outside "
+                       "the repository; refusing to fetch from it (sonic-buildimage has no such link: check the "
+                       "mirror)")
 
 
 def _stage_models(checkout: Path, models: Path, where: str) -> int:
@@ -273,41 +384,29 @@ def _stage_models(checkout: Path, models: Path, where: str) -> int:
     if not plain:
         raise ModelsError(f"{where}: no *.yang files in {MODELS_PATH}; is this sonic-buildimage?")
     models.mkdir(parents=True)
+    limit = MAX_MODEL_BYTES.value()
     for source in plain:
-        shutil.copyfile(source, models / source.name)
-    for name, text in _rendered_templates(checkout / TEMPLATES_PATH, templates):
-        (models / name).write_text(text, encoding="utf-8")
+        (models / source.name).write_bytes(read_inside(source.parent, source.name, limit, f"{where} {MODELS_PATH}"))
+    render_templates(checkout / TEMPLATES_PATH, [path.name for path in templates], models)
     return len({path.name for path in plain} | {path.name.removesuffix(".j2") for path in templates})
 
 
 def _module_files(folder: Path, suffix: str) -> list[Path]:
     # Regular files only: a symbolic link in a fetched tree could point anywhere on this machine.
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return []
     return sorted(path for path in folder.iterdir()
                   if path.name.endswith(suffix) and _MODULE_FILE.fullmatch(path.name.removesuffix(".j2"))
                   and path.is_file() and not path.is_symlink())
 
 
-def _rendered_templates(folder: Path, templates: Sequence[Path]) -> Iterator[tuple[str, str]]:
-    """(module file name, text) of each template, as sonic-yang-models' setup.py renders it for yang-models/."""
-    # Sandboxed: the templates come from whatever repository the user named; they need nothing but an if.
-    environment = SandboxedEnvironment(loader=FileSystemLoader(str(folder)), trim_blocks=True)
-    for template in templates:
-        try:
-            text = environment.get_template(template.name).render(yang_model_type="py")
-        except TemplateError as exc:
-            raise ModelsError(f"{TEMPLATES_PATH}/{template.name}: cannot render it: {exc}") from exc
-        yield template.name.removesuffix(".j2"), text
-
-
 def _install(staged: Path, destination: Path, aside: Path) -> None:
     """Put ``staged`` at ``destination``; an earlier entry is moved ``aside`` (removed with the work folder)."""
-    if destination.exists():
+    if destination.exists() or destination.is_symlink():
         destination.rename(aside)
     try:
         staged.rename(destination)
     except OSError:
-        if aside.exists() and not destination.exists():
+        if (aside.exists() or aside.is_symlink()) and not destination.exists():
             aside.rename(destination)  # the earlier entry stays usable when the new one cannot go in
         raise

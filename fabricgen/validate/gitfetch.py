@@ -1,0 +1,175 @@
+"""Running git on a repository the user named, with fabricgen's own limits on what git may reach.
+
+``validate --fetch-models --repo URL`` clones whatever URL it is given (a mirror of sonic-buildimage), so:
+
+- **Protocols.** git may speak https and ssh, and file only when the user named a local repository (a path or
+  a ``file://`` URL): ``GIT_ALLOW_PROTOCOL`` and ``-c protocol.allow=never`` plus ``protocol.<name>.allow=always``
+  on every call, whatever the user's or system's git configuration allows. Remote-helper URLs
+  (``<transport>::<address>``; ``ext::`` runs any command) are refused before git runs.
+- **Credentials.** A URL may carry a user name and password or token (``https://user:token@host/...``):
+  :func:`public_url` takes them out before the URL is printed, stored (source.json) or quoted in an error.
+- **Time and interrupts.** Every git call has a time limit; git runs in a session of its own, and on the time
+  limit, Ctrl-C (SIGINT) or SIGTERM the whole process group (git and the transport helpers it started) is
+  killed before the caller's work folder is removed (:func:`terminate_raises` makes SIGTERM unwind like
+  Ctrl-C for the duration of a fetch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
+from typing import Final
+
+__all__ = [
+    "ALLOWED_PROTOCOLS",
+    "GitError",
+    "git_protocols",
+    "public_url",
+    "run_git",
+    "stop_group",
+    "terminate_raises",
+]
+
+ALLOWED_PROTOCOLS: Final = ("https", "ssh")
+"""what git may speak to any repository; ``file`` is added for a local repository the user named"""
+_SSH_SCHEMES: Final = {"ssh", "git+ssh", "ssh+git"}  # git's spellings of ssh:// (protocol "ssh" for all three)
+_SCHEME: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+_HELPER: Final = re.compile(r"(?P<helper>[A-Za-z][A-Za-z0-9+.-]*)::")  # git's <transport>::<address> form
+# The user information of a URL: everything between "scheme://" and the last "@" before the path. Greedy, so
+# that a password with an unescaped "@" is taken whole.
+_USERINFO: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
+
+
+class GitError(Exception):
+    """git cannot run, failed, took too long, or was asked for a transport fabricgen does not use."""
+
+
+def public_url(text: str) -> str:
+    """``text`` (a URL, or a message that quotes one) with the user name and password of every URL taken out:
+    ``https://user:token@host/repo.git`` → ``https://host/repo.git``. A user name alone can be a token too
+    (``https://ghp_…@github.com``), so it goes as well."""
+    return _USERINFO.sub(r"\g<scheme>", text)
+
+
+def git_protocols(repository: str) -> tuple[str, ...]:
+    """The protocols git may use to fetch ``repository``; GitError for a URL fabricgen does not fetch from."""
+    helper = _HELPER.match(repository)
+    if helper:
+        raise GitError(f"{public_url(repository)}: a {helper['helper']}:: URL makes git run a remote helper "
+                       "(ext:: runs any command); fetch from an https://, ssh:// or local repository")
+    scheme = _SCHEME.match(repository)
+    if scheme is None:
+        return (*ALLOWED_PROTOCOLS, "file") if _is_local_path(repository) else ALLOWED_PROTOCOLS
+    name = scheme["scheme"].lower()
+    if name == "file":
+        return (*ALLOWED_PROTOCOLS, "file")
+    if name == "https" or name in _SSH_SCHEMES:
+        return ALLOWED_PROTOCOLS
+    raise GitError(f"{public_url(repository)}: fabricgen fetches over https or ssh, or from a local repository, "
+                   f"not over {name}:// (anyone on the path could change what it fetches); use the https:// or "
+                   "ssh:// URL of the repository")
+
+
+def _is_local_path(repository: str) -> bool:
+    """git's own rule (connect.c, url_is_local_not_ssh): a colon before the first slash makes ``host:path`` ssh."""
+    colon, slash = repository.find(":"), repository.find("/")
+    return colon < 0 or 0 <= slash < colon
+
+
+def git_environment(protocols: Sequence[str]) -> dict[str, str]:
+    """This process's environment for git: ``protocols`` only, never a prompt (no terminal to answer it)."""
+    return {**os.environ, "GIT_ALLOW_PROTOCOL": ":".join(protocols), "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
+            "LC_ALL": "C"}  # C: git's messages are quoted to the user as they are documented
+
+
+def protocol_options(protocols: Sequence[str]) -> list[str]:
+    """``-c`` options that allow ``protocols`` and nothing else (as GIT_ALLOW_PROTOCOL does: both, so that
+    neither an inherited variable nor a configuration file can widen the list)."""
+    options = ["-c", "protocol.allow=never"]
+    for name in protocols:
+        options += ["-c", f"protocol.{name}.allow=always"]
+    return options
+
+
+def run_git(args: Sequence[str], protocols: Sequence[str], timeout: float, secret: str = "") -> str:
+    """Run git with ``args``, allowed ``protocols`` only, never waiting on a prompt or past ``timeout``; its
+    stdout, stripped. GitError on failure, naming the git command and git's last line (with ``secret``, the
+    URL as given, and any URL's credentials taken out)."""
+    verb = _verb(args)
+    try:
+        # Its own session: on a timeout or an interrupt the whole group (git and its transport helpers) is killed.
+        process = subprocess.Popen(["git", *protocol_options(protocols), *args], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=git_environment(protocols), start_new_session=True)
+    except FileNotFoundError as exc:
+        raise GitError("fetching SONiC YANG models needs git (e.g. apt-get install git)") from exc
+    out, err = _wait(process, timeout, f"git {verb}")
+    if process.returncode != 0:
+        reason = next((line for line in reversed(err.splitlines()) if line.strip()), f"exit {process.returncode}")
+        if secret:
+            reason = reason.replace(secret, public_url(secret))
+        raise GitError(f"git {verb} failed: {public_url(reason.strip())}")
+    return out.strip()
+
+
+def _wait(process: subprocess.Popen[str], timeout: float, what: str) -> tuple[str, str]:
+    """``process``'s stdout and stderr once it ends; its process group is killed at ``timeout`` (GitError) and
+    on any interrupt of this process (re-raised once the group is gone)."""
+    try:
+        return process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(process)
+        raise GitError(f"{what} did not finish within {timeout:g} s; nothing was changed") from None
+    except BaseException:  # KeyboardInterrupt, SIGTERM (terminate_raises): nothing may outlive the fetch
+        stop_group(process)
+        raise
+
+
+def stop_group(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` and every process of its group (it leads one: ``start_new_session``), then reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+
+
+def _verb(args: Sequence[str]) -> str:
+    return args[2] if args[:1] == ["-C"] and len(args) > 2 else args[0]
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived during a fetch (a BaseException, like KeyboardInterrupt: no ``except Exception`` eats it)."""
+
+
+@contextlib.contextmanager
+def terminate_raises() -> Iterator[None]:
+    """Within the block SIGTERM raises :class:`Terminated`, so that the block's ``finally`` and ``with`` exits
+    stop git and remove the work folder; then the signal is delivered again under the previous handler (by
+    default the process ends by SIGTERM, as whoever sent it expects). Only the main thread can set a handler;
+    elsewhere, and when SIGTERM is ignored, nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is None:  # a handler set outside Python: restored as the default
+        previous = signal.SIG_DFL
+
+    def raise_terminated(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    except Terminated:
+        signal.signal(signal.SIGTERM, previous)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise GitError("interrupted by SIGTERM; git was stopped and nothing was changed") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
