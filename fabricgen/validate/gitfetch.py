@@ -61,7 +61,7 @@ def git_protocols(repository: str) -> tuple[str, ...]:
     """The protocols git may use to fetch ``repository``; GitError for a URL fabricgen does not fetch from."""
     helper = _HELPER.match(repository)
     if helper:
-        raise GitError(f"{public_url(repository)}: a {helper['helper']}:: URL makes git run a remote helper "
+        raise GitError(f"{public_url(repository)}: {helper['helper']}:: URLs make git run a remote helper "
                        "(ext:: runs any command); fetch from an https://, ssh:// or local repository")
     scheme = _SCHEME.match(repository)
     if scheme is None:

@@ -1,0 +1,275 @@
+"""What fabricgen fetches or reads from elsewhere cannot reach past it (issue 27).
+
+`validate --fetch-models` runs real git against a hostile local mirror standing in for sonic-buildimage (as
+tests/test_validate_models.py builds it): symbolic links out of the tree, templates that include absolute paths
+or never end, files over the size limit, URLs with credentials, transports fabricgen does not use. Every
+refusal is asserted by its exact message, and every test snapshots the folders around the cache (the test's
+whole tmp_path: mirror, cache, anything a fetch could write through a link) to show that nothing changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_validate_models import MODELS, PORT_MODULE, TEMPLATES, TYPES_TEMPLATE, commit_files, git
+
+from fabricgen.cli import main
+from fabricgen.validate.gitfetch import GitError, public_url, run_git
+from fabricgen.validate.models import cached_models, fetch_models
+
+from conftest import ROOT
+
+RELEASE = "202411"
+FETCHING = f"fetching the SONiC {RELEASE} YANG models ...\n"
+PLANTED_TOKEN = "glpat-planted-ci-token-0123456789"  # what a CI job's environment would hold
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Path:
+    """A local mirror of sonic-buildimage (branch 202411: one module, one template), hostile from the next
+    commit on."""
+    repo = tmp_path / "mirror"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch", RELEASE)
+    commit_files(repo, {f"{MODELS}/sonic-port.yang": PORT_MODULE, f"{TEMPLATES}/sonic-types.yang.j2": TYPES_TEMPLATE},
+                 "202411 models")
+    return repo
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own cache, a CI token in the environment (what a hostile template would go after), and no
+    models or mirror from the user's environment."""
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CI_JOB_TOKEN", PLANTED_TOKEN)
+    for name in ("FABRICGEN_SONIC_YANG", "FABRICGEN_SONIC_BUILDIMAGE", "FABRICGEN_MAX_MODEL_BYTES",
+                 "FABRICGEN_TEMPLATE_SECONDS", "GIT_ALLOW_PROTOCOL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path / "cache" / "sonic-yang"
+
+
+@pytest.fixture
+def fetched(mirror: Path, cache: Path) -> Path:
+    """The mirror's good models, fetched before it turned hostile: a refused fetch must leave them as they are."""
+    fetch_models(RELEASE, str(mirror))
+    return cache / RELEASE
+
+
+def snapshot(folder: Path) -> dict[str, tuple[object, ...]]:
+    """Every entry under ``folder`` (links not followed): kind, mode, owner and content digest or link target."""
+    entries: dict[str, tuple[object, ...]] = {}
+    for parent, directories, files in os.walk(folder):
+        for name in [*directories, *files]:
+            path = Path(parent) / name
+            status = path.lstat()
+            if path.is_symlink():
+                content: object = str(path.readlink())
+            elif path.is_file():
+                content = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                content = None
+            entries[str(path.relative_to(folder))] = (status.st_mode, status.st_uid, content)
+    return entries
+
+
+def fetch(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["validate", "--fetch-models", RELEASE, *args])
+    return result.exit_code, result.output
+
+
+def refused_without_a_trace(tmp_path: Path, repository: str, message: str) -> None:
+    """The fetch from ``repository`` exits 2 with exactly ``message``; nothing under tmp_path changed (the
+    earlier models included), no secret from the environment anywhere, and the cache entry still trusted."""
+    before = snapshot(tmp_path)
+    code, output = fetch("--repo", repository)
+    assert (code, output) == (2, f"{FETCHING}error: {message}\n")
+    assert snapshot(tmp_path) == before
+    assert PLANTED_TOKEN not in output
+    found = cached_models(RELEASE, warn=pytest.fail)
+    assert found is not None and found.directory.joinpath("sonic-port.yang").read_text() == PORT_MODULE
+
+
+# --- symbolic links out of the checkout -------------------------------------------------------------------
+
+def test_a_template_linked_to_proc_self_environ_is_refused_naming_the_link(
+        tmp_path: Path, mirror: Path, fetched: Path) -> None:
+    (mirror / TEMPLATES / "environ.txt").symlink_to("/proc/self/environ")
+    commit_files(mirror, {f"{TEMPLATES}/sonic-types.yang.j2": '{% include "environ.txt" %}\n'}, "include a link")
+    refused_without_a_trace(tmp_path, str(mirror), (
+        f"{mirror} 202411: {TEMPLATES}/environ.txt is a symbolic link to /proc/self/environ, outside the repository; "
+        "refusing to fetch from it (sonic-buildimage has no such link: check the mirror)"))
+    assert not any(PLANTED_TOKEN.encode() in path.read_bytes() for path in fetched.rglob("*") if path.is_file())
+
+
+def test_a_yang_models_folder_that_is_a_link_out_of_the_tree_is_refused(
+        tmp_path: Path, mirror: Path, fetched: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "sonic-port.yang").write_text(PORT_MODULE.replace("prefix port", "prefix planted"))
+    git(mirror, "rm", "--quiet", "-r", MODELS)
+    (mirror / MODELS).symlink_to(elsewhere)
+    commit_files(mirror, {}, "yang-models elsewhere")
+    refused_without_a_trace(tmp_path, str(mirror), (
+        f"{mirror} 202411: {MODELS} is a symbolic link to {elsewhere}, outside the repository; refusing to fetch "
+        "from it (sonic-buildimage has no such link: check the mirror)"))
+
+
+# --- templates: only the fetched tree, bounded in time and size ---------------------------------------------
+
+@pytest.mark.parametrize("included", ["/proc/self/environ", "../yang-models/sonic-port.yang"])
+def test_a_template_includes_only_files_of_its_folder(
+        tmp_path: Path, mirror: Path, fetched: Path, included: str) -> None:
+    commit_files(mirror, {f"{TEMPLATES}/sonic-types.yang.j2": f'{{% include "{included}" %}}\n'}, "include")
+    refused_without_a_trace(tmp_path, str(mirror), (
+        f"{TEMPLATES}/sonic-types.yang.j2: {included!r} is a path outside {TEMPLATES}; a template may include "
+        "only files of that folder, by a relative name"))
+
+
+def test_an_endless_template_is_stopped_at_the_time_limit(
+        tmp_path: Path, mirror: Path, fetched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 10^10 iterations that write nothing: only a clock can stop it.
+    endless = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
+    commit_files(mirror, {f"{TEMPLATES}/sonic-types.yang.j2": endless}, "endless")
+    monkeypatch.setenv("FABRICGEN_TEMPLATE_SECONDS", "3")
+    started = time.monotonic()
+    refused_without_a_trace(tmp_path, str(mirror), (
+        f"{TEMPLATES}: rendering the templates did not finish within 3 s (an endless loop?); refusing them. The "
+        "limit is 3 seconds to render the YANG templates; raise it with FABRICGEN_TEMPLATE_SECONDS=N on a very "
+        "slow machine"))
+    assert time.monotonic() - started < 60
+    assert _processes_mentioning(str(tmp_path)) == []  # the rendering child went with its process group
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue  # ended while we looked
+    return found
+
+
+def test_a_template_that_renders_too_much_is_refused(
+        tmp_path: Path, mirror: Path, fetched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    commit_files(mirror, {f"{TEMPLATES}/sonic-types.yang.j2": "{% for a in range(100000) %}0123456789{% endfor %}"},
+                 "a megabyte")
+    monkeypatch.setenv("FABRICGEN_MAX_MODEL_BYTES", "100000")
+    refused_without_a_trace(tmp_path, str(mirror), (
+        f"{TEMPLATES}/sonic-types.yang.j2: renders more than 100,000 bytes; refusing it (the limit is 100,000 bytes "
+        "per YANG model (fetched, or rendered from a template); raise it with FABRICGEN_MAX_MODEL_BYTES=N if the "
+        "file is meant to be this large)"))
+
+
+def test_a_huge_model_file_is_refused_before_it_reaches_the_cache(
+        tmp_path: Path, mirror: Path, fetched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    commit_files(mirror, {f"{MODELS}/sonic-huge.yang": "// padding\n" * 20_000}, "220 KB")
+    monkeypatch.setenv("FABRICGEN_MAX_MODEL_BYTES", "100000")
+    refused_without_a_trace(tmp_path, str(mirror), (
+        f"{mirror} 202411 {MODELS}: 'sonic-huge.yang' is larger than 100,000 bytes; refusing it (the limit is "
+        "100,000 bytes per YANG model (fetched, or rendered from a template); raise it with "
+        "FABRICGEN_MAX_MODEL_BYTES=N if the file is meant to be this large)"))
+
+
+# --- what git may speak -------------------------------------------------------------------------------------
+
+def test_an_ext_url_is_refused_before_git_runs(tmp_path: Path, fetched: Path) -> None:
+    planted = tmp_path / "ran"
+    refused_without_a_trace(tmp_path, f"ext::sh -c touch% {planted}", (
+        f"ext::sh -c touch% {planted}: ext:: URLs make git run a remote helper (ext:: runs any command); fetch "
+        "from an https://, ssh:// or local repository"))
+    assert not planted.exists()
+
+
+def test_plain_http_and_git_protocol_urls_are_refused(tmp_path: Path, fetched: Path) -> None:
+    for scheme in ("http", "git"):
+        refused_without_a_trace(tmp_path, f"{scheme}://mirror.example/sonic-buildimage.git", (
+            f"{scheme}://mirror.example/sonic-buildimage.git: fabricgen fetches over https or ssh, or from a local "
+            f"repository, not over {scheme}:// (anyone on the path could change what it fetches); use the "
+            "https:// or ssh:// URL of the repository"))
+
+
+def test_git_itself_enforces_the_allow_list_whatever_the_environment_allows(
+        mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A user's environment that allows every transport does not widen fabricgen's list: without "file" in it,
+    # git refuses the local mirror.
+    monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "ext:file:https:ssh")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'protocol.allow'='always'")
+    with pytest.raises(GitError, match=r"^git clone failed: fatal: transport 'file' not allowed$"):
+        run_git(["clone", "--quiet", "--no-local", str(mirror), str(tmp_path / "clone")], ("https", "ssh"), 60)
+    assert not (tmp_path / "clone").exists()
+
+
+# --- credentials in the URL ---------------------------------------------------------------------------------
+
+def test_a_password_in_the_url_is_never_printed_nor_stored(mirror: Path, cache: Path) -> None:
+    url = f"file://fetcher:hunter2@localhost{mirror}"  # git's file transport ignores the user information
+    code, output = fetch("--repo", url)
+    assert code == 0, output
+    assert output == (f"{FETCHING}fetched 2 SONiC 202411 YANG models from file://localhost{mirror} at commit "
+                      f"{git(mirror, 'rev-parse', 'HEAD')}\ninto {cache / RELEASE}\n")
+    source = json.loads((cache / RELEASE / "source.json").read_text())
+    assert source["repository"] == f"file://localhost{mirror}"
+    assert not [path for path in cache.rglob("*") if path.is_file() and b"hunter2" in path.read_bytes()]
+    code, output = fetch("--repo", url.replace(str(mirror), str(mirror) + "-gone"))  # git's error quotes the URL
+    assert code == 2 and "hunter2" not in output and "fetcher" not in output, output
+
+
+def test_public_url_takes_out_every_credential() -> None:
+    assert public_url("https://x-access-token:ghs_abc@github.com/o/r.git") == "https://github.com/o/r.git"
+    assert public_url("https://ghp_token@github.com/o/r.git") == "https://github.com/o/r.git"
+    assert public_url("https://user:p@ss@host/r") == "https://host/r"  # an unescaped @ in the password
+    quoted = "fatal: unable to access 'https://u:pw@host/r/': 403"
+    assert public_url(quoted) == "fatal: unable to access 'https://host/r/': 403"
+    scp_like = "git@github.com:sonic-net/sonic-buildimage.git"  # a user name alone, no password: kept
+    assert public_url(scp_like) == scp_like
+
+
+# --- interrupts: git's process group killed, the work folder removed ------------------------------------------
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 1), (signal.SIGTERM, -signal.SIGTERM)])
+def test_an_interrupted_fetch_leaves_no_git_and_no_work_folder(
+        tmp_path: Path, cache: Path, signum: int, status: int) -> None:
+    # A git that hangs as a stalled network would, with a transport helper of its own whose pid it leaves.
+    stub = tmp_path / "bin" / "git"
+    stub.parent.mkdir()
+    stub.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {tmp_path}/helper.pid\nwait\n", encoding="utf-8")
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
+    # Ctrl-C's handler set explicitly: a shell starting a background job would have it ignored.
+    program = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "from fabricgen.cli import main; "
+               "main(['validate', '--fetch-models', '202411', '--repo', 'https://example.invalid/x.git'])")
+    process = subprocess.Popen([sys.executable, "-c", program], env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    helper = tmp_path / "helper.pid"
+    deadline = time.monotonic() + 60
+    while not (helper.exists() and helper.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [path.name[:13] for path in cache.iterdir()] == [".fetch-202411"]  # the work folder, while git runs
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == status, err
+    assert _ended_within(int(helper.read_text()), seconds=10)
+    assert list(cache.iterdir()) == []
+
+
+def _ended_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
