@@ -273,3 +273,95 @@ def _ended_within(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+# --- a planted models cache: the parse cache's rules, and source.json's digest ---------------------------------
+
+def validate_golden(monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["validate", "golden/fabric"])
+    return result.exit_code, result.output
+
+
+def ignored_without_a_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warning: str) -> None:
+    """validate warns with exactly ``warning``, ignores the cached models (exit 2: none to check against) and
+    changes nothing around the cache."""
+    before = snapshot(tmp_path)
+    code, output = validate_golden(monkeypatch)
+    missing = (f"error: no SONiC 202411 YANG models in {tmp_path / 'cache/sonic-yang/202411'}; fetch them with "
+               "`fabricgen validate --fetch-models 202411` (or, without access to GitHub, pass --models DIR or set "
+               "FABRICGEN_SONIC_YANG: see the README)")
+    assert (code, output) == (2, f"{warning}\n{missing}\n")
+    assert snapshot(tmp_path) == before
+
+
+def untrusted_warning(cache: Path, path: Path, reason: str) -> str:
+    fix = "`fabricgen validate --fetch-models 202411`"
+    return (f"warning: ignoring the SONiC 202411 YANG models in {cache / RELEASE}: {path} is {reason}, so someone "
+            f"else could have planted or changed them. Fix: make every folder and file from {cache.parent} down "
+            f"yours and writable by you only (chown, chmod go-w), then {fix}; or fetch into a cache of your own "
+            "(FABRICGEN_CACHE_DIR=DIR fabricgen validate --fetch-models 202411)")
+
+
+def plant(fetched: Path) -> None:
+    """What the issue's attacker did: a model that accepts MTU 99999 where SONiC's refuses it."""
+    (fetched / "models" / "sonic-port.yang").write_text(PORT_MODULE.replace("}\n", "  // mtu range 1..99999\n}\n"))
+
+
+def test_models_planted_in_a_world_writable_folder_are_ignored(
+        tmp_path: Path, fetched: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (fetched / "models").chmod(0o777)
+    plant(fetched)
+    ignored_without_a_trace(tmp_path, monkeypatch, untrusted_warning(
+        cache, fetched / "models", "writable by its group and everyone (mode 0777)"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a folder owned by another user")
+def test_models_planted_in_a_folder_of_another_user_are_ignored(
+        tmp_path: Path, fetched: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plant(fetched)
+    os.chown(fetched, 65534, 65534)  # nobody
+    ignored_without_a_trace(tmp_path, monkeypatch, untrusted_warning(
+        cache, fetched, f"owned by uid 65534, not by this user (uid {os.geteuid()})"))
+
+
+def test_a_model_edited_since_the_fetch_is_ignored(
+        tmp_path: Path, fetched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plant(fetched)  # in a folder of the user's own: only the digest tells
+    ignored_without_a_trace(tmp_path, monkeypatch, (
+        f"warning: ignoring the SONiC 202411 YANG models in {fetched / 'models'}: they differ from what was fetched "
+        "(source.json's models_digest: a model was added, removed or edited since). Fix: fetch them again with "
+        "`fabricgen validate --fetch-models 202411`"))
+
+
+def test_a_model_added_since_the_fetch_is_ignored(
+        tmp_path: Path, fetched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (fetched / "models" / "sonic-planted.yang").write_text(PORT_MODULE.replace("port", "planted"))
+    ignored_without_a_trace(tmp_path, monkeypatch, (
+        f"warning: ignoring the SONiC 202411 YANG models in {fetched / 'models'}: they differ from what was fetched "
+        "(source.json's models_digest: a model was added, removed or edited since). Fix: fetch them again with "
+        "`fabricgen validate --fetch-models 202411`"))
+
+
+def test_models_of_an_older_fabricgen_without_a_digest_are_fetched_again(
+        tmp_path: Path, fetched: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = json.loads((fetched / "source.json").read_text())
+    del source["models_digest"]
+    (fetched / "source.json").write_text(json.dumps(source))
+    ignored_without_a_trace(tmp_path, monkeypatch, (
+        f"warning: ignoring the SONiC 202411 YANG models in {fetched / 'models'}: source.json records no digest "
+        "of them (fetched by an older fabricgen). Fix: fetch them again with "
+        "`fabricgen validate --fetch-models 202411`"))
+    assert fetch("--repo", str(mirror))[0] == 0  # the fix the warning names
+    assert cached_models(RELEASE, warn=pytest.fail) is not None
+
+
+def test_no_fetch_into_a_cache_folder_others_can_write(tmp_path: Path, mirror: Path, fetched: Path,
+                                                        cache: Path) -> None:
+    cache.parent.chmod(0o777)
+    refused = (f"the models cache {cache.parent} is writable by its group and everyone (mode 0777); refusing to "
+               "fetch into it (others could change the models). Fix: make it yours and writable by you only (chown, "
+               "chmod go-w), or point FABRICGEN_CACHE_DIR at a folder of your own")
+    before = snapshot(tmp_path)
+    assert fetch("--repo", str(mirror)) == (2, f"{FETCHING}error: {refused}\n")
+    assert snapshot(tmp_path) == before
