@@ -2,7 +2,9 @@
 
 Pure: it compares what the caller loaded and rendered (``Side``: the rendered files of each device and, when
 known, its resolved model) and formats the result as text, JSON or Markdown. Reading git revisions, loading
-and rendering happen at the command's edge (fabricgen/review_command.py).
+and rendering happen at the command's edge (fabricgen/review_command.py), which reads each file of a base
+revision with :func:`revision_blob`: bounded in size (checked with ``git cat-file`` before a byte is read) and
+in time, as every input file is.
 
 Two views of each changed device:
 
@@ -20,17 +22,23 @@ compared as a file.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import os
 import re
+import signal
+import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
 from fabricgen.api import RESOLVED_FILE
 from fabricgen.model import DeviceModel
+from fabricgen.yamlsource import MAX_FILE_BYTES, Limit
 
 Change = Literal["changed", "added", "removed"]
 MAX_MAP_ENTRIES = 8
@@ -405,3 +413,56 @@ def _cell(text: str) -> str:
     """Text safe in a Markdown table cell and in HTML: no markup, no column break, one line."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
     return escaped.replace("\n", " ")
+
+
+# --- reading a base revision: bounded in size and time --------------------------------------------------------
+
+GIT_SECONDS: Final = Limit("FABRICGEN_GIT_SECONDS", 120, "seconds for each git read of the base revision")
+
+
+class RevisionError(Exception):
+    """A file of the base revision cannot be read within the limits (the message names the limit and the fix)."""
+
+
+def revision_blob(top: Path, commit: str, path: str) -> bytes | None:
+    """The file at ``path`` in ``commit`` of the repository at ``top``; None when the commit has no such file.
+    Its size is asked first (``git cat-file --batch-check``): a file larger than an input file may be
+    (MAX_FILE_BYTES, ``$FABRICGEN_MAX_INPUT_BYTES``) is refused before a byte of it is read, and no read
+    takes longer than GIT_SECONDS. RevisionError naming the file, the limit and how to raise it."""
+    where = f"{commit[:12]}:{path}"
+    found = _git_bounded(top, ["cat-file", "--batch-check"], f"{commit}:{path}\n".encode(), 4096, where).split()
+    if len(found) != 3 or found[1] != b"blob":  # "<spec> missing", or a folder where a file was expected
+        return None
+    size, limit = int(found[2]), MAX_FILE_BYTES.value()
+    if size > limit:
+        raise RevisionError(f"--base: {where} is {size:,} bytes; refusing to read it ({MAX_FILE_BYTES.hint()})")
+    return _git_bounded(top, ["cat-file", "blob", found[0].decode()], b"", limit, where)
+
+
+def _git_bounded(top: Path, args: list[str], stdin: bytes, limit: int, where: str) -> bytes:
+    """git's stdout, at most ``limit`` bytes of it (a longer answer is an error), within GIT_SECONDS."""
+    seconds = GIT_SECONDS.value()
+    try:
+        process = subprocess.Popen(["git", "-C", str(top), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError as exc:  # git itself is missing
+        raise RevisionError(f"--base needs git: {exc}") from None
+    try:
+        out, _ = process.communicate(stdin, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        raise RevisionError(f"--base: git did not give {where} within {seconds} s; nothing was compared (the "
+                            f"limit is {seconds} {GIT_SECONDS.what}; raise it with {GIT_SECONDS.variable}=N on a "
+                            "slow disk)") from None
+    except BaseException:
+        _kill(process)
+        raise
+    if process.returncode != 0 or len(out) > limit:
+        raise RevisionError(f"--base: git cannot read {where} (exit {process.returncode})")
+    return out
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()

@@ -29,7 +29,7 @@ from fabricgen.load import INVENTORY_FILES, FabricInput, load
 from fabricgen.model import DeviceModel, Fabric
 from fabricgen.output import read_manifest
 from fabricgen.resolve import resolve
-from fabricgen.review import Plan, Side, compare, to_json, to_markdown, to_text
+from fabricgen.review import Plan, RevisionError, Side, compare, revision_blob, to_json, to_markdown, to_text
 from fabricgen.selection import filter_option, selected_or_fail, selects
 
 EXIT_LINT, EXIT_CHANGES = 1, 2
@@ -204,8 +204,10 @@ class _Repository:
 
     def blob(self, commit: str, path: str) -> bytes | None:
         """The file at ``path`` in ``commit``, or None when that commit has no such file."""
-        found = _git(self.top, "cat-file", "blob", f"{commit}:{path}")
-        return found.stdout if found.returncode == 0 else None
+        try:  # bounded in size and time (issue 27): see fabricgen.review.revision_blob
+            return revision_blob(self.top, commit, path)
+        except RevisionError as exc:
+            raise BaseError(str(exc)) from None
 
 
 def _git(where: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -365,3 +366,37 @@ def test_no_fetch_into_a_cache_folder_others_can_write(tmp_path: Path, mirror: P
     before = snapshot(tmp_path)
     assert fetch("--repo", str(mirror)) == (2, f"{FETCHING}error: {refused}\n")
     assert snapshot(tmp_path) == before
+
+
+# --- plan --base: a file of the base revision is sized before it is read -----------------------------------
+
+def test_a_base_revision_file_over_the_input_limit_is_refused_unread(tmp_path: Path) -> None:
+    repo = tmp_path / "fabric"
+    shutil.copytree(ROOT / "intent", repo / "intent")
+    (repo / "inventory").mkdir()
+    for name in ("hosts.yaml", "groups.yaml", "defaults.yaml"):
+        shutil.copy(ROOT / "inventory" / name, repo / "inventory" / name)
+    hosts = (repo / "inventory" / "hosts.yaml").read_text()
+    (repo / "inventory" / "hosts.yaml").write_text(hosts + "# padding\n" * 3000)  # ~35 KB in the base only
+    git(repo, "init", "--quiet", "--initial-branch", "main")
+    base = commit_files(repo, {}, "a base with a large hosts.yaml")
+    big = git(repo, "rev-parse", f"{base}:inventory/hosts.yaml")
+    size = int(git(repo, "cat-file", "-s", big))
+    (repo / "inventory" / "hosts.yaml").write_text(hosts)  # the head: 4.5 KB
+    temporary, trace = tmp_path / "tmp", tmp_path / "git-trace"
+    temporary.mkdir()
+    before = snapshot(repo)
+    env = {**os.environ, "FABRICGEN_MAX_INPUT_BYTES": "20000", "TMPDIR": str(temporary), "GIT_TRACE": str(trace)}
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "plan", "--base", "HEAD"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"error: --base: {base[:12]}:inventory/hosts.yaml is {size:,} bytes; refusing to read it (the limit is " \
+        "20,000 bytes per input file; raise it with FABRICGEN_MAX_INPUT_BYTES=N if the file is meant to be this " \
+        "large)" in done.stderr.splitlines()
+    commands = trace.read_text()
+    assert "cat-file --batch-check" in commands and big not in commands  # sized, never read
+    assert snapshot(repo) == before and list(temporary.iterdir()) == []
+    env["FABRICGEN_MAX_INPUT_BYTES"] = str(size)  # the fix the message names
+    raised = subprocess.run([sys.executable, "-m", "fabricgen", "plan", "--base", "HEAD"], cwd=repo, env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert raised.returncode == 0, raised.stderr  # the padding is a comment: no device changes
