@@ -12,7 +12,8 @@ a marked tree.
 
 What fabricgen replaces or deletes it must be able to prove it wrote (:func:`check_owned`): a tree whose
 manifest has fabricgen's shape (generator, version, a sha256 per relative path) and that holds nothing but the
-files listed there (plus what an interrupted update records in its marker). A symlinked OUT is refused, never
+files listed there (plus what an interrupted update records in its marker), and that the same command wrote
+(:func:`tree_kind`: `render` and `docs` never replace each other's tree). A symlinked OUT is refused, never
 written through. Renders into one OUT take a lock beside it (:func:`output_lock`, removed when done), so they
 run one after the other; under the lock, staging trees of killed renders of that OUT (provably theirs) are
 removed. Modes do not depend on the umask: directories 0755, files 0644, scripts 0755.
@@ -31,7 +32,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -118,8 +119,9 @@ def read_previous(out: Path) -> PreviousTree | None:
 
 
 def read_manifest(out: Path) -> PreviousTree | None:
-    """The manifest of a fabricgen tree at ``out`` that was not interrupted (no marker), not yet checked
-    against the files (:func:`tree_matches` does that); None when there is no such tree."""
+    """The manifest of a tree ``fabricgen render`` wrote at ``out`` that was not interrupted (no marker), not
+    yet checked against the files (:func:`tree_matches` does that); None when there is no such tree (a `docs`
+    tree is none: no render updates it in place, and plan takes no base from it)."""
     try:
         if out.is_symlink() or (out / INCOMPLETE).exists():
             return None
@@ -128,7 +130,18 @@ def read_manifest(out: Path) -> PreviousTree | None:
         manifest = json.loads(raw)
     except (OSError, ValueError):
         return None
-    return PreviousTree(manifest, raw, _written_ns(status)) if signed_files(manifest) is not None else None
+    if signed_files(manifest) is None or tree_kind(manifest) != RENDER:
+        return None
+    return PreviousTree(manifest, raw, _written_ns(status))
+
+
+RENDER = "render"
+"""the kind of tree ``fabricgen render`` writes; its manifests carry no ``kind`` (they predate the key)"""
+
+
+def tree_kind(manifest: Mapping[str, Any]) -> str:
+    """Which command wrote a fabricgen tree: its manifest's ``kind`` (``docs``), else ``render``."""
+    return str(manifest.get("kind", RENDER))
 
 
 _STAMP_SLACK_NS = 2 * 10**9
@@ -278,13 +291,23 @@ def _scan(root: Path, limit_ns: int) -> _Scan | None:
     return found
 
 
-def _check_target(out: Path) -> None:
-    """Refuse to replace a directory fabricgen did not write (someone's home directory, a repo root)."""
+def _check_target(out: Path, kind: str) -> None:
+    """Refuse to replace a directory fabricgen did not write (someone's home directory, a repo root), or one
+    another fabricgen command wrote (a render's tree with docs, or the other way round)."""
     refuse_symlink(out)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
         check_owned(out)
+        _check_kind(out, kind)
+
+
+def _check_kind(out: Path, kind: str) -> None:
+    written = tree_kind(json.loads((out / MANIFEST).read_bytes()))  # check_owned has read and checked it
+    if written != kind:
+        raise OutputError(f"{out} holds the tree `fabricgen {written}` wrote ({MANIFEST}: kind {written}); "
+                          f"refusing to replace it with what `fabricgen {kind}` writes. Fix: write to another "
+                          f"directory (-o DIR), or delete {out} first if that {written} tree is no longer needed")
 
 
 def refuse_symlink(out: Path) -> None:
@@ -445,8 +468,9 @@ def _mode(name: str) -> int:
 
 
 def write_output(out: Path, files: dict[str, str], manifest: str) -> None:
-    """Replace ``out`` with exactly ``files`` + manifest, atomically."""
-    with _staged(out) as staging:
+    """Replace ``out`` with exactly ``files`` + manifest, atomically; only a tree of the kind ``manifest``
+    declares (:func:`tree_kind`)."""
+    with _staged(out, kind=tree_kind(json.loads(manifest))) as staging:
         _write_files(staging, files)
         _finish_tree(staging, manifest)
 
@@ -504,13 +528,13 @@ def _produce_and_write(produce: Produce, root: Path, names: list[str]) -> dict[s
 
 
 @contextlib.contextmanager
-def _staged(out: Path, jobs: int = 1) -> Iterator[Path]:
-    """A staging directory beside ``out``; when the block succeeds it replaces ``out`` in one atomic step,
-    when it fails it is removed and ``out`` is left as it was."""
+def _staged(out: Path, jobs: int = 1, kind: str = RENDER) -> Iterator[Path]:
+    """A staging directory beside ``out``; when the block succeeds it replaces ``out`` (a tree of ``kind``,
+    or none) in one atomic step, when it fails it is removed and ``out`` is left as it was."""
     out = out.absolute()
     refuse_symlink(out)
     _recover_backup(out)
-    _check_target(out)
+    _check_target(out, kind)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:

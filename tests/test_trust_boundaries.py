@@ -400,3 +400,44 @@ def test_a_base_revision_file_over_the_input_limit_is_refused_unread(tmp_path: P
     raised = subprocess.run([sys.executable, "-m", "fabricgen", "plan", "--base", "HEAD"], cwd=repo, env=env,
                             capture_output=True, text=True, timeout=300, check=False)
     assert raised.returncode == 0, raised.stderr  # the padding is a comment: no device changes
+
+
+# --- docs and render never replace each other's tree --------------------------------------------------------
+
+def run(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, list[str]]:
+    monkeypatch.chdir(ROOT)  # the bundled example: intent/fabric.yaml, inventory/
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output.splitlines()
+
+
+def foreign_tree(out: Path, written: str, writing: str) -> str:
+    return (f"{out} holds the tree `fabricgen {written}` wrote (manifest.json: kind {written}); refusing to replace "
+            f"it with what `fabricgen {writing}` writes. Fix: write to another directory (-o DIR), or delete {out} "
+            f"first if that {written} tree is no longer needed")
+
+
+def test_docs_refuses_to_replace_a_rendered_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    assert run(monkeypatch, "render", "-o", str(out))[0] == 0
+    before = snapshot(tmp_path)
+    code, lines = run(monkeypatch, "docs", "-o", str(out))
+    assert code == 3
+    assert f"error: cannot write {out}: {foreign_tree(out, 'render', 'docs')}; the previous documentation (if " \
+        "any) is unchanged" in lines
+    assert snapshot(tmp_path) == before
+    assert run(monkeypatch, "render", "-o", str(out))[0] == 0  # its own tree: rendered again
+
+
+def test_render_refuses_to_replace_a_documentation_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    assert run(monkeypatch, "docs", "-o", str(docs))[0] == 0
+    before = snapshot(tmp_path)
+    for extra in ([], ["--full"]):  # an incremental render must not take the docs tree for a previous render
+        code, lines = run(monkeypatch, "render", "-o", str(docs), *extra)
+        assert code == 3
+        assert f"error: cannot write {docs}: {foreign_tree(docs, 'docs', 'render')}; the previous output (if any) " \
+            "is unchanged" in lines
+        assert snapshot(tmp_path) == before
+    code, lines = run(monkeypatch, "plan", "--base", str(docs))  # nor plan for a rendered base
+    assert code == 2 and any("not a tree fabricgen rendered" in line for line in lines)
+    assert run(monkeypatch, "docs", "-o", str(docs))[0] == 0  # its own tree: written again
