@@ -266,14 +266,41 @@ def test_an_interrupted_fetch_leaves_no_git_and_no_work_folder(
 
 
 def _ended_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` ends within ``seconds`` (a zombie has ended: it waits only to be reaped)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_fetch_killed_outright_takes_git_with_it_and_the_next_fetch_removes_its_work_folder(
+        tmp_path: Path, cache: Path, mirror: Path) -> None:
+    stub = tmp_path / "bin" / "git"
+    stub.parent.mkdir()
+    stub.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/git.pid\nexec sleep 60\n", encoding="utf-8")
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
+    program = ("from fabricgen.cli import main; "
+               "main(['validate', '--fetch-models', '202411', '--repo', 'https://example.invalid/x.git'])")
+    process = subprocess.Popen([sys.executable, "-c", program], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    pid_file = tmp_path / "git.pid"
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()  # SIGKILL: no handler runs
+    process.wait(timeout=60)
+    assert _ended_within(int(pid_file.read_text()), seconds=10)  # the kernel's SIGKILL (PR_SET_PDEATHSIG)
+    [left] = cache.iterdir()
+    assert left.name.startswith(".fetch-202411-")
+    fetch_models(RELEASE, str(mirror))
+    assert sorted(path.name for path in cache.iterdir()) == [RELEASE]  # the abandoned work folder is gone
 
 
 # --- a planted models cache: the parse cache's rules, and source.json's digest ---------------------------------

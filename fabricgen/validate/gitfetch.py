@@ -11,16 +11,19 @@
 - **Time and interrupts.** Every git call has a time limit; git runs in a session of its own, and on the time
   limit, Ctrl-C (SIGINT) or SIGTERM the whole process group (git and the transport helpers it started) is
   killed before the caller's work folder is removed (:func:`terminate_raises` makes SIGTERM unwind like
-  Ctrl-C for the duration of a fetch).
+  Ctrl-C for the duration of a fetch). Should fabricgen itself be killed (SIGKILL), git gets SIGKILL from the
+  kernel (:func:`die_with_parent`), and the next fetch removes the work folder it left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from types import FrameType
@@ -29,6 +32,7 @@ from typing import Final
 __all__ = [
     "ALLOWED_PROTOCOLS",
     "GitError",
+    "die_with_parent",
     "git_protocols",
     "public_url",
     "run_git",
@@ -44,6 +48,18 @@ _HELPER: Final = re.compile(r"(?P<helper>[A-Za-z][A-Za-z0-9+.-]*)::")  # git's <
 # The user information of a URL: everything between "scheme://" and the last "@" before the path. Greedy, so
 # that a password with an unescaped "@" is taken whole.
 _USERINFO: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
+
+
+_PR_SET_PDEATHSIG: Final = 1  # linux/prctl.h
+_LIBC: Final = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def die_with_parent() -> None:
+    """Run in a child between fork and exec (``preexec_fn``): the kernel sends it SIGKILL when fabricgen dies,
+    however it dies (Linux; nothing elsewhere). Its session of its own keeps it from a terminal's Ctrl-C, so
+    without this a SIGKILLed fabricgen would leave git running."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class GitError(Exception):
@@ -107,7 +123,8 @@ def run_git(args: Sequence[str], protocols: Sequence[str], timeout: float, secre
         # Its own session: on a timeout or an interrupt the whole group (git and its transport helpers) is killed.
         process = subprocess.Popen(["git", *protocol_options(protocols), *args], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env=git_environment(protocols), start_new_session=True)
+                                   env=git_environment(protocols), start_new_session=True,
+                                   preexec_fn=die_with_parent)
     except FileNotFoundError as exc:
         raise GitError("fetching SONiC YANG models needs git (e.g. apt-get install git)") from exc
     out, err = _wait(process, timeout, f"git {verb}")

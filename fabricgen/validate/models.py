@@ -27,14 +27,18 @@ no reader ever sees a half-filled one.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -75,6 +79,9 @@ _RELEASE: Final = re.compile(r"\d{6}|master")
 # Only plain module file names are copied out of the checkout (no paths, no dot files).
 _MODULE_FILE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]*\.yang")
 _DB_VERSION: Final = re.compile(r"version_(\d{6})_\d+")
+_WORK_PREFIX: Final = ".fetch-"
+_WORK_LOCK: Final = ".lock"
+_UNLOCKED_AFTER_S: Final = 600.0  # a work folder without its lock file is taken for a starting fetch's until then
 # Each git call may take this long: the clone downloads sonic-buildimage's trees (a few MB), the checkout the
 # two folders' files. A stalled network must end in a message, not a hang.
 GIT_TIMEOUT_S: Final = 300.0
@@ -313,12 +320,51 @@ def fetch_models(release: str, repository: str | None = None, timeout: float = G
         protocols = git_protocols(repository)
         root = _writable_cache_root()
         # SIGTERM unwinds like Ctrl-C: git's group is killed, then the work folder removed (exits in that order).
-        with terminate_raises(), tempfile.TemporaryDirectory(prefix=f".fetch-{release}-", dir=root) as work:
-            commit, modules = _fetch_into(Path(work), repository, release, protocols, timeout, shown)
-            _install(Path(work) / release, root / release, Path(work) / "previous")
+        with terminate_raises(), _work_folder(root, release) as work:
+            commit, modules = _fetch_into(work, repository, release, protocols, timeout, shown)
+            _install(work / release, root / release, work / "previous")
     except (GitError, TemplateRefused) as exc:
         raise ModelsError(str(exc)) from None
     return FetchResult(release, shown, commit, root / release, modules)
+
+
+@contextlib.contextmanager
+def _work_folder(root: Path, release: str) -> Iterator[Path]:
+    """A work folder in the cache root (the final rename stays on one file system), locked while this fetch
+    runs and removed when it ends. Work folders that fetches killed outright (SIGKILL, a power cut) left behind
+    are removed first: nobody holds their lock."""
+    _remove_abandoned(root)
+    work = Path(tempfile.mkdtemp(prefix=f"{_WORK_PREFIX}{release}-", dir=root))
+    lock = os.open(work / _WORK_LOCK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        os.close(lock)
+
+
+def _remove_abandoned(root: Path) -> None:
+    for folder in root.glob(f"{_WORK_PREFIX}*"):
+        if folder.is_dir() and not folder.is_symlink() and _abandoned(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _abandoned(folder: Path) -> bool:
+    """Whether no running fetch holds the lock of the work ``folder``."""
+    try:
+        lock = os.open(folder / _WORK_LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:  # killed before locking it, or a fetch that is starting: only an old one is
+        return time.time() - folder.lstat().st_mtime > _UNLOCKED_AFTER_S
+    except OSError:
+        return False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(lock)
+    return True
 
 
 def _fetch_into(work: Path, repository: str, release: str, protocols: Sequence[str], timeout: float,

@@ -30,7 +30,7 @@ from typing import Final
 from jinja2 import BaseLoader, Environment, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
-from fabricgen.validate.gitfetch import stop_group
+from fabricgen.validate.gitfetch import die_with_parent, stop_group
 from fabricgen.yamlsource import Limit
 
 __all__ = ["MAX_MODEL_BYTES", "RENDER_SECONDS", "TEMPLATES_PATH", "FetchedTemplates", "TemplateRefused",
@@ -142,7 +142,7 @@ def render_templates(folder: Path, names: Sequence[str], out: Path) -> None:
     seconds = RENDER_SECONDS.value()
     argv = [sys.executable, "-P", "-m", __name__, str(folder), str(out), *names]  # -P: not the cwd's modules
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+                               text=True, start_new_session=True, preexec_fn=die_with_parent)
     try:
         _, err = process.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
