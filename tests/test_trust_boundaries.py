@@ -9,22 +9,28 @@ whole tmp_path: mirror, cache, anything a fetch could write through a link) to s
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from test_validate_models import MODELS, PORT_MODULE, TEMPLATES, TYPES_TEMPLATE, commit_files, git
 
 from fabricgen.cli import main
-from fabricgen.validate.gitfetch import GitError, public_url, run_git
+from fabricgen.validate.gitfetch import GitError, Remote, public_url, run_git
 from fabricgen.validate.models import cached_models, fetch_models
 
 from conftest import ROOT
@@ -207,7 +213,8 @@ def test_git_itself_enforces_the_allow_list_whatever_the_environment_allows(
     monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "ext:file:https:ssh")
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'protocol.allow'='always'")
     with pytest.raises(GitError, match=r"^git clone failed: fatal: transport 'file' not allowed$"):
-        run_git(["clone", "--quiet", "--no-local", str(mirror), str(tmp_path / "clone")], ("https", "ssh"), 60)
+        run_git(["clone", "--quiet", "--no-local", str(mirror), str(tmp_path / "clone")],
+                Remote(str(mirror), ("https", "ssh")), 60)
     assert not (tmp_path / "clone").exists()
 
 
@@ -224,6 +231,100 @@ def test_a_password_in_the_url_is_never_printed_nor_stored(mirror: Path, cache: 
     assert not [path for path in cache.rglob("*") if path.is_file() and b"hunter2" in path.read_bytes()]
     code, output = fetch("--repo", url.replace(str(mirror), str(mirror) + "-gone"))  # git's error quotes the URL
     assert code == 2 and "hunter2" not in output and "fetcher" not in output, output
+
+
+
+class _SmartHttp(BaseHTTPRequestHandler):
+    """git's smart HTTP, served by git's own http-backend (as a web server runs it, by CGI), behind basic
+    authentication. ``server`` carries ``root`` (the folder of repositories), ``expected`` (the Authorization
+    header it accepts) and ``authorized`` (how many requests carried it)."""
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # quiet: pytest shows what the test prints
+
+    def _serve(self) -> None:
+        server = self.server
+        if self.headers.get("Authorization") != server.expected:  # type: ignore[attr-defined]
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="mirror"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        server.authorized += 1  # type: ignore[attr-defined]
+        path, _, query = self.path.partition("?")
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        env = {"PATH": os.environ["PATH"], "GIT_PROJECT_ROOT": str(server.root),  # type: ignore[attr-defined]
+               "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": self.command,
+               "CONTENT_TYPE": self.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
+               "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""), "REMOTE_USER": "fetcher",
+               "GIT_PROTOCOL": self.headers.get("Git-Protocol", "")}
+        done = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True, timeout=60,
+                              check=False)
+        head, _, payload = done.stdout.replace(b"\r\n", b"\n").partition(b"\n\n")
+        fields = [line.partition(": ") for line in head.decode().splitlines()]
+        status = next((int(value.split()[0]) for name, _, value in fields if name.lower() == "status"), 200)
+        self.send_response(status)
+        for name, _, value in fields:
+            if name.lower() != "status":
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def https_mirror(mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any]]:
+    """The mirror served over HTTPS with basic authentication (user fetcher, password hunter2) on loopback, a
+    certificate made for it and trusted by git (GIT_SSL_CAINFO); the URL and the server."""
+    key, certificate = tmp_path / "tls" / "key.pem", tmp_path / "tls" / "cert.pem"
+    key.parent.mkdir()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out",
+                    str(certificate)], check=True, capture_output=True, timeout=60)
+    git(mirror, "config", "uploadpack.allowFilter", "true")  # the blob-less clone, as GitHub serves it
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SmartHttp)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.root, server.authorized = mirror.parent, 0  # type: ignore[attr-defined]
+    server.expected = "Basic " + base64.b64encode(b"fetcher:hunter2").decode()  # type: ignore[attr-defined]
+    monkeypatch.setenv("GIT_SSL_CAINFO", str(certificate))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://fetcher:hunter2@127.0.0.1:{server.server_address[1]}/{mirror.name}", server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_https_credentials_reach_the_server_but_no_command_line_log_or_file(
+        https_mirror: tuple[str, Any], mirror: Path, cache: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    url, server = https_mirror
+    public = url.replace("fetcher:hunter2@", "")
+    trace = tmp_path / "git-trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))  # every git command line, as a user debugging a fetch logs them
+    code, output = fetch("--repo", url)
+    assert code == 0, output
+    assert output == (f"{FETCHING}fetched 2 SONiC 202411 YANG models from {public} at commit "
+                      f"{git(mirror, 'rev-parse', 'HEAD')}\ninto {cache / RELEASE}\n")
+    assert server.authorized > 0  # the password was used: the server refuses every request without it
+    assert json.loads((cache / RELEASE / "source.json").read_text())["repository"] == public
+    assert "hunter2" not in trace.read_text() and "git clone" in trace.read_text()
+    assert not [path for path in tmp_path.rglob("*") if path.is_file() and b"hunter2" in path.read_bytes()]
+    before = snapshot(tmp_path)
+    code, output = fetch("--repo", url.replace("hunter2", "wrong-hunter3"))
+    assert (code, output) == (2, f"{FETCHING}error: git clone failed: fatal: Authentication failed for "
+                                 f"'{public}/'\n")
+    assert "wrong-hunter3" not in trace.read_text()
+    assert {**snapshot(tmp_path), "git-trace": None} == {**before, "git-trace": None}  # the trace has grown
 
 
 def test_public_url_takes_out_every_credential() -> None:

@@ -7,7 +7,10 @@
   on every call, whatever the user's or system's git configuration allows. Remote-helper URLs
   (``<transport>::<address>``; ``ext::`` runs any command) are refused before git runs.
 - **Credentials.** A URL may carry a user name and password or token (``https://user:token@host/...``):
-  :func:`public_url` takes them out before the URL is printed, stored (source.json) or quoted in an error.
+  :func:`public_url` takes them out before the URL is printed, stored (source.json) or quoted in an error, and
+  git never sees them on its command line (which ``ps`` shows every user, and GIT_TRACE logs): :class:`Remote`
+  gives git the URL without them and hands them over through a credential helper that reads this process's
+  environment.
 - **Time and interrupts.** Every git call has a time limit; git runs in a session of its own, and on the time
   limit, Ctrl-C (SIGINT) or SIGTERM the whole process group (git and the transport helpers it started) is
   killed before the caller's work folder is removed (:func:`terminate_raises` makes SIGTERM unwind like
@@ -26,12 +29,15 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from types import FrameType
 from typing import Final
+from urllib.parse import unquote, urlsplit
 
 __all__ = [
     "ALLOWED_PROTOCOLS",
     "GitError",
+    "Remote",
     "die_with_parent",
     "git_protocols",
     "public_url",
@@ -98,11 +104,57 @@ def _is_local_path(repository: str) -> bool:
     return colon < 0 or 0 <= slash < colon
 
 
-def git_environment(protocols: Sequence[str]) -> dict[str, str]:
-    """This process's environment for git: ``protocols`` only, never a prompt (no terminal to answer it)."""
-    return {**os.environ, "GIT_ALLOW_PROTOCOL": ":".join(protocols), "GIT_TERMINAL_PROMPT": "0",
-            "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
-            "LC_ALL": "C"}  # C: git's messages are quoted to the user as they are documented
+@dataclass(frozen=True)
+class Remote:
+    """A repository as git is given it: the URL without credentials (an ssh user name stays: ssh needs it and
+    it is no secret), the protocols git may use, and the https user name and password, if any."""
+
+    url: str
+    protocols: tuple[str, ...]
+    username: str = ""
+    password: str = ""
+
+    @classmethod
+    def of(cls, repository: str) -> Remote:
+        """GitError for a URL fabricgen does not fetch from (:func:`git_protocols`), or credentials it cannot
+        hand to git."""
+        protocols = git_protocols(repository)
+        if not _USERINFO.match(repository):
+            return cls(repository, protocols)
+        parts = urlsplit(repository)
+        scheme = parts.scheme.lower()
+        if scheme in _SSH_SCHEMES:
+            if parts.password is not None:
+                raise GitError(f"{public_url(repository)}: ssh takes no password from a URL; leave it out and use "
+                               "a key (or an ssh agent)")
+            return cls(repository, protocols)
+        username, password = unquote(parts.username or ""), unquote(parts.password or "")
+        if any(character in username + password for character in "\n\0"):
+            raise GitError(f"{public_url(repository)}: the user name or password holds a line break or NUL, which "
+                           "git's credential protocol cannot carry")
+        return cls(public_url(repository), protocols, username, password)
+
+    def environment(self) -> dict[str, str]:
+        """This process's environment for git: ``protocols`` only, never a prompt (no terminal to answer it),
+        the credentials for the helper :meth:`options` names."""
+        credentials = {_USER_VARIABLE: self.username, _PASSWORD_VARIABLE: self.password} if self.username else {}
+        return {**os.environ, "GIT_ALLOW_PROTOCOL": ":".join(self.protocols), "GIT_TERMINAL_PROMPT": "0",
+                "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", **credentials,
+                "LC_ALL": "C"}  # C: git's messages are quoted to the user as they are documented
+
+    def options(self) -> list[str]:
+        """``-c`` options: the protocol allow-list, and with credentials the one helper that hands them over
+        (the user's helpers are cleared: nothing stores them)."""
+        helper = ["-c", "credential.helper=", "-c", f"credential.helper={_HELPER_SCRIPT}"] if self.username else []
+        return [*protocol_options(self.protocols), *helper]
+
+
+_USER_VARIABLE: Final = "FABRICGEN_GIT_USERNAME"
+_PASSWORD_VARIABLE: Final = "FABRICGEN_GIT_PASSWORD"
+# git runs "!…" helpers with sh and the action ("get", "store", "erase") as $1; only "get" answers. The values
+# come from the environment, so this line, which git's trace logs, holds none.
+_HELPER_SCRIPT: Final = (f"!f() {{ test \"$1\" = get && printf 'username=%s\\npassword=%s\\n' "
+                         f"\"${_USER_VARIABLE}\" \"${_PASSWORD_VARIABLE}\"; }}; f")
 
 
 def protocol_options(protocols: Sequence[str]) -> list[str]:
@@ -114,24 +166,22 @@ def protocol_options(protocols: Sequence[str]) -> list[str]:
     return options
 
 
-def run_git(args: Sequence[str], protocols: Sequence[str], timeout: float, secret: str = "") -> str:
-    """Run git with ``args``, allowed ``protocols`` only, never waiting on a prompt or past ``timeout``; its
-    stdout, stripped. GitError on failure, naming the git command and git's last line (with ``secret``, the
-    URL as given, and any URL's credentials taken out)."""
+def run_git(args: Sequence[str], remote: Remote, timeout: float) -> str:
+    """Run git with ``args`` on ``remote`` (its protocols only, its credentials through the helper), never
+    waiting on a prompt or past ``timeout``; its stdout, stripped. GitError on failure, naming the git command
+    and git's last line (any URL in it without credentials)."""
     verb = _verb(args)
     try:
         # Its own session: on a timeout or an interrupt the whole group (git and its transport helpers) is killed.
-        process = subprocess.Popen(["git", *protocol_options(protocols), *args], stdin=subprocess.DEVNULL,
+        process = subprocess.Popen(["git", *remote.options(), *args], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env=git_environment(protocols), start_new_session=True,
+                                   env=remote.environment(), start_new_session=True,
                                    preexec_fn=die_with_parent)
     except FileNotFoundError as exc:
         raise GitError("fetching SONiC YANG models needs git (e.g. apt-get install git)") from exc
     out, err = _wait(process, timeout, f"git {verb}")
     if process.returncode != 0:
         reason = next((line for line in reversed(err.splitlines()) if line.strip()), f"exit {process.returncode}")
-        if secret:
-            reason = reason.replace(secret, public_url(secret))
         raise GitError(f"git {verb} failed: {public_url(reason.strip())}")
     return out.strip()
 

@@ -45,7 +45,7 @@ from typing import Any, Final
 
 from fabricgen.parsecache import cache_folder, private_folder, untrusted_reason
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
-from fabricgen.validate.gitfetch import GitError, git_protocols, public_url, run_git, terminate_raises
+from fabricgen.validate.gitfetch import GitError, Remote, public_url, run_git, terminate_raises
 from fabricgen.validate.templates import MAX_MODEL_BYTES, TEMPLATES_PATH, TemplateRefused, read_inside, render_templates
 
 __all__ = [
@@ -317,11 +317,11 @@ def fetch_models(release: str, repository: str | None = None, timeout: float = G
     repository = repository or os.environ.get(ENV_REPOSITORY) or DEFAULT_REPOSITORY
     shown = public_url(repository)  # never the credentials a URL may carry
     try:
-        protocols = git_protocols(repository)
+        remote = Remote.of(repository)
         root = _writable_cache_root()
         # SIGTERM unwinds like Ctrl-C: git's group is killed, then the work folder removed (exits in that order).
         with terminate_raises(), _work_folder(root, release) as work:
-            commit, modules = _fetch_into(work, repository, release, protocols, timeout, shown)
+            commit, modules = _fetch_into(work, remote, release, timeout, shown)
             _install(work / release, root / release, work / "previous")
     except (GitError, TemplateRefused) as exc:
         raise ModelsError(str(exc)) from None
@@ -367,11 +367,10 @@ def _abandoned(folder: Path) -> bool:
     return True
 
 
-def _fetch_into(work: Path, repository: str, release: str, protocols: Sequence[str], timeout: float,
-                shown: str) -> tuple[str, int]:
+def _fetch_into(work: Path, remote: Remote, release: str, timeout: float, shown: str) -> tuple[str, int]:
     """Check out, check and stage the release's models under ``work``; the commit they came from, how many."""
     checkout = work / "checkout"
-    commit, commit_date = _sparse_checkout(repository, release, checkout, protocols, timeout)
+    commit, commit_date = _sparse_checkout(remote, release, checkout, timeout)
     where = f"{shown} {release}"
     _refuse_links(checkout, (MODELS_PATH, TEMPLATES_PATH), where)
     staged = work / release
@@ -383,16 +382,15 @@ def _fetch_into(work: Path, repository: str, release: str, protocols: Sequence[s
     return commit, modules
 
 
-def _sparse_checkout(repository: str, ref: str, checkout: Path, protocols: Sequence[str],
-                     timeout: float) -> tuple[str, str]:
+def _sparse_checkout(remote: Remote, ref: str, checkout: Path, timeout: float) -> tuple[str, str]:
     """Check out only the models' two folders of ``ref``; (commit, commit date) checked out."""
     def git(*args: str) -> str:
-        return run_git(args, protocols, timeout, secret=repository)
+        return run_git(args, remote, timeout)
 
     # --no-local: a local repository is read through git's transport too, never by copying its object folder
     # (which could hold links to files outside it).
     git("clone", "--quiet", "--no-local", "--depth", "1", "--filter=blob:none", "--no-checkout", "--single-branch",
-        "--branch", ref, "--", repository, str(checkout))
+        "--branch", ref, "--", remote.url, str(checkout))
     git("-C", str(checkout), "sparse-checkout", "set", "--cone", MODELS_PATH, TEMPLATES_PATH)
     git("-C", str(checkout), "checkout", "--quiet")
     return git("-C", str(checkout), "rev-parse", "HEAD"), git("-C", str(checkout), "log", "-1", "--format=%cI")
