@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from fabricgen.validate.models import (
     cached_models,
     check_release,
     fetch_models,
+    models_digest,
     release_of,
 )
 
@@ -121,8 +123,24 @@ def test_fetch_fills_one_folder_per_release_with_models_and_their_source(buildim
     source = json.loads((cache / "202411/source.json").read_text(encoding="utf-8"))
     assert source["repository"] == str(buildimage) and source["ref"] == "202411" and source["commit"] == head
     assert source["path"] == MODELS and source["modules"] == 2
+    assert source["models_digest"] == models_digest(cache / "202411" / "models")  # verified on every use
     found = cached_models("202411")
     assert found is not None and found.directory == cache / "202411" / "models" and head[:12] in found.describe()
+
+
+def test_fetched_models_are_trusted_whatever_the_umask(buildimage: Path, cache: Path) -> None:
+    # With umask 002 (Debian's user private groups) files would be group-writable, which the cache's owner
+    # and permission check refuses: fetch sets its modes itself.
+    previous = os.umask(0o002)
+    try:
+        fetch_models("202411", str(buildimage))
+    finally:
+        os.umask(previous)
+    modes = {p.relative_to(cache).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in cache.rglob("*")}
+    assert modes == {"202411": 0o755, "202411/models": 0o755, "202411/models/sonic-port.yang": 0o644,
+                     "202411/models/sonic-types.yang": 0o644, "202411/source.json": 0o644}
+    assert stat.S_IMODE(cache.stat().st_mode) == stat.S_IMODE(cache.parent.stat().st_mode) == 0o700
+    assert cached_models("202411", warn=pytest.fail) is not None
 
 
 def test_fetch_takes_a_tag_too_and_the_repository_from_the_environment(

@@ -378,7 +378,7 @@ def _fetch_into(work: Path, remote: Remote, release: str, timeout: float, shown:
     source = {"repository": shown, "ref": release, "commit": commit, "commit_date": commit_date,
               "path": MODELS_PATH, "templates": TEMPLATES_PATH, "modules": modules,
               "models_digest": models_digest(staged / MODELS_FOLDER)}
-    (staged / SOURCE_FILE).write_text(json.dumps(source, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _write_new(staged / SOURCE_FILE, (json.dumps(source, indent=2, sort_keys=True) + "\n").encode())
     return commit, modules
 
 
@@ -427,12 +427,20 @@ def _stage_models(checkout: Path, models: Path, where: str) -> int:
     templates = _module_files(checkout / TEMPLATES_PATH, ".yang.j2")
     if not plain:
         raise ModelsError(f"{where}: no *.yang files in {MODELS_PATH}; is this sonic-buildimage?")
-    models.mkdir(parents=True)
+    # Modes set here, not left to the umask: a group-writable entry (umask 002) would not be trusted on use.
+    models.parent.mkdir(mode=0o755)
+    models.mkdir(mode=0o755)
     limit = MAX_MODEL_BYTES.value()
     for source in plain:
-        (models / source.name).write_bytes(read_inside(source.parent, source.name, limit, f"{where} {MODELS_PATH}"))
+        _write_new(models / source.name, read_inside(source.parent, source.name, limit, f"{where} {MODELS_PATH}"))
     render_templates(checkout / TEMPLATES_PATH, [path.name for path in templates], models)
     return len({path.name for path in plain} | {path.name.removesuffix(".j2") for path in templates})
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """A new file, 0644 whatever the umask (which only takes bits away)."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "wb") as handle:
+        handle.write(data)
 
 
 def _module_files(folder: Path, suffix: str) -> list[Path]:

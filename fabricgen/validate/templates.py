@@ -127,7 +127,9 @@ def render_into(folder: Path, names: Sequence[str], out: Path, limit: int) -> No
 
 def _write_limited(path: Path, chunks: Iterable[str], limit: int, where: str) -> None:
     written = 0
-    with path.open("x", encoding="utf-8") as handle:
+    # 0644 whatever the umask: a group-writable model would not be trusted on use (models.py).
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         for chunk in chunks:
             written += len(chunk.encode("utf-8"))
             if written > limit:
