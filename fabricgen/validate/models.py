@@ -23,6 +23,14 @@ blob-less git clone and a cone sparse checkout, so only those two folders' files
 sonic-types) are rendered as sonic-yang-models' setup.py renders them for the Python tools (Jinja2,
 ``trim_blocks``, ``yang_model_type="py"``). The set is built beside the cache entry and renamed into place, so
 no reader ever sees a half-filled one.
+
+Trust (issue 27). The repository is hostile until checked: git speaks only the protocols fabricgen allows, a
+URL's credentials are never shown, stored or put on a command line (validate/gitfetch.py); a symbolic link
+leading out of the checkout refuses the fetch; templates render from the fetched folder only, within a time,
+size and memory limit (validate/templates.py). The cache is trusted as the parse cache is (parsecache.py's
+``untrusted_reason``, for every folder and file from the cache folder down) and only while its models are what
+``source.json``'s ``models_digest`` records; otherwise :func:`cached_models` warns, naming the path and the fix,
+and ignores the entry.
 """
 
 from __future__ import annotations
