@@ -569,3 +569,19 @@ def test_render_refuses_to_replace_a_documentation_tree(tmp_path: Path, monkeypa
     code, lines = run(monkeypatch, "plan", "--base", str(docs))  # nor plan for a rendered base
     assert code == 2 and any("not a tree fabricgen rendered" in line for line in lines)
     assert run(monkeypatch, "docs", "-o", str(docs))[0] == 0  # its own tree: written again
+
+
+def test_credentials_go_to_git_only_over_https() -> None:
+    https = Remote.of("https://fetcher:p%40ss@mirror.example/sonic-buildimage.git")
+    assert (https.url, https.username, https.password) == ("https://mirror.example/sonic-buildimage.git", "fetcher",
+                                                           "p@ss")  # percent-decoded, as git would
+    assert "p@ss" not in " ".join(https.options())  # the helper reads the environment
+    assert https.environment()["FABRICGEN_GIT_PASSWORD"] == "p@ss"
+    local = Remote.of("file://fetcher:hunter2@localhost/srv/mirror")
+    assert (local.url, local.username, local.password) == ("file://localhost/srv/mirror", "", "")
+    assert "FABRICGEN_GIT_PASSWORD" not in local.environment()
+    ssh = Remote.of("ssh://git@mirror.example/sonic-buildimage.git")  # the user ssh needs stays
+    assert ssh.url == "ssh://git@mirror.example/sonic-buildimage.git" and not ssh.username
+    with pytest.raises(GitError, match=r"^ssh://mirror\.example/r\.git: ssh takes no password from a URL; leave it "
+                                       r"out and use a key \(or an ssh agent\)$"):
+        Remote.of("ssh://git:hunter2@mirror.example/r.git")

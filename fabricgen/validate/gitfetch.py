@@ -128,6 +128,8 @@ class Remote:
                 raise GitError(f"{public_url(repository)}: ssh takes no password from a URL; leave it out and use "
                                "a key (or an ssh agent)")
             return cls(repository, protocols)
+        if scheme != "https":  # file://: git has no use for them
+            return cls(public_url(repository), protocols)
         username, password = unquote(parts.username or ""), unquote(parts.password or "")
         if any(character in username + password for character in "\n\0"):
             raise GitError(f"{public_url(repository)}: the user name or password holds a line break or NUL, which "
