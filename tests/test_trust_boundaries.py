@@ -156,11 +156,12 @@ def test_an_endless_template_is_stopped_at_the_time_limit(
     assert _processes_mentioning(str(tmp_path)) == []  # the rendering child went with its process group
 
 
-def _processes_mentioning(text: str) -> list[int]:
+def _processes_mentioning(*texts: str) -> list[int]:
+    """The processes whose command line holds every one of ``texts``."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
+            if entry.name.isdigit() and all(text.encode() in (entry / "cmdline").read_bytes() for text in texts):
                 found.append(int(entry.name))
         except OSError:
             continue  # ended while we looked
@@ -585,3 +586,23 @@ def test_credentials_go_to_git_only_over_https() -> None:
     with pytest.raises(GitError, match=r"^ssh://mirror\.example/r\.git: ssh takes no password from a URL; leave it "
                                        r"out and use a key \(or an ssh agent\)$"):
         Remote.of("ssh://git:hunter2@mirror.example/r.git")
+
+
+def test_sigterm_while_a_template_renders_stops_the_renderer_and_removes_the_work_folder(
+        tmp_path: Path, mirror: Path, fetched: Path, cache: Path) -> None:
+    endless = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
+    commit_files(mirror, {f"{TEMPLATES}/sonic-types.yang.j2": endless}, "endless")
+    before = snapshot(tmp_path)
+    program = ("from fabricgen.cli import main; "
+               f"main(['validate', '--fetch-models', '202411', '--repo', {str(mirror)!r}])")
+    process = subprocess.Popen([sys.executable, "-c", program], cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (renderers := _processes_mentioning("fabricgen.validate.templates", str(cache))) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    [renderer] = renderers
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == -signal.SIGTERM
+    assert _ended_within(renderer, seconds=10)
+    assert snapshot(tmp_path) == before  # no work folder, the earlier models as they were
