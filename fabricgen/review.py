@@ -430,6 +430,8 @@ def revision_blob(top: Path, commit: str, path: str) -> bytes | None:
     (MAX_FILE_BYTES, ``$FABRICGEN_MAX_INPUT_BYTES``) is refused before a byte of it is read, and no read
     takes longer than GIT_SECONDS. RevisionError naming the file, the limit and how to raise it."""
     where = f"{commit[:12]}:{path}"
+    if "\n" in path:  # git's batch protocol reads one name per line
+        raise RevisionError(f"--base: {where!r}: a path with a line break cannot be read from a revision")
     found = _git_bounded(top, ["cat-file", "--batch-check"], f"{commit}:{path}\n".encode(), 4096, where).split()
     if len(found) != 3 or found[1] != b"blob":  # "<spec> missing", or a folder where a file was expected
         return None
