@@ -231,20 +231,21 @@ def test_gitlab_ci_jobs_lint_plan_note_and_check_the_tree(pull_request: tuple[Pa
     assert any((repo / ".cache" / "fabricgen").iterdir())  # the parse cache went where the job caches it
 
 
-@pytest.mark.parametrize(("name", "variables"), [("github-actions.yml", "env"), ("gitlab-ci.yml", "variables")])
-def test_the_install_step_takes_fabricgen_from_a_checkout_at_this_release(name: str, variables: str,
-                                                                          tmp_path: Path) -> None:
-    """No package index carries fabricgen: the pipelines install its checkout (a submodule at a release tag, whose
-    tag the comment names), and pip takes that path as it stands. Checked with pip's --dry-run on this checkout
-    as ./fabricgen (the dependencies are not fetched: --no-deps)."""
+def test_the_install_step_takes_fabricgen_from_a_checkout_at_this_release(tmp_path: Path) -> None:
+    """No package index carries fabricgen: both pipelines install its checkout (a submodule at a release tag,
+    whose tag the comment names), and pip takes that path as it stands. Checked with pip's --dry-run on this
+    checkout as ./fabricgen (the dependencies are not fetched: --no-deps)."""
     version = fabricgen.__version__
-    text = (DOCS / name).read_text()
-    source = yaml.safe_load(text)[variables]["FABRICGEN"]
-    assert source == "./fabricgen" and "fabricgen==" not in text
-    assert f"checkout\n  # v{version};" in text and f"/fabricgen.git@v{version}\n" in text
+    sources = set()
+    for name, variables in (("github-actions.yml", "env"), ("gitlab-ci.yml", "variables")):
+        text = (DOCS / name).read_text()
+        sources.add(yaml.safe_load(text)[variables]["FABRICGEN"])
+        assert "fabricgen==" not in text, name
+        assert f"checkout\n  # v{version};" in text and f"/fabricgen.git@v{version}\n" in text, name
+    assert sources == {"./fabricgen"}
     (tmp_path / "fabricgen").symlink_to(ROOT)
     done = run_shell(f"{INSTALL} --dry-run --no-deps --no-build-isolation", tmp_path,
-                     {**os.environ, "FABRICGEN": source, "PATH": path_with()})
+                     {**os.environ, "FABRICGEN": "./fabricgen", "PATH": path_with()})
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"Would install fabricgen-{version}" in done.stdout
 
