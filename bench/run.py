@@ -121,6 +121,26 @@ def alternating_ms(funcs: dict[str, Any], rounds: int = 5, per_round: int = 10) 
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+def import_pyavd() -> tuple[Any, str]:
+    """pyavd, or None and why. Not installed is a note (the `parity` extra is optional); installed but failing to
+    import is said loudly on stderr, with the error, since the side-by-side is then silently missing."""
+    try:
+        import pyavd
+    except ModuleNotFoundError as exc:
+        if exc.name != "pyavd":
+            return None, _loud_import_failure(exc)
+        return None, "not installed: pip install -e '.[parity]' (pyavd==6.4.0) to render side by side"
+    except Exception as exc:  # pyavd's own import failing (a missing or broken dependency)
+        return None, _loud_import_failure(exc)
+    return pyavd, ""
+
+
+def _loud_import_failure(exc: BaseException) -> str:
+    why = f"pyavd is installed but fails to import: {type(exc).__name__}: {exc}"
+    print(f"bench/run.py: WARNING: {why}; the pyavd side-by-side is NOT measured", file=sys.stderr)
+    return why
+
+
 def pyavd_side_by_side(work: Path) -> dict[str, Any]:
     """One 64-port EOS RoCE leaf: fabricgen (resolve that device + render) vs pyavd (validate + render)."""
     from fabricgen.api import render_device
@@ -145,16 +165,15 @@ def pyavd_side_by_side(work: Path) -> dict[str, Any]:
     def fabricgen() -> None:
         render_device(_resolve_device(ctx, leaf, qos))
 
-    try:
-        import pyavd
-
-        sys.path.insert(0, str(ROOT / "tests"))
-        from test_eos_pyavd_parity import structured_config
-    except ImportError as exc:  # the `parity` extra is optional
+    pyavd, why_not = import_pyavd()
+    if pyavd is None:
         with bulk_allocation():
             result["fabricgen_ms"] = alternating_ms({"fabricgen": fabricgen})["fabricgen"]
-        result["pyavd"] = f"not installed ({exc}); pip install -e '.[parity]'"
+        result["pyavd"] = why_not
         return result
+    sys.path.insert(0, str(ROOT / "tests"))
+    from avd_structured import structured_config  # the EOS parity test's mapping; needs no pytest
+
     config = structured_config(device)
 
     def avd() -> None:

@@ -4,4 +4,4 @@ The pipeline, one straight road: load → resolve → lint → render → write 
 The pure core (:func:`fabricgen.api.generate`) touches neither disk nor network.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # also the release tag, v0.2.0 (CHANGELOG.md)

@@ -1,4 +1,5 @@
-"""Shared fixtures: the bundled examples, loaded and resolved once per session."""
+"""Shared fixtures: the bundled examples, loaded and resolved once per session; and the one way a test says it
+reads data from ``../shared/`` (the folder beside the checkout, which a fresh clone does not have)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -14,6 +17,9 @@ from hypothesis import HealthCheck, settings
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
 from fabricgen.resolve import resolve
+
+if TYPE_CHECKING:  # imported where used: libyang may be absent
+    from fabricgen.validate.sonic_yang import SonicYangValidator
 
 ROOT = Path(__file__).resolve().parent.parent
 # Bundled examples: intent/<name>.yaml rendered against this inventory into golden/<name>/.
@@ -32,7 +38,96 @@ settings.register_profile("fuzz-100k", settings.get_profile("thorough"), max_exa
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# --- data from ../shared/ -------------------------------------------------------------------------------------
+# Some tests check fabricgen against vendor data kept beside the checkout, never inside it (../shared/). A test
+# that reads it says so with @pytest.mark.requires_shared("<name>") (or by using a fixture below, which marks it):
+# without the data it is skipped and says what is missing; FABRICGEN_REQUIRE_SHARED=1 (.ci/run) makes that a
+# failure, so CI cannot lose these tests silently. `pytest -m "not requires_shared"` runs the others.
+# README.md ("Tests that read ../shared/") names every such test; tests/test_shared_data.py keeps that list true.
+SHARED = ROOT.parent / "shared"
+REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
+
+
+@dataclass(frozen=True)
+class SharedData:
+    where: str  # under ../shared/
+    holds: str  # a glob that matches at least one file when the data is there
+    what: str   # what it is, for the skip reason
+
+
+SHARED_DATA = {
+    "sonic-yang": SharedData("sonic-yang/models", "*.yang", "SONiC's YANG models (sonic-buildimage "
+                             "src/sonic-yang-models/yang-models)"),
+    "sonic-gcu": SharedData("sonic-gcu", "*/generic_config_updater/*.py",
+                            "SONiC's generic_config_updater, one copy per release"),
+    "reference": SharedData("reference", "*.md", "the reference notes"),
+}
+# The fixtures below that hand a test shared data: each marks every test that uses it (directly or through its own
+# fixtures). tests/test_shared_data.py looks for these names, so a fixture here that reads ../shared/ is listed.
+SHARED_FIXTURES = {"sonic_yang_models": "sonic-yang", "sonic_yang": "sonic-yang"}
+
+
+def shared_path(name: str) -> Path:
+    return SHARED / SHARED_DATA[name].where
+
+
+def shared_absent(name: str) -> str | None:
+    """Why the shared data `name` cannot be read (then its tests skip), or None when it is there."""
+    data = SHARED_DATA[name]
+    if next(shared_path(name).glob(data.holds), None) is None:
+        return f"needs {data.what}: no {data.holds} in {shared_path(name)} (a fresh clone has no ../shared/)"
+    return None
+
+
+def require_shared(*names: str) -> None:
+    """Skip the running test (fail it under FABRICGEN_REQUIRE_SHARED=1) when any of `names` is absent."""
+    for name in names:
+        reason = shared_absent(name)
+        if reason and os.environ.get(REQUIRE_SHARED) == "1":
+            pytest.fail(f"{REQUIRE_SHARED}=1 but this test {reason}", pytrace=False)
+        if reason:
+            pytest.skip(reason=reason)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, name in SHARED_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.requires_shared(name))
+
+
+@pytest.hookimpl(tryfirst=True)  # before any fixture is set up: a lab is not built for a test that will skip
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("requires_shared"):
+        unknown = set(mark.args) - set(SHARED_DATA)
+        assert not unknown, f"{item.nodeid}: requires_shared names unknown shared data {sorted(unknown)}"
+        require_shared(*mark.args)
+
+
+@pytest.fixture(scope="session")
+def sonic_yang_models() -> Path:
+    """../shared/sonic-yang/models: the test is marked requires_shared("sonic-yang") and skipped without it."""
+    require_shared("sonic-yang")
+    return shared_path("sonic-yang")
+
+
+@pytest.fixture(scope="session")
+def sonic_yang(sonic_yang_models: Path) -> SonicYangValidator:
+    """fabricgen's SONiC YANG validator over the shared models; skipped without libyang, which is
+    FABRICGEN_REQUIRE_YANG's business (a failure then)."""
+    from fabricgen.validate.sonic_yang import SonicYangValidator, YangUnavailable
+
+    try:
+        return SonicYangValidator(sonic_yang_models)
+    except YangUnavailable as exc:
+        if os.environ.get("FABRICGEN_REQUIRE_YANG") == "1":  # CI: a skip here would be a silent pass
+            pytest.fail(f"FABRICGEN_REQUIRE_YANG=1 but {exc}", pytrace=False)
+        pytest.skip(reason=f"libyang not installed: {exc}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "requires_shared(*names): reads ../shared/<name> (tests/conftest.py "
+                                       "SHARED_DATA); skipped without it, failed under FABRICGEN_REQUIRE_SHARED=1")
     # Keep the YAML parse cache of this test run out of the user's ~/.cache.
     if "FABRICGEN_CACHE_DIR" not in os.environ:
         os.environ["FABRICGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabricgen-test-cache-")

@@ -23,6 +23,8 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
+import fabricgen
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "ci"
 INSTALL = 'python -m pip install "$FABRICGEN"'
@@ -60,11 +62,12 @@ def raise_kmax(repo: Path) -> None:
     intent.write_text(intent.read_text().replace(old, "ecn: {min: 5KB, max: 60KB, probability: 10}"))
 
 
-@pytest.fixture
-def pull_request(tmp_path: Path) -> tuple[Path, str]:
+@pytest.fixture(scope="module")
+def pull_request_made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A repository whose branch `change` (checked out) raises kmax to 60 KB, intent and rendered tree
-    committed, over `main` (also as origin/main, as a CI checkout has it). Returns it and main's commit."""
-    repo = tmp_path / "fabric"
+    committed, over `main` (also as origin/main, as a CI checkout has it). Returns it and main's commit.
+    Made once (two renders); each test gets a copy of its own (`pull_request`)."""
+    repo = tmp_path_factory.mktemp("pull-request") / "fabric"
     (repo / "intent").mkdir(parents=True)
     shutil.copy(ROOT / "intent" / "fabric.yaml", repo / "intent")
     (repo / "inventory").mkdir()
@@ -80,6 +83,14 @@ def pull_request(tmp_path: Path) -> tuple[Path, str]:
     raise_kmax(repo)
     render(repo)
     git(repo, "commit", "-q", "-am", "kmax 60 KB")
+    return repo, base
+
+
+@pytest.fixture
+def pull_request(pull_request_made: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    made, base = pull_request_made
+    repo = tmp_path / "fabric"
+    shutil.copytree(made, repo, symlinks=True)
     return repo, base
 
 
@@ -218,6 +229,25 @@ def test_gitlab_ci_jobs_lint_plan_note_and_check_the_tree(pull_request: tuple[Pa
     assert received == [("/api/v4/projects/42/merge_requests/7/notes", "note-token", {"body": [plan]})]
     assert json.loads((repo / "fabricgen.sarif").read_text())["version"] == "2.1.0"
     assert any((repo / ".cache" / "fabricgen").iterdir())  # the parse cache went where the job caches it
+
+
+def test_the_install_step_takes_fabricgen_from_a_checkout_at_this_release(tmp_path: Path) -> None:
+    """No package index carries fabricgen: both pipelines install its checkout (a submodule at a release tag,
+    whose tag the comment names), and pip takes that path as it stands. Checked with pip's --dry-run on this
+    checkout as ./fabricgen (the dependencies are not fetched: --no-deps)."""
+    version = fabricgen.__version__
+    sources = set()
+    for name, variables in (("github-actions.yml", "env"), ("gitlab-ci.yml", "variables")):
+        text = (DOCS / name).read_text()
+        sources.add(yaml.safe_load(text)[variables]["FABRICGEN"])
+        assert "fabricgen==" not in text, name
+        assert f"checkout\n  # v{version};" in text and f"/fabricgen.git@v{version}\n" in text, name
+    assert sources == {"./fabricgen"}
+    (tmp_path / "fabricgen").symlink_to(ROOT)
+    done = run_shell(f"{INSTALL} --dry-run --no-deps --no-build-isolation", tmp_path,
+                     {**os.environ, "FABRICGEN": "./fabricgen", "PATH": path_with()})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Would install fabricgen-{version}" in done.stdout
 
 
 def test_docs_ci_md_shows_each_pipeline_file_as_it_is() -> None:

@@ -28,8 +28,8 @@ SWITCHES = ("leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2", "oob1")
 HOSTS = ("node1", "node2", "node3", "node4")
 
 
-@pytest.fixture(scope="module")
-def fabric() -> Iterator[tuple[Lab, dict[str, str]]]:
+@pytest.fixture(scope="module")  # leaf1's SONiC target validates against ../shared (tests/conftest.py)
+def fabric(sonic_yang_models: Path) -> Iterator[tuple[Lab, dict[str, str]]]:
     require_lab()
     lab, hosts = fabric_lab.up(f"fm{os.getpid() % 100000}")
     try:

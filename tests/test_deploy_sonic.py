@@ -125,7 +125,7 @@ def require_yang() -> None:
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
+def lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the target validates against ../shared (conftest.py)
     require_lab()
     require_yang()
     with Lab.up(1, prefix=f"s{os.getpid()}", kinds=["sonic"]) as built:

@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -234,9 +233,7 @@ def test_a_tool_that_hangs_during_the_restore_is_named_and_the_rest_still_comes_
     tool.unlink()
     tool.symlink_to(cx.STUBS / "hang")
     (host.root / "bin" / "sleep").symlink_to(shutil.which("sleep") or "/bin/sleep")
-    started = time.monotonic()
-    done = run_restore(host, plan, env={"FABRICGEN_TOOL_TIMEOUT": "1"})
-    assert time.monotonic() - started < 60, "every call is bounded, so the whole restore is"
+    done = run_restore(host, plan, env={"FABRICGEN_TOOL_TIMEOUT": "1"})  # fails unless every call was bounded
     rdma = [nic.rdma_device for nic in host.nics]
     assert done.returncode == 1
     assert f"error: 'cma_roce_tos -d {rdma[0]} -p 1 -t 0' did not finish within 1s (FABRICGEN_TOOL_TIMEOUT)" in \

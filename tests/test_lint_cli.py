@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from importlib.resources import files
 from pathlib import Path
@@ -157,22 +158,44 @@ def test_incremental_render_refuses_lint_errors_and_leaves_the_tree(tmp_path: Pa
     assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
 
 
-def test_pre_commit_hook_runs_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A repository that keeps its fabric in git runs `fabricgen lint` from pre-commit via our hook."""
+def test_pre_commit_hook_runs_lint(tmp_path: Path) -> None:
+    """A repository that keeps its fabric in git runs `fabricgen lint` from pre-commit via our hook, named in its
+    .pre-commit-config.yaml by repository and rev as users name it. The hook's repository is this checkout's files
+    as one commit, so pre-commit builds the hook's environment once (its store keys it by repo and rev) and
+    both runs use it."""
     import subprocess
 
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "pc"),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           # pip's settings of this machine (index, find-links), as the user's own pip reads them
+           **{key: value for key, value in os.environ.items() if key.startswith("PIP_")}}
+
+    def git(repo: Path, *args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True,
+                              text=True).stdout
+
+    hooks = tmp_path / "fabricgen"
+    for name in git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z").split("\0"):
+        if name and (ROOT / name).is_file():  # the working tree as it is (a file deleted but not staged: skipped)
+            (hooks / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, hooks / name)
+    git(hooks, "init", "-q")
+    git(hooks, "add", "-A")
+    git(hooks, "commit", "-q", "-m", "fabricgen as it is")
     repo = tmp_path / "site"
     shutil.copytree(ROOT / "intent", repo / "intent")
     shutil.copytree(ROOT / "inventory", repo / "inventory")
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "pc"),
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    config = {"repos": [{"repo": str(hooks), "rev": git(hooks, "rev-parse", "HEAD").strip(),
+                         "hooks": [{"id": "fabricgen-lint"}]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
     pre_commit = str(Path(__import__("sys").executable).parent / "pre-commit")
 
     def hook() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([pre_commit, "try-repo", str(ROOT), "fabricgen-lint", "--all-files", "--verbose"],
-                              cwd=repo, env=env, capture_output=True, text=True)
+        return subprocess.run([pre_commit, "run", "fabricgen-lint", "--all-files", "--verbose"], cwd=repo, env=env,
+                              capture_output=True, text=True)
 
     clean = hook()
     assert clean.returncode == 0, clean.stdout + clean.stderr
@@ -180,10 +203,11 @@ def test_pre_commit_hook_runs_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     broken = yaml.safe_load((repo / "intent" / "fabric.yaml").read_text())
     make_cnp_lossless(broken)
     (repo / "intent" / "fabric.yaml").write_text(yaml.safe_dump(broken))
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    git(repo, "add", "-A")
     failed = hook()
     assert failed.returncode == 1
     assert "FG-PFC-005" in failed.stdout
+    assert len(list((tmp_path / "pc").glob("repo*/py_env-*"))) == 1, "one hook environment for both runs"
 
 
 def test_docs_platforms_md_is_in_sync_with_the_registry() -> None:

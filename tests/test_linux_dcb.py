@@ -22,7 +22,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -557,15 +556,12 @@ HANGING = [("dcb", "--check"), ("cat", "--check"), ("tee", "--apply"), ("mkdir",
 @pytest.mark.parametrize(("tool", "mode"), HANGING)
 def test_a_tool_that_never_answers_stops_the_script_with_its_name(node3: FakeHost, tool: str, mode: str) -> None:
     hang(node3, tool)
-    start = time.monotonic()
-    done = node3.run(mode, env=SHORT)
-    seconds = time.monotonic() - start
+    done = node3.run(mode, env=SHORT)  # fails unless every tool call ran under timeout (the stub sleeps 600 s)
     assert done.returncode == 3, done.stderr
     assert re.search(rf"^error: '{tool} .*' did not finish within 2s \(FABRICGEN_TOOL_TIMEOUT\): stopped$",
                      done.stderr, re.MULTILINE), done.stderr
     assert done.stderr.count("did not finish within") == 1, "the script stops at the first timeout"
     assert "ok:" not in done.stdout
-    assert seconds < 40, f"the script took {seconds:.1f}s with a 2s limit per call (the stub sleeps 600s)"
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "5s"])

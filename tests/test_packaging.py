@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
+
+import fabricgen
 
 from conftest import ROOT
 
@@ -35,3 +39,11 @@ def test_wheel_renders_from_another_directory(tmp_path: Path) -> None:
     golden = ROOT / "golden" / "fabric"
     for name in ("spine1/eos.cfg", "leaf1/config_db.json", "node1/fabricgen-nic.sh"):
         assert (elsewhere / "out" / name).read_bytes() == (golden / name).read_bytes(), name
+
+
+def test_the_changelog_names_this_version_first() -> None:
+    """A release is the tag v<version> with its note on top of CHANGELOG.md (docs/ci.md installs by that tag)."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["version"]["path"]
+    assert version == "fabricgen/__init__.py"  # the one place the version is written
+    [newest, *_] = re.findall(r"^## (\S+) — \d{4}-\d{2}-\d{2}$", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert newest == fabricgen.__version__

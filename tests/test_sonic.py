@@ -4,9 +4,8 @@ SONiC's own YANG models (the check `config reload` and GCU run on a real switch)
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +15,9 @@ from fabricgen.model import Fabric
 from fabricgen.platforms.sonic import BASELINE, OWNED_TABLES, _pg_keys, build_config_db
 
 from conftest import EXAMPLES, ROOT
+
+if TYPE_CHECKING:  # libyang may be absent: the sonic_yang fixture (tests/conftest.py) skips then
+    from fabricgen.validate.sonic_yang import SonicYangValidator
 
 
 def _strings_only(value: Any) -> bool:
@@ -51,54 +53,32 @@ def test_pg_keys_are_contiguous_ranges() -> None:
     assert _pg_keys([3]) == ["3"] and _pg_keys([3, 4]) == ["3-4"] and _pg_keys([2, 3, 4, 6]) == ["2-4", "6"]
 
 
-def _validator() -> Any:
-    from fabricgen.validate.models import ENV_MODELS, models_in
-    from fabricgen.validate.sonic_yang import SonicYangValidator, YangUnavailable
-
-    required = os.environ.get("FABRICGEN_REQUIRE_YANG") == "1"  # CI: a skip here would be a silent pass
-    models = models_in(Path(os.environ.get(ENV_MODELS) or ROOT.parent / "shared" / "sonic-yang" / "models"))
-    if models is None:
-        if required:
-            pytest.fail("FABRICGEN_REQUIRE_YANG=1 but ../shared/sonic-yang is absent")
-        pytest.skip(reason="SONiC YANG models not found (../shared/sonic-yang or $FABRICGEN_SONIC_YANG)")
-    try:
-        return SonicYangValidator(models)
-    except YangUnavailable as exc:
-        if required:
-            pytest.fail(str(exc))
-        pytest.skip(reason=f"libyang not installed: {exc}")
-
-
-@pytest.fixture(scope="module")
-def yang() -> Any:
-    return _validator()
-
-
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_every_golden_config_db_validates_against_sonic_yang(example: str, yang: Any) -> None:
+def test_every_golden_config_db_validates_against_sonic_yang(example: str, sonic_yang: SonicYangValidator) -> None:
     files = sorted((ROOT / "golden" / example).rglob("config_db.json"))
     assert files, "no SONiC device in this example?"
     for path in files:
-        issues = yang.validate(json.loads(path.read_text()), BASELINE)
+        issues = sonic_yang.validate(json.loads(path.read_text()), BASELINE)
         assert issues == [], f"{path}: " + "; ".join(map(str, issues))
 
 
-def test_yang_catches_a_broken_render(yang: Any, example_fabric: Fabric) -> None:
+def test_yang_catches_a_broken_render(sonic_yang: SonicYangValidator, example_fabric: Fabric) -> None:
     config = build_config_db(example_fabric.devices["leaf1"])
     config["PORT"]["Ethernet0"]["mtu"] = "9300"
     config["QUEUE"]["Ethernet0|3"]["scheduler"] = "scheduler.nope"
-    paths = {issue.path for issue in yang.validate(config, BASELINE)}
+    paths = {issue.path for issue in sonic_yang.validate(config, BASELINE)}
     assert "PORT/Ethernet0/mtu" in paths
     assert any(p.startswith("QUEUE/Ethernet0") for p in paths)
 
 
-def test_validate_command(yang: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validate_command(sonic_yang: SonicYangValidator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    good = CliRunner().invoke(main, ["validate", "--models", str(yang.models_dir), "golden/fabric"])
+    good = CliRunner().invoke(main, ["validate", "--models", str(sonic_yang.models_dir), "golden/fabric"])
     assert good.exit_code == 0, good.output
     assert "2 of 2 config_db.json valid" in good.output
     broken = json.loads((ROOT / "golden/fabric/leaf1/config_db.json").read_text())
     broken["PFC_WD"]["Ethernet0"]["detection_time"] = "50"
     (tmp_path / "config_db.json").write_text(json.dumps(broken))
-    bad = CliRunner().invoke(main, ["validate", "--models", str(yang.models_dir), str(tmp_path / "config_db.json")])
+    bad = CliRunner().invoke(main, ["validate", "--models", str(sonic_yang.models_dir),
+                                    str(tmp_path / "config_db.json")])
     assert bad.exit_code == 1 and "PFC_WD/Ethernet0/detection_time" in bad.output

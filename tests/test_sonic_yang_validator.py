@@ -2,8 +2,8 @@
 
 The clean baseline is the 2-port RoCEv2 lossless example of shared/reference/sonic.md §1; every
 negative case breaks exactly one thing in a copy of it and checks that the issue names the table.
-The models are passed explicitly: $FABRICGEN_SONIC_YANG when set, else the shared copy beside this
-repository (sonic-buildimage master, see its SOURCE_COMMIT). No product default points there.
+The models are passed explicitly: the shared copy beside this repository (sonic-buildimage master, see its
+SOURCE_COMMIT; tests/conftest.py ``requires_shared``). No product default points there.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from fabricgen.validate.models import ENV_MODELS, models_in
 from fabricgen.validate.sonic_yang import (
     SonicYangValidator,
     YangIssue,
@@ -25,22 +24,21 @@ from fabricgen.validate.sonic_yang import (
     validate_file,
 )
 
-# tests/ → the repository → the folder beside it that holds shared/.
-SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "sonic-yang" / "models"
-MODELS = models_in(Path(os.environ.get(ENV_MODELS) or SHARED_MODELS))
-_REQUIRED = os.environ.get("FABRICGEN_REQUIRE_YANG") == "1"  # CI: a skip here would be a silent pass
-if MODELS is None:
-    _ABSENT = f"needs SONiC YANG models: {SHARED_MODELS} beside the repo, or set {ENV_MODELS}=<models dir>"
-    if _REQUIRED:
-        pytest.fail(f"FABRICGEN_REQUIRE_YANG=1 but no models: {_ABSENT}", pytrace=False)
-    pytest.skip(reason=_ABSENT, allow_module_level=True)
-try:
-    importlib.import_module("libyang")
-except (ImportError, OSError) as exc:  # OSError: binding installed but libyang.so.2 missing
-    _NO_LIBYANG = f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})"
-    if _REQUIRED:
-        pytest.fail(f"FABRICGEN_REQUIRE_YANG=1 but {_NO_LIBYANG}", pytrace=False)
-    pytest.skip(reason=_NO_LIBYANG, allow_module_level=True)
+from conftest import shared_path
+
+pytestmark = pytest.mark.requires_shared("sonic-yang")  # every test here reads the models
+MODELS = shared_path("sonic-yang")
+
+
+def require_libyang() -> None:
+    try:
+        importlib.import_module("libyang")
+    except (ImportError, OSError) as exc:  # OSError: binding installed but libyang.so.2 missing
+        reason = f"needs libyang: pip install 'fabricgen[yang]' and apt-get install libyang2-dev ({exc})"
+        if os.environ.get("FABRICGEN_REQUIRE_YANG") == "1":  # CI: a skip here would be a silent pass
+            pytest.fail(f"FABRICGEN_REQUIRE_YANG=1 but {reason}", pytrace=False)
+        pytest.skip(reason=reason)
+
 
 PORTS = ("Ethernet0", "Ethernet8")
 
@@ -177,7 +175,7 @@ def example_config() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def validator() -> SonicYangValidator:
-    assert MODELS is not None
+    require_libyang()
     return SonicYangValidator(MODELS)
 
 
@@ -386,7 +384,6 @@ def test_validator_does_not_mutate_its_input(validator: SonicYangValidator) -> N
 
 
 def test_missing_binding_raises_yang_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert MODELS is not None
     monkeypatch.setitem(__import__("sys").modules, "libyang", None)  # makes `import libyang` fail
     with pytest.raises(YangUnavailable) as raised:
         SonicYangValidator(MODELS)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fabricgen 0.1.0: RoCEv2 NIC settings of node1, matching the switches' lossless recipe.
+# fabricgen 0.2.0: RoCEv2 NIC settings of node1, matching the switches' lossless recipe.
 # Generated; do not edit by hand.
 #
 # Usage: fabricgen-nic.sh [--apply | --check]

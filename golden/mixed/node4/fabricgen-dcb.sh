@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fabricgen 0.1.0: RoCEv2 NIC settings of node4 through DCB netlink (iproute2 dcb), matching the
+# fabricgen 0.2.0: RoCEv2 NIC settings of node4 through DCB netlink (iproute2 dcb), matching the
 # switches' lossless recipe. Generated; do not edit by hand.
 #
 # Usage: fabricgen-dcb.sh [--apply | --check]
