@@ -1,0 +1,42 @@
+"""The text a GPU host prints for `fabricgen observe`, shared by the ConnectX and the generic-dcb readers.
+
+One command per host (:func:`host_command`) prints, for each RDMA NIC port, a `== <interface>` line, then
+`ethtool -S <interface>` ("NIC statistics:" and one `name: value` per line, as ethtool's do_gstats prints them),
+then `carrier_changes: N` from /sys/class/net/<interface>/carrier_changes; then every RDMA hw_counter as
+`grep -H` prints it: `/sys/class/infiniband/<dev>/ports/<n>/hw_counters/<name>:<value>`. Reading only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from fabricgen.observe.model import ParseError
+
+_SECTION = re.compile(r"^== (\S+)$")
+_STAT = re.compile(r"^\s*([A-Za-z0-9_.\[\]:-]+?):\s+(-?\d+)\s*$")
+_HW_COUNTER = re.compile(r"^/sys/class/infiniband/([^/]+)/ports/(\d+)/hw_counters/([A-Za-z0-9_]+):(\d+)$")
+
+
+def host_command(interfaces: list[str]) -> str:
+    words = " ".join(shlex.quote(name) for name in interfaces)
+    return (f"for i in {words}; do echo \"== $i\"; ethtool -S \"$i\" 2>&1; "
+            "echo \"carrier_changes: $(cat /sys/class/net/$i/carrier_changes 2>/dev/null || echo -1)\"; done; "
+            "grep -H . /sys/class/infiniband/*/ports/*/hw_counters/* 2>/dev/null; true")
+
+
+def split(device: str, text: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """({interface: {ethtool stat: value}}, {rdma device: {hw_counter: value}}) from :func:`host_command`'s output."""
+    interfaces: dict[str, dict[str, int]] = {}
+    rdma: dict[str, dict[str, int]] = {}
+    current: dict[str, int] | None = None
+    for line in text.splitlines():
+        if section := _SECTION.match(line):
+            current = interfaces.setdefault(section.group(1), {})
+        elif counter := _HW_COUNTER.match(line.strip()):
+            rdma.setdefault(counter.group(1), {})[counter.group(3)] = int(counter.group(4))
+        elif current is not None and (stat := _STAT.match(line)):
+            current[stat.group(1)] = int(stat.group(2))
+    if not interfaces and not rdma:
+        raise ParseError(f"{device}: the counter command printed no ethtool statistics and no RDMA hw_counters")
+    return interfaces, rdma
