@@ -9,9 +9,11 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,9 +97,9 @@ def test_a_real_prometheus_scrapes_observe_serve(prometheus_binary: str, exporte
 
 
 def _query_until(web: int, query: str, process: subprocess.Popen[bytes],
-                 seconds: float = 60) -> list[dict[str, object]]:
+                 seconds: float = 60) -> list[dict[str, Any]]:
     deadline = time.monotonic() + seconds
-    url = f"http://127.0.0.1:{web}/api/v1/query?query=" + urllib.request.quote(query)
+    url = f"http://127.0.0.1:{web}/api/v1/query?query=" + urllib.parse.quote(query)
     while time.monotonic() < deadline:
         if process.poll() is not None:
             error = process.stderr.read().decode()[-2000:] if process.stderr else ""
