@@ -3,7 +3,8 @@
 One command per host (:func:`host_command`) prints, for each RDMA NIC port, a `== <interface>` line, then
 `ethtool -S <interface>` ("NIC statistics:" and one `name: value` per line, as ethtool's do_gstats prints them),
 then `carrier_changes: N` from /sys/class/net/<interface>/carrier_changes; then every RDMA hw_counter as
-`grep -H` prints it: `/sys/class/infiniband/<dev>/ports/<n>/hw_counters/<name>:<value>`. Reading only.
+`grep -H` prints it: `/sys/class/infiniband/<dev>/ports/<n>/hw_counters/<name>:<value>`. Reading only. As the
+rendered host scripts do, sysfs is `${FABRICGEN_SYSFS:-/sys}`: the real /sys unless a test points at a fake tree.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ _HW_COUNTER = re.compile(r"^/sys/class/infiniband/([^/]+)/ports/(\d+)/hw_counter
 
 def host_command(interfaces: list[str]) -> str:
     words = " ".join(shlex.quote(name) for name in interfaces)
-    return (f"for i in {words}; do echo \"== $i\"; ethtool -S \"$i\" 2>&1; "
-            "echo \"carrier_changes: $(cat /sys/class/net/$i/carrier_changes 2>/dev/null || echo -1)\"; done; "
-            "grep -H . /sys/class/infiniband/*/ports/*/hw_counters/* 2>/dev/null; true")
+    return (f"SYSFS=\"${{FABRICGEN_SYSFS:-/sys}}\"; for i in {words}; do echo \"== $i\"; ethtool -S \"$i\" 2>&1; "
+            "echo \"carrier_changes: $(cat \"$SYSFS/class/net/$i/carrier_changes\" 2>/dev/null || echo -1)\"; "
+            "done; grep -H . \"$SYSFS\"/class/infiniband/*/ports/*/hw_counters/* 2>/dev/null "
+            "| sed \"s|^$SYSFS|/sys|\"; true")
 
 
 def split(device: str, text: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
