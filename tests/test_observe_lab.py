@@ -100,3 +100,30 @@ def test_a_host_that_does_not_answer_is_named_and_the_others_still_read(lab: Lab
     assert devices[down]["error"] and devices[down]["readings"] == []
     assert all(not d["error"] and d["readings"] for name, d in devices.items() if name != down)
     assert "Traceback" not in done.stderr
+
+
+def test_the_soak_check_reads_a_host_before_and_after_and_fails_on_crc_growth(lab: Lab, tmp_path: Path) -> None:
+    """What push's soak step does (fabricgen/observe/soak.py): read the device over a fresh connection, let it
+    soak, read again, judge. The CRC errors grow on the host itself in between."""
+    from fabricgen.deploy.nornir_run import fresh_driver
+    from fabricgen.load import load
+    from fabricgen.observe.collect import read_device
+    from fabricgen.observe.soak import soak_verdict
+    from fabricgen.resolve import resolve
+
+    intent, inventory = lab.write_inputs(tmp_path / "inputs")
+    loaded = load(intent, inventory)
+    fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    host = sorted(lab.hosts)[0]
+    for nic in NICS:
+        set_counters(lab, host, nic, QUIET)
+    readings = []
+    for _ in range(2):
+        driver = fresh_driver(loaded.inventory.devices[host], timeout=20)
+        try:
+            readings.append(read_device(driver, fabric.devices[host], limit=20))
+        finally:
+            driver.close()
+        set_counters(lab, host, NICS[1], {**QUIET, "rx_crc_errors_phy": 9})
+    verdict = soak_verdict(readings[0], readings[1], fabric.devices[host])
+    assert verdict.problems == [f"{host}:{NICS[1]} CRC errors +9"]

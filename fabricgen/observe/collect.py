@@ -98,7 +98,15 @@ def _quiet_nornir() -> Iterator[None]:
         logger.disabled = was
 
 
+def read_device(driver: Any, device: DeviceModel, limit: float = 30.0) -> list[Reading]:
+    """One device's counters over an open NAPALM driver of fabricgen's (push's soak check calls this)."""
+    reader = READERS.get(device.platform)
+    if reader is None:
+        raise ParseError(f"{device.name}: {NOT_READ.get(device.platform, 'no counter reader for its platform')}")
+    return reader(driver, device, limit)
+
+
 def _step(task: Task, device: DeviceModel, limit: float) -> dict[str, Any]:
     start = time.monotonic()
-    readings = READERS[device.platform](connection(task), device, limit)
+    readings = read_device(connection(task), device, limit)
     return {"readings": readings, "seconds": time.monotonic() - start}
