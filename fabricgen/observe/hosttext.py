@@ -14,8 +14,7 @@ import shlex
 
 from fabricgen.observe.model import ParseError
 
-_SECTION = re.compile(r"^== (\S+)$")
-_STAT = re.compile(r"^\s*([A-Za-z0-9_.\[\]:-]+?):\s+(-?\d+)\s*$")
+_SYSFS_RDMA = "/sys/class/infiniband/"
 _HW_COUNTER = re.compile(r"^/sys/class/infiniband/([^/]+)/ports/(\d+)/hw_counters/([A-Za-z0-9_]+):(\d+)$")
 
 
@@ -28,17 +27,23 @@ def host_command(interfaces: list[str]) -> str:
 
 
 def split(device: str, text: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    """({interface: {ethtool stat: value}}, {rdma device: {hw_counter: value}}) from :func:`host_command`'s output."""
+    """({interface: {ethtool stat: value}}, {rdma device: {hw_counter: value}}) from :func:`host_command`'s output.
+    Lines that are none of those (ethtool's "NIC statistics:", an error message) are skipped."""
     interfaces: dict[str, dict[str, int]] = {}
     rdma: dict[str, dict[str, int]] = {}
     current: dict[str, int] | None = None
     for line in text.splitlines():
-        if section := _SECTION.match(line):
-            current = interfaces.setdefault(section.group(1), {})
-        elif counter := _HW_COUNTER.match(line.strip()):
-            rdma.setdefault(counter.group(1), {})[counter.group(3)] = int(counter.group(4))
-        elif current is not None and (stat := _STAT.match(line)):
-            current[stat.group(1)] = int(stat.group(2))
+        if line.startswith("== "):
+            current = interfaces.setdefault(line[3:].strip(), {})
+        elif line.startswith(_SYSFS_RDMA):
+            counter = _HW_COUNTER.match(line.strip())
+            if counter:
+                rdma.setdefault(counter.group(1), {})[counter.group(3)] = int(counter.group(4))
+        elif current is not None:
+            name, colon, value = line.partition(":")
+            number = value.strip()
+            if colon and number.lstrip("-").isdigit() and " " not in name.strip():
+                current[name.strip()] = int(number)
     if not interfaces and not rdma:
         raise ParseError(f"{device}: the counter command printed no ethtool statistics and no RDMA hw_counters")
     return interfaces, rdma

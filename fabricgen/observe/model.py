@@ -70,8 +70,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
 ]}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Reading:
+    """Slotted and not frozen (a frozen dataclass's __init__ costs twice as much): a 32k-GPU snapshot holds
+    millions of them (bench/observe.py). Treat it as immutable."""
+
     device: str
     port: str
     metric: str
@@ -117,7 +120,7 @@ def reading(device: str, port: str, metric: str, value: object, index: int | Non
     if metric not in METRICS:
         raise KeyError(metric)
     try:
-        number = float(str(value).strip())
-    except ValueError:
+        number = float(value)  # type: ignore[arg-type]  # float() takes the vendors' numbers and numeric text
+    except (TypeError, ValueError):
         raise ParseError(f"{device} {port}: {metric} is {value!r}, not a number") from None
     return Reading(device, port, metric, index, number)

@@ -4,7 +4,6 @@ view data out; nothing is fetched when the page is viewed."""
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from html import escape
@@ -104,21 +103,17 @@ def _links(fabric: Fabric) -> list[tuple[tuple[str, str], tuple[str, str]]]:
 def _trends(history: History, ids: list[int]) -> dict[tuple[str, str, str], list[float]]:
     """(device, port, plot) → per-interval increases over the snapshots `ids` (oldest first)."""
     wanted = {metric: plot for plot, metrics in TRENDS.items() for metric in metrics}
-    marks = ",".join("?" * len(ids))
-    metric_marks = ",".join("?" * len(wanted))
-    cumulative: dict[tuple[str, str, str], dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    raw: dict[tuple[str, str, str, int], dict[int, float]] = defaultdict(dict)
-    for device, port, metric, idx, snapshot_id, value in history.db.execute(
-            f"SELECT s.device, s.port, s.metric, s.idx, v.snapshot_id, v.value FROM sample v "
-            f"JOIN series s ON s.id = v.series_id WHERE v.snapshot_id IN ({marks}) AND s.metric IN ({metric_marks})",
-            (*ids, *wanted)):
-        raw[(device, port, metric, idx)][snapshot_id] = value
-    for (device, port, metric, _), values in raw.items():
-        plot = cumulative[(device, port, wanted[metric])]
-        for earlier, later in itertools.pairwise(ids):
-            if earlier in values and later in values:
-                plot[later] += counter_delta(values[earlier], values[later]).increase
-    return {key: [per.get(i, 0.0) for i in ids[1:]] for key, per in cumulative.items()}
+    plots: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0] * (len(ids) - 1))
+    previous = {key: value for key, value in history.values(ids[0]).items() if key[2] in wanted}
+    for step, snapshot_id in enumerate(ids[1:]):
+        current = {key: value for key, value in history.values(snapshot_id).items() if key[2] in wanted}
+        for key, value in current.items():
+            device, port, metric, _ = key
+            plot = plots[(device, port, wanted[metric])]
+            if key in previous:
+                plot[step] += counter_delta(previous[key], value).increase
+        previous = current
+    return dict(plots)
 
 
 def _row(a: tuple[str, str], b: tuple[str, str], by_port: dict[tuple[str, str], str], findings: list[HealthFinding],

@@ -11,16 +11,17 @@ packet_seq_err, local_ack_timeout_err, out_of_buffer). A counter the driver does
 
 from __future__ import annotations
 
-import re
-
 from fabricgen.model import DeviceModel
 from fabricgen.observe.hosttext import host_command, split
-from fabricgen.observe.model import Reading, reading
+from fabricgen.observe.model import Reading
 
-_PRIO = re.compile(r"^(rx|tx)_prio([0-7])_(pause|pause_duration|buf_discard|cong_discard|marked)$")
-_PRIO_METRIC = {("rx", "pause"): "pfc_rx_pause", ("tx", "pause"): "pfc_tx_pause",
-                ("rx", "pause_duration"): "pfc_rx_pause_duration", ("rx", "buf_discard"): "prio_buffer_discards",
-                ("rx", "cong_discard"): "prio_congestion_discards", ("rx", "marked"): "prio_ecn_marked"}
+# (ethtool name, metric, priority, scale), looked up by name: an mlx5 port prints hundreds of statistics.
+_PRIO_STATS = [(f"{direction}_prio{p}_{name}", metric, p, scale) for p in range(8)
+               for direction, name, metric, scale in (
+                   ("rx", "pause", "pfc_rx_pause", 1.0), ("tx", "pause", "pfc_tx_pause", 1.0),
+                   ("rx", "pause_duration", "pfc_rx_pause_duration", 1e-6),  # µs
+                   ("rx", "buf_discard", "prio_buffer_discards", 1.0),
+                   ("rx", "cong_discard", "prio_congestion_discards", 1.0), ("rx", "marked", "prio_ecn_marked", 1.0))]
 PORT_STATS = {"rx_crc_errors_phy": "fcs_errors", "rx_symbol_err_phy": "symbol_errors",
               "rx_corrected_bits_phy": "fec_corrected", "rx_discards_phy": "rx_discards",
               "tx_pause_storm_error_events": "pause_storm_events", "carrier_changes": "carrier_transitions"}
@@ -43,18 +44,16 @@ def parse(device: str, text: str, rdma_to_interface: dict[str, str]) -> list[Rea
         readings += ethtool_readings(device, interface, stats)
     for rdma_device, counters in sorted(rdma.items()):
         port = rdma_to_interface.get(rdma_device, rdma_device)
-        readings += [reading(device, port, metric, counters[name]) for name, metric in HW_COUNTERS.items()
+        readings += [Reading(device, port, metric, None, float(counters[name])) for name, metric in HW_COUNTERS.items()
                      if name in counters]
     return readings
 
 
 def ethtool_readings(device: str, interface: str, stats: dict[str, int]) -> list[Reading]:
-    readings = [reading(device, interface, metric, stats[name]) for name, metric in PORT_STATS.items()
+    readings = [Reading(device, interface, metric, None, float(stats[name])) for name, metric in PORT_STATS.items()
                 if name in stats and stats[name] >= 0]
-    for name, value in stats.items():
-        match = _PRIO.match(name)
-        metric = _PRIO_METRIC.get((match.group(1), match.group(3))) if match else None
-        if match and metric:
-            number = value / 1e6 if metric == "pfc_rx_pause_duration" else value
-            readings.append(reading(device, interface, metric, number, int(match.group(2))))
+    for name, metric, priority, scale in _PRIO_STATS:
+        value = stats.get(name)
+        if value is not None:
+            readings.append(Reading(device, interface, metric, priority, value * scale))
     return readings

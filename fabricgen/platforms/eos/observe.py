@@ -10,8 +10,9 @@ and VerifyInterfacesPFCCounters, whose recorded outputs the tests use.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 from fabricgen.observe.model import ParseError, Reading, reading
 
@@ -57,8 +58,8 @@ def _load(device: str, command: str, text: str | None) -> dict[str, Any]:
     if not text:
         raise ParseError(f"{device}: `{command} | json` printed nothing")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
         raise ParseError(f"{device}: `{command} | json` is not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict):
         raise ParseError(f"{device}: `{command} | json` printed a {type(data).__name__}, not an object")
