@@ -22,7 +22,7 @@ from fabricgen.observe.model import METRICS, Snapshot
 from fabricgen.observe.model import Metric as OurMetric
 
 PREFIX = "fabricgen_"
-_UNITLESS = {"events"}  # "carrier_transitions_total" says it; "…_events_total" would say it twice
+_UNITLESS = {"events", "symbols"}  # "carrier_transitions_total", "symbol_errors_total" say what they count
 
 
 def metric_name(metric: OurMetric) -> str:
