@@ -132,8 +132,17 @@ def _observe_group(load_and_resolve: Callable[[Path, Path], tuple[Any, Fabric]],
     @click.option("--limit", type=click.FloatRange(min=1), default=30, show_default=True)
     def serve_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, history_file: Path | None,
                   journal_root: Path, listen: str, interval: float, limit: float) -> None:
-        """Collect every --interval seconds, store each snapshot, and serve the latest on HOST:PORT/metrics for
-        Prometheus to scrape (metric names: docs/observe.md). Runs until interrupted."""
+        """Serve the fabric's counters to Prometheus, collecting them every --interval seconds.
+
+        Each collection is an `observe` snapshot (read-only, parallel, each command within --limit seconds),
+        stored in the history like any other; the latest one is served on HOST:PORT/metrics with prometheus-client
+        (metric names and labels: docs/observe.md). Runs until interrupted.
+
+        \b
+        Examples:
+          fabricgen observe serve --listen 127.0.0.1:9464
+          fabricgen observe serve --listen 0.0.0.0:9464 --interval 30 --role gpu-host
+        """
         from fabricgen.observe.prometheus import serve
 
         latest: list[Snapshot] = []
@@ -184,17 +193,20 @@ def _health_command(load_and_resolve: Callable[[Path, Path], tuple[Any, Fabric]]
     @click.option("--strict", is_flag=True, help="fail (exit 1) on warnings too")
     def health_cmd(intent: Path, inventory: Path, history_file: Path | None, journal_root: Path,
                    window: float | None, baseline: str | None, fmt: str, strict: bool) -> None:
-        """Judge the counters' recent rates and their trend against the intent, bottom-up: physical (FEC, BER,
-        CRC), link (flaps, lossless drops, pauses on lossy priorities, PFC storms), congestion control (pauses
-        without ECN marks, CNPs not handled), host (retransmissions). Each finding names device:port, the
-        counters and their rate, the likely cause and the lint rule or intent key behind the expectation.
+        """Judge the latest counters against the intent, bottom-up, as lint judges configs.
+
+        Recent rates (the last two snapshots, or --window) and, with --baseline, their trend are checked layer by
+        layer: physical (FEC, BER, CRC), link (flaps, lossless drops, pauses on lossy priorities, PFC storms),
+        congestion control (pauses without ECN marks, CNPs not handled), host (retransmissions). Each finding
+        names device:port, the counters and their rate, the likely cause and the lint rule or intent key behind
+        the expectation. It reads the history `fabricgen observe` writes: take two snapshots, some time apart.
 
         \b
-        Reads the history `fabricgen observe` writes (take two snapshots, some time apart, first).
         Exit status: 0 healthy (warnings allowed), 1 errors (or warnings with --strict), 2 bad input or too
         little history.
         Examples:
-          fabricgen observe; sleep 300; fabricgen observe; fabricgen health
+          fabricgen health                               # the last two snapshots of observe.sqlite
+          fabricgen health --window 3600 --strict        # the last hour; warnings fail too
           fabricgen health --baseline week49 --format json
         """
         _, fabric = load_and_resolve(intent, inventory)
