@@ -46,6 +46,7 @@ from fabricgen.lint.report import (
 from fabricgen.load import FabricInput, load
 from fabricgen.model import Fabric
 from fabricgen.neighbourhood import Kind, UpdatePlan, apply_update, kinds_of, plan_update, record_render
+from fabricgen.observe.commands import register as register_observe_commands
 from fabricgen.output import (
     INCOMPLETE,
     MANIFEST,
@@ -812,6 +813,8 @@ register_profile_commands(main)
 register_docs_command(main, load_and_resolve, input_options, fail)
 # plan: what a change does to each device, between two revisions (fabricgen/review_command.py).
 register_plan_command(main, input_options, fail)
+# observe [serve], health: counters, their history and health against the intent (fabricgen/observe/).
+register_observe_commands(main, load_and_resolve, input_options, fail)
 
 
 def escape_unencodable_output() -> None:

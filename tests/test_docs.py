@@ -16,6 +16,7 @@ import yaml
 
 from fabricgen.lint import lint
 from fabricgen.load import load
+from fabricgen.model import Fabric
 from fabricgen.report import build_docs, topology
 from fabricgen.report.text import Code, md_cell
 from fabricgen.resolve import resolve
@@ -195,3 +196,87 @@ def test_the_report_renders_in_a_real_browser_without_console_errors(mixed_docs:
     page = _Elements()
     page.feed((mixed_docs / "fabric.html").read_text())
     assert f">11 boxes, {len(page.lines)} cable lines drawn<" in done.stdout
+
+
+def _example() -> Fabric:
+    loaded = load(ROOT / "intent" / "fabric.yaml", ROOT / "inventory")
+    return resolve(loaded.intent, loaded.inventory, loaded.locate)
+
+
+def test_each_box_names_its_platform(mixed_docs: Path) -> None:
+    html = (mixed_docs / "fabric.html").read_text()
+    for device, nos in (("leaf1", "SONiC"), ("leaf2", "Arista EOS"), ("leaf3", "Cumulus NVUE"),
+                        ("leaf4", "Cisco NX-OS"), ("node1", "ConnectX host"), ("node3", "Linux dcb host")):
+        assert re.search(rf'data-name="{device}">.*?<text class="platform"[^>]*>{nos}</text>', html), device
+
+
+def test_parallel_cables_are_drawn_apart_each_with_its_own_facts() -> None:
+    fabric = _example()  # leaf1 reaches spine1 twice: Ethernet224 ↔ Ethernet1/1 and Ethernet232 ↔ Ethernet2/1
+    page = _Elements()
+    page.feed(topology.svg(topology.layout(fabric, [])))
+    pair = [line for line in page.lines if {line["data-a"], line["data-b"]} == {"leaf1", "spine1"}]
+    assert len(pair) == 2
+    assert len({(line["x1"], line["x2"]) for line in pair}) == 2, "the two cables do not overlap"
+    titles = [title for title in page.titles if title.startswith(("leaf1 Ethernet224 ↔", "leaf1 Ethernet232 ↔"))]
+    assert sorted(title.splitlines()[0] for title in titles) == ["leaf1 Ethernet224 ↔ spine1 Ethernet1/1",
+                                                                "leaf1 Ethernet232 ↔ spine1 Ethernet2/1"]
+    assert all(title.splitlines()[-1] == "lint: clean" for title in titles)
+
+
+def test_port_labels_where_they_fit_and_the_drawing_uses_the_page(mixed_docs: Path) -> None:
+    html = (mixed_docs / "fabric.html").read_text()
+    labels = re.findall(r'<text class="port"[^>]*>([^<]+)</text>', html)
+    assert {"Ethernet224", "ens1f0np0", "swp63", "Ethernet1/63"} <= set(labels)
+    assert re.search(r'<svg [^>]*id="topology"[^>]*width="100%"', html)
+
+
+def test_the_header_counts_waived_findings_apart(mixed_docs: Path) -> None:
+    loaded = load(*MIXED)
+    waived = len(lint(resolve(loaded.intent, loaded.inventory, loaded.locate)).waived)
+    assert waived > 0
+    html = (mixed_docs / "fabric.html").read_text()
+    assert f'<span class="waived">{waived} waived (not counted above)</span>' in html
+    assert '<span class="error">0 errors</span>' in html
+
+
+def test_tables_say_why_a_platform_is_absent(mixed_docs: Path) -> None:
+    html = (mixed_docs / "fabric.html").read_text()
+    assert ('Not in this table: ConnectX host — GPU hosts: a NIC has no switch ingress headroom to size (its PFC '
+            "buffer is the NIC&#39;s own).") in html
+    assert "No counter history beside this fabric" in html  # and the health section says why it is empty
+
+
+def test_the_report_shows_latest_health_and_trends_from_the_history(tmp_path: Path) -> None:
+    from fabricgen.observe.model import DeviceSnapshot, Snapshot, reading
+    from fabricgen.observe.store import History
+
+    history = History(tmp_path / "observe.sqlite")
+    for t in range(4):  # leaf1:Ethernet224's uncorrectable FEC count grows 0, 5, 20, 45
+        readings = [reading("leaf1", "Ethernet224", "fec_uncorrected", 5 * t * t),
+                    reading("leaf1", "Ethernet232", "fec_uncorrected", 0),
+                    reading("leaf1", "Ethernet224", "pfc_tx_pause", 100 * t, 3),  # pausing, and no ECN mark:
+                    reading("leaf1", "Ethernet224", "queue_ecn_marked", 0, 3)]
+        history.add(Snapshot(1_800_000_000.0 + 60 * t, {"leaf1": DeviceSnapshot("leaf1", "sonic", readings)}))
+    history.close()
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "docs", str(ROOT / "intent" / "fabric.yaml"), "-i",
+                           str(ROOT / "inventory"), "-o", str(tmp_path / "docs"), "--history",
+                           str(tmp_path / "observe.sqlite")], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "docs" / "fabric.html").read_text()
+    assert "Latest counters: 1 error(s), 1 warning(s) over the last 60 s (snapshots 3 → 4, 4 in the history)" in html
+    row = re.search(r'<tr class="error"><td>leaf1:Ethernet224 ↔ spine1:Ethernet1/1</td><td>error</td>'
+                    r"<td>(.*?)</td>(.*?)</tr>", html)
+    assert row is not None and row.group(1) == "FG-OBS-101, FG-OBS-301"
+    # The errors plot: increases per interval 5, 15, 25 (latest 25), drawn inline, nothing fetched.
+    assert "per interval: 5, 15, 25</title>" in row.group(2) and "<polyline" in row.group(2)
+    assert "\nhealth: error" in html  # the cable's hover text in the picture
+
+
+def test_a_history_that_is_not_one_is_refused_by_docs(tmp_path: Path) -> None:
+    bad = tmp_path / "observe.sqlite"
+    bad.write_text("no" * 1000)
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "docs", str(ROOT / "intent" / "fabric.yaml"), "-i",
+                           str(ROOT / "inventory"), "-o", str(tmp_path / "docs"), "--history", str(bad)],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 2 and "observe.sqlite: not a fabricgen observe history" in done.stderr
+    assert not (tmp_path / "docs").exists()

@@ -4,6 +4,8 @@ headroom, lint), and a validation runbook. Pure: models in, texts out; the `docs
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabricgen.lint.registry import Finding
 from fabricgen.model import Fabric
 from fabricgen.report.device import device_page
@@ -11,20 +13,24 @@ from fabricgen.report.html import fabric_report
 from fabricgen.report.runbook import runbook
 from fabricgen.report.text import md_table
 
+if TYPE_CHECKING:
+    from fabricgen.observe.reportdata import ReportHealth
+
 FABRIC_REPORT = "fabric.html"
 RUNBOOK = "runbook.md"
 INDEX = "README.md"
 
 
-def build_docs(fabric: Fabric, findings: list[Finding]) -> dict[str, str]:
-    """{relative path: text} of the whole documentation tree."""
+def build_docs(fabric: Fabric, findings: list[Finding], waived: int = 0,
+               health: ReportHealth | None = None) -> dict[str, str]:
+    """{relative path: text} of the whole documentation tree (``waived``/``health``: see fabric_report)."""
     per_device: dict[str, list[Finding]] = {}
     for finding in findings:
         per_device.setdefault(finding.device, []).append(finding)
     files = {f"devices/{name}.md": device_page(device, per_device.get(name, []))
              for name, device in sorted(fabric.devices.items())}
     files[INDEX] = _index(fabric, per_device)
-    files[FABRIC_REPORT] = fabric_report(fabric, findings)
+    files[FABRIC_REPORT] = fabric_report(fabric, findings, waived, health)
     files[RUNBOOK] = runbook(fabric)
     return files
 

@@ -12,6 +12,8 @@ import click
 
 from fabricgen.lint import Finding, lint
 from fabricgen.model import Fabric
+from fabricgen.observe.reportdata import ReportHealth, load_report_health
+from fabricgen.observe.store import StoreError
 from fabricgen.output import OutputError, build_manifest, write_output
 from fabricgen.report import FABRIC_REPORT, INDEX, RUNBOOK, build_docs
 from fabricgen.selection import filter_option, selected_or_fail
@@ -27,7 +29,9 @@ def register(main: click.Group, load_and_resolve: Callable[[Path, Path], tuple[A
     @click.option("-o", "--out", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_DOCS,
                   show_default=True, help="the documentation tree (replaced whole; only a tree fabricgen wrote)")
     @filter_option("device pages of these devices only (the fabric report and runbook stay whole-fabric)")
-    def docs_cmd(intent: Path, inventory: Path, out: Path, filter_expr: str | None) -> None:
+    @click.option("--history", "history_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                  help="counter history for the report's health and trends [default: observe.sqlite, if present]")
+    def docs_cmd(intent: Path, inventory: Path, out: Path, filter_expr: str | None, history_file: Path | None) -> None:
         """Write per-device Markdown pages, an HTML fabric report and a validation runbook.
 
         The documentation tree holds one Markdown page per device (interfaces with speed, peer, cable,
@@ -49,7 +53,12 @@ def register(main: click.Group, load_and_resolve: Callable[[Path, Path], tuple[A
         """
         loaded, fabric = load_and_resolve(intent, inventory)
         selected = selected_or_fail(loaded.inventory, filter_expr, fail)
-        files = _docs(fabric, lint(fabric).findings, selected)
+        report = lint(fabric)
+        try:  # the latest counter health and trends, when `fabricgen observe` has kept a history (observe's)
+            health = load_report_health(fabric, history_file)
+        except StoreError as exc:
+            fail(str(exc))
+        files = _docs(fabric, report.findings, selected, len(report.waived), health)
         extra: dict[str, Any] = {"kind": "docs"}
         if selected is not None:
             extra["filter"] = {"expression": filter_expr, "devices": len(selected)}
@@ -62,10 +71,11 @@ def register(main: click.Group, load_and_resolve: Callable[[Path, Path], tuple[A
                    file=sys.stdout)
 
 
-def _docs(fabric: Fabric, findings: list[Finding], selected: list[str] | None) -> dict[str, str]:
+def _docs(fabric: Fabric, findings: list[Finding], selected: list[str] | None, waived: int = 0,
+          health: ReportHealth | None = None) -> dict[str, str]:
     """The documentation tree; with a selection, the pages and the index of the selected devices beside the
     whole fabric's report and runbook."""
-    files = build_docs(fabric, findings)
+    files = build_docs(fabric, findings, waived, health)
     if selected is None:
         return files
     wanted = set(selected)

@@ -5,7 +5,7 @@ summary. Values are computed here; the template only lays them out, with Jinja's
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -15,30 +15,38 @@ from fabricgen.model import DeviceModel, Fabric, QosModel
 from fabricgen.platforms import FEATURES, get_platform
 from fabricgen.report.device import QOS_MATRIX_HEADER, qos_matrix_rows
 from fabricgen.report.text import priorities, size, speed
-from fabricgen.report.topology import layout, svg
+from fabricgen.report.topology import layout, platform_label, svg
+
+if TYPE_CHECKING:
+    from fabricgen.observe.reportdata import ReportHealth
 
 _ENVIRONMENT = jinja2.Environment(loader=jinja2.PackageLoader("fabricgen.report", "templates"),
                                   autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
-def fabric_report(fabric: Fabric, findings: list[Finding]) -> str:
+def fabric_report(fabric: Fabric, findings: list[Finding], waived: int = 0, health: ReportHealth | None = None) -> str:
+    """``waived``: findings a waiver accepted (counted apart, never coloured); ``health``: the latest counter
+    verdicts and trends when a history exists (fabricgen/observe/reportdata.py)."""
     platforms = sorted({device.platform for device in fabric.devices.values()})
     qos = _fabric_qos(fabric)
+    headroom = [row for device in sorted(fabric.devices.values(), key=lambda d: d.name)
+                for row in _headroom_rows(device)]
     context: dict[str, Any] = {
         "fabric": fabric.name,
         "version": __version__,
         "counts": {"devices": len(fabric.devices),
                    "roles": sorted(Counter(device.role for device in fabric.devices.values()).items())},
-        "lint": {level: sum(1 for finding in findings if finding.severity == level)
-                 for level in ("error", "warning", "info")},
-        "topology": svg(layout(fabric, findings)),
+        "lint": {**{level: sum(1 for finding in findings if finding.severity == level)
+                    for level in ("error", "warning", "info")}, "waived": waived},
+        "topology": svg(layout(fabric, findings, health.by_port if health else None)),
         "matrix_header": QOS_MATRIX_HEADER,
         "matrix_rows": qos_matrix_rows(qos) if qos is not None else [],
         "platforms": platforms,
         "spelling": _spelling(platforms),
-        "headroom": [row for device in sorted(fabric.devices.values(), key=lambda d: d.name)
-                     for row in _headroom_rows(device)],
+        "headroom": headroom,
+        "headroom_absent": _headroom_absent(fabric, {str(row[0]) for row in headroom}),
         "findings": findings,
+        "health": health,
     }
     return _ENVIRONMENT.get_template("fabric.html.j2").render(context)
 
@@ -75,3 +83,20 @@ def _headroom_rows(device: DeviceModel) -> list[tuple[object, ...]]:
         rows.append((device.name, port.name, speed(port.speed_mbps), cable, port.mtu,
                      priorities(port.pfc_priorities), size(port.headroom.xoff), size(port.headroom.size), owner))
     return rows
+
+
+def _headroom_absent(fabric: Fabric, shown: set[str]) -> list[tuple[str, str]]:
+    """(platform, why its devices have no row in the headroom table) for each platform of the fabric without one."""
+    reasons: dict[str, str] = {}
+    for device in sorted(fabric.devices.values(), key=lambda d: d.name):
+        if device.name in shown or device.platform in reasons:
+            continue
+        if device.host is not None:
+            reason = "GPU hosts: a NIC has no switch ingress headroom to size (its PFC buffer is the NIC's own)"
+        elif not any(port.lossless for port in device.ports):
+            reason = f"{device.role} switches here carry no lossless port"
+        else:
+            reason = "its lossless ports have no headroom figure (the switch sizes it itself)"
+        reasons[device.platform] = reason
+    owners = {name for name in reasons if any(d.platform == name and d.name in shown for d in fabric.devices.values())}
+    return [(platform_label(name), reason) for name, reason in sorted(reasons.items()) if name not in owners]

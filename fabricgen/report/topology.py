@@ -1,9 +1,12 @@
 """The fabric as a picture: devices laid out by tier (spines, leaves, GPU hosts under their leaf, the OOB
-network below), each cable a line coloured by the worst lint finding on either end, its port facts on hover.
+network below), each box naming its device and its platform/NOS, each cable its own line coloured by the worst
+lint finding on either end, with its port facts, lint state and (when a counter history exists) latest health on
+hover; port names at the line ends where they fit.
 
 Pure data → SVG text. Names and facts are escaped as XML text; coordinates are computed here, not in a template.
+The SVG scales to the page's width (viewBox, width 100%); a tier with more boxes than fit in one row wraps.
 Large fabrics stay readable: past HOST_LIMIT GPU hosts, the hosts under one leaf become one box that says how
-many there are, and their cables one line per leaf.
+many there are, and their cables one line per leaf; cables between two single devices are always drawn apart.
 """
 
 from __future__ import annotations
@@ -14,11 +17,15 @@ from html import escape
 
 from fabricgen.lint.registry import SEVERITY_ORDER, Finding
 from fabricgen.model import DeviceModel, Fabric, NicModel, PortModel
+from fabricgen.platforms import get_platform
 from fabricgen.report.text import priorities, size, speed
 
 TIERS = ("spine", "leaf", "gpu-host", "oob")
 HOST_LIMIT = 128
-BOX_W, BOX_H, GAP_X, ROW_H, MARGIN = 120, 36, 16, 130, 30
+ROW_LIMIT = 16  # boxes per drawn row; a tier with more wraps onto further rows
+BOX_W, BOX_H, GAP_X, ROW_H, WRAP_H, MARGIN = 132, 42, 18, 150, 70, 30
+MIN_WIDTH = 1200  # the drawing spreads its rows over at least this width, so it uses the page
+LABEL_PITCH = 13  # px a vertical port label needs along a box edge; a crowded edge gets no labels
 COLOURS = {"error": "#c62828", "warning": "#e09b00", "info": "#1e6fd9", "ok": "#43a047", "mgmt": "#9e9e9e"}
 
 
@@ -28,6 +35,7 @@ class Node:
     label: str
     tier: str
     members: list[str]
+    platform: str = ""  # as the box says it: "SONiC", "Arista EOS", "ConnectX ×4"…
     x: int = 0
     y: int = 0
     severity: str = "ok"
@@ -41,6 +49,8 @@ class Edge:
     severity: str = "ok"
     mgmt: bool = False
     count: int = 1
+    port_a: str = ""  # the cable's port at a / at b (empty on a merged group line)
+    port_b: str = ""
 
 
 @dataclass
@@ -56,23 +66,33 @@ def worst(severities: list[str]) -> str:
     return min(ranked, key=SEVERITY_ORDER.__getitem__) if ranked else "ok"
 
 
-def layout(fabric: Fabric, findings: list[Finding]) -> Picture:
+NOS_NAMES = {"sonic": "SONiC", "eos": "Arista EOS", "nvue": "Cumulus NVUE", "nxos": "Cisco NX-OS",
+             "connectx": "ConnectX host", "linux-dcb": "Linux dcb host"}
+
+
+def platform_label(platform: str) -> str:
+    """The platform/NOS as a box says it."""
+    return NOS_NAMES.get(platform, get_platform(platform).capability.name)
+
+
+def layout(fabric: Fabric, findings: list[Finding], health: dict[tuple[str, str], str] | None = None) -> Picture:
+    """``health``: (device, port) → the latest health verdict of that port, when a counter history exists."""
     picture = Picture()
     collapse = sum(1 for device in fabric.devices.values() if device.role == "gpu-host") > HOST_LIMIT
     for node in _nodes(fabric, collapse):
         picture.nodes[node.key] = node
     owner = {member: node.key for node in picture.nodes.values() for member in node.members}
-    by_port, by_device = _severities(findings)
+    by_port, by_device, rules = _severities(findings)
     for node in picture.nodes.values():
         node.severity = worst([by_device.get(member, "ok") for member in node.members])
-    picture.edges = _edges(fabric, owner, by_port)
+    picture.edges = _edges(fabric, owner, by_port, rules, health or {})
     _place(picture)
     return picture
 
 
 def _nodes(fabric: Fabric, collapse: bool) -> list[Node]:
     leaves = sorted(name for name, device in fabric.devices.items() if device.role == "leaf")
-    nodes = [Node(name, name, device.role if device.role in TIERS else "oob", [name])
+    nodes = [Node(name, name, device.role if device.role in TIERS else "oob", [name], platform_label(device.platform))
              for name, device in sorted(fabric.devices.items()) if device.role != "gpu-host"]
     hosts_by_leaf: dict[str, list[str]] = defaultdict(list)
     for name, device in sorted(fabric.devices.items()):
@@ -82,9 +102,11 @@ def _nodes(fabric: Fabric, collapse: bool) -> list[Node]:
     for leaf in sorted(hosts_by_leaf, key=lambda leaf: (order.get(leaf, len(order)), leaf)):
         members = hosts_by_leaf[leaf]
         if collapse:
-            nodes.append(Node(f"hosts under {leaf}", f"{len(members)} hosts", "gpu-host", members))
+            kinds = sorted({platform_label(fabric.devices[m].platform) for m in members})
+            nodes.append(Node(f"hosts under {leaf}", f"{len(members)} hosts", "gpu-host", members, " + ".join(kinds)))
         else:
-            nodes += [Node(name, name, "gpu-host", [name]) for name in members]
+            nodes += [Node(name, name, "gpu-host", [name], platform_label(fabric.devices[name].platform))
+                      for name in members]
     return nodes
 
 
@@ -93,20 +115,25 @@ def _first_leaf(device: DeviceModel) -> str:
     return peers[0] if peers else ""
 
 
-def _severities(findings: list[Finding]) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+def _severities(findings: list[Finding]) -> tuple[dict[tuple[str, str], str], dict[str, str],
+                                                   dict[tuple[str, str], list[str]]]:
     by_port: dict[tuple[str, str], list[str]] = defaultdict(list)
     by_device: dict[str, list[str]] = defaultdict(list)
+    rules: dict[tuple[str, str], list[str]] = defaultdict(list)
     for finding in findings:
         by_device[finding.device].append(finding.severity)
         if finding.port:
             by_port[(finding.device, finding.port)].append(finding.severity)
+            rules[(finding.device, finding.port)].append(f"{finding.severity} {finding.rule}")
     return ({key: worst(levels) for key, levels in by_port.items()},
-            {key: worst(levels) for key, levels in by_device.items()})
+            {key: worst(levels) for key, levels in by_device.items()}, rules)
 
 
-def _edges(fabric: Fabric, owner: dict[str, str], by_port: dict[tuple[str, str], str]) -> list[Edge]:
-    """One edge per cable (both ends list it), or per group of cables between the same two boxes."""
-    seen: set[tuple[tuple[str, str], tuple[str, str]]] = set()
+def _edges(fabric: Fabric, owner: dict[str, str], by_port: dict[tuple[str, str], str],
+           rules: dict[tuple[str, str], list[str]], health: dict[tuple[str, str], str]) -> list[Edge]:
+    """One edge per cable (both ends list it); cables into a collapsed host group become one edge per group."""
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    single: list[Edge] = []
     merged: dict[tuple[str, str], Edge] = {}
     for name, device in sorted(fabric.devices.items()):
         for port_name, facts, peer in _cables(device):
@@ -116,22 +143,31 @@ def _edges(fabric: Fabric, owner: dict[str, str], by_port: dict[tuple[str, str],
             ends = tuple(sorted([(name, port_name), (far_device, far_port)]))
             if ends in seen:
                 continue
-            seen.add(ends)  # type: ignore[arg-type]
+            seen.add(ends)
             severity = worst([by_port.get((name, port_name), "ok"), by_port.get((far_device, far_port), "ok")])
             mgmt = device.role == "oob" or fabric.devices[far_device].role == "oob"
-            title = f"{name} {port_name} ↔ {far_device} {far_port}\n{facts}"
-            _merge(merged, owner[name], owner[far_device], Edge(owner[name], owner[far_device], title, severity, mgmt))
-    return [merged[key] for key in sorted(merged)]
+            lint_state = "; ".join(rules.get((name, port_name), []) + rules.get((far_device, far_port), [])) or "clean"
+            title = f"{name} {port_name} ↔ {far_device} {far_port}\n{facts}\nlint: {lint_state}"
+            states = [health[end] for end in ((name, port_name), (far_device, far_port)) if end in health]
+            if states:
+                title += f"\nhealth: {worst(states) if worst(states) != 'ok' else 'ok'}"
+            edge = Edge(owner[name], owner[far_device], title, severity, mgmt, port_a=port_name, port_b=far_port)
+            if owner[name] == name and owner[far_device] == far_device:
+                single.append(edge)
+            else:
+                _merge(merged, edge)
+    return sorted(single, key=lambda e: (min(e.a, e.b), max(e.a, e.b), e.port_a)) + [merged[k] for k in sorted(merged)]
 
 
-def _merge(merged: dict[tuple[str, str], Edge], a: str, b: str, edge: Edge) -> None:
-    key = (min(a, b), max(a, b))
+def _merge(merged: dict[tuple[str, str], Edge], edge: Edge) -> None:
+    key = (min(edge.a, edge.b), max(edge.a, edge.b))
     if key not in merged:
         merged[key] = edge
         return
     kept = merged[key]
     kept.count += 1
     kept.severity = worst([kept.severity, edge.severity])
+    kept.port_a = kept.port_b = ""
     kept.title = f"{kept.a} ↔ {kept.b}: {kept.count} cables"
 
 
@@ -160,37 +196,98 @@ def _nic_facts(nic: NicModel) -> str:
 
 
 def _place(picture: Picture) -> None:
-    rows = [[node for node in picture.nodes.values() if node.tier == tier] for tier in TIERS]
-    rows = [row for row in rows if row]
+    tiers = [[node for node in picture.nodes.values() if node.tier == tier] for tier in TIERS]
+    rows: list[list[Node]] = []
+    first_of_tier: list[bool] = []
+    for tier in tiers:
+        for start in range(0, len(tier), ROW_LIMIT):
+            rows.append(tier[start:start + ROW_LIMIT])
+            first_of_tier.append(start == 0)
     widest = max((len(row) for row in rows), default=1)
-    picture.width = 2 * MARGIN + widest * (BOX_W + GAP_X) - GAP_X
+    picture.width = max(MIN_WIDTH, 2 * MARGIN + widest * (BOX_W + GAP_X) - GAP_X)
+    y = MARGIN
     for number, row in enumerate(rows):
-        span = len(row) * (BOX_W + GAP_X) - GAP_X
-        start = (picture.width - span) // 2
+        if number:
+            y += ROW_H if first_of_tier[number] else WRAP_H
+        slot = (picture.width - 2 * MARGIN) / len(row)  # each box centred in an equal share of the width
         for index, node in enumerate(row):
-            node.x, node.y = start + index * (BOX_W + GAP_X), MARGIN + number * ROW_H
-    picture.height = 2 * MARGIN + (len(rows) - 1) * ROW_H + BOX_H
+            node.x, node.y = int(MARGIN + slot * (index + 0.5) - BOX_W / 2), y
+    picture.height = y + BOX_H + MARGIN
+
+
+def _anchors(picture: Picture) -> dict[tuple[int, str], int]:
+    """x of each line end ((edge number, "a"/"b") → x): the ends on one side of a box are spread evenly along
+    it, ordered by where their far ends are, so parallel cables are drawn apart and lines do not cross there."""
+    sides: dict[tuple[str, str], list[tuple[int, int, str]]] = defaultdict(list)
+    for number, edge in enumerate(picture.edges):
+        a, b = picture.nodes[edge.a], picture.nodes[edge.b]
+        if a.y == b.y:
+            continue
+        side_a, side_b = ("bottom", "top") if a.y < b.y else ("top", "bottom")
+        sides[(a.key, side_a)].append((b.x, number, "a"))
+        sides[(b.key, side_b)].append((a.x, number, "b"))
+    anchors: dict[tuple[int, str], int] = {}
+    for (key, _), ends in sides.items():
+        node = picture.nodes[key]
+        ends.sort()
+        for index, (_, number, end) in enumerate(ends):
+            anchors[(number, end)] = int(node.x + BOX_W * (index + 1) / (len(ends) + 1))
+    return anchors
 
 
 def svg(picture: Picture) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="topology" viewBox="0 0 {picture.width} {picture.height}" '
-             f'width="{picture.width}" height="{picture.height}" role="img" aria-label="fabric topology">']
-    for edge in picture.edges:
-        a, b = picture.nodes[edge.a], picture.nodes[edge.b]
-        colour = COLOURS["mgmt"] if edge.mgmt and edge.severity == "ok" else COLOURS[edge.severity]
-        dash = ' stroke-dasharray="4 3"' if edge.mgmt else ""
-        parts.append(f'<line class="link {edge.severity}" data-a="{escape(edge.a)}" data-b="{escape(edge.b)}" '
-                     f'x1="{a.x + BOX_W // 2}" y1="{a.y + BOX_H}" x2="{b.x + BOX_W // 2}" y2="{b.y}" '
-                     f'stroke="{colour}" stroke-width="{2 if edge.count == 1 else 4}"{dash}>'
-                     f"<title>{escape(edge.title)}</title></line>")
+             f'width="100%" preserveAspectRatio="xMidYMin meet" role="img" aria-label="fabric topology">']
+    anchors = _anchors(picture)
+    crowded = _crowded(picture, anchors)
+    for number, edge in enumerate(picture.edges):
+        parts.append(_line(picture, number, edge, anchors, crowded))
     for node in picture.nodes.values():
-        colour = COLOURS[node.severity]
-        members = ", ".join(node.members[:8]) + (" …" if len(node.members) > 8 else "")
-        parts.append(f'<g class="device {node.tier}" data-name="{escape(node.key)}">'
-                     f"<title>{escape(members)}</title>"
-                     f'<rect x="{node.x}" y="{node.y}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="#ffffff" '
-                     f'stroke="{colour}" stroke-width="2"/>'
-                     f'<text x="{node.x + BOX_W // 2}" y="{node.y + BOX_H // 2 + 5}" text-anchor="middle">'
-                     f"{escape(node.label)}</text></g>")
+        parts.append(_box(node))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _crowded(picture: Picture, anchors: dict[tuple[int, str], int]) -> set[tuple[str, bool]]:
+    """(box, bottom side?) whose line ends sit closer than a vertical port label needs: no labels there."""
+    per_side: dict[tuple[str, bool], int] = defaultdict(int)
+    for number, end in anchors:
+        edge = picture.edges[number]
+        here, there = (picture.nodes[edge.a], picture.nodes[edge.b])[:: 1 if end == "a" else -1]
+        per_side[(here.key, here.y < there.y)] += 1
+    return {side for side, count in per_side.items() if BOX_W / (count + 1) < LABEL_PITCH}
+
+
+def _line(picture: Picture, number: int, edge: Edge, anchors: dict[tuple[int, str], int],
+          crowded: set[tuple[str, bool]]) -> str:
+    a, b = picture.nodes[edge.a], picture.nodes[edge.b]
+    ax = anchors.get((number, "a"), a.x + BOX_W // 2)
+    bx = anchors.get((number, "b"), b.x + BOX_W // 2)
+    ay, by = (a.y + BOX_H, b.y) if a.y < b.y else ((a.y, b.y + BOX_H) if a.y > b.y else (a.y + BOX_H // 2,) * 2)
+    colour = COLOURS["mgmt"] if edge.mgmt and edge.severity == "ok" else COLOURS[edge.severity]
+    dash = ' stroke-dasharray="4 3"' if edge.mgmt else ""
+    text = [f'<line class="link {edge.severity}" data-a="{escape(edge.a)}" data-b="{escape(edge.b)}" '
+            f'x1="{ax}" y1="{ay}" x2="{bx}" y2="{by}" stroke="{colour}" stroke-width="{2 if edge.count == 1 else 4}"'
+            f'{dash}><title>{escape(edge.title)}</title></line>']
+    if a.y != b.y:
+        for node, port, x, y, downward in ((a, edge.port_a, ax, ay, a.y < b.y), (b, edge.port_b, bx, by, b.y < a.y)):
+            if port and (node.key, downward) not in crowded:
+                # Vertical, reading away from the box, just beside the line's end.
+                ly = y + 3 if downward else y - 3
+                angle = 90 if downward else -90
+                text.append(f'<text class="port" x="{x + 3}" y="{ly}" transform="rotate({angle} {x + 3} {ly})">'
+                            f"{escape(port)}</text>")
+    return "\n".join(text)
+
+
+def _box(node: Node) -> str:
+    colour = COLOURS[node.severity]
+    members = ", ".join(node.members[:8]) + (" …" if len(node.members) > 8 else "")
+    middle = node.x + BOX_W // 2
+    return (f'<g class="device {node.tier}" data-name="{escape(node.key)}">'
+            f"<title>{escape(members)} ({escape(node.platform)})</title>"
+            f'<rect x="{node.x}" y="{node.y}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="#ffffff" '
+            f'stroke="{colour}" stroke-width="2"/>'
+            f'<text x="{middle}" y="{node.y + 17}" text-anchor="middle">{escape(node.label)}</text>'
+            f'<text class="platform" x="{middle}" y="{node.y + 33}" text-anchor="middle">{escape(node.platform)}'
+            f"</text></g>")

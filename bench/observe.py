@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""CPU cost of one `fabricgen observe` snapshot of a 32k-GPU fabric: parsing every device's counter output and
+storing the snapshot in the SQLite history (collection over the network is not measured: it is I/O, bounded by
+`--workers` and the devices).
+
+    .venv/bin/python bench/observe.py [--gpus 32768] [--snapshots 2]
+
+The fabric is bench/make_fabric.py's (5,750 devices at 32,768 GPUs). Every device's output is generated in the
+vendor's own format, as it arrives over the wire: SONiC a `sonic-db-dump -n COUNTERS_DB -y` JSON with the SAI
+field set of sonic-utilities' mock table per port and 8 unicast queues, EOS the three eAPI JSON replies, GPU
+hosts the `ethtool -S` + hw_counters text of the mlx5 names. NVUE and NX-OS leaves have no counter reader yet:
+they are stored as "not read" devices, as `observe` stores them. Measured: time.process_time() of parse + store,
+per snapshot; and the database's growth per snapshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent))
+
+import make_fabric  # noqa: E402
+
+from fabricgen.observe.collect import NOT_READ  # noqa: E402
+from fabricgen.observe.model import DeviceSnapshot, Snapshot  # noqa: E402
+from fabricgen.observe.store import History  # noqa: E402
+from fabricgen.platforms.connectx import observe as connectx  # noqa: E402
+from fabricgen.platforms.eos import observe as eos  # noqa: E402
+from fabricgen.platforms.sonic import observe as sonic  # noqa: E402
+
+FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "sonic_mock_tables.json"
+
+
+def devices(gpus: int) -> list[tuple[str, str, list[str], dict[str, str]]]:
+    """(name, platform, data ports, {rdma device: interface}) of every device make_fabric writes."""
+    lines, _ = make_fabric.build(gpus)
+    found: list[tuple[str, str, list[str], dict[str, str]]] = []
+    for line in lines:
+        if re.match(r"^[A-Za-z0-9][^:]*:$", line):
+            found.append((line[:-1], "", [], {}))
+        elif line.startswith("  groups: ["):
+            group = line.split("[")[1].rstrip("]")
+            platform = {"oob": "eos", "host_connectx": "connectx", "host_dcb": "linux-dcb"}.get(
+                group, group.split("_", 1)[-1])
+            found[-1] = (found[-1][0], platform, found[-1][2], found[-1][3])
+        elif match := re.match(r"^      ([^:]+): \{(.*)\}$", line):
+            port, facts = match.groups()
+            if ("speed: 1G" in facts and "peer" not in facts) or port in ("bmc", "eno1"):
+                continue
+            found[-1][2].append(port)
+            if rdma := re.search(r"rdma_device: (\w+)", facts):
+                found[-1][3][rdma.group(1)] = port
+    return found
+
+
+def sonic_output(ports: list[str], tick: int) -> dict[str, str]:
+    mock = json.loads(FIXTURE.read_text())["COUNTERS_DB"]
+    port_fields = {field: "0" for field in mock["COUNTERS:oid:0x1000000000012"]}
+    queue_fields = {field: "0" for field in mock["COUNTERS:oid:0x1500000000035a"]}
+    db: dict[str, dict[str, str]] = {"COUNTERS_PORT_NAME_MAP": {}, "COUNTERS_QUEUE_NAME_MAP": {},
+                                     "COUNTERS_QUEUE_INDEX_MAP": {}, "COUNTERS_QUEUE_TYPE_MAP": {}}
+    for p, port in enumerate(ports):
+        oid = f"oid:0x10000000{p:05x}"
+        db["COUNTERS_PORT_NAME_MAP"][port] = oid
+        db[f"COUNTERS:{oid}"] = {**port_fields, "SAI_PORT_STAT_PFC_3_RX_PKTS": str(17 * tick)}
+        for q in range(8):
+            qoid = f"oid:0x15000000{p:03x}{q:02x}"
+            db["COUNTERS_QUEUE_NAME_MAP"][f"{port}:{q}"] = qoid
+            db["COUNTERS_QUEUE_INDEX_MAP"][qoid] = str(q)
+            db["COUNTERS_QUEUE_TYPE_MAP"][qoid] = "SAI_QUEUE_TYPE_UNICAST"
+            db[f"COUNTERS:{qoid}"] = {**queue_fields, "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": str(40 * tick)}
+    dump = {key: {"expireat": 0, "ttl": -0.001, "type": "hash", "value": value} for key, value in db.items()}
+    return {sonic.COMMANDS[0]: json.dumps(dump), sonic.COMMANDS[1]: json.dumps(
+        {f"PORT_TABLE:{port}": {"flap_count": "1", "oper_status": "up"} for port in ports})}
+
+
+def eos_output(ports: list[str], tick: int) -> dict[str, str]:
+    interfaces = {port: {"interfaceCounters": {"inDiscards": 0, "linkStatusChanges": 2, "inputErrorsDetail": {
+        "fcsErrors": 0, "symbolErrors": 0, "alignmentErrors": 0, "runtFrames": 0}}} for port in ports}
+    phy = {port: {"phyStatuses": [{"fec": {"correctedCodewords": {"value": tick}, "uncorrectedCodewords":
+                                           {"value": 0}}, "preFecBer": {"value": 1e-12}}]} for port in ports}
+    pfc = {port: {"rxFrames": 3 * tick, "txFrames": tick} for port in ports}
+    return {eos.COMMANDS[0]: json.dumps({"interfaces": interfaces}),
+            eos.COMMANDS[1]: json.dumps({"interfacePhyStatuses": phy}),
+            eos.COMMANDS[2]: json.dumps({"interfaceCounters": pfc})}
+
+
+def host_output(rdma: dict[str, str], tick: int) -> str:
+    text = []
+    for interface in rdma.values():
+        stats = {"rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0, "rx_corrected_bits_phy": tick, "rx_discards_phy": 0,
+                 "tx_pause_storm_error_events": 0,
+                 **{f"{d}_prio{p}_pause": (tick if p == 3 else 0) for d in ("rx", "tx") for p in range(8)},
+                 **{f"rx_prio{p}_{c}": 0 for p in range(8) for c in ("buf_discard", "cong_discard", "marked")}}
+        text += [f"== {interface}", "NIC statistics:", *(f"     {k}: {v}" for k, v in stats.items()),
+                 "carrier_changes: 2"]
+    for device in rdma:
+        text += [f"/sys/class/infiniband/{device}/ports/1/hw_counters/{name}:{tick}" for name in connectx.HW_COUNTERS]
+    return "\n".join(text) + "\n"
+
+
+def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) -> dict[str, object]:
+    made: dict[str, object] = {}
+    for name, platform, ports, rdma in fleet:
+        if platform == "sonic":
+            made[name] = sonic_output(ports, tick)
+        elif platform == "eos":
+            made[name] = eos_output(ports, tick)
+        elif platform in ("connectx", "linux-dcb"):
+            made[name] = host_output(rdma, tick)
+    return made
+
+
+def parse_all(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: dict[str, object],
+              taken_at: float) -> Snapshot:
+    snapshot = Snapshot(taken_at)
+    for name, platform, _, rdma in fleet:
+        if platform == "sonic":
+            readings = sonic.parse(name, made[name])  # type: ignore[arg-type]
+        elif platform == "eos":
+            readings = eos.parse(name, made[name])  # type: ignore[arg-type]
+        elif platform in ("connectx", "linux-dcb"):
+            readings = connectx.parse(name, made[name], rdma)  # type: ignore[arg-type]
+        else:
+            snapshot.devices[name] = DeviceSnapshot(name, platform, error=NOT_READ.get(platform, "no reader"))
+            continue
+        snapshot.devices[name] = DeviceSnapshot(name, platform, readings)
+    return snapshot
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gpus", type=int, default=32768)
+    parser.add_argument("--snapshots", type=int, default=2)
+    args = parser.parse_args()
+    fleet = devices(args.gpus)
+    platforms: dict[str, int] = {}
+    for _, platform, _, _ in fleet:
+        platforms[platform] = platforms.get(platform, 0) + 1
+    print(f"{args.gpus} GPUs: {len(fleet)} devices {dict(sorted(platforms.items()))}")
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "observe.sqlite"
+        history = History(path)
+        previous = 0
+        for tick in range(1, args.snapshots + 1):
+            made = outputs(fleet, tick)
+            wire = sum(len(text) for out in made.values()
+                       for text in (out.values() if isinstance(out, dict) else [out]))
+            start = time.process_time()
+            snapshot = parse_all(fleet, made, 1_800_000_000.0 + 60 * tick)
+            parsed = time.process_time()
+            history.add(snapshot)
+            history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            stored = time.process_time()
+            size = path.stat().st_size
+            print(f"snapshot {tick}: {len(snapshot.readings()):,} readings from {wire / 1e6:.0f} MB of device "
+                  f"output; CPU parse {parsed - start:.2f} s + store {stored - parsed:.2f} s = "
+                  f"{stored - start:.2f} s; database {size / 1e6:.1f} MB (+{(size - previous) / 1e6:.1f} MB)")
+            previous = size
+        history.close()
+
+
+if __name__ == "__main__":
+    main()

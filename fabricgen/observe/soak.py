@@ -1,0 +1,68 @@
+"""The push soak's counter check: did a device get worse while it held the new config?
+
+Pure: two readings of one device (before the commit, after the soak) and the device's intent in, a verdict out.
+The field report's advice after a reboot or a change — check FEC before letting traffic in; a link can be up
+with FEC not agreed — becomes: any growth, during the soak, of uncorrectable FEC codewords, CRC/symbol errors,
+PFC watchdog storms or NIC pause storms, drops on a lossless queue or priority, or link flaps fails the device,
+and push reverts it. Corrected-FEC growth alone does not (FEC exists to correct); `health` judges its trend.
+
+Wiring in deploy (owned by push): read `collect.read_device(driver, device_model, limit)` right before the
+commit and again after the soak on the health check's fresh driver, then
+`verdict = soak_verdict(before, after, device_model)`; when `not verdict.healthy`, revert with
+`verdict.reason` as the failure reason, and save both readings in the run's journal (the "before/after archive").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fabricgen.model import DeviceModel
+from fabricgen.observe.delta import counter_delta
+from fabricgen.observe.model import Reading
+
+# Counters whose growth during the soak fails the device, whatever priority or queue they are on.
+ALWAYS = {"fec_uncorrected": "uncorrectable FEC codewords", "fcs_errors": "CRC errors", "symbol_errors":
+          "symbol errors", "pfc_watchdog_storms": "PFC watchdog storms", "pause_storm_events": "NIC pause storms",
+          "carrier_transitions": "link flaps"}
+# Counters whose growth fails the device on a lossless priority (or the queue a lossless priority uses).
+LOSSLESS = {"queue_dropped": "drops", "queue_wred_dropped": "WRED drops", "prio_buffer_discards": "buffer discards",
+            "prio_congestion_discards": "congestion discards"}
+
+
+@dataclass(frozen=True)
+class SoakVerdict:
+    healthy: bool
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str:
+        return "counters grew during the soak: " + "; ".join(self.problems) if self.problems else "healthy"
+
+
+def soak_verdict(before: list[Reading], after: list[Reading], device: DeviceModel) -> SoakVerdict:
+    if not after:
+        return SoakVerdict(False, [f"{device.name}: no counters could be read after the soak"])
+    start = {reading.key: reading.value for reading in before}
+    lossless_priorities, lossless_queues = _lossless(device)
+    problems = []
+    for reading in sorted(after, key=lambda r: r.key):
+        if reading.key not in start:
+            continue
+        label = ALWAYS.get(reading.metric)
+        if label is None and reading.metric in LOSSLESS:
+            watched = lossless_queues if reading.metric.startswith("queue_") else lossless_priorities
+            label = f"{LOSSLESS[reading.metric]} on lossless {reading.index}" if reading.index in watched else None
+        if label is None:
+            continue
+        grown = counter_delta(start[reading.key], reading.value).increase
+        if grown > 0:
+            problems.append(f"{device.name}:{reading.port} {label} +{grown:g}")
+    return SoakVerdict(not problems, problems)
+
+
+def _lossless(device: DeviceModel) -> tuple[set[int], set[int]]:
+    if device.qos is None:
+        priorities = {p for nic in (device.host.nics if device.host else []) for p, on in enumerate(nic.pfc) if on}
+        return priorities, priorities
+    priorities = set(device.qos.lossless_priorities)
+    return priorities, {device.qos.pfc_priority_to_queue.get(p, p) for p in priorities}

@@ -1,0 +1,129 @@
+"""`fabricgen observe` and `fabricgen health` against the SSH lab's GPU hosts (tests/lab.py): real OpenSSH, the
+host command run by the real shell; the counters are served on each host by tests/observe_stubs/ethtool and files
+in the host's fake sysfs (FABRICGEN_SYSFS), so a test injects a fault *on the host* by changing a number there."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lab import HOST_LAB_DIR, NICS, Lab
+from test_lab import require_lab
+
+STUB = Path(__file__).parent / "observe_stubs" / "ethtool"
+QUIET = {"rx_crc_errors_phy": 0, "rx_discards_phy": 0, "tx_pause_storm_error_events": 0,
+         **{f"{d}_prio{p}_pause": 0 for d in ("rx", "tx") for p in range(8)},
+         **{f"rx_prio{p}_{c}": 0 for p in range(8) for c in ("buf_discard", "cong_discard", "marked")}}
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    require_lab()
+    with Lab.up(2, prefix=f"ob{os.getpid()}") as built:
+        for host in built.hosts:
+            target = built.inside(host, "/usr/local/bin/ethtool")
+            shutil.copyfile(STUB, target)
+            target.chmod(0o755)
+        yield built
+
+
+def set_counters(lab: Lab, host: str, nic: str, stats: dict[str, int], carrier: int = 1,
+                 hw: dict[str, int] | None = None) -> None:
+    """What the host's `ethtool -S nic`, its carrier_changes and its RDMA device's hw_counters say from now on."""
+    sysfs = lab.inside(host, f"{HOST_LAB_DIR}/sys")
+    lines = "".join(f"     {name}: {value}\n" for name, value in stats.items())
+    (sysfs / "class" / "net" / nic / "ethtool-S").write_text("NIC statistics:\n" + lines)
+    (sysfs / "class" / "net" / nic / "carrier_changes").write_text(f"{carrier}\n")
+    rdma = lab.hosts[host].kind.rdma_devices[NICS.index(nic)]
+    counters = sysfs / "class" / "infiniband" / rdma / "ports" / "1" / "hw_counters"
+    counters.mkdir(parents=True, exist_ok=True)
+    for name, value in (hw or {"np_cnp_sent": 0, "rp_cnp_handled": 0, "out_of_sequence": 0}).items():
+        (counters / name).write_text(f"{value}\n")
+
+
+def fabricgen(tmp_path: Path, inputs: tuple[Path, Path], command: str, *args: str) -> subprocess.CompletedProcess[str]:
+    intent, inventory = inputs
+    argv = [sys.executable, "-m", "fabricgen", command, str(intent), "-i", str(inventory),
+            "--journal", str(tmp_path / "runs"), *args]
+    if command == "observe":
+        argv += ["--role", "gpu-host", "--limit", "20"]  # the lab's inventory keeps switches the lab does not have
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+
+
+def test_observe_reads_the_hosts_and_health_names_the_fault(lab: Lab, tmp_path: Path) -> None:
+    inputs = lab.write_inputs(tmp_path / "inputs")
+    for host in lab.hosts:
+        for nic in NICS:
+            set_counters(lab, host, nic, QUIET)
+    first = fabricgen(tmp_path, inputs, "observe", "--format", "json")
+    assert first.returncode == 0, first.stdout + first.stderr
+    devices = json.loads(first.stdout)["devices"]
+    assert set(devices) == set(lab.hosts) and not any(d["error"] for d in devices.values())
+    assert (tmp_path / "observe.sqlite").exists()  # beside runs/
+
+    # On the first host: lossless priority 3 discarded on its first NIC, and that NIC's link flapped twice.
+    sick = sorted(lab.hosts)[0]
+    set_counters(lab, sick, NICS[0], {**QUIET, "rx_prio3_buf_discard": 42}, carrier=3)
+    second = fabricgen(tmp_path, inputs, "observe")
+    assert second.returncode == 0, second.stdout + second.stderr
+
+    health = fabricgen(tmp_path, inputs, "health", "--format", "json")
+    assert health.returncode == 1, health.stdout + health.stderr
+    findings = [(f["rule"], f["layer"], f["device"], f["port"], f["counters"])
+                for f in json.loads(health.stdout)["findings"]]
+    assert findings == [("FG-OBS-201", "link", sick, NICS[0], {"carrier_transitions": 2}),
+                        ("FG-OBS-202", "link", sick, NICS[0], {"prio_buffer_discards[3]": 42})]
+    text = fabricgen(tmp_path, inputs, "health")
+    assert f"FG-OBS-202 lossless-drops  {sick}:{NICS[0]}  prio_buffer_discards[3] +42" in text.stdout
+
+
+def test_a_host_that_does_not_answer_is_named_and_the_others_still_read(lab: Lab, tmp_path: Path) -> None:
+    inputs = lab.write_inputs(tmp_path / "inputs")
+    for host in lab.hosts:
+        for nic in NICS:
+            set_counters(lab, host, nic, QUIET)
+    down = sorted(lab.hosts)[1]
+    lab.kill_sshd(down)
+    try:
+        done = fabricgen(tmp_path, inputs, "observe", "--format", "json")
+    finally:
+        lab.start_sshd(down)
+    assert done.returncode == 3, done.stdout + done.stderr
+    devices = json.loads(done.stdout)["devices"]
+    assert devices[down]["error"] and devices[down]["readings"] == []
+    assert all(not d["error"] and d["readings"] for name, d in devices.items() if name != down)
+    assert "Traceback" not in done.stderr
+
+
+def test_the_soak_check_reads_a_host_before_and_after_and_fails_on_crc_growth(lab: Lab, tmp_path: Path) -> None:
+    """What push's soak step does (fabricgen/observe/soak.py): read the device over a fresh connection, let it
+    soak, read again, judge. The CRC errors grow on the host itself in between."""
+    from fabricgen.deploy.nornir_run import fresh_driver
+    from fabricgen.load import load
+    from fabricgen.observe.collect import read_device
+    from fabricgen.observe.soak import soak_verdict
+    from fabricgen.resolve import resolve
+
+    intent, inventory = lab.write_inputs(tmp_path / "inputs")
+    loaded = load(intent, inventory)
+    fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    host = sorted(lab.hosts)[0]
+    for nic in NICS:
+        set_counters(lab, host, nic, QUIET)
+    readings = []
+    for _ in range(2):
+        driver = fresh_driver(loaded.inventory.devices[host], timeout=20)
+        try:
+            readings.append(read_device(driver, fabric.devices[host], limit=20))
+        finally:
+            driver.close()
+        set_counters(lab, host, NICS[1], {**QUIET, "rx_crc_errors_phy": 9})
+    verdict = soak_verdict(readings[0], readings[1], fabric.devices[host])
+    assert verdict.problems == [f"{host}:{NICS[1]} CRC errors +9"]

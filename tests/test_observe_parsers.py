@@ -1,0 +1,134 @@
+"""Each platform's counter reader against outputs the vendor's own tools recorded (fixtures name source and commit).
+
+SONiC: sonic-utilities' tests/mock_tables (what portstat/pfcstat/pfcwd are tested on). EOS: ANTA's recorded eAPI
+outputs. ConnectX / generic dcb: counter names from the kernel's mlx5 counters documentation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricgen.observe.model import METRICS, ParseError, Reading
+from fabricgen.platforms.connectx import observe as connectx
+from fabricgen.platforms.eos import observe as eos
+from fabricgen.platforms.linux_dcb import observe as linux_dcb
+from fabricgen.platforms.sonic import observe as sonic
+
+FIXTURES = Path(__file__).parent / "observe_fixtures"
+
+
+def by_key(readings: list[Reading]) -> dict[tuple[str, str, int | None], float]:
+    table = {(r.port, r.metric, r.index): r.value for r in readings}
+    assert len(table) == len(readings), "one reading per (port, metric, index)"
+    assert all(r.metric in METRICS for r in readings)
+    return table
+
+
+def sonic_outputs() -> dict[str, str]:
+    recorded = json.loads((FIXTURES / "sonic_mock_tables.json").read_text())
+    assert recorded["_source"].startswith("sonic-net/sonic-utilities@691b1bbc")
+    return {sonic.COMMANDS[0]: json.dumps(recorded["COUNTERS_DB"]), sonic.COMMANDS[1]: json.dumps(recorded["APPL_DB"])}
+
+
+def test_sonic_counters_db_pfc_fec_queues_watchdog_and_flaps() -> None:
+    table = by_key(sonic.parse("leaf1", sonic_outputs()))
+    # Port counters of Ethernet0 as the mock table holds them (pfcstat shows 1200 / 1210 for priority 0).
+    assert table[("Ethernet0", "pfc_rx_pause", 0)] == 1200
+    assert table[("Ethernet0", "pfc_tx_pause", 3)] == 213
+    assert table[("Ethernet0", "fec_corrected", None)] == 130402
+    assert table[("Ethernet0", "fec_uncorrected", None)] == 3
+    assert table[("Ethernet0", "in_discards", None)] == 100
+    # Queue 3 of Ethernet0 is the one pfcwd reports "stormed": one deadlock detected, none restored.
+    assert table[("Ethernet0", "pfc_watchdog_storms", 3)] == 1
+    assert table[("Ethernet0", "pfc_watchdog_restores", 3)] == 0
+    assert table[("Ethernet0", "queue_ecn_marked", 3)] == 19
+    assert table[("Ethernet0", "queue_wred_dropped", 3)] == 52
+    assert table[("Ethernet0", "carrier_transitions", None)] == 3  # APPL_DB PORT_TABLE flap_count
+
+
+def test_sonic_reads_unicast_queues_only() -> None:
+    recorded = json.loads((FIXTURES / "sonic_mock_tables.json").read_text())["COUNTERS_DB"]
+    kinds, indexes = recorded["COUNTERS_QUEUE_TYPE_MAP"], recorded["COUNTERS_QUEUE_INDEX_MAP"]
+    unicast = {(name.rpartition(":")[0], int(indexes[oid])) for name, oid in recorded["COUNTERS_QUEUE_NAME_MAP"].items()
+               if kinds[oid] == "SAI_QUEUE_TYPE_UNICAST" and f"COUNTERS:{oid}" in recorded}
+    assert len(set(kinds.values())) == 3, "the recorded table has unicast, multicast and 'all' queues"
+    readings = sonic.parse("leaf1", sonic_outputs())
+    assert {(r.port, r.index) for r in readings if r.metric.startswith("queue_")} == unicast
+
+
+def test_sonic_db_dump_wrapping_is_read_like_the_mock_tables() -> None:
+    """sonic-db-dump -y wraps each hash as {"type": "hash", "value": …}; both shapes give the same readings."""
+    plain = sonic_outputs()
+    counters = json.loads(plain[sonic.COMMANDS[0]])
+    wrapped = {key: {"expireat": 0, "ttl": -0.001, "type": "hash", "value": value} for key, value in counters.items()}
+    dumped = {sonic.COMMANDS[0]: json.dumps(wrapped), sonic.COMMANDS[1]: plain[sonic.COMMANDS[1]]}
+    assert sonic.parse("leaf1", dumped) == sonic.parse("leaf1", plain)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "printed nothing"),
+    ("not json", "is not JSON"),
+    ("[]", "not a key → hash object"),
+    ("{}", "COUNTERS_PORT_NAME_MAP"),
+])
+def test_sonic_bad_output_is_named(text: str, message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        sonic.parse("leaf1", {sonic.COMMANDS[0]: text})
+
+
+def eos_outputs() -> dict[str, str]:
+    recorded = json.loads((FIXTURES / "eos_anta.json").read_text())
+    assert recorded["_source"].startswith("aristanetworks/anta@68667e0e")
+    return {command: json.dumps(recorded[command]) for command in eos.COMMANDS}
+
+
+def test_eos_interfaces_phy_and_pfc() -> None:
+    table = by_key(eos.parse("spine1", eos_outputs()))
+    assert table[("Ethernet10", "carrier_transitions", None)] == 12
+    assert table[("Ethernet2", "in_discards", None)] == 10
+    # Ethernet1/1's three PHY chips: corrected 3 + 32 + 0, uncorrected 10 + 10 + 0, worst pre-FEC BER kept.
+    assert table[("Ethernet1/1", "fec_corrected", None)] == 35
+    assert table[("Ethernet1/1", "fec_uncorrected", None)] == 20
+    assert table[("Ethernet1/1", "pre_fec_ber", None)] == pytest.approx(1.3399973239803202e-22)
+    assert table[("Ethernet3/2/1", "pfc_tx_pause", None)] == 2
+    assert table[("Ethernet3/1/1", "pfc_rx_pause", None)] == 1
+
+
+def test_eos_missing_command_output_is_named() -> None:
+    outputs = eos_outputs()
+    del outputs["show interfaces phy detail"]
+    with pytest.raises(ParseError, match=r"spine1: `show interfaces phy detail \| json` printed nothing"):
+        eos.parse("spine1", outputs)
+
+
+def test_connectx_ethtool_and_hw_counters() -> None:
+    text = (FIXTURES / "mlx5_host.txt").read_text()
+    table = by_key(connectx.parse("gpu1", text, {"mlx5_0": "ens1f0np0", "mlx5_1": "ens2f0np0"}))
+    assert table[("ens1f0np0", "pfc_rx_pause", 3)] == 41927
+    assert table[("ens1f0np0", "pfc_tx_pause", 3)] == 1290418
+    assert table[("ens1f0np0", "pfc_rx_pause_duration", 3)] == pytest.approx(0.048736)  # µs → s
+    assert table[("ens1f0np0", "prio_ecn_marked", 3)] == 9147732
+    assert table[("ens1f0np0", "prio_buffer_discards", 3)] == 0
+    assert table[("ens1f0np0", "carrier_transitions", None)] == 2
+    assert table[("ens2f0np0", "fcs_errors", None)] == 17
+    assert ("ens2f0np0", "carrier_transitions", None) not in table  # sysfs unreadable (-1): absent, not 0
+    assert table[("ens1f0np0", "cnp_sent", None)] == 4410  # mlx5_0 filed under its interface
+    assert table[("ens1f0np0", "cnp_handled", None)] == 4388
+    assert table[("ens1f0np0", "out_of_sequence", None)] == 12
+    assert table[("ens2f0np0", "cnp_sent", None)] == 0
+    # Counters outside the vocabulary (rx_icrc_encapsulated, rx_prio3_pause_transition) are not invented.
+    assert not any(metric == "rx_icrc_encapsulated" for _, metric, _ in table)
+
+
+def test_generic_dcb_host_reads_what_its_driver_prints() -> None:
+    text = "== eth2\nNIC statistics:\n     rx_packets: 10\ncarrier_changes: 5\n"
+    table = by_key(linux_dcb.parse("host9", text, {}))
+    assert table == {("eth2", "carrier_transitions", None): 5}
+
+
+def test_host_output_without_counters_is_an_error() -> None:
+    with pytest.raises(ParseError, match="gpu1: the counter command printed no ethtool statistics"):
+        connectx.parse("gpu1", "bash: ethtool: command not found\n", {})

@@ -1,0 +1,109 @@
+"""The snapshot history: what goes in comes back, counter resets and wraps, baselines, retention, linear growth."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from fabricgen.observe.delta import counter_delta, rate
+from fabricgen.observe.model import DeviceSnapshot, Snapshot, reading
+from fabricgen.observe.store import History, StoreError, history_path
+
+
+def snap(taken_at: float, pauses: float, devices: int = 1, ports: int = 1) -> Snapshot:
+    snapshot = Snapshot(taken_at)
+    for d in range(devices):
+        name = f"leaf{d}"
+        snapshot.devices[name] = DeviceSnapshot(name, "sonic", [
+            reading(name, f"Ethernet{8 * p}", metric, value, index)
+            for p in range(ports)
+            for metric, value, index in (("pfc_rx_pause", pauses, 3), ("fec_uncorrected", 0, None))])
+    return snapshot
+
+
+def test_history_lives_beside_the_journal(tmp_path: Path) -> None:
+    assert history_path(tmp_path / "runs") == tmp_path / "observe.sqlite"
+
+
+def test_a_snapshot_comes_back_as_it_went_in(tmp_path: Path) -> None:
+    history = History(tmp_path / "h.sqlite")
+    first = snap(100.0, 7)
+    first.devices["gpu1"] = DeviceSnapshot("gpu1", "connectx", error="TimeoutError: no answer in 20 s")
+    sid = history.add(first)
+    loaded = history.load(sid)
+    assert loaded.values() == first.values()
+    assert loaded.devices["gpu1"].error == "TimeoutError: no answer in 20 s"
+    assert loaded.devices["leaf0"].platform == "sonic"
+
+
+@pytest.mark.parametrize(("before", "after", "increase", "reset", "wrapped"), [
+    (10, 25, 15, False, False),
+    (5_000, 40, 40, True, False),  # cleared (sonic-clear counters) or rebooted: 40 counted since
+    (2 ** 32 - 10, 5, 15, False, True),  # a 32-bit counter wrapped
+    (2 ** 64 - 100, 50, 150, False, True),  # a 64-bit counter wrapped
+])
+def test_counter_delta_resets_and_wraps(before: float, after: float, increase: float, reset: bool,
+                                        wrapped: bool) -> None:
+    delta = counter_delta(before, after)
+    assert (delta.increase, delta.reset, delta.wrapped) == (increase, reset, wrapped)
+
+
+def test_rate_over_an_empty_window_is_zero() -> None:
+    assert rate(1, 5, 0) == 0.0
+    assert rate(1, 5, 2) == 2.0
+
+
+def test_baseline_and_retention_keep_the_baseline(tmp_path: Path) -> None:
+    history = History(tmp_path / "h.sqlite")
+    ids = [history.add(snap(day * 86400.0, day)) for day in range(10)]
+    history.mark_baseline("week48", ids[1])
+    deleted = history.prune(keep_days=3, now=9 * 86400.0)
+    assert deleted == 5  # days 0 and 2..5; day 1 is the baseline
+    assert history.snapshot_ids() == [ids[1], *ids[6:]]
+    assert history.baseline("week48") == ids[1]
+    assert history.prune(keep_last=2) == 2  # days 6 and 7 go; the baseline stays
+    assert history.snapshot_ids() == [ids[1], ids[8], ids[9]]
+
+
+def test_series_for_a_trend_plot(tmp_path: Path) -> None:
+    history = History(tmp_path / "h.sqlite")
+    for t in range(5):
+        history.add(snap(float(t), t * 10))
+    trend = history.series("leaf0", "Ethernet0", ["pfc_rx_pause", "fec_uncorrected"], limit=3)
+    assert trend["pfc_rx_pause"] == [(2.0, 20.0), (3.0, 30.0), (4.0, 40.0)]
+    assert trend["fec_uncorrected"] == [(2.0, 0.0), (3.0, 0.0), (4.0, 0.0)]
+
+
+def test_growth_is_linear_per_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    history = History(path)
+    history.add(snap(0.0, 1, devices=200, ports=32))  # writes every device's counter layout once
+    history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    sizes = [path.stat().st_size]
+    for t in range(1, 5):
+        history.add(snap(float(t), t, devices=200, ports=32))
+        history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        sizes.append(path.stat().st_size)
+    steps = [b - a for a, b in itertools.pairwise(sizes)]
+    assert all(step > 0 for step in steps)
+    assert max(steps) <= 1.25 * min(steps)  # each snapshot of the same fabric costs about the same…
+    assert min(steps) >= 200 * 32 * 2 * 8  # …its 12,800 doubles and SQLite's page overhead
+
+
+def test_a_file_that_is_not_a_history_is_refused_with_its_name(tmp_path: Path) -> None:
+    bad = tmp_path / "observe.sqlite"
+    bad.write_text("this is not sqlite" * 100)
+    with pytest.raises(StoreError, match=r"observe\.sqlite: not a fabricgen observe history"):
+        History(bad)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    History(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
+    with pytest.raises(StoreError, match="history schema 99, this fabricgen reads 2"):
+        History(path)
