@@ -22,6 +22,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fabricgen import __version__
@@ -82,7 +83,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", markup=True)
+    # The message is text, never markup: `pip install 'fabricgen[yang]'` or a key path `[0]` must print whole.
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
     sys.exit(code)
 
 
@@ -444,11 +446,12 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
         role, platform = kinds[name]
         row = (role, platform, " ".join(names))
         rows[row] = rows.get(row, 0) + 1
-    table = Table(title=f"fabric {fabric}: {len(per_device)} devices → {out}/", title_justify="left")
+    # Rich reads markup in every string it is given: the path and names are escaped so `out[1]/` prints as is.
+    table = Table(title=escape(f"fabric {fabric}: {len(per_device)} devices → {out}/"), title_justify="left")
     for column in ("role", "platform", "devices", "files per device"):
         table.add_column(column)
     for (role, platform, file_names), count in sorted(rows.items()):
-        table.add_row(role, platform, str(count), file_names)
+        table.add_row(escape(role), escape(platform), str(count), escape(file_names))
     Console(highlight=False, width=120).print(table)
     total = len(paths) + 1
     if rewritten == total:
