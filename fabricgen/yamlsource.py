@@ -593,6 +593,29 @@ def _cache_put(key: str, source: bytes, data: Any) -> None:
     write_private(folder, f"{key}.marshal", seal(source, blob))
 
 
+def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+    """PyYAML's problem, then its context (what it was reading, and from where when that is elsewhere): `did not
+    find expected ',' or ']' (while parsing a flow sequence started at line 2, column 16)`."""
+    problem = exc.problem or exc.context or "unreadable YAML"
+    if not exc.problem or not exc.context:
+        return problem
+    context, mark, at = exc.context, exc.context_mark, exc.problem_mark
+    if mark is not None and (at is None or (mark.line, mark.column) != (at.line, at.column)):
+        context += f" started at line {mark.line + 1}, column {mark.column + 1}"
+    return f"{problem} ({context})"
+
+
+def _syntax_hint(text: str, mark: yaml.Mark | None) -> str:
+    """How to fix it; a tab where YAML expects spaces is said in words, since no editor shows it."""
+    if mark is not None:
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+        indentation = line[:len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indentation or line[mark.column:mark.column + 1] == "\t":
+            return "a tab character: YAML indents with spaces only; replace the tab with spaces"
+    return "check indentation and quoting around this position"
+
+
 def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:
     try:
         node = yaml.compose(text, Loader=_Loader)
@@ -601,8 +624,8 @@ def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnost
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name, 1, 1)
-        return None, [_yaml_problem(where, "<yaml>", f"YAML syntax error: {exc.problem or exc.context}",
-                                    "check indentation and quoting around this position")]
+        return None, [_yaml_problem(where, "<yaml>", f"YAML syntax error: {_syntax_message(exc)}",
+                                    _syntax_hint(text, mark))]
     except yaml.YAMLError as exc:
         return None, [_yaml_problem(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
     builder = _Builder(name)

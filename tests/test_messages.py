@@ -20,8 +20,10 @@ from conftest import ROOT
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The bundled example, copied: fabric.yaml and inventory/ in the working directory the commands run in."""
-    shutil.copy(ROOT / "intent" / "fabric.yaml", tmp_path / "fabric.yaml")
+    """The bundled example, copied as the repository lays it out (intent/fabric.yaml, inventory/), in the working
+    directory the commands run in: `fabricgen lint` alone reads it."""
+    (tmp_path / "intent").mkdir()
+    shutil.copy(ROOT / "intent" / "fabric.yaml", tmp_path / "intent" / "fabric.yaml")
     shutil.copytree(ROOT / "inventory", tmp_path / "inventory", ignore=shutil.ignore_patterns("mixed"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -59,7 +61,59 @@ def test_the_validate_hint_names_the_extra_in_brackets(workspace: Path, monkeypa
 
 
 def test_a_failure_naming_a_path_with_brackets_prints_it_whole(workspace: Path) -> None:
-    result = run("lint", "fabric.yaml", "--filter", "name=[leaf]")
+    result = run("lint", "--filter", "name=[leaf]")
     assert result.exit_code == 2
     assert stderr_lines(result) == ["error: --filter name=[leaf]: selects no device of the inventory (its hosts.yaml "
                                     "names each device, its role, platform and groups)"]
+
+
+def lint_errors(result: Result) -> list[str]:
+    """stderr of a run refused for its input: the problem lines, then the `error:` line."""
+    assert result.exit_code == 2, result.output
+    return stderr_lines(result)
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if needle in text)
+
+
+# --- units -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("written", ["40Kb", "40kb", "40kB", "40kib"])
+def test_a_byte_unit_is_accepted_only_as_documented(workspace: Path, written: str) -> None:
+    """`40Kb` was read as 40,000 bytes; to many readers it is 40 kilobits. Only the documented spellings pass."""
+    edit(workspace / "intent" / "fabric.yaml", "max: 40KB", f"max: {written}")
+    line = line_of(workspace / "intent" / "fabric.yaml", f"max: {written}")
+    assert lint_errors(run("lint")) == [
+        f"intent/fabric.yaml:{line}:23: qos.classes.rdma.ecn.max: '{written}': unknown unit '{written[2:]}'; the units "
+        "are B, KB, MB, GB (decimal) or KiB, MiB, GiB (binary), spelt as here (e.g. 150KB, 64KiB)",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+def test_the_documented_byte_units_still_read(workspace: Path) -> None:
+    edit(workspace / "intent" / "fabric.yaml", "ecn: {min: 5KB, max: 40KB", "ecn: {min: 5000B, max: 0.04MB")
+    assert run("lint").exit_code == 0
+
+
+# --- YAML syntax errors ------------------------------------------------------------------------------------------
+
+def test_a_tab_in_the_indentation_is_named(workspace: Path) -> None:
+    """PyYAML (libyaml) says "found character that cannot start any token" of a tab, and no editor shows one."""
+    edit(workspace / "inventory" / "hosts.yaml", "spine1:\n  hostname:", "spine1:\n\thostname:")
+    line = line_of(workspace / "inventory" / "hosts.yaml", "\thostname")
+    assert lint_errors(run("lint")) == [
+        f"inventory/hosts.yaml:{line}:1: <yaml>: YAML syntax error: found character that cannot start any token "
+        "(while scanning for the next token) (a tab character: YAML indents with spaces only; replace the tab "
+        "with spaces)",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+def test_a_syntax_error_keeps_pyyamls_context(workspace: Path) -> None:
+    """The problem's position and where the construct it breaks began: an unclosed `[` twelve lines up."""
+    edit(workspace / "intent" / "fabric.yaml", "dscp: [26]", "dscp: [26")
+    opened = line_of(workspace / "intent" / "fabric.yaml", "dscp: [26")
+    lines = lint_errors(run("lint"))
+    assert lines[0].startswith("intent/fabric.yaml:")
+    assert lines[0].split(": ", 1)[1] == (
+        f"<yaml>: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence started at "
+        f"line {opened}, column 13) (check indentation and quoting around this position)")
