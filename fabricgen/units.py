@@ -35,8 +35,8 @@ def parse_bytes(value: Any) -> int:
         raise ValueError(f"{value!r} is not a size; write e.g. 150KB, 1.5MB, 64KiB or 40000 (bytes)")
     unit = match.group(2)
     if unit not in _BYTE_UNITS:
-        raise ValueError(f"{value!r}: unknown unit {unit!r}; the units are {BYTE_UNIT_SPELLINGS}, spelt as "
-                         "here (e.g. 150KB, 64KiB)")
+        raise ValueError(f"{value!r} is not a size: unknown unit {unit!r}; the units are {BYTE_UNIT_SPELLINGS}, "
+                         "spelt as here (e.g. 150KB, 64KiB)")
     try:
         exact = Decimal(match.group(1)) * _BYTE_UNITS[unit]
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
