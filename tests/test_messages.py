@@ -86,7 +86,8 @@ def test_a_byte_unit_is_accepted_only_as_documented(workspace: Path, written: st
     line = line_of(workspace / "intent" / "fabric.yaml", f"max: {written}")
     assert lint_errors(run("lint")) == [
         f"intent/fabric.yaml:{line}:23: qos.classes.rdma.ecn.max: '{written}' is not a size: unknown unit "
-        f"'{written[2:]}'; the units are B, KB, MB, GB (decimal) or KiB, MiB, GiB (binary), spelt as here (e.g. 150KB, 64KiB)",
+        f"'{written[2:]}'; the units are B, KB, MB, GB (decimal) or KiB, MiB, GiB (binary), spelt as here "
+        "(e.g. 150KB, 64KiB)",
         "error: 1 problem(s) in the input; nothing was written"]
 
 
