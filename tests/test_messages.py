@@ -7,6 +7,7 @@ user would and compares what it prints, line for line. A message that changes wo
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -118,3 +119,40 @@ def test_a_syntax_error_keeps_pyyamls_context(workspace: Path) -> None:
     assert lines[0].split(": ", 1)[1] == (
         f"<yaml>: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence started at "
         f"line {opened}, column 13) (check indentation and quoting around this position)")
+
+
+# --- plan's exit statuses ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def repository(workspace: Path) -> Path:
+    """The workspace as a git repository with the example committed: `plan`'s default base is HEAD."""
+    for args in (["init", "-q", "-b", "main"], ["add", "."],
+                 ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "example"]):
+        subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+    return workspace
+
+
+def test_plan_exit_statuses_are_distinct(repository: Path) -> None:
+    """0 no change · 2 devices change · 1 lint errors (the plan printed all the same) · 3 bad input or usage."""
+    intent = repository / "intent" / "fabric.yaml"
+    assert run("plan").exit_code == 0
+    edit(intent, "max: 40KB", "max: 60KB")
+    assert run("plan").exit_code == 2
+    edit(intent, "      priority: 6\n", "      priority: 4\n      lossless: true\n")  # PFC on the CNP class
+    linted = run("plan")
+    assert linted.exit_code == 1 and "FG-PFC" in linted.stderr
+    edit(intent, "      priority: 3\n", "      priority: nine\n")
+    bad_input = run("plan")
+    assert (bad_input.exit_code, bad_input.stdout) == (3, "")
+    assert stderr_lines(bad_input)[-1] == ("error: 1 problem(s) in the input of the head (working tree); nothing "
+                                           "was compared")
+    usage = run("plan", "--format", "yaml")
+    assert (usage.exit_code, stderr_lines(usage)[-1]) == (3, "Error: Invalid value for '--format': 'yaml' is not "
+                                                              "one of 'text', 'json', 'markdown'.")
+    assert run("plan", "--base", "no-such-branch").exit_code == 3
+
+
+def test_plan_help_documents_its_exit_statuses() -> None:
+    text = " ".join(run("plan", "--help").output.split())
+    assert ("Exit status: 0 no device changes · 2 devices change · 1 lint finds errors in the head (the plan is "
+            "printed all the same) · 3 bad input or usage") in text
