@@ -34,7 +34,7 @@ from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
 from fabricgen.lint import LintReport, lint
-from fabricgen.lint.registry import Finding, catalog
+from fabricgen.lint.registry import Finding, catalog, rule_selector
 from fabricgen.lint.report import (
     explain,
     input_errors_json,
@@ -677,9 +677,17 @@ def config_errors(fmt: str = "text") -> Iterator[None]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="fail (exit 1) on warnings too")
 @click.option("--explain", "explain_id", metavar="RULE", help="print what a rule checks, why, and how to fix it")
+@click.option("--select", "select", metavar="RULES", multiple=True,
+              help="report only these rules: IDs or prefixes (FG-PFC, FG-PFC-003), comma-separated or repeated")
+@click.option("--ignore", "ignore", metavar="RULES", multiple=True,
+              help="do not report these rules: IDs or prefixes, comma-separated or repeated (after --select)")
+@click.option("--show-waived", is_flag=True,
+              help="list waived findings too (text; by default one line counts them; json and sarif always list "
+                   "them, marked waived)")
 @filter_option("report only findings about these devices (lint still checks the whole fabric)")
 def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool, fmt: str, strict: bool,
-             explain_id: str | None, filter_expr: str | None) -> None:
+             explain_id: str | None, select: tuple[str, ...], ignore: tuple[str, ...], show_waived: bool,
+             filter_expr: str | None) -> None:
     """Check the fabric end to end: NIC ↔ switch ↔ switch classification, PFC, ECN/DCQCN, MTU, headroom,
     physical layer, scheduling, management isolation.
 
@@ -704,6 +712,12 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
       fabricgen lint --format sarif > fabricgen.sarif  # GitHub code scanning
       fabricgen lint --filter 'role=leaf&platform=sonic'  # findings about the SONiC leaves only
       fabricgen lint --explain FG-PFC-001
+      fabricgen lint --select FG-PFC --ignore FG-PFC-003   # the PFC rules but one
+
+    \b
+    --select and --ignore take rule IDs or their prefixes (FG-PFC: every PFC rule); they narrow the report
+    and the exit status, never the input checks. Waived findings are counted on one line; --show-waived lists
+    them (json and sarif always list them, marked waived).
     """
     if explain_id:
         found = next((r for r in catalog() if r.id == explain_id.upper() or r.name == explain_id), None)
@@ -713,6 +727,10 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
         return
     if partial and configs is None:
         fail("--partial needs --configs DIR")
+    try:
+        reported = rule_selector(_patterns(select), _patterns(ignore))
+    except ValueError as exc:
+        fail(f"--select/--ignore: {exc}")
     with input_errors(fmt):
         loaded = load(intent, inventory, jobs=os.cpu_count() or 1)
     selected = selected_or_fail(loaded.inventory, filter_expr, fail)
@@ -727,8 +745,10 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
                 read = read_configs(fabric, configs, partial)
             fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
         steps.phase("lint")
-        report = _about(lint(fabric, evidence=evidence), selected)
-    click.echo({"text": to_text, "json": to_json, "sarif": to_sarif}[fmt](report, locate), nl=False)
+        report = _of_rules(_about(lint(fabric, evidence=evidence), selected), reported)
+    text = to_text(report, locate, show_waived) if fmt == "text" else to_json(report, locate) if fmt == "json" \
+        else to_sarif(report, locate)
+    click.echo(text, nl=False)
     sys.exit(EXIT_INVALID if report.failed(strict) else 0)
 
 
@@ -755,6 +775,18 @@ def _about(report: LintReport, devices: list[str] | None) -> LintReport:
 
     return dataclasses.replace(report, findings=[f for f in report.findings if about(f)],
                                waived=[w for w in report.waived if about(w.finding)])
+
+
+def _patterns(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--select/--ignore values, each comma-separated: `--select FG-PFC,FG-ECN` is `--select FG-PFC --select
+    FG-ECN`."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _of_rules(report: LintReport, reported: Callable[[str], bool]) -> LintReport:
+    """The findings (waived ones too) of the rules --select/--ignore keep; the exit status counts only those."""
+    return dataclasses.replace(report, findings=[f for f in report.findings if reported(f.rule)],
+                               waived=[w for w in report.waived if reported(w.finding.rule)])
 
 
 @main.command("rules")

@@ -6,6 +6,7 @@ user would and compares what it prints, line for line. A message that changes wo
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -156,3 +157,68 @@ def test_plan_help_documents_its_exit_statuses() -> None:
     text = " ".join(run("plan", "--help").output.split())
     assert ("Exit status: 0 no device changes · 2 devices change · 1 lint finds errors in the head (the plan is "
             "printed all the same) · 3 bad input or usage") in text
+
+
+# --- lint: waived findings, --select / --ignore ------------------------------------------------------------------
+
+EXAMPLE_SUMMARY = "0 error(s), 0 warning(s), 0 info, 4 waived — 9 devices, 24 links checked"
+
+
+def test_waived_findings_are_counted_not_listed(workspace: Path) -> None:
+    """The example waives FG-ECN-003 on its four switches: decided on, so one line counts them."""
+    result = run("lint")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == ["4 waived finding(s) not shown (--show-waived lists them)",
+                                          EXAMPLE_SUMMARY]
+
+
+def test_show_waived_lists_them(workspace: Path) -> None:
+    lines = run("lint", "--show-waived").stdout.splitlines()
+    line = line_of(workspace / "intent" / "fabric.yaml", "ecn: {min: 5KB")
+    assert lines[0] == (f"intent/fabric.yaml:{line}: FG-ECN-003 warning leaf1: queue 3 (rdma) ECN min 5 KB is below "
+                        "one 9100-byte frame (fix: raise ecn.min to at least one MTU) [waived: the field report's own "
+                        "kmin (5 KB, below one jumbo frame) is kept until the congestion test of seed §3.3 step 3 "
+                        "retunes it]")
+    assert len(lines) == 5 and lines[-1] == EXAMPLE_SUMMARY
+
+
+def test_json_and_sarif_keep_waived_findings_marked(workspace: Path) -> None:
+    findings = json.loads(run("lint", "--format", "json").stdout)["findings"]
+    assert [(f["rule"], f["waived"]) for f in findings] == [("FG-ECN-003", True)] * 4
+    results = json.loads(run("lint", "--format", "sarif").stdout)["runs"][0]["results"]
+    assert [r["suppressions"][0]["kind"] for r in results] == ["inSource"] * 4
+
+
+def cnp_made_lossless(workspace: Path) -> None:
+    """PFC on the CNP class (priority 4: the SONiC leaves' dynamic buffer model has headroom on PGs 3-4 only)."""
+    edit(workspace / "intent" / "fabric.yaml", "      priority: 6\n", "      priority: 4\n      lossless: true\n")
+
+
+def rules_of(result: Result) -> set[str]:
+    """The rule IDs of a text report's finding lines (`FILE:LINE: RULE SEVERITY SUBJECT: ...`)."""
+    return {words[1] for words in map(str.split, result.stdout.splitlines()) if words[1].startswith("FG-")}
+
+
+def test_select_and_ignore_by_rule_id_or_prefix(workspace: Path) -> None:
+    cnp_made_lossless(workspace)
+    assert rules_of(run("lint")) == {"FG-PFC-005", "FG-PFC-006"}
+    assert rules_of(run("lint", "--select", "FG-PFC")) == {"FG-PFC-005", "FG-PFC-006"}
+    assert rules_of(run("lint", "--select", "FG-PFC", "--ignore", "FG-PFC-006")) == {"FG-PFC-005"}
+    assert rules_of(run("lint", "--select", "fg-pfc-006,FG-ECN")) == {"FG-PFC-006"}
+    assert rules_of(run("lint", "--select", "FG-ECN", "--show-waived")) == {"FG-ECN-003"}  # the example's waivers
+
+
+def test_ignoring_the_error_rule_exits_0(workspace: Path) -> None:
+    """--select/--ignore narrow the exit status with the report: what is not reported does not fail the job."""
+    cnp_made_lossless(workspace)
+    assert run("lint").exit_code == 1
+    ignored = run("lint", "--ignore", "FG-PFC-005")
+    assert (ignored.exit_code, ignored.stdout.splitlines()[-1]) == (
+        0, "0 error(s), 4 warning(s), 0 info, 4 waived — 9 devices, 24 links checked")
+
+
+def test_a_pattern_matching_no_rule_is_a_usage_error(workspace: Path) -> None:
+    result = run("lint", "--select", "FG-PFX")
+    assert result.exit_code == 2
+    assert stderr_lines(result) == ["error: --select/--ignore: 'FG-PFX' matches no rule ID; give an ID (FG-PFC-003) or "
+                                    "a prefix of one (FG-PFC); `fabricgen rules` lists them"]

@@ -37,9 +37,14 @@ def summary(report: LintReport) -> str:
     return text
 
 
-def to_text(report: LintReport, locate: Locate) -> str:
+def to_text(report: LintReport, locate: Locate, show_waived: bool = False) -> str:
+    """One line per finding, then the summary. Waived findings were decided on: by default one line counts them
+    (a large fabric's waivers would bury the findings that need a decision); ``show_waived`` lists them."""
     lines = [_line(f, locate(f)) for f in report.findings]
-    lines += [_line(w.finding, locate(w.finding), w.reason) for w in report.waived]
+    if show_waived:
+        lines += [_line(w.finding, locate(w.finding), w.reason) for w in report.waived]
+    elif report.waived:
+        lines.append(f"{len(report.waived)} waived finding(s) not shown (--show-waived lists them)")
     return "\n".join([*lines, summary(report)]) + "\n"
 
 
