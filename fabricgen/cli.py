@@ -39,6 +39,7 @@ from fabricgen.lint.report import (
     explain,
     input_errors_json,
     input_errors_sarif,
+    repository_root,
     rules_markdown,
     to_json,
     to_sarif,
@@ -96,26 +97,27 @@ def load_and_resolve(intent: Path, inventory: Path, jobs: int = os.cpu_count() o
 
 
 @contextlib.contextmanager
-def input_errors(fmt: str = "text") -> Iterator[None]:
+def input_errors(fmt: str = "text", root: Path | None = None) -> Iterator[None]:
     """Problems in the input (load or resolve) printed as FILE:LINE:COL: key.path: message (hint), exit 2.
 
     With ``fmt`` json or sarif they are also a report on stdout, each a finding with its rule ID, file, line and
-    column: a CI job that reads stdout gets the problems, not an empty document."""
+    column: a CI job that reads stdout gets the problems, not an empty document (SARIF's paths relative to
+    ``root``)."""
     try:
         yield
     except InputError as exc:
         for diagnostic in exc.diagnostics:
             click.echo(str(diagnostic), err=True)
-        _report_input_errors(exc.diagnostics, fmt)
+        _report_input_errors(exc.diagnostics, fmt, root)
         fail(f"{len(exc.diagnostics)} problem(s) in the input; nothing was written")
 
 
-def _report_input_errors(problems: Sequence[Diagnostic], fmt: str) -> None:
+def _report_input_errors(problems: Sequence[Diagnostic], fmt: str, root: Path | None = None) -> None:
     """Input errors on stdout as ``fmt`` wants a report (text: nothing; stderr already has them)."""
     if fmt == "json":
         click.echo(input_errors_json(problems), nl=False)
     elif fmt == "sarif":
-        click.echo(input_errors_sarif(problems), nl=False)
+        click.echo(input_errors_sarif(problems, root), nl=False)
 
 
 def input_options(func: F) -> F:
@@ -655,7 +657,7 @@ def _intent_locator(loaded: FabricInput) -> Callable[[Finding], Location]:
 
 
 @contextlib.contextmanager
-def config_errors(fmt: str = "text") -> Iterator[None]:
+def config_errors(fmt: str = "text", root: Path | None = None) -> Iterator[None]:
     """Config files that cannot be read, each printed as FILE:LINE: message, exit 2 (with ``fmt`` json or
     sarif, also a report of FG-INP-006 findings on stdout, as :func:`input_errors` prints)."""
     try:
@@ -664,7 +666,7 @@ def config_errors(fmt: str = "text") -> Iterator[None]:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         _report_input_errors([Diagnostic(Location(problem.path, problem.line, 1), "<file>", problem.message,
-                                         rule=CONFIG_UNREADABLE) for problem in exc.problems], fmt)
+                                         rule=CONFIG_UNREADABLE) for problem in exc.problems], fmt, root)
         fail(f"{len(exc.problems)} problem(s) in the configs; nothing was linted")
 
 
@@ -731,23 +733,24 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
         reported = rule_selector(_patterns(select), _patterns(ignore))
     except ValueError as exc:
         fail(f"--select/--ignore: {exc}")
-    with input_errors(fmt):
+    root = repository_root(intent) if fmt == "sarif" else None
+    with input_errors(fmt, root):
         loaded = load(intent, inventory, jobs=os.cpu_count() or 1)
     selected = selected_or_fail(loaded.inventory, filter_expr, fail)
     with for_fabric("lint", len(loaded.inventory.devices), machine_output=fmt != "text") as steps:
-        with input_errors(fmt):
+        with input_errors(fmt, root):
             fabric = _resolve_counted(loaded, steps)
         locate = _intent_locator(loaded)
         evidence = None
         if configs is not None:
             steps.phase("read configs")
-            with config_errors(fmt):
+            with config_errors(fmt, root):
                 read = read_configs(fabric, configs, partial)
             fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
         steps.phase("lint")
         report = _of_rules(_about(lint(fabric, evidence=evidence), selected), reported)
     text = to_text(report, locate, show_waived) if fmt == "text" else to_json(report, locate) if fmt == "json" \
-        else to_sarif(report, locate)
+        else to_sarif(report, locate, root)
     click.echo(text, nl=False)
     sys.exit(EXIT_INVALID if report.failed(strict) else 0)
 

