@@ -264,3 +264,64 @@ def test_sarif_paths_outside_a_repository_are_relative_to_the_working_directory(
     bases, artifacts = sarif_artifacts(run("lint", str(workspace / "intent" / "fabric.yaml"), "--format", "sarif"))
     assert bases == {"%SRCROOT%": {"uri": f"{workspace.resolve().as_uri()}/"}}
     assert {artifact["uri"] for artifact in artifacts} == {"intent/fabric.yaml", "inventory/hosts.yaml"}
+
+
+# --- a missing group ---------------------------------------------------------------------------------------------
+
+def test_a_renamed_group_is_one_error_at_the_host_naming_it(workspace: Path) -> None:
+    """Renaming `spines:` in groups.yaml left spine1 and spine2 without platform and role; the 14 errors that
+    followed (missing keys, "unknown peer device 'spine1'" from every leaf) all said the same thing."""
+    edit(workspace / "inventory" / "groups.yaml", "spines:\n", "spine_group:\n")
+    line = line_of(workspace / "inventory" / "hosts.yaml", "groups: [spines]")
+    assert lint_errors(run("lint")) == [
+        f"inventory/hosts.yaml:{line}:12: spine1.groups.[0]: group 'spines' is not defined in groups.yaml (hosts "
+        "without it: spine1, spine2) (did you mean 'spine_group'?)",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+def test_a_group_missing_from_a_groups_own_groups(workspace: Path) -> None:
+    """A group's parent is inherited too: the error points into groups.yaml, naming every host that lacks it."""
+    edit(workspace / "inventory" / "groups.yaml", "leaves:\n  platform: sonic\n",
+         "leaves:\n  groups: [sonic_switches]\n  platform: sonic\n")
+    line = line_of(workspace / "inventory" / "groups.yaml", "groups: [sonic_switches]")
+    assert lint_errors(run("lint")) == [
+        f"inventory/groups.yaml:{line}:12: leaves.groups.[0]: group 'sonic_switches' is not defined in groups.yaml "
+        "(hosts without it: leaf1, leaf2) (define it in groups.yaml, whose groups are gpu_nodes, leaves, oob, "
+        "spines)",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+# --- a misnamed profile or profile class -------------------------------------------------------------------------
+
+@pytest.fixture
+def minimal(workspace: Path) -> Path:
+    """intent/minimal.yaml: `profile: roce` and the management network, nothing else."""
+    path = workspace / "intent" / "minimal.yaml"
+    shutil.copy(ROOT / "intent" / "minimal.yaml", path)
+    return path
+
+
+def test_an_unknown_profile_is_one_error_naming_the_profiles(minimal: Path) -> None:
+    """It was four: the profile's Literal, then qos, rdma (what the profile gives) "missing"."""
+    edit(minimal, "\nprofile: roce\n", "\nprofile: rocee\n")
+    assert lint_errors(run("lint", "intent/minimal.yaml")) == [
+        f"intent/minimal.yaml:{line_of(minimal, 'profile: rocee')}:1: profile: unknown profile 'rocee' (did you "
+        "mean 'roce'? the profiles are: roce (`fabricgen profile list`))",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+def test_a_misspelt_class_under_a_profile_is_one_error(minimal: Path) -> None:
+    """An override of `rdmaa` under `profile: roce` made a new class, "missing" dscp, priority and scheduling."""
+    minimal.write_text(minimal.read_text() + "qos:\n  classes:\n    rdmaa:\n      ecn: {min: 100KB, max: 1MB}\n")
+    assert lint_errors(run("lint", "intent/minimal.yaml")) == [
+        f"intent/minimal.yaml:{line_of(minimal, 'rdmaa:')}:5: qos.classes.rdmaa: class 'rdmaa' is not one of "
+        "profile roce's classes (did you mean 'rdma'? profile roce's classes are cnp, default, rdma; a new class "
+        "needs dscp, priority, scheduling)",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+def test_a_whole_new_class_under_a_profile_is_still_a_class(minimal: Path) -> None:
+    minimal.write_text(minimal.read_text() + "qos:\n  classes:\n    storage:\n      dscp: [10]\n      priority: 1\n"
+                       "      scheduling: {dwrr: 20}\n    default: {scheduling: {dwrr: 30}}\n")
+    result = run("lint", "intent/minimal.yaml")
+    assert result.exit_code == 0, result.output
