@@ -325,3 +325,18 @@ def test_a_whole_new_class_under_a_profile_is_still_a_class(minimal: Path) -> No
                        "      scheduling: {dwrr: 20}\n    default: {scheduling: {dwrr: 30}}\n")
     result = run("lint", "intent/minimal.yaml")
     assert result.exit_code == 0, result.output
+
+
+# --- an error at the key that caused it --------------------------------------------------------------------------
+
+def test_a_lossless_priority_the_buffer_model_cannot_serve_is_blamed_on_the_class(workspace: Path) -> None:
+    """It was blamed on `hosts.yaml:7 sonic_buffer_model`, a key the inventory does not even write (the leaves
+    run the Spectrum image's default): the intent's `lossless: true` on priority 6 is what changed."""
+    intent = workspace / "intent" / "fabric.yaml"
+    edit(intent, "      priority: 6\n", "      priority: 6\n      lossless: true\n")
+    line = [i for i, text in enumerate(intent.read_text().splitlines(), 1) if text == "      lossless: true"][-1]
+    assert lint_errors(run("lint")) == [
+        f"intent/fabric.yaml:{line}:7: qos.classes.cnp.lossless: {leaf} uses SONiC's dynamic buffer model, whose "
+        "templates reserve headroom only on PGs 3-4: lossless priority 6 would get none (make priorities 3/4 "
+        "lossless, or set data.sonic_buffer_model: traditional (and reload the switch's buffer configuration))"
+        for leaf in ("leaf1", "leaf2")] + ["error: 2 problem(s) in the input; nothing was written"]
