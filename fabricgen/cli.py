@@ -121,9 +121,11 @@ def _report_input_errors(problems: Sequence[Diagnostic], fmt: str, root: Path | 
 
 
 def input_options(func: F) -> F:
-    func = click.option("-i", "--inventory", type=click.Path(path_type=Path), default=DEFAULT_INVENTORY,
-                        show_default=True, help="Nornir SimpleInventory directory")(func)
-    return click.argument("intent", type=click.Path(path_type=Path), default=DEFAULT_INTENT)(func)
+    # readable=False: click's own check would end an unreadable file in a usage error; load names the file,
+    # why it cannot be read and what to do, as it does for every other input problem.
+    func = click.option("-i", "--inventory", type=click.Path(path_type=Path, readable=False),
+                        default=DEFAULT_INVENTORY, show_default=True, help="Nornir SimpleInventory directory")(func)
+    return click.argument("intent", type=click.Path(path_type=Path, readable=False), default=DEFAULT_INTENT)(func)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,6 +8,7 @@ ourselves so that every key path maps to a file:line:col for error messages.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import marshal
 import os
@@ -88,7 +89,9 @@ def read_input(path: Path) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise InputFileError(f"cannot read file: {exc.strerror}", "check the path") from exc
+        hint = "give the user running fabricgen read access to it" if exc.errno == errno.EACCES else \
+            "check the path"
+        raise InputFileError(f"cannot read file: {exc.strerror}", hint) from exc
     kind = os.fstat(fd).st_mode
     if not stat.S_ISREG(kind):
         os.close(fd)
@@ -273,8 +276,9 @@ class _Builder:
             # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`). PyYAML's
             # constructors trust their resolver and fail each its own way on text it would never have given them
             # (`!!bool x` a KeyError, `!!timestamp x` an AttributeError), so any failure here means "not that type".
+            # The value is not quoted: under `password:` (or any key of connection_options) it is a secret.
             self.problems.append(_yaml_problem(_mark(self.file, node), format_key_path(path),
-                                               f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
+                                               f"the value is not a valid {_quoted_tag(node.tag)}",
                                                "remove the tag, or write a value of that type"))
             return None
 

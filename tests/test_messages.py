@@ -7,9 +7,11 @@ user would and compares what it prints, line for line. A message that changes wo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from importlib.resources import files
 from pathlib import Path
 
@@ -340,3 +342,72 @@ def test_a_lossless_priority_the_buffer_model_cannot_serve_is_blamed_on_the_clas
         "templates reserve headroom only on PGs 3-4: lossless priority 6 would get none (make priorities 3/4 "
         "lossless, or set data.sonic_buffer_model: traditional (and reload the switch's buffer configuration))"
         for leaf in ("leaf1", "leaf2")] + ["error: 2 problem(s) in the input; nothing was written"]
+
+
+# --- an unreadable intent --------------------------------------------------------------------------------------
+
+# Runs `fabricgen lint fabric.yaml -i inventory` in the current directory as a user who cannot read fabric.yaml:
+# as root (who reads everything), fabricgen is imported first and the process then becomes nobody.
+AS_ANOTHER_USER = """
+import os, sys
+from fabricgen.cli import main
+import fabricgen.lint.rules
+if os.geteuid() == 0:
+    os.setgid(65534)
+    os.setuid(65534)
+sys.argv = ["fabricgen", "lint", "fabric.yaml", "-i", "inventory"]
+main()
+"""
+
+
+def test_an_unreadable_intent_gets_fabricgens_diagnostic(tmp_path: Path) -> None:
+    """click's own check said `Error: Invalid value for '[INTENT]': Path 'fabric.yaml' is not readable.` under a
+    usage text, as if the command line were wrong."""
+    folder = Path(tempfile.mkdtemp(prefix="fabricgen-unreadable-"))  # in /tmp: the other user can enter it
+    try:
+        folder.chmod(0o755)
+        shutil.copy(ROOT / "intent" / "fabric.yaml", folder / "fabric.yaml")
+        shutil.copytree(ROOT / "inventory", folder / "inventory", ignore=shutil.ignore_patterns("mixed"))
+        (folder / "fabric.yaml").chmod(0)
+        result = subprocess.run([sys.executable, "-c", AS_ANOTHER_USER], cwd=folder, capture_output=True,
+                                text=True, env={**os.environ, "FABRICGEN_CACHE_DIR": "", "HOME": str(folder)})
+    finally:
+        shutil.rmtree(folder)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        "fabric.yaml:1:1: <file>: cannot read file: Permission denied (give the user running fabricgen read access "
+        "to it)",
+        "error: 1 problem(s) in the input; nothing was written"]
+
+
+# --- no secret in a message ------------------------------------------------------------------------------------
+
+SECRET = "Hunter2-Vx81q"
+SECRET_PLACES = {
+    "password": "leaf1:\n  password: {value}\n",
+    "a connection option's password": "leaf1:\n  connection_options:\n    napalm:\n      password: {value}\n",
+    "a connection option's extras": "leaf1:\n  connection_options:\n    netmiko:\n      extras:\n"
+                                    "        secret: {value}\n",
+    "extras in flow style": "leaf1:\n  connection_options: {{napalm: {{extras: {{optional_args: "
+                            "{{secret: {value}}}}}}}}}\n",
+    "extras, a scalar": "leaf1:\n  connection_options:\n    napalm:\n      extras: {value}\n",
+}
+
+
+@pytest.mark.parametrize("tag", ["!!int", "!!float", "!!bool", "!!timestamp", "!!binary", "!!null", "!vault", ""])
+@pytest.mark.parametrize("place", list(SECRET_PLACES))
+def test_no_secret_in_a_message_whatever_its_tag_or_place(workspace: Path, place: str, tag: str) -> None:
+    """`password: !!int hunter2` was refused as "'hunter2' is not a valid !!int"."""
+    value = f"{tag} {SECRET}".strip()
+    edit(workspace / "inventory" / "hosts.yaml", "leaf1:\n", SECRET_PLACES[place].format(value=value))
+    for fmt in ("text", "json", "sarif"):
+        result = run("lint", "--format", fmt)
+        assert SECRET not in result.stdout + result.stderr
+
+
+def test_a_tagged_password_is_refused_without_its_value(workspace: Path) -> None:
+    edit(workspace / "inventory" / "hosts.yaml", "leaf1:\n", f"leaf1:\n  password: !!int {SECRET}\n")
+    assert lint_errors(run("lint")) == [
+        "inventory/hosts.yaml:5:13: leaf1.password: the value is not a valid !!int (remove the tag, or write a value "
+        "of that type)",
+        "error: 1 problem(s) in the input; nothing was written"]
