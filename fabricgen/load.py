@@ -264,7 +264,7 @@ def _validate(model: type[BaseModel], data: Any, locate: Any, problems: list[Dia
         return model.model_validate(data)
     except ValidationError as exc:
         for error in exc.errors(include_url=False):
-            loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
+            loc = _input_path(data, error["loc"])
             if consequence is not None and consequence(loc, str(error["type"])):
                 continue
             message, hint = _explain(model, loc, error)
@@ -283,6 +283,30 @@ def _printable(part: Any) -> Any:
     return part
 
 
+def _input_path(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """pydantic's error location as a key path of ``data``: without the parts pydantic inserts (a union member's
+    name, ``[key]``), told apart from the input's own keys by walking the input (a user's key may be spelt
+    ``a[1]`` or ``function-after``)."""
+    path: list[Any] = []
+    current: Any = data
+    for part in loc:
+        if _holds(current, part):
+            current = current[part]
+        elif _is_union_tag(part):
+            continue
+        else:
+            current = None  # a key the input lacks (a missing one), or a value pydantic made of the input
+        path.append(part)
+    return tuple(path)
+
+
+def _holds(value: Any, part: Any) -> bool:
+    """``value`` (a mapping or a list of the input) has ``part`` as a key or index."""
+    if isinstance(value, dict):
+        return part in value
+    return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+
+
 def _is_union_tag(part: Any) -> bool:
     # pydantic inserts the union member's name into `loc` ("list[...]", "literal['default']").
     return isinstance(part, str) and ("[" in part or part in ("function-before", "function-after"))
@@ -290,6 +314,8 @@ def _is_union_tag(part: Any) -> bool:
 
 def _explain(model: type[BaseModel], loc: tuple[Any, ...], error: Any) -> tuple[str, str]:
     kind = error["type"]
+    if kind in ("extra_forbidden", "missing") and not loc:  # no key to name: pydantic's own words
+        return str(error["msg"]), _value_hint(error)
     if kind == "extra_forbidden":
         allowed = _allowed_keys(model, loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
@@ -675,7 +701,8 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
     problems += [group.diagnostic(files) for group in missing]
     # A host without one of its groups lacks what the group gives (platform, role, ...): each of its other
     # problems, and each peer naming it, would only repeat the missing group's error.
-    unresolved = frozenset(host for group in missing for host in group.hosts)
+    # So is a host refused for a problem of its own: its peers' entries naming it are checked once it loads.
+    unresolved = {host for group in missing for host in group.hosts}
     devices: dict[str, Device] = {}
     for name in files.hosts:
         if name in unresolved:
@@ -686,15 +713,18 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
             skipped[name] = host.skipped
             continue
         if host.problems:
+            unresolved.add(name)
             continue
         device = _validate(Device, host.effective, lambda loc, n=name: sources.locate(
             ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),),
             _namespaced if host.namespaced else None)
-        if device is not None:
-            problems += _check_platform(device, sources, host.namespaced)
-            problems += _check_device(device, sources, host.namespaced)
-            devices[device.name] = device
-    links = _build_links(devices, sources, problems, skipped=frozenset(skipped), unresolved=unresolved)
+        if device is None:
+            unresolved.add(name)
+            continue
+        problems += _check_platform(device, sources, host.namespaced)
+        problems += _check_device(device, sources, host.namespaced)
+        devices[device.name] = device
+    links = _build_links(devices, sources, problems, skipped=frozenset(skipped), unresolved=frozenset(unresolved))
     if problems:
         return None, None
     hosts = files.docs["hosts.yaml"]

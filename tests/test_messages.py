@@ -411,3 +411,28 @@ def test_a_tagged_password_is_refused_without_its_value(workspace: Path) -> None
         "inventory/hosts.yaml:5:13: leaf1.password: the value is not a valid !!int (remove the tag, or write a value "
         "of that type)",
         "error: 1 problem(s) in the input; nothing was written"]
+
+
+# --- a key spelt like pydantic's own location parts --------------------------------------------------------------
+
+def test_a_key_that_looks_like_a_pydantic_location_part_is_an_unknown_key(workspace: Path) -> None:
+    """pydantic names union members (`list[...]`, `function-after`) in its error locations; load left out every
+    such part, the user's key `x[1]` too, and then indexed an empty path: an internal error (IndexError)."""
+    intent = workspace / "intent" / "fabric.yaml"
+    intent.write_text(intent.read_text() + "x[1]: 2\nfunction-after: 3\n")
+    allowed = "allowed keys: data_subnets, description, fabric, lint, management, mtu, pfc, profile, qos, rdma"
+    assert lint_errors(run("lint")) == [
+        f"intent/fabric.yaml:{line_of(intent, 'x[1]: 2')}:1: x[1]: unknown key 'x[1]' ({allowed})",
+        f"intent/fabric.yaml:{line_of(intent, 'function-after')}:1: function-after: unknown key 'function-after' "
+        f"({allowed})",
+        "error: 2 problem(s) in the input; nothing was written"]
+
+
+def test_a_device_key_that_looks_like_one_too(workspace: Path) -> None:
+    """One error: leaf1 is refused for its own key, and the five peers naming it no longer say "unknown peer
+    device 'leaf1' (did you mean 'leaf2'?)" of a device that exists."""
+    edit(workspace / "inventory" / "hosts.yaml", "leaf1:\n  hostname: 192.0.2.11\n  groups: [leaves]\n  data:\n",
+         "leaf1:\n  hostname: 192.0.2.11\n  groups: [leaves]\n  data:\n    literal['x']: 1\n")
+    [problem, summary] = lint_errors(run("lint"))
+    assert problem.startswith("inventory/hosts.yaml:8:5: leaf1.data.literal['x']: unknown key \"literal['x']\" (")
+    assert summary == "error: 1 problem(s) in the input; nothing was written"
