@@ -5,7 +5,7 @@ failed validation (``validate``) · 2 bad input or usage
 (every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
 written (the previous tree is left as it was, or, when an incremental update fails part-way, marked
 .fabricgen-incomplete so the next render rewrites it whole) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
-report it).
+report it). `plan` alone differs: 2 devices change, 3 bad input or usage (fabricgen/review_command.py).
 """
 
 from __future__ import annotations
@@ -138,7 +138,8 @@ def main() -> None:
     end by `fabricgen lint`. `fabricgen COMMAND --help` describes each command with examples.
 
     \b
-    Exit status: 0 ok, 1 lint errors or invalid configs, 2 bad input/usage, 3 output not written.
+    Exit status: 0 ok, 1 lint errors or invalid configs, 2 bad input/usage, 3 output not written
+    (plan: 2 devices change, 3 bad input/usage; see `fabricgen plan --help`).
     Shell completion (bash; zsh and fish alike): eval "$(_FABRICGEN_COMPLETE=bash_source fabricgen)"
     """
 
