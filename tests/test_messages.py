@@ -172,7 +172,7 @@ def test_waived_findings_are_counted_not_listed(workspace: Path) -> None:
     """The example waives FG-ECN-003 on its four switches: decided on, so one line counts them."""
     result = run("lint")
     assert result.exit_code == 0
-    assert result.stdout.splitlines() == ["4 waived finding(s) not shown (--show-waived lists them)",
+    assert result.stdout.splitlines() == ["4 waived finding(s) not shown (`fabricgen lint --show-waived` lists them)",
                                           EXAMPLE_SUMMARY]
 
 

@@ -47,7 +47,7 @@ def to_text(report: LintReport, locate: Locate, show_waived: bool = False) -> st
     if show_waived:
         lines += [_line(w.finding, locate(w.finding), w.reason) for w in report.waived]
     elif report.waived:
-        lines.append(f"{len(report.waived)} waived finding(s) not shown (--show-waived lists them)")
+        lines.append(f"{len(report.waived)} waived finding(s) not shown (`fabricgen lint --show-waived` lists them)")
     return "\n".join([*lines, summary(report)]) + "\n"
 
 
