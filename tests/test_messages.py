@@ -1,6 +1,6 @@
 """The messages a user meets first, each as the exact text printed: one example per mistake people make.
 
-Every test copies the bundled example into a temporary folder, makes one mistake in it, runs the command as a
+Most tests copy the bundled example into a temporary folder, makes one mistake in it, runs the command as a
 user would and compares what it prints, line for line. A message that changes wording changes here, on purpose.
 """
 
@@ -49,6 +49,16 @@ def stderr_lines(result: Result) -> list[str]:
     return result.stderr.splitlines()
 
 
+def lint_errors(result: Result) -> list[str]:
+    """stderr of a run refused for its input: the problem lines, then the `error:` line."""
+    assert result.exit_code == 2, result.output
+    return stderr_lines(result)
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if needle in text)
+
+
 # --- markup-safe texts ---------------------------------------------------------------------------------------
 
 def test_the_validate_hint_names_the_extra_in_brackets(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,16 +81,6 @@ def test_a_failure_naming_a_path_with_brackets_prints_it_whole(workspace: Path) 
     assert result.exit_code == 2
     assert stderr_lines(result) == ["error: --filter name=[leaf]: selects no device of the inventory (its hosts.yaml "
                                     "names each device, its role, platform and groups)"]
-
-
-def lint_errors(result: Result) -> list[str]:
-    """stderr of a run refused for its input: the problem lines, then the `error:` line."""
-    assert result.exit_code == 2, result.output
-    return stderr_lines(result)
-
-
-def line_of(path: Path, needle: str) -> int:
-    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if needle in text)
 
 
 # --- units -----------------------------------------------------------------------------------------------------
