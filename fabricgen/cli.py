@@ -5,7 +5,7 @@ failed validation (``validate``) · 2 bad input or usage
 (every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
 written (the previous tree is left as it was, or, when an incremental update fails part-way, marked
 .fabricgen-incomplete so the next render rewrites it whole) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
-report it).
+report it). `plan` alone differs: 2 devices change, 3 bad input or usage (fabricgen/review_command.py).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fabricgen import __version__
@@ -33,11 +34,12 @@ from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
 from fabricgen.lint import LintReport, lint
-from fabricgen.lint.registry import Finding, catalog
+from fabricgen.lint.registry import Finding, catalog, rule_selector
 from fabricgen.lint.report import (
     explain,
     input_errors_json,
     input_errors_sarif,
+    repository_root,
     rules_markdown,
     to_json,
     to_sarif,
@@ -83,7 +85,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", markup=True)
+    # The message is text, never markup: `pip install 'fabricgen[yang]'` or a key path `[0]` must print whole.
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
     sys.exit(code)
 
 
@@ -95,32 +98,35 @@ def load_and_resolve(intent: Path, inventory: Path, jobs: int = os.cpu_count() o
 
 
 @contextlib.contextmanager
-def input_errors(fmt: str = "text") -> Iterator[None]:
+def input_errors(fmt: str = "text", root: Path | None = None) -> Iterator[None]:
     """Problems in the input (load or resolve) printed as FILE:LINE:COL: key.path: message (hint), exit 2.
 
     With ``fmt`` json or sarif they are also a report on stdout, each a finding with its rule ID, file, line and
-    column: a CI job that reads stdout gets the problems, not an empty document."""
+    column: a CI job that reads stdout gets the problems, not an empty document (SARIF's paths relative to
+    ``root``)."""
     try:
         yield
     except InputError as exc:
         for diagnostic in exc.diagnostics:
             click.echo(str(diagnostic), err=True)
-        _report_input_errors(exc.diagnostics, fmt)
+        _report_input_errors(exc.diagnostics, fmt, root)
         fail(f"{len(exc.diagnostics)} problem(s) in the input; nothing was written")
 
 
-def _report_input_errors(problems: Sequence[Diagnostic], fmt: str) -> None:
+def _report_input_errors(problems: Sequence[Diagnostic], fmt: str, root: Path | None = None) -> None:
     """Input errors on stdout as ``fmt`` wants a report (text: nothing; stderr already has them)."""
     if fmt == "json":
         click.echo(input_errors_json(problems), nl=False)
     elif fmt == "sarif":
-        click.echo(input_errors_sarif(problems), nl=False)
+        click.echo(input_errors_sarif(problems, root), nl=False)
 
 
 def input_options(func: F) -> F:
-    func = click.option("-i", "--inventory", type=click.Path(path_type=Path), default=DEFAULT_INVENTORY,
-                        show_default=True, help="Nornir SimpleInventory directory")(func)
-    return click.argument("intent", type=click.Path(path_type=Path), default=DEFAULT_INTENT)(func)
+    # readable=False: click's own check would end an unreadable file in a usage error; load names the file,
+    # why it cannot be read and what to do, as it does for every other input problem.
+    func = click.option("-i", "--inventory", type=click.Path(path_type=Path, readable=False),
+                        default=DEFAULT_INVENTORY, show_default=True, help="Nornir SimpleInventory directory")(func)
+    return click.argument("intent", type=click.Path(path_type=Path, readable=False), default=DEFAULT_INTENT)(func)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,7 +139,8 @@ def main() -> None:
     end by `fabricgen lint`. `fabricgen COMMAND --help` describes each command with examples.
 
     \b
-    Exit status: 0 ok, 1 lint errors or invalid configs, 2 bad input/usage, 3 output not written.
+    Exit status: 0 ok, 1 lint errors or invalid configs, 2 bad input/usage, 3 output not written
+    (plan: 2 devices change, 3 bad input/usage; see `fabricgen plan --help`).
     Shell completion (bash; zsh and fish alike): eval "$(_FABRICGEN_COMPLETE=bash_source fabricgen)"
     """
 
@@ -445,11 +452,12 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
         role, platform = kinds[name]
         row = (role, platform, " ".join(names))
         rows[row] = rows.get(row, 0) + 1
-    table = Table(title=f"fabric {fabric}: {len(per_device)} devices → {out}/", title_justify="left")
+    # Rich reads markup in every string it is given: the path and names are escaped so `out[1]/` prints as is.
+    table = Table(title=escape(f"fabric {fabric}: {len(per_device)} devices → {out}/"), title_justify="left")
     for column in ("role", "platform", "devices", "files per device"):
         table.add_column(column)
     for (role, platform, file_names), count in sorted(rows.items()):
-        table.add_row(role, platform, str(count), file_names)
+        table.add_row(escape(role), escape(platform), str(count), escape(file_names))
     Console(highlight=False, width=120).print(table)
     total = len(paths) + 1
     if rewritten == total:
@@ -653,7 +661,7 @@ def _intent_locator(loaded: FabricInput) -> Callable[[Finding], Location]:
 
 
 @contextlib.contextmanager
-def config_errors(fmt: str = "text") -> Iterator[None]:
+def config_errors(fmt: str = "text", root: Path | None = None) -> Iterator[None]:
     """Config files that cannot be read, each printed as FILE:LINE: message, exit 2 (with ``fmt`` json or
     sarif, also a report of FG-INP-006 findings on stdout, as :func:`input_errors` prints)."""
     try:
@@ -662,7 +670,7 @@ def config_errors(fmt: str = "text") -> Iterator[None]:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         _report_input_errors([Diagnostic(Location(problem.path, problem.line, 1), "<file>", problem.message,
-                                         rule=CONFIG_UNREADABLE) for problem in exc.problems], fmt)
+                                         rule=CONFIG_UNREADABLE) for problem in exc.problems], fmt, root)
         fail(f"{len(exc.problems)} problem(s) in the configs; nothing was linted")
 
 
@@ -675,9 +683,17 @@ def config_errors(fmt: str = "text") -> Iterator[None]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="fail (exit 1) on warnings too")
 @click.option("--explain", "explain_id", metavar="RULE", help="print what a rule checks, why, and how to fix it")
+@click.option("--select", "select", metavar="RULES", multiple=True,
+              help="report only these rules: IDs or prefixes (FG-PFC, FG-PFC-003), comma-separated or repeated")
+@click.option("--ignore", "ignore", metavar="RULES", multiple=True,
+              help="do not report these rules: IDs or prefixes, comma-separated or repeated (after --select)")
+@click.option("--show-waived", is_flag=True,
+              help="list waived findings too (text; by default one line counts them; json and sarif always list "
+                   "them, marked waived)")
 @filter_option("report only findings about these devices (lint still checks the whole fabric)")
 def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool, fmt: str, strict: bool,
-             explain_id: str | None, filter_expr: str | None) -> None:
+             explain_id: str | None, select: tuple[str, ...], ignore: tuple[str, ...], show_waived: bool,
+             filter_expr: str | None) -> None:
     """Check the fabric end to end: NIC ↔ switch ↔ switch classification, PFC, ECN/DCQCN, MTU, headroom,
     physical layer, scheduling, management isolation.
 
@@ -702,6 +718,12 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
       fabricgen lint --format sarif > fabricgen.sarif  # GitHub code scanning
       fabricgen lint --filter 'role=leaf&platform=sonic'  # findings about the SONiC leaves only
       fabricgen lint --explain FG-PFC-001
+      fabricgen lint --select FG-PFC --ignore FG-PFC-003   # the PFC rules but one
+
+    \b
+    --select and --ignore take rule IDs or their prefixes (FG-PFC: every PFC rule); they narrow the report
+    and the exit status, never the input checks. Waived findings are counted on one line; --show-waived lists
+    them (json and sarif always list them, marked waived).
     """
     if explain_id:
         found = next((r for r in catalog() if r.id == explain_id.upper() or r.name == explain_id), None)
@@ -711,22 +733,29 @@ def lint_cmd(intent: Path, inventory: Path, configs: Path | None, partial: bool,
         return
     if partial and configs is None:
         fail("--partial needs --configs DIR")
-    with input_errors(fmt):
+    try:
+        reported = rule_selector(_patterns(select), _patterns(ignore))
+    except ValueError as exc:
+        fail(f"--select/--ignore: {exc}")
+    root = repository_root(intent) if fmt == "sarif" else None
+    with input_errors(fmt, root):
         loaded = load(intent, inventory, jobs=os.cpu_count() or 1)
     selected = selected_or_fail(loaded.inventory, filter_expr, fail)
     with for_fabric("lint", len(loaded.inventory.devices), machine_output=fmt != "text") as steps:
-        with input_errors(fmt):
+        with input_errors(fmt, root):
             fabric = _resolve_counted(loaded, steps)
         locate = _intent_locator(loaded)
         evidence = None
         if configs is not None:
             steps.phase("read configs")
-            with config_errors(fmt):
+            with config_errors(fmt, root):
                 read = read_configs(fabric, configs, partial)
             fabric, evidence, locate = read.fabric, read.evidence, read.locator(locate)
         steps.phase("lint")
-        report = _about(lint(fabric, evidence=evidence), selected)
-    click.echo({"text": to_text, "json": to_json, "sarif": to_sarif}[fmt](report, locate), nl=False)
+        report = _of_rules(_about(lint(fabric, evidence=evidence), selected), reported)
+    text = to_text(report, locate, show_waived) if fmt == "text" else to_json(report, locate) if fmt == "json" \
+        else to_sarif(report, locate, root)
+    click.echo(text, nl=False)
     sys.exit(EXIT_INVALID if report.failed(strict) else 0)
 
 
@@ -753,6 +782,18 @@ def _about(report: LintReport, devices: list[str] | None) -> LintReport:
 
     return dataclasses.replace(report, findings=[f for f in report.findings if about(f)],
                                waived=[w for w in report.waived if about(w.finding)])
+
+
+def _patterns(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--select/--ignore values, each comma-separated: `--select FG-PFC,FG-ECN` is `--select FG-PFC --select
+    FG-ECN`."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _of_rules(report: LintReport, reported: Callable[[str], bool]) -> LintReport:
+    """The findings (waived ones too) of the rules --select/--ignore keep; the exit status counts only those."""
+    return dataclasses.replace(report, findings=[f for f in report.findings if reported(f.rule)],
+                               waived=[w for w in report.waived if reported(w.finding.rule)])
 
 
 @main.command("rules")

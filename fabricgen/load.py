@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from fabricgen.diagnostics import (
     DEVICE_FACT_MISSING,
     INPUT_FILE,
+    INPUT_REFERENCE,
     INPUT_SCHEMA,
     Diagnostic,
     InputError,
@@ -29,7 +30,7 @@ from fabricgen.diagnostics import (
     format_key_path,
 )
 from fabricgen.platforms import get_platform, platform_names
-from fabricgen.schema.intent import Intent, check_intent, expand_profile
+from fabricgen.schema.intent import PROFILES, Intent, QosClass, check_intent, expand_profile
 from fabricgen.schema.inventory import (
     Device,
     DeviceData,
@@ -175,8 +176,12 @@ def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
     sources.graft(("intent",), doc)
     data = expand_profile(doc.data)
     profile_at = doc.at(("profile",)) if "profile" in doc.data else None
-    intent: Intent | None = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems)
-    if intent is None:
+    misnamed = _misnamed_profile_parts(doc)
+    problems += [problem for problem, _ in misnamed]
+    covered = [cause for _, cause in misnamed]
+    intent: Intent | None = _validate(Intent, data, lambda loc: _intent_location(doc, loc, profile_at), problems,
+                                      consequence=lambda loc, kind: any(cause(loc, kind) for cause in covered))
+    if intent is None or misnamed:
         return None
     for key_path, message, hint, rule in check_intent(intent):
         problems.append(Diagnostic(_intent_location(doc, key_path, profile_at), format_key_path(key_path),
@@ -191,17 +196,77 @@ def _intent_location(doc: YamlDocument, path: KeyPath, profile_at: Location | No
     return doc.at(path)
 
 
+# --- a misnamed profile, or a misnamed class of one ------------------------------------------------------------
+
+Consequence = Callable[[tuple[Any, ...], str], bool]
+"""Whether a pydantic error (its ``loc`` and ``type``) only repeats a problem already reported."""
+
+
+def _misnamed_profile_parts(doc: YamlDocument) -> list[tuple[Diagnostic, Consequence]]:
+    """An unknown ``profile:`` name, and a class the intent overrides under a profile that the profile does not
+    have and that is no whole class of its own: each one problem, naming the wrong name and the accepted ones,
+    with the pydantic errors it causes (the keys the profile would have given, "missing") left out."""
+    raw = doc.data
+    name = raw.get("profile")
+    if name is None:
+        return []
+    if not isinstance(name, str) or name not in PROFILES:
+        close = difflib.get_close_matches(str(name), list(PROFILES), n=1)
+        known = ", ".join(sorted(PROFILES))
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        given = {key for profile in PROFILES.values() for key in profile}
+        problem = Diagnostic(doc.at(("profile",)), "profile", f"unknown profile {_shown(name)}",
+                             f"{hint}the profiles are: {known} (`fabricgen profile list`)")
+        return [(problem, lambda loc, kind: loc[:1] == ("profile",) or (kind == "missing" and len(loc) == 1
+                                                                        and loc[0] in given))]
+    return [_misnamed_class(doc, name, class_name) for class_name in _incomplete_new_classes(raw, name)]
+
+
+def _incomplete_new_classes(raw: dict[str, Any], profile: str) -> list[str]:
+    """Classes under qos.classes that ``profile`` lacks and that miss a key every class needs."""
+    qos = raw.get("qos")
+    classes = qos.get("classes") if isinstance(qos, dict) else None
+    if not isinstance(classes, dict):
+        return []
+    known = PROFILES[profile]["qos"]["classes"]
+    required = [key for key, info in QosClass.model_fields.items() if info.is_required()]
+    return [str(name) for name, value in classes.items() if name not in known and isinstance(value, dict | None)
+            and any(key not in (value or {}) for key in required)]
+
+
+def _misnamed_class(doc: YamlDocument, profile: str, name: str) -> tuple[Diagnostic, Consequence]:
+    known = sorted(PROFILES[profile]["qos"]["classes"])
+    close = difflib.get_close_matches(name, known, n=1)
+    required = [key for key, info in QosClass.model_fields.items() if info.is_required()]
+    hint = (f"did you mean {close[0]!r}? " if close else "") + \
+        f"profile {profile}'s classes are {', '.join(known)}; a new class needs {', '.join(required)}"
+    path = ("qos", "classes", name)
+    problem = Diagnostic(doc.at(path), format_key_path(tuple(map(_printable, path))),
+                         f"class {name!r} is not one of profile {profile}'s classes", hint)
+    return problem, lambda loc, kind: kind == "missing" and loc[:3] == path
+
+
+def _shown(value: Any) -> str:
+    """A refused scalar as a message quotes it: short, and on one line."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
 # --- pydantic errors → diagnostics ----------------------------------------------------------------------
 
 def _validate(model: type[BaseModel], data: Any, locate: Any, problems: list[Diagnostic],
-              prefix: KeyPath = (), spelling: Callable[[KeyPath], KeyPath] | None = None) -> Any:
+              prefix: KeyPath = (), spelling: Callable[[KeyPath], KeyPath] | None = None,
+              consequence: Consequence | None = None) -> Any:
     """``data`` as ``model``, or None with each problem added to ``problems``; ``spelling`` turns a key path of
-    ``data`` into the one the file holds, where they differ."""
+    ``data`` into the one the file holds, where they differ; an error ``consequence`` says is the consequence of
+    a problem already reported is left out."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         for error in exc.errors(include_url=False):
-            loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
+            loc = _input_path(data, error["loc"])
+            if consequence is not None and consequence(loc, str(error["type"])):
+                continue
             message, hint = _explain(model, loc, error)
             shown = tuple(map(_printable, prefix + (spelling(loc) if spelling else loc)))
             # A validator that is a lint rule's condition names the rule (schema.intent's model validators).
@@ -218,6 +283,30 @@ def _printable(part: Any) -> Any:
     return part
 
 
+def _input_path(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """pydantic's error location as a key path of ``data``: without the parts pydantic inserts (a union member's
+    name, ``[key]``), told apart from the input's own keys by walking the input (a user's key may be spelt
+    ``a[1]`` or ``function-after``)."""
+    path: list[Any] = []
+    current: Any = data
+    for part in loc:
+        if _holds(current, part):
+            current = current[part]
+        elif _is_union_tag(part):
+            continue
+        else:
+            current = None  # a key the input lacks (a missing one), or a value pydantic made of the input
+        path.append(part)
+    return tuple(path)
+
+
+def _holds(value: Any, part: Any) -> bool:
+    """``value`` (a mapping or a list of the input) has ``part`` as a key or index."""
+    if isinstance(value, dict):
+        return part in value
+    return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+
+
 def _is_union_tag(part: Any) -> bool:
     # pydantic inserts the union member's name into `loc` ("list[...]", "literal['default']").
     return isinstance(part, str) and ("[" in part or part in ("function-before", "function-after"))
@@ -225,6 +314,8 @@ def _is_union_tag(part: Any) -> bool:
 
 def _explain(model: type[BaseModel], loc: tuple[Any, ...], error: Any) -> tuple[str, str]:
     kind = error["type"]
+    if kind in ("extra_forbidden", "missing") and not loc:  # no key to name: pydantic's own words
+        return str(error["msg"]), _value_hint(error)
     if kind == "extra_forbidden":
         allowed = _allowed_keys(model, loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
@@ -371,6 +462,60 @@ def _group_chain(files: _InventoryFiles, groups: list[Any], seen: tuple[str, ...
         chain.append(name)
         chain += _group_chain(files, _names(files.groups[name].get("groups")), (*seen, name))
     return chain
+
+
+@dataclass
+class _MissingGroup:
+    """A group some host or group names that groups.yaml does not define: reported once, at the first place
+    naming it, with every host that lacks it (directly or through one of its groups)."""
+
+    name: str
+    file: str
+    path: KeyPath
+    hosts: list[str] = field(default_factory=list)
+
+    def diagnostic(self, files: _InventoryFiles) -> Diagnostic:
+        doc = files.docs.get(self.file)
+        where = doc.at(self.path) if doc is not None else Location("<inventory>", 1, 1)
+        defined = sorted(files.groups)
+        close = difflib.get_close_matches(self.name, defined, n=1, cutoff=0.5)  # spines → spine_group: 0.59
+        hint = f"did you mean {close[0]!r}?" if close else \
+            f"define it in groups.yaml, {'whose groups are ' + ', '.join(defined) if defined else 'which has none'}"
+        named_by = ", ".join(self.hosts[:8]) + (f" and {len(self.hosts) - 8} more" if len(self.hosts) > 8 else "")
+        return Diagnostic(where, format_key_path(tuple(map(_printable, self.path))),
+                          f"group {self.name!r} is not defined in groups.yaml (hosts without it: {named_by})", hint,
+                          INPUT_REFERENCE)
+
+
+def _missing_groups(files: _InventoryFiles) -> list[_MissingGroup]:
+    """Every group named by a host (or by a group a host is in) that groups.yaml lacks, in the order hosts.yaml
+    first names them; Nornir itself refuses such an inventory."""
+    missing: dict[str, _MissingGroup] = {}
+    for host, entry in files.hosts.items():
+        for name, file, path in _group_references(files, host, entry):
+            group = missing.setdefault(name, _MissingGroup(name, file, path))
+            if host not in group.hosts:
+                group.hosts.append(host)
+    return list(missing.values())
+
+
+def _group_references(files: _InventoryFiles, host: str, entry: dict[str, Any]) -> list[tuple[str, str, KeyPath]]:
+    """The undefined groups ``host`` inherits from: each name, and the file and key path naming it."""
+    found: list[tuple[str, str, KeyPath]] = []
+    pending: list[tuple[Any, str, KeyPath]] = [(entry.get("groups"), "hosts.yaml", (host, "groups"))]
+    seen: set[str] = set()
+    while pending:
+        groups, file, at = pending.pop(0)
+        for index, group in enumerate(_names(groups)):
+            name = str(group)
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in files.groups:
+                pending.append((files.groups[name].get("groups"), "groups.yaml", (name, "groups")))
+            else:
+                found.append((name, file, (*at, index)))
+    return found
 
 
 def _effective_host(files: _InventoryFiles, name: str, sources: SourceMap) -> _Host:
@@ -552,23 +697,34 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
     files = _read_inventory_files(directory, problems, hashes, jobs)
     if files is None:
         return None, None
+    missing = _missing_groups(files)
+    problems += [group.diagnostic(files) for group in missing]
+    # A host without one of its groups lacks what the group gives (platform, role, ...): each of its other
+    # problems, and each peer naming it, would only repeat the missing group's error.
+    # So is a host refused for a problem of its own: its peers' entries naming it are checked once it loads.
+    unresolved = {host for group in missing for host in group.hosts}
     devices: dict[str, Device] = {}
     for name in files.hosts:
+        if name in unresolved:
+            continue
         host = _effective_host(files, name, sources)
         problems += host.problems
         if host.skipped is not None:
             skipped[name] = host.skipped
             continue
         if host.problems:
+            unresolved.add(name)
             continue
         device = _validate(Device, host.effective, lambda loc, n=name: sources.locate(
             ("inventory", n, *loc), Location(str(directory / "hosts.yaml"), 1, 1)), problems, (str(name),),
             _namespaced if host.namespaced else None)
-        if device is not None:
-            problems += _check_platform(device, sources, host.namespaced)
-            problems += _check_device(device, sources, host.namespaced)
-            devices[device.name] = device
-    links = _build_links(devices, sources, problems, skipped=frozenset(skipped))
+        if device is None:
+            unresolved.add(name)
+            continue
+        problems += _check_platform(device, sources, host.namespaced)
+        problems += _check_device(device, sources, host.namespaced)
+        devices[device.name] = device
+    links = _build_links(devices, sources, problems, skipped=frozenset(skipped), unresolved=frozenset(unresolved))
     if problems:
         return None, None
     hosts = files.docs["hosts.yaml"]
@@ -592,6 +748,8 @@ def validate_hosts(hosts: dict[str, Any], groups: dict[str, Any], defaults: dict
     files = _InventoryFiles({name: entry or {} for name, entry in hosts.items()},
                             {name: entry or {} for name, entry in groups.items()}, defaults, {})
     sources, problems = SourceMap(), list[Diagnostic]()
+    if any(_group_references(files, name, files.hosts[name]) for name in hosts):
+        return None
     devices: dict[str, Device] = {}
     for name in hosts:
         host = _effective_host(files, name, sources)
@@ -640,10 +798,12 @@ def _diagnostics(device: Device, sources: SourceMap, namespaced: bool, found: li
 # --- links ----------------------------------------------------------------------------------------------
 
 def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[Diagnostic],
-                 focus: set[str] | None = None, skipped: frozenset[str] = frozenset()) -> list[Link]:
+                 focus: set[str] | None = None, skipped: frozenset[str] = frozenset(),
+                 unresolved: frozenset[str] = frozenset()) -> list[Link]:
     """Cables from `peer` declarations on either end; both ends must exist and agree. With ``focus``, only the
     declarations made by or naming a device in it (``devices`` holds those devices and their peers). A peer
-    among the ``skipped`` hosts (in the inventory, but not fabricgen's) is reported as such."""
+    among the ``skipped`` hosts (in the inventory, but not fabricgen's) is reported as such; one among the
+    ``unresolved`` hosts (a group of theirs is missing, reported already) is not checked."""
     claimed: dict[tuple[str, str], tuple[str, str]] = {}
     links: dict[tuple[tuple[str, str], tuple[str, str]], Link] = {}
     for device in sorted(devices.values(), key=lambda d: d.name):
@@ -652,7 +812,7 @@ def _build_links(devices: dict[str, Device], sources: SourceMap, problems: list[
                                           spec.peer.partition(":")[0] in focus):
                 _declared_peer(devices, claimed, links, (device.name, port), spec,
                                _LinkReporter(sources, problems, ("inventory", device.name, "data", "ports", port,
-                                                                 "peer"), skipped))
+                                                                 "peer"), skipped, unresolved))
     return sorted(links.values(), key=lambda link: (link.a.device, link.a.port))
 
 
@@ -703,6 +863,7 @@ class _LinkReporter:
     problems: list[Diagnostic]
     path: KeyPath
     skipped: frozenset[str] = frozenset()
+    unresolved: frozenset[str] = frozenset()
 
     def __call__(self, message: str, hint: str, rule: str = LINK_END_DISAGREES) -> None:
         where = self.sources.locate(self.path, Location("<inventory>", 1, 1))
@@ -711,6 +872,8 @@ class _LinkReporter:
 
 def _peer_endpoint(peer: str, devices: dict[str, Device], report: _LinkReporter) -> tuple[str, str] | None:
     name, _, port = peer.partition(":")
+    if name in report.unresolved:
+        return None  # the host's missing group is the error to fix; its ports are unknown until then
     if name in report.skipped:
         report(f"peer device {name!r} is in the inventory but not one fabricgen configures (it has no fabricgen "
                "role, so it was skipped)", f"give {name} a fabricgen role (data.{NAMESPACE}.role or data.role), "

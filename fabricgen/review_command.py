@@ -32,7 +32,9 @@ from fabricgen.resolve import resolve
 from fabricgen.review import Plan, RevisionError, Side, compare, revision_blob, to_json, to_markdown, to_text
 from fabricgen.selection import filter_option, selected_or_fail, selects
 
-EXIT_LINT, EXIT_CHANGES = 1, 2
+EXIT_LINT, EXIT_CHANGES, EXIT_BAD_INPUT = 1, 2, 3
+"""plan's own exit statuses: a CI step tells "devices change" (2) from "the input or the command line is wrong"
+(3), which the other commands report as 2."""
 Fail = Callable[..., NoReturn]
 
 
@@ -42,11 +44,32 @@ class BaseError(Exception):
 
 def register(main: click.Group, input_options: Callable[[Any], Any], fail: Fail) -> None:
     """Add `plan` to the main group (cli.py owns the input options and how a failure is printed)."""
-    main.add_command(_plan_command(input_options, fail))
+    def plan_fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+        fail(message, code)
+
+    main.add_command(_plan_command(input_options, plan_fail))
+
+
+class _PlanCommand(click.Command):
+    """A command whose usage errors (an unknown option, a missing value) exit with EXIT_BAD_INPUT, not click's 2,
+    which means "devices change" to plan."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _PlanUsageError(exc.format_message(), exc.ctx) from None
+
+
+class _PlanUsageError(click.UsageError):
+    """A usage error of plan, worded as click words it, exiting EXIT_BAD_INPUT."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Command:
-    @click.command("plan")
+    @click.command("plan", cls=_PlanCommand)
     @input_options
     @click.option("--base", metavar="REV|DIR", default=None,
                   help="a git revision of the repository INTENT is in (default: the merge base of HEAD and its "
@@ -69,7 +92,7 @@ def _plan_command(input_options: Callable[[Any], Any], fail: Fail) -> click.Comm
 
         \b
         Exit status: 0 no device changes · 2 devices change · 1 lint finds errors in the head (the plan is
-        printed all the same) · 2 bad input or usage too (an `error:` line on stderr, nothing on stdout; each
+        printed all the same) · 3 bad input or usage (an `error:` line on stderr, nothing on stdout; each
         problem as FILE:LINE:COL, a base file as REV:PATH:LINE:COL, as `git show REV:PATH` opens it).
         Examples:
           fabricgen plan                                    # against the merge base with the upstream branch

@@ -1,7 +1,10 @@
 """Units people write in fabric files: byte sizes (``150KB``, ``1.5MB``, ``40000``) and port speeds (``400G``).
 
-KB/MB are decimal (1 KB = 1,000 B) as NVIDIA writes ECN thresholds (``150KB`` = 150,000 B);
-KiB/MiB are binary. Everything resolves to whole bytes and whole Mb/s, the units SONiC stores.
+KB/MB/GB are decimal (1 KB = 1,000 B) as NVIDIA writes ECN thresholds (``150KB`` = 150,000 B);
+KiB/MiB/GiB are binary. Everything resolves to whole bytes and whole Mb/s, the units SONiC stores.
+
+Byte units are taken exactly as spelt here: ``Kb`` and ``kb`` are kilobits to most readers, and ``kB`` or
+``mb`` could be either, so any other spelling is refused with the accepted ones rather than guessed.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 
-_BYTE_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
+_BYTE_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+BYTE_UNIT_SPELLINGS = "B, KB, MB, GB (decimal) or KiB, MiB, GiB (binary)"
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([GgMm])\s*$")
 
@@ -27,9 +31,12 @@ def parse_bytes(value: Any) -> int:
             raise ValueError("a size cannot be negative")
         return value
     match = _SIZE.match(str(value))
-    unit = match.group(2).upper() if match else ""
-    if not match or unit not in _BYTE_UNITS:
+    if not match:
         raise ValueError(f"{value!r} is not a size; write e.g. 150KB, 1.5MB, 64KiB or 40000 (bytes)")
+    unit = match.group(2)
+    if unit not in _BYTE_UNITS:
+        raise ValueError(f"{value!r} is not a size: unknown unit {unit!r}; the units are {BYTE_UNIT_SPELLINGS}, "
+                         "spelt as here (e.g. 150KB, 64KiB)")
     try:
         exact = Decimal(match.group(1)) * _BYTE_UNITS[unit]
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
@@ -66,7 +73,7 @@ ByteSize = Annotated[
     int,
     BeforeValidator(parse_bytes),
     WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0},
-                              {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*([KkMmGg][Ii]?[Bb]|[Bb])?\s*$"}],
+                              {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*([KMG]i?B|B)?\s*$"}],
                     "description": "bytes, or a size with unit: 150KB, 1.5MB (decimal) or 64KiB (binary)"}),
 ]
 

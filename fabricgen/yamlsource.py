@@ -8,6 +8,7 @@ ourselves so that every key path maps to a file:line:col for error messages.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import marshal
 import os
@@ -88,7 +89,9 @@ def read_input(path: Path) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise InputFileError(f"cannot read file: {exc.strerror}", "check the path") from exc
+        hint = "give the user running fabricgen read access to it" if exc.errno == errno.EACCES else \
+            "check the path"
+        raise InputFileError(f"cannot read file: {exc.strerror}", hint) from exc
     kind = os.fstat(fd).st_mode
     if not stat.S_ISREG(kind):
         os.close(fd)
@@ -273,8 +276,9 @@ class _Builder:
             # An explicit tag on text it cannot type (`!!int x`, `!!binary ?`, `!!timestamp 2024-13-99`). PyYAML's
             # constructors trust their resolver and fail each its own way on text it would never have given them
             # (`!!bool x` a KeyError, `!!timestamp x` an AttributeError), so any failure here means "not that type".
+            # The value is not quoted: under `password:` (or any key of connection_options) it is a secret.
             self.problems.append(_yaml_problem(_mark(self.file, node), format_key_path(path),
-                                               f"{node.value!r} is not a valid {_quoted_tag(node.tag)}",
+                                               f"the value is not a valid {_quoted_tag(node.tag)}",
                                                "remove the tag, or write a value of that type"))
             return None
 
@@ -593,6 +597,29 @@ def _cache_put(key: str, source: bytes, data: Any) -> None:
     write_private(folder, f"{key}.marshal", seal(source, blob))
 
 
+def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+    """PyYAML's problem, then its context (what it was reading, and from where when that is elsewhere): `did not
+    find expected ',' or ']' (while parsing a flow sequence started at line 2, column 16)`."""
+    problem = exc.problem or exc.context or "unreadable YAML"
+    if not exc.problem or not exc.context:
+        return problem
+    context, mark, at = exc.context, exc.context_mark, exc.problem_mark
+    if mark is not None and (at is None or (mark.line, mark.column) != (at.line, at.column)):
+        context += f" started at line {mark.line + 1}, column {mark.column + 1}"
+    return f"{problem} ({context})"
+
+
+def _syntax_hint(text: str, mark: yaml.Mark | None) -> str:
+    """How to fix it; a tab where YAML expects spaces is said in words, since no editor shows it."""
+    if mark is not None:
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+        indentation = line[:len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indentation or line[mark.column:mark.column + 1] == "\t":
+            return "a tab character: YAML indents with spaces only; replace the tab with spaces"
+    return "check indentation and quoting around this position"
+
+
 def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnostic]]:
     try:
         node = yaml.compose(text, Loader=_Loader)
@@ -601,8 +628,8 @@ def parse_yaml(text: str, name: str) -> tuple[YamlDocument | None, list[Diagnost
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name, 1, 1)
-        return None, [_yaml_problem(where, "<yaml>", f"YAML syntax error: {exc.problem or exc.context}",
-                                    "check indentation and quoting around this position")]
+        return None, [_yaml_problem(where, "<yaml>", f"YAML syntax error: {_syntax_message(exc)}",
+                                    _syntax_hint(text, mark))]
     except yaml.YAMLError as exc:
         return None, [_yaml_problem(Location(name, 1, 1), "<yaml>", f"YAML error: {exc}", "fix the YAML syntax")]
     builder = _Builder(name)

@@ -279,10 +279,10 @@ def test_the_ci_profile_runs_at_least_2000_cases() -> None:
 # expected message).
 FOUND_BY_FUZZING = [
     # PyYAML's bool constructor looks the text up in a table: `!!bool x` was a KeyError, not a ValueError.
-    ("intent.yaml", "!!bool\n", "'' is not a valid !!bool"),
-    ("hosts.yaml", "leaf1: !!bool maybe\n", "'maybe' is not a valid !!bool"),
+    ("intent.yaml", "!!bool\n", "the value is not a valid !!bool"),
+    ("hosts.yaml", "leaf1: !!bool maybe\n", "the value is not a valid !!bool"),
     # ... and `!!timestamp x` an AttributeError (its regular expression did not match).
-    ("intent.yaml", "fabric: !!timestamp superpod\n", "'superpod' is not a valid !!timestamp"),
+    ("intent.yaml", "fabric: !!timestamp superpod\n", "the value is not a valid !!timestamp"),
     # ipaddress takes integers, so YAML's `true` was the address 0.0.0.1 (and a DeprecationWarning inside Python's
     # ipaddress, an internal error under -W error).
     ("intent.yaml", "fabric: f\nprofile: roce\nmanagement: {vlan: 100, subnet: true, gateway: 192.0.2.1}\n",

@@ -140,7 +140,8 @@ PROFILE_INTENTS = {
     "one ECN threshold changed": {"qos": {"classes": {"rdma": {"ecn": {"min": "300KB"}}}}},
     "a single DSCP written as a number": {"qos": {"classes": {"rdma": {"dscp": 26}}}},
     "rdma keys overridden": {"rdma": {"gid_index": 1, "path_mtu": 1024}},
-    "sizes and speeds as the loader reads them": {"qos": {"classes": {"rdma": {"ecn": {"min": "150 kb",
+    # units spelt as documented (KB, MiB: `kb` is refused, tests/test_messages.py), a space allowed
+    "sizes and speeds as the loader reads them": {"qos": {"classes": {"rdma": {"ecn": {"min": "150 KB",
                                                                                        "max": "1.5MiB"}}}}},
 }
 

@@ -47,7 +47,7 @@ def broken_intent(tmp_path: Path, **changes: object) -> Path:
 
 
 def test_bundled_example_lints_clean_with_its_waivers_listed() -> None:
-    code, output = invoke("lint")
+    code, output = invoke("lint", "--show-waived")
     assert code == 0
     assert output.count("FG-ECN-003 warning") == 4 and output.count("[waived: the field report's own kmin") == 4
     assert output.splitlines()[-1] == "0 error(s), 0 warning(s), 0 info, 4 waived — 9 devices, 24 links checked"

@@ -179,7 +179,7 @@ def test_bad_yaml_in_the_base_names_the_base_file_and_line(repo: Path) -> None:
     broken = git(repo, "rev-parse", "HEAD")
     intent.write_text(good)
     result = plan(repo)
-    assert (result.returncode, result.stdout) == (2, "")
+    assert (result.returncode, result.stdout) == (3, "")
     line = len(good.splitlines()) + 2  # the YAML parser stops at the end of the file, after the open `[`
     assert result.stderr.startswith(f"{broken[:12]}:intent/fabric.yaml:{line}:1: ")
     assert f"error: 1 problem(s) in the input of the base ({broken[:12]}); nothing was compared" in result.stderr
@@ -188,7 +188,7 @@ def test_bad_yaml_in_the_base_names_the_base_file_and_line(repo: Path) -> None:
 def test_bad_input_in_the_head_names_the_working_file(repo: Path) -> None:
     edit(repo / "intent" / "fabric.yaml", "      priority: 3\n", "      priority: nine\n")
     result = plan(repo)
-    assert (result.returncode, result.stdout) == (2, "")
+    assert (result.returncode, result.stdout) == (3, "")
     assert result.stderr.startswith("intent/fabric.yaml:24:7: qos.classes.rdma.priority: Input should be a valid "
                                     "integer")
     assert "in the input of the head (working tree); nothing was compared" in result.stderr
@@ -227,12 +227,12 @@ def test_a_rendered_tree_as_the_base(repo: Path) -> None:
 
 def test_a_base_that_cannot_be_read(repo: Path, tmp_path: Path) -> None:
     unknown = plan(repo, "--base", "no-such-branch")
-    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert (unknown.returncode, unknown.stdout) == (3, "")
     assert "error: --base no-such-branch: no such commit in" in unknown.stderr
     (tmp_path / "not-a-render").mkdir()
     (tmp_path / "not-a-render" / "notes.txt").write_text("hello\n")
     stranger = plan(repo, "--base", str(tmp_path / "not-a-render"))
-    assert stranger.returncode == 2
+    assert stranger.returncode == 3
     assert "not a tree fabricgen rendered" in stranger.stderr
 
 

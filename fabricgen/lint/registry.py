@@ -257,3 +257,25 @@ INPUT_RULES: dict[str, InputRule] = {entry.id: entry for entry in (
         Fix: replace the file with the device's config as the device saves it (or as `fabricgen render` wrote
         it)."""),
 )}
+
+
+def rule_selector(select: tuple[str, ...], ignore: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a rule ID is reported under `lint --select/--ignore`: each pattern is a rule ID (FG-PFC-003) or a
+    prefix of whole parts (FG-PFC, FG); with --select only the rules it matches, less those --ignore matches.
+    Raises ValueError naming a pattern that matches no rule of the catalog (a typo would silence nothing, or
+    everything)."""
+    ids = [entry.id for entry in catalog()]
+    for pattern in (*select, *ignore):
+        if not any(_matches(rule_id, pattern) for rule_id in ids):
+            raise ValueError(f"{pattern!r} matches no rule ID; give an ID (FG-PFC-003) or a prefix of one "
+                             "(FG-PFC); `fabricgen rules` lists them")
+
+    def reported(rule_id: str) -> bool:
+        chosen = not select or any(_matches(rule_id, pattern) for pattern in select)
+        return chosen and not any(_matches(rule_id, pattern) for pattern in ignore)
+    return reported
+
+
+def _matches(rule_id: str, pattern: str) -> bool:
+    wanted = pattern.strip().upper()
+    return rule_id == wanted or rule_id.startswith(f"{wanted}-")

@@ -8,8 +8,11 @@ line, instead of an empty report beside a failed step.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, Location
@@ -37,9 +40,14 @@ def summary(report: LintReport) -> str:
     return text
 
 
-def to_text(report: LintReport, locate: Locate) -> str:
+def to_text(report: LintReport, locate: Locate, show_waived: bool = False) -> str:
+    """One line per finding, then the summary. Waived findings were decided on: by default one line counts them
+    (a large fabric's waivers would bury the findings that need a decision); ``show_waived`` lists them."""
     lines = [_line(f, locate(f)) for f in report.findings]
-    lines += [_line(w.finding, locate(w.finding), w.reason) for w in report.waived]
+    if show_waived:
+        lines += [_line(w.finding, locate(w.finding), w.reason) for w in report.waived]
+    elif report.waived:
+        lines.append(f"{len(report.waived)} waived finding(s) not shown (`fabricgen lint --show-waived` lists them)")
     return "\n".join([*lines, summary(report)]) + "\n"
 
 
@@ -85,16 +93,45 @@ def _sarif_rule(rule: CatalogEntry) -> dict[str, Any]:
             "helpUri": f"https://fabricgen.dev/rules#{rule.id.lower()}"}
 
 
-def _sarif_location(where: Location) -> dict[str, Any]:
-    return {"physicalLocation": {"artifactLocation": {"uri": where.file},
+SRCROOT = "%SRCROOT%"
+
+
+def repository_root(intent: Path) -> Path:
+    """What SARIF paths are relative to: the top of the git repository the intent is in (code scanning shows a
+    result at the file of that path in the repository), else the current directory."""
+    folder = intent.parent if intent.parent != Path() else Path.cwd()
+    try:
+        found = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
+                               check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):  # no git, or a hung one: the current directory
+        return Path.cwd().resolve()
+    top = found.stdout.decode(errors="replace").strip()
+    return Path(top).resolve() if found.returncode == 0 and top else Path.cwd().resolve()
+
+
+def _artifact(file: str, root: Path | None) -> dict[str, Any]:
+    """A file as SARIF names it: relative to ``root`` (a URI reference, percent-encoded, against %SRCROOT%), or an
+    absolute file URI for a file outside it (an inventory elsewhere); as given without a root."""
+    if root is None or file.startswith("<"):  # <input>, <inventory>: no file to point at
+        return {"uri": quote(file) if root is not None else file}
+    absolute = (Path.cwd() / file).resolve()
+    try:
+        return {"uri": quote(absolute.relative_to(root).as_posix()), "uriBaseId": SRCROOT}
+    except ValueError:
+        return {"uri": absolute.as_uri()}
+
+
+def _sarif_location(where: Location, root: Path | None = None) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": _artifact(where.file, root),
                                  "region": {"startLine": max(where.line, 1), "startColumn": max(where.col, 1)}}}
 
 
-def _sarif_result(finding: Finding, where: Location, index: dict[str, int], waived: str | None) -> dict[str, Any]:
+def _sarif_result(finding: Finding, where: Location, index: dict[str, int], waived: str | None,
+                  root: Path | None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.rule, "ruleIndex": index[finding.rule], "level": _SARIF_LEVEL[finding.severity],
         "message": {"text": f"{finding.subject}: {finding.message} (fix: {finding.fix})"},
-        "locations": [_sarif_location(where)],
+        "locations": [_sarif_location(where, root)],
         # Stable across runs so code scanning tracks a finding instead of reopening it.
         "partialFingerprints": {"fabricgen/v1": f"{finding.rule}:{finding.subject}"},
     }
@@ -103,11 +140,11 @@ def _sarif_result(finding: Finding, where: Location, index: dict[str, int], waiv
     return result
 
 
-def _sarif_input_result(problem: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
+def _sarif_input_result(problem: Diagnostic, index: dict[str, int], root: Path | None) -> dict[str, Any]:
     """An input error: its file, line and column, and its key path as the logical location (what an editor's
     outline shows)."""
     fix = f" (fix: {problem.hint})" if problem.hint else ""
-    location = _sarif_location(problem.location)
+    location = _sarif_location(problem.location, root)
     if not problem.key_path.startswith("<"):  # not <file>, <yaml> or <root>: those are no key
         location["logicalLocations"] = [{"fullyQualifiedName": problem.key_path, "kind": "member"}]
     return {"ruleId": problem.rule, "ruleIndex": index[problem.rule], "level": "error",
@@ -115,12 +152,14 @@ def _sarif_input_result(problem: Diagnostic, index: dict[str, int]) -> dict[str,
             "partialFingerprints": {"fabricgen/v1": f"{problem.rule}:{problem.location.file}:{problem.key_path}"}}
 
 
-def _sarif_log(results: list[dict[str, Any]], properties: dict[str, Any]) -> str:
+def _sarif_log(results: list[dict[str, Any]], properties: dict[str, Any], root: Path | None) -> str:
     """A SARIF 2.1.0 log of one run whose rules are the whole catalog (``ruleIndex`` points into it)."""
     run: dict[str, Any] = {"tool": {"driver": {"name": "fabricgen", "version": __version__,
                                                "informationUri": "https://fabricgen.dev",
                                                "rules": [_sarif_rule(r) for r in catalog()]}},
                            "results": results}
+    if root is not None:
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": f"{root.as_uri()}/"}}
     if properties:
         run["properties"] = properties
     sarif = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
@@ -131,18 +170,19 @@ def _catalog_index() -> dict[str, int]:
     return {r.id: i for i, r in enumerate(catalog())}
 
 
-def to_sarif(report: LintReport, locate: Locate) -> str:
+def to_sarif(report: LintReport, locate: Locate, root: Path | None = None) -> str:
+    """The report as SARIF 2.1.0; with ``root`` (:func:`repository_root`), every path relative to it."""
     index = _catalog_index()
-    results = [_sarif_result(f, locate(f), index, None) for f in report.findings]
-    results += [_sarif_result(w.finding, locate(w.finding), index, w.reason) for w in report.waived]
+    results = [_sarif_result(f, locate(f), index, None, root) for f in report.findings]
+    results += [_sarif_result(w.finding, locate(w.finding), index, w.reason, root) for w in report.waived]
     # lint --configs --partial: say what was left out on purpose, as the text summary does
-    return _sarif_log(results, {"skippedDevices": report.skipped} if report.skipped else {})
+    return _sarif_log(results, {"skippedDevices": report.skipped} if report.skipped else {}, root)
 
 
-def input_errors_sarif(problems: Sequence[Diagnostic]) -> str:
+def input_errors_sarif(problems: Sequence[Diagnostic], root: Path | None = None) -> str:
     """Input errors as `lint --format sarif` prints a report, each at its file, line and column."""
     index = _catalog_index()
-    return _sarif_log([_sarif_input_result(problem, index) for problem in problems], {})
+    return _sarif_log([_sarif_input_result(problem, index, root) for problem in problems], {}, root)
 
 
 def explain(rule: CatalogEntry) -> str:

@@ -206,13 +206,18 @@ def _check_dynamic_model(ctx: ResolveContext, device: Device, lossless_prioritie
     """In the dynamic model buffermgrd sizes headroom by formula on the PGs the SKU template declares lossless."""
     path = ("inventory", device.name, "data", "sonic_buffer_model")
     hint = "set data.sonic_buffer_model: traditional (and reload the switch's buffer configuration)"
+    # Each problem is located at the intent key asking what the model cannot do (the buffer model is often not
+    # written at all: the image's default), and names the device and its model.
     if ctx.intent.pfc.headroom.method == "vendor-table":
-        ctx.problem(path, f"{device.name} uses SONiC's dynamic buffer model, where buffermgrd computes headroom "
-                    "by formula: pfc.headroom.method vendor-table cannot apply", f"use method formula, or {hint}",
-                    rule=PLATFORM_LIMIT)
+        ctx.problem(("intent", "pfc", "headroom", "method"), f"{device.name} uses SONiC's dynamic buffer model, "
+                    "where buffermgrd computes headroom by formula: pfc.headroom.method vendor-table cannot apply",
+                    f"use method formula, or {hint}", rule=PLATFORM_LIMIT)
     outside = sorted(set(lossless_priorities) - DYNAMIC_TEMPLATE_PGS)
     if outside:
-        ctx.problem(path, f"{device.name} uses SONiC's dynamic buffer model, whose templates reserve headroom "
+        cause = next((name for name, cls in ctx.intent.qos.classes.items()
+                      if cls.lossless and cls.priority == outside[0]), None)
+        where = ("intent", "qos", "classes", cause, "lossless") if cause is not None else path
+        ctx.problem(where, f"{device.name} uses SONiC's dynamic buffer model, whose templates reserve headroom "
                     f"only on PGs 3-4: lossless priority {', '.join(map(str, outside))} would get none",
                     f"make priorities 3/4 lossless, or {hint}", rule=PLATFORM_LIMIT)
 
