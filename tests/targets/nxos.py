@@ -36,6 +36,7 @@ command, never credentials) to ``NXOS_TARGET_LOG``.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import re
@@ -49,7 +50,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# The command table every config file is parsed under. At run time the target is the module tests.targets.nxos
+# (the lab's launcher puts the checkout on sys.path); mypy reads tests/ as top-level modules (no __init__.py).
+if TYPE_CHECKING:
+    import nxos_grammar
+else:
+    nxos_grammar = importlib.import_module("tests.targets.nxos_grammar")
 
 TOOLS = ("nxapi-server",)
 DAEMON = "nxapi-server"
@@ -420,6 +428,7 @@ def _configure_replace(device: Device, match: re.Match[str]) -> Result:
         raise CliError("% Invalid value: commit-timeout takes 30-3600 seconds")
     before = device.running()
     user = device.source("file", match.group(1))
+    _grammar_check(device, "file", match.group(1), "Configure replace")
     _version_check(before, user)
     lines = patch(before, user)
     problems = refusals(lines, user)
@@ -438,6 +447,19 @@ def _configure_replace(device: Device, match: re.Match[str]) -> Result:
             "Collecting Running-Config\n#Generating Rollback Patch\nExecuting Rollback Patch\n"
             "Generating Running-config for verification\nGenerating Patch for verification\n"
             "Verification is Successful.\n" + timer + "Configure replace completed successfully.\n")
+
+
+def _grammar_check(device: Device, kind: str, name: str, operation: str) -> None:
+    """Every line of the file (or checkpoint) parses in its mode under the command table (tests/targets/
+    nxos_grammar.py), before anything changes: a misspelt keyword or a command in the wrong mode stops the
+    operation with the parser's marker, as the replace's pre-check of the user file does on a switch."""
+    path = device.bootflash(name) if kind == "file" else device.checkpoint(name)
+    try:
+        nxos_grammar.check(path.read_text())
+    except nxos_grammar.GrammarError as refused:
+        device.set_status(f"{operation} to user config", "Failed", file=name)
+        raise CliError(f"Pre-check for User config FAILED: {name} {refused}\n{operation} failed. The running "
+                       "configuration was not changed.") from None
 
 
 def _version_check(running: list[Stanza], user: list[Stanza]) -> None:
@@ -479,6 +501,7 @@ def _rollback(device: Device, match: re.Match[str]) -> Result:
     if device.pending() is not None:
         raise CliError("Configure replace with commit-timeout is in progress: run 'configure replace commit' first")
     target = device.source(match.group(1), match.group(2))
+    _grammar_check(device, match.group(1), match.group(2), "Rollback")
     problems = refusals(patch(device.running(), target), target)
     if problems:
         raise CliError("Rollback failed. The original configuration was restored.\n" +
