@@ -55,6 +55,9 @@ SDK_CLASS_MAPS = f"{SDK}, 'Configuring QoS Class Maps'"
 SDK_POLICY_MAPS = f"{SDK}, 'Configuring QoS Policy Maps'"
 SDK_NETWORK_QOS = f"{SDK}, 'Configuring a User-Defined Network QoS Policy'"
 SDK_PFC = f"{SDK}, 'Configuring Priority Flow Control'"
+SDK_PFC_PORT = f"{SDK}, 'Configuring Priority Flow Control on an Ethernet Interface'"
+NAC_NETWORK_QOS = ("Cisco Network as Code data model, NX-OS 'Network QoS' (netascode.cisco.com/docs/data_models/"
+                   "nxos/qos/network_qos/)")
 SDK_LLFC_WATCHDOG = f"{SDK}, 'Configuring LLFC Watch-Dog Interval Globally'"
 N5K_QOS_GUIDE = ("Cisco Nexus 5000 Series NX-OS Quality of Service Configuration Guide, 'Configuring QoS' (cisco.com/c/"
                  "en/us/td/docs/switches/datacenter/nexus5000/sw/qos/b_Cisco_Nexus_5000_Series_NX-OS_Quality_of_"
@@ -184,8 +187,9 @@ COMMANDS: tuple[Command, ...] = (
             f"were not on the page read; {SDK_LLFC_WATCHDOG} shows the link-level analogue `link-level-flow-control "
             "watch-dog-interval on`"),
     Command(CONFIG, "priority-flow-control watch-dog interval <int>", UNVERIFIED, PFC_GUIDE_105X,
-            "the guide's 'About Priority Flow Control Watchdog' describes the watchdog interval and the 100 ms poll; "
-            "the command lines were not readable here"),
+            "the guide's 'About Priority Flow Control Watchdog' describes the watchdog interval and the 100 ms poll, "
+            f"and {NAC_NETWORK_QOS} the global watchdog's poll interval and shutdown/restore multipliers; the command "
+            "lines were not readable in either"),
     Command(CONFIG, "priority-flow-control watch-dog shutdown-multiplier <int>", UNVERIFIED, PFC_GUIDE_105X,
             "the guide describes a shutdown multiplier; the command line was not readable here"),
     Command(CONFIG, "priority-flow-control watch-dog restore-multiplier <int>", UNVERIFIED, SDK_PFC,
@@ -202,7 +206,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(CONFIG, "interface <ethernet>", UNVERIFIED, NO_CISCO_TEXT, RENDERED_FROM, enters=IF_ETHERNET),
     Command(IF_ETHERNET, "priority-flow-control mode auto|on|off", VERIFIED, QOS_GUIDE_7X,
             f"step 20: `priority-flow-control mode {{ auto | on | off }}` in (config-if); {SDK_PFC} lists the same "
-            "three modes"),
+            f"three modes; {SDK_PFC_PORT}: `interface eth1/2` / `  priority-flow-control mode auto`"),
     Command(IF_ETHERNET, "service-policy type qos input <name>", VERIFIED, QOS_GUIDE_7X,
             f"step 21: `service-policy type qos input policy-name` in (config-if); {_QOS}"),
     Command(IF_ETHERNET, "priority-flow-control watch-dog-interval on|off", UNVERIFIED, QOS_GUIDE_7X,
