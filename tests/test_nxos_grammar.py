@@ -169,6 +169,8 @@ def test_a_misspelt_or_misplaced_command_is_refused_at_its_word(case: str) -> No
     caret = line.strip().index(word) if word else len(line.strip())
     assert error.column == caret
     assert str(error).splitlines()[-2:] == [" " * caret + "^", message]
+    # what the grammar adds: the target's value checks alone let every one of these lines through
+    assert target.refusals([line.strip()], target.parse(text)) == []
 
 
 def test_a_line_deeper_than_a_mode_is_read_in_that_mode() -> None:

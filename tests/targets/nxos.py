@@ -28,6 +28,12 @@ configure replace waiting for its commit). Commands implemented, with NX-OS's do
   this daemon, with its deadline in ``pending.json``: it fires whoever is connected, and a restarted daemon
   still honours it.
 
+* Grammar, not only values: before ``configure replace`` or ``rollback running-config file|checkpoint`` changes
+  anything, every line of the file must parse in its mode under the command table of tests/targets/nxos_grammar.py
+  (each form citing the Cisco text it was checked against, or marked unverified); the first that does not stops
+  the operation with NX-OS's ``% Invalid command at '^' marker.`` (or ``% Incomplete command …``), the line and
+  the caret, and the running config stays as it was. ``show diff rollback-patch`` stays a text diff.
+
 The wording of outputs and errors (status lines, ``Configure replace failed``) is this target's, modelled on the
 guide's examples; the guide's exact strings were not all readable here. Every command is logged (method and
 command, never credentials) to ``NXOS_TARGET_LOG``.
