@@ -28,6 +28,12 @@ configure replace waiting for its commit). Commands implemented, with NX-OS's do
   this daemon, with its deadline in ``pending.json``: it fires whoever is connected, and a restarted daemon
   still honours it.
 
+* Grammar, not only values: before ``configure replace`` or ``rollback running-config file|checkpoint`` changes
+  anything, every line of the file must parse in its mode under the command table of tests/targets/nxos_grammar.py
+  (each form citing the Cisco text it was checked against, or marked unverified); the first that does not stops
+  the operation with NX-OS's ``% Invalid command at '^' marker.`` (or ``% Incomplete command …``), the line and
+  the caret, and the running config stays as it was. ``show diff rollback-patch`` stays a text diff.
+
 The wording of outputs and errors (status lines, ``Configure replace failed``) is this target's, modelled on the
 guide's examples; the guide's exact strings were not all readable here. Every command is logged (method and
 command, never credentials) to ``NXOS_TARGET_LOG``.
@@ -36,6 +42,7 @@ command, never credentials) to ``NXOS_TARGET_LOG``.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import re
@@ -49,7 +56,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# The command table every config file is parsed under. At run time the target is the module tests.targets.nxos
+# (the lab's launcher puts the checkout on sys.path); mypy reads tests/ as top-level modules (no __init__.py).
+if TYPE_CHECKING:
+    import nxos_grammar
+else:
+    nxos_grammar = importlib.import_module("tests.targets.nxos_grammar")
 
 TOOLS = ("nxapi-server",)
 DAEMON = "nxapi-server"
@@ -420,6 +434,7 @@ def _configure_replace(device: Device, match: re.Match[str]) -> Result:
         raise CliError("% Invalid value: commit-timeout takes 30-3600 seconds")
     before = device.running()
     user = device.source("file", match.group(1))
+    _grammar_check(device, "file", match.group(1), "Configure replace")
     _version_check(before, user)
     lines = patch(before, user)
     problems = refusals(lines, user)
@@ -438,6 +453,19 @@ def _configure_replace(device: Device, match: re.Match[str]) -> Result:
             "Collecting Running-Config\n#Generating Rollback Patch\nExecuting Rollback Patch\n"
             "Generating Running-config for verification\nGenerating Patch for verification\n"
             "Verification is Successful.\n" + timer + "Configure replace completed successfully.\n")
+
+
+def _grammar_check(device: Device, kind: str, name: str, operation: str) -> None:
+    """Every line of the file (or checkpoint) parses in its mode under the command table (tests/targets/
+    nxos_grammar.py), before anything changes: a misspelt keyword or a command in the wrong mode stops the
+    operation with the parser's marker, as the replace's pre-check of the user file does on a switch."""
+    path = device.bootflash(name) if kind == "file" else device.checkpoint(name)
+    try:
+        nxos_grammar.check(path.read_text())
+    except nxos_grammar.GrammarError as refused:
+        device.set_status(f"{operation} to user config", "Failed", file=name)
+        raise CliError(f"Pre-check for User config FAILED: {name} {refused}\n{operation} failed. The running "
+                       "configuration was not changed.") from None
 
 
 def _version_check(running: list[Stanza], user: list[Stanza]) -> None:
@@ -479,6 +507,7 @@ def _rollback(device: Device, match: re.Match[str]) -> Result:
     if device.pending() is not None:
         raise CliError("Configure replace with commit-timeout is in progress: run 'configure replace commit' first")
     target = device.source(match.group(1), match.group(2))
+    _grammar_check(device, match.group(1), match.group(2), "Rollback")
     problems = refusals(patch(device.running(), target), target)
     if problems:
         raise CliError("Rollback failed. The original configuration was restored.\n" +
