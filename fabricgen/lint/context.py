@@ -237,6 +237,11 @@ class LintContext:
         self.data_links: list[Link]  # links whose both ends carry data (host, fabric or RDMA ports)
         self.peers, self.links, self.data_links = _cabling(self.ends, self._index.resolve)
         self._capabilities: dict[str, Capability] = {}
+        self._switch_ports_by_name = {device.name: own for device, own in self.switch_ports}
+
+    def switch_ports_of(self, device: DeviceModel) -> list[End]:
+        """Every port of switch ``device`` (none for a host)."""
+        return self._switch_ports_by_name.get(device.name, [])
 
     def end(self, device: str, port: str) -> End | None:
         return self._index.get(device, port)

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, end_source, port_source
-from fabricgen.model import PolicyModel
+from fabricgen.lint.rules._util import Problem, device_source, end_source, per_port_qos, port_source
+from fabricgen.model import DeviceModel, PolicyModel, QosModel
 
 
 @rule("FG-CLS-001", "dscp-unmapped", "error", "every DSCP maps to exactly one traffic class on every switch")
@@ -16,14 +16,18 @@ def dscp_unmapped(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     so a mis-marked flow silently changes class. SONiC's own templates list all 64 code points.
 
     Fix: map all 64 DSCPs (fabricgen renders all 64; give one intent class `dscp: default`)."""
-    for device in ctx.switches:
-        if device.qos is None:
-            continue
-        missing = sorted(set(range(64)) - set(device.qos.dscp_to_tc))
-        if missing:
-            yield r.finding(device.name, f"DSCPs {missing[:8]}{'…' if len(missing) > 8 else ''} map to no traffic "
-                            f"class ({len(missing)} of 64)", "map every DSCP; give one class `dscp: default`",
-                            source=device_source(device.name))
+    yield from per_port_qos(ctx, r, _unmapped_dscps, lambda d: d.qos.dscp_to_tc if d.qos else None)
+
+
+def _unmapped_dscps(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    if qos.trust != "dscp":
+        return []  # a port that does not classify by DSCP uses no DSCP map (FG-CLS-002 reports it)
+    missing = sorted(set(range(64)) - set(qos.dscp_to_tc))
+    if not missing:
+        return []
+    return [(f"DSCPs {missing[:8]}{'…' if len(missing) > 8 else ''} map to no traffic class ({len(missing)} of 64)",
+             "map every DSCP; give one class `dscp: default`", f"map DSCPs {missing[:8]}"
+             f"{'…' if len(missing) > 8 else ''} to a traffic class", device_source(device.name))]
 
 
 @rule("FG-CLS-002", "roce-dscp-not-lossless", "error", "the RoCE DSCP lands on a lossless priority everywhere")
