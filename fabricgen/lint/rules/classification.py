@@ -8,6 +8,7 @@ from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import Problem, device_source, end_source, per_port_qos, port_source
 from fabricgen.model import DeviceModel, PolicyModel, QosModel
+from fabricgen.schema.intent import CE
 
 
 @rule("FG-CLS-001", "dscp-unmapped", "error", "every DSCP maps to exactly one traffic class on every switch")
@@ -144,6 +145,10 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     DSCP<<2 plus ECN bits. NCCL's default is 0 — DSCP 0, a lossy class — the most common reason NCCL is slower
     than a point-to-point test.
 
+    The two low bits are the ECN field: CE (3, Congestion Experienced) there marks every packet congested before it
+    leaves the host, so each one draws a CNP and DCQCN throttles a sender nothing congested (RFC 3168 code points;
+    the intent refuses rdma.tos_ecn_bits 3 at load).
+
     Fix: set both to the RoCE DSCP<<2 (104 for DSCP 26), as fabricgen's nccl.env and script do."""
     policy = ctx.policy
     if policy is None:
@@ -152,11 +157,19 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for host, nics in ctx.host_nics:
         assert host.host is not None
         for nic in nics:
-            if nic.roce_tos >> 2 != policy.rdma_dscp:
+            if nic.roce_tos & CE == CE:
+                yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} carries ECN CE (Congestion Experienced): "
+                                "every RoCE packet leaves the host marked congested", f"cma_roce_tos -t {want}",
+                                port=nic.interface, source=port_source(host.name, nic.interface))
+            elif nic.roce_tos >> 2 != policy.rdma_dscp:
                 yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} is DSCP {nic.roce_tos >> 2}, RoCE is DSCP "
                                 f"{policy.rdma_dscp}", f"cma_roce_tos -t {want}", port=nic.interface,
                                 source=port_source(host.name, nic.interface))
         tc = host.host.nccl_env.get("NCCL_IB_TC")
+        if tc is not None and tc.isdigit() and int(tc) & CE == CE:
+            yield r.finding(host.name, f"NCCL_IB_TC {tc} carries ECN CE (Congestion Experienced): every NCCL packet "
+                            "leaves the host marked congested", f"NCCL_IB_TC={want}", source=device_source(host.name))
+            continue
         if tc is None or not tc.isdigit() or int(tc) >> 2 != policy.rdma_dscp:
             # Say which DSCP the value carries, as for cma_roce_tos: "NCCL_IB_TC is 26, not DSCP 26" (the DSCP
             # written where the ToS byte belongs) read as a contradiction.
