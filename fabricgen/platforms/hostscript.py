@@ -182,6 +182,9 @@ class ScriptFile:
 
     def words(self, text: str, line: int) -> list[str]:
         """``text`` split as bash would (comments dropped); unbalanced quotes are the script's error."""
+        fast = plain_words(text)  # lint helper (issue 26): shlex is most of `lint --configs` on hosts
+        if fast is not None:
+            return fast
         try:
             return shlex.split(text, comments=True)
         except ValueError as exc:  # unbalanced quotes
@@ -313,3 +316,35 @@ def read(skeleton: DeviceModel, files: Mapping[str, str], script_file: ScriptFil
     else:
         host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
     return skeleton.model_copy(update={"host": host})
+
+
+# --- lint helper (issue 26): a fast path for shlex.split ---------------------------------------------------
+# Bare runs, '…' and "…" segments, and the whitespace between words; a line without a backslash or `#` is split by
+# these alone exactly as shlex.split(posix, comments=True) splits it (inside "…" only a backslash escapes).
+_SEGMENT = re.compile(r"(\s+)|([^\s'\"]+)|'([^']*)'|\"([^\"]*)\"")
+
+
+def plain_words(text: str) -> list[str] | None:
+    """``text`` split into shell words when it has no backslash, no ``#`` and balanced quotes; else None (the caller
+    falls back to shlex, which also reports unbalanced quotes)."""
+    if "\\" in text or "#" in text:
+        return None
+    words: list[str] = []
+    current: list[str] | None = None  # the word being built (None: between words)
+    at = 0
+    for match in _SEGMENT.finditer(text):
+        if match.start() != at:
+            return None  # an unbalanced quote: not a segment
+        at = match.end()
+        if match.group(1) is not None:
+            if current is not None:
+                words.append("".join(current))
+            current = None
+            continue
+        piece = next(group for group in match.groups()[1:] if group is not None)
+        current = [*(current or []), piece]
+    if at != len(text):
+        return None
+    if current is not None:
+        words.append("".join(current))
+    return words
