@@ -65,7 +65,7 @@ class Nic:
     The TSA and ETS-share vectors become tuples, so rules can key on them."""
 
     __slots__ = ("cnp_dscp", "cnp_priority", "dcqcn_enabled", "dcqcn_priorities", "dscp2prio", "interface", "mtu",
-                 "peer", "pfc", "roce_tos", "tcbw", "trust", "tsa")
+                 "peer", "pfc", "prio_tc", "roce_tos", "tcbw", "trust", "tsa")
 
     def __init__(self, nic: NicModel) -> None:
         self.interface = nic.interface
@@ -74,6 +74,7 @@ class Nic:
         self.trust = nic.trust
         self.pfc = nic.pfc
         self.tsa = tuple(nic.tsa)
+        self.prio_tc = tuple(nic.prio_tc)
         self.tcbw = tuple(nic.tcbw)
         self.dscp2prio = nic.dscp2prio
         self.dcqcn_priorities = nic.dcqcn_priorities

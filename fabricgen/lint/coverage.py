@@ -90,6 +90,7 @@ COVERAGE: dict[str, Coverage] = {
     "FG-SCH-002": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-SCH-003": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-SCH-004": Coverage(BOTH, ("tsa", "tcbw", "prio_tc"), NIC),
+    "FG-SCH-005": Coverage(BOTH, ("tsa", "tcbw", "prio_tc", "qos"), f"{NIC} against its switch port's queues"),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricgen.lint.context import LintContext
+from fabricgen.lint.context import LintContext, Nic
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import Problem, device_source, per_port_qos, port_source, queue_settings
 from fabricgen.model import DeviceModel, QosModel
@@ -91,3 +91,53 @@ def strict_may_starve(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                 for q in qos.queues if q.scheduler == "strict" and q.traffic_class != cnp]
 
     yield from per_port_qos(ctx, r, unlimited_strict, queue_settings)
+
+
+@rule("FG-SCH-005", "nic-ets-differs-from-switch", "error",
+      "a NIC schedules each class as its switch port does (strict or the same DWRR share)")
+def nic_ets_differs_from_switch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """The NIC's ETS decides what leaves the host, the switch port's schedulers what leaves the switch towards it.
+    Both carry the same classes: a class strict on one side and weighted on the other, or weighted with another
+    share, gives it a different bandwidth guarantee on the way up than on the way down — RoCE starved by bulk
+    traffic on the host's uplink while the fabric protects it, or CNPs queued behind data at the NIC. Shares are
+    compared as each side's part of its weighted total (SONiC's DWRR weights are relative).
+
+    Fix: the NIC's ETS (`mlnx_qos --tsa/--tcbw`, `dcb ets`) as the switch port's queues: fabricgen's host script
+    derives both from the intent's classes."""
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            end = ctx.end(host.name, nic.interface)
+            switch = ctx.peer_of(end) if end is not None else None
+            if switch is None or switch.qos is None or not switch.qos.queues:
+                continue
+            wrong = _ets_disagreements(nic, switch.qos)
+            if wrong:
+                yield r.finding(host.name, f"the NIC schedules classes unlike {switch.name}: {'; '.join(wrong)}",
+                                "give the NIC's ETS the switch port's strictness and shares (fabricgen's host script "
+                                "does)", port=nic.interface, peer=switch.name,
+                                source=port_source(host.name, nic.interface))
+
+
+def _shares(weights: dict[int, int]) -> dict[int, float]:
+    total = sum(weights.values())
+    return {key: weight * 100 / total for key, weight in weights.items()} if total else {}
+
+
+def _ets_disagreements(nic: Nic, qos: QosModel) -> list[str]:
+    """``priority p: NIC …, switch …`` for each class the two sides schedule differently."""
+    switch_dwrr = _shares({q.traffic_class: q.weight or 0 for q in qos.queues if q.scheduler == "dwrr"})
+    nic_dwrr = _shares({tc: bw for tc, (mode, bw) in enumerate(zip(nic.tsa, nic.tcbw, strict=True)) if mode == "ets"})
+    wrong = []
+    for queue in sorted(qos.queues, key=lambda q: q.traffic_class):
+        tc = nic.prio_tc[queue.traffic_class] if queue.traffic_class < len(nic.prio_tc) else None
+        if tc is None:
+            continue
+        nic_mode = nic.tsa[tc]
+        switch_share = switch_dwrr.get(queue.traffic_class, 0)
+        switch_text = "strict" if queue.scheduler == "strict" else f"DWRR {switch_share:.0f} %"
+        nic_text = "strict" if nic_mode == "strict" else f"ETS {nic_dwrr.get(tc, 0):.0f} %"
+        same_mode = (nic_mode == "strict") == (queue.scheduler == "strict")
+        if not same_mode or (queue.scheduler == "dwrr" and
+                             abs(nic_dwrr.get(tc, 0) - switch_share) >= 1):
+            wrong.append(f"priority {queue.traffic_class}: NIC {nic_text} (TC {tc}), switch {switch_text}")
+    return wrong
