@@ -321,30 +321,18 @@ def read(skeleton: DeviceModel, files: Mapping[str, str], script_file: ScriptFil
 # --- lint helper (issue 26): a fast path for shlex.split ---------------------------------------------------
 # Bare runs, '…' and "…" segments, and the whitespace between words; a line without a backslash or `#` is split by
 # these alone exactly as shlex.split(posix, comments=True) splits it (inside "…" only a backslash escapes).
-_SEGMENT = re.compile(r"(\s+)|([^\s'\"]+)|'([^']*)'|\"([^\"]*)\"")
+_WORD = re.compile(r"(?:[^\s'\"]++|'[^']*+'|\"[^\"]*+\")++")  # possessive: no backtracking on a bad line
+_LINE = re.compile(r"\s*+(?:(?:[^\s'\"]++|'[^']*+'|\"[^\"]*+\")++\s*+)*+")
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
 def plain_words(text: str) -> list[str] | None:
     """``text`` split into shell words when it has no backslash, no ``#`` and balanced quotes; else None (the caller
     falls back to shlex, which also reports unbalanced quotes)."""
-    if "\\" in text or "#" in text:
+    if "\\" in text or "#" in text or not _LINE.fullmatch(text):
         return None
-    words: list[str] = []
-    current: list[str] | None = None  # the word being built (None: between words)
-    at = 0
-    for match in _SEGMENT.finditer(text):
-        if match.start() != at:
-            return None  # an unbalanced quote: not a segment
-        at = match.end()
-        if match.group(1) is not None:
-            if current is not None:
-                words.append("".join(current))
-            current = None
-            continue
-        piece = next(group for group in match.groups()[1:] if group is not None)
-        current = [*(current or []), piece]
-    if at != len(text):
-        return None
-    if current is not None:
-        words.append("".join(current))
-    return words
+    return [_unquote(word) if "'" in word or '"' in word else word for word in _WORD.findall(text)]
+
+
+def _unquote(word: str) -> str:
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), word)
