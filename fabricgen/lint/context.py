@@ -64,8 +64,8 @@ class Nic:
     """One RDMA NIC of a host: the NicModel fields rules read, copied into slots once (as End does for ports).
     The TSA and ETS-share vectors become tuples, so rules can key on them."""
 
-    __slots__ = ("cnp_dscp", "cnp_priority", "dcqcn_enabled", "dcqcn_priorities", "dscp2prio", "interface", "mtu",
-                 "peer", "pfc", "prio_tc", "roce_tos", "tcbw", "trust", "tsa")
+    __slots__ = ("cnp_dscp", "cnp_priority", "dcbx", "dcqcn_enabled", "dcqcn_priorities", "dscp2prio", "interface",
+                 "mtu", "peer", "pfc", "prio_tc", "roce_mode", "roce_tos", "tcbw", "trust", "tsa")
 
     def __init__(self, nic: NicModel) -> None:
         self.interface = nic.interface
@@ -82,6 +82,8 @@ class Nic:
         self.cnp_dscp = nic.cnp_dscp
         self.cnp_priority = nic.cnp_priority
         self.roce_tos = nic.roce_tos
+        self.roce_mode = nic.roce_mode
+        self.dcbx = nic.dcbx
 
 
 # One cable: (a, b), `a` being the end listed first in device/port order.

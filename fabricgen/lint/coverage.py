@@ -24,6 +24,7 @@ class Coverage:
     reads: tuple[str, ...]
     scope: str
     note: str = ""
+    readers: tuple[str, ...] = ()  # platforms whose reader reads what the rule judges, where no port setting says so
 
 
 BOTH = ("intent", "configs")
@@ -32,6 +33,7 @@ PER_QOS = "each switch port's own QoS (a port whose config binds its own maps, q
 NIC = "each RDMA NIC (device:interface)"
 LINK = "each cable (device:port ↔ device:port)"
 PORT = "each port (device:port)"
+HOST_READERS = ("connectx", "linux-dcb")
 
 COVERAGE: dict[str, Coverage] = {
     "FG-BUF-001": Coverage(BOTH, ("cable_m",), "each lossless switch port"),
@@ -44,6 +46,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-CLS-003": Coverage(BOTH, ("trust",), NIC),
     "FG-CLS-004": Coverage(BOTH, ("dscp2prio", "qos"), f"{NIC} against its switch port's map"),
     "FG-CLS-005": Coverage(BOTH, ("roce_tos",), f"{NIC}; each host's nccl.env"),
+    "FG-CLS-007": Coverage(("configs",), (), NIC, readers=HOST_READERS,
+                           note="resolve always gives RoCE v2; read from each host script's RoCE mode line"),
     "FG-CLS-006": Coverage(BOTH, SWITCH_QOS, "each switch against the fabric"),
     "FG-ECN-001": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-002": Coverage(BOTH, ("qos", "headroom", "pfc_priorities"), PER_QOS,
@@ -74,6 +78,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-PFC-002": Coverage(BOTH, SWITCH_QOS, "each switch"),
     "FG-PFC-003": Coverage(BOTH, ("qos", "pfc_priorities"), "each lossless switch port"),
     "FG-PFC-004": Coverage(BOTH, SWITCH_QOS, PER_QOS),
+    "FG-PFC-009": Coverage(("configs",), (), NIC, readers=HOST_READERS,
+                           note="resolve always gives host-controlled DCBX; read from each host script's DCBX line"),
     "FG-PFC-005": Coverage(BOTH, ("pfc_priorities", "pfc"), f"{PORT}; {NIC}"),
     "FG-PFC-006": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-PFC-007": Coverage(BOTH, SWITCH_QOS, "each lossless switch port, by its own PFC priorities",
@@ -97,6 +103,8 @@ COVERAGE: dict[str, Coverage] = {
 def covered_platforms(coverage: Coverage) -> list[str]:
     """The platforms whose config reader reads a setting the rule judges (all, for "*")."""
     names = platform_names()
+    if coverage.readers:
+        return list(coverage.readers)
     if "*" in coverage.reads:
         return names
     return [name for name in names if set(coverage.reads) & set(get_platform(name).capability.port_settings)]

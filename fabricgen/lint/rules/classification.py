@@ -177,3 +177,20 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                 f"NCCL_IB_TC is {tc or 'unset (NCCL uses 0)'}"
             yield r.finding(host.name, f"{got}, RoCE is DSCP {policy.rdma_dscp}", f"NCCL_IB_TC={want}",
                             source=device_source(host.name))
+
+
+@rule("FG-CLS-007", "roce-v1-on-routed-fabric", "error", "NICs run RoCE v2, the version routers forward")
+def roce_v1_on_routed_fabric(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """RoCE v1 is an Ethernet protocol of its own (Ethertype 0x8915) with no IP header: it never crosses a routed
+    hop, and no switch can classify it by DSCP. A NIC whose RDMA-CM default mode is v1 reaches only hosts on its own
+    leaf port's subnet — in a routed leaf/spine fabric, none — and connections fall back or fail.
+
+    Fix: RoCE v2 as the RDMA-CM default (`cma_roce_mode -d <dev> -p 1 -m 2`; generic NICs: write "RoCE v2" to the
+    RDMA-CM configfs default_roce_mode), as fabricgen's host script does."""
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            if nic.roce_mode == 1:
+                yield r.finding(host.name, "the RDMA-CM default RoCE mode is v1 (Ethertype 0x8915, no IP header): it "
+                                "cannot cross the routed fabric", "make RoCE v2 the default (cma_roce_mode -m 2, or "
+                                "'RoCE v2' in the RDMA-CM configfs default_roce_mode)", port=nic.interface,
+                                source=port_source(host.name, nic.interface))

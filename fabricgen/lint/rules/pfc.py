@@ -249,3 +249,21 @@ def _pfc_queue_problems(qos: QosModel, lossless: frozenset[int]) -> list[Problem
                              f"map PFC priority {priority} to queue {sending} (it maps to queue {paused})",
                              ("intent", "qos", "classes")))
     return problems
+
+
+@rule("FG-PFC-009", "nic-dcbx-not-host-controlled", "error", "the host, not DCBX negotiation, sets a NIC's PFC and ETS")
+def nic_dcbx_not_host_controlled(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """With DCBX left to the NIC's firmware (ConnectX `mlnx_qos -d fw`) or to an LLDP agent, the PFC and ETS the
+    NIC runs are whatever it negotiates with the switch port: the host script's settings may be replaced at the
+    next LLDP exchange, and a switch that advertises nothing (or another PFC set) leaves the NIC without the
+    fabric's lossless priority — a fault no config shows.
+
+    Fix: host-controlled DCBX (`mlnx_qos -i <if> -d os`; generic NICs: `dcb dcbx set dev <if> host ieee`), as
+    fabricgen's host script sets it."""
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            if nic.dcbx == "firmware":
+                yield r.finding(host.name, "DCBX is left to the NIC firmware or an LLDP agent: the PFC and ETS it runs "
+                                "are negotiated with the switch, not the host's", "host-controlled DCBX (mlnx_qos -d "
+                                "os; dcb dcbx set dev IF host ieee)", port=nic.interface,
+                                source=port_source(host.name, nic.interface))
