@@ -149,6 +149,15 @@ def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]
     assert error.value.line == line_of(bad, '"jumbo"') and error.value.line > start
 
 
+def test_sonic_weight_outside_the_yang_range_names_its_line(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """A DWRR weight SONiC's YANG refuses (uint8 1..100) is the config's error at its line, not a share of -7 %."""
+    bad = edit(golden("leaf1", "sonic")["config_db.json"], '"weight": "40"', '"weight": "-4"')
+    with pytest.raises(ConfigReadError, match=r"weight: -4 is outside 1-100 \(sonic-scheduler.yang\)") as error:
+        read_over("leaf1", {"config_db.json": bad})
+    assert error.value.line == line_of(bad, '"weight": "-4"')
+
+
 # --- EOS ----------------------------------------------------------------------------------------------
 
 def test_eos_hand_edited_mtu(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:

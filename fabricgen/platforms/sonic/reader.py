@@ -630,8 +630,13 @@ def _scheduler(db: _Db, name: str) -> tuple[Literal["strict", "dwrr"], int | Non
     class_name = name.removeprefix("scheduler.") if name.startswith("scheduler.") else None
     if str(entry.get("type", "")).upper() == "STRICT":
         return "strict", None, class_name
-    weight = entry.get("weight")
-    return "dwrr", db.number(weight, "SCHEDULER", name, "weight") if weight is not None else None, class_name
+    if entry.get("weight") is None:
+        return "dwrr", None, class_name
+    weight = db.number(entry["weight"], "SCHEDULER", name, "weight")
+    if not 1 <= weight <= 100:  # sonic-scheduler.yang: leaf weight, uint8 range "1..100"
+        raise db.error(f"SCHEDULER|{name}|weight: {weight} is outside 1-100 (sonic-scheduler.yang)", "SCHEDULER",
+                       name, "weight")
+    return "dwrr", weight, class_name
 
 
 def _ecn(db: _Db, name: str) -> EcnThresholds | None:
