@@ -188,6 +188,12 @@ class NicModel(Resolved):
     cable_m: int | None = None
     peer: str | None = None
     xoff_bytes: int = Field(description="mlx5 port_buffer.c xoff for this speed/cable/MTU")
+    # Read from a host's config only (resolve leaves both None, so resolved models and their dumps are unchanged):
+    roce_mode: Literal[1] | None = Field(default=None, description="1: the NIC's RDMA-CM default RoCE mode is v1, "
+                                         "as its config sets it; None: RoCE v2, what fabricgen sets")
+    dcbx: Literal["firmware"] | None = Field(default=None, description="firmware: DCBX left to the NIC firmware or "
+                                             "an LLDP agent, as its config sets it; None: host-controlled, what "
+                                             "fabricgen sets")
 
 
 class HostModel(Resolved):

@@ -298,3 +298,17 @@ def test_bundled_examples_lint_clean() -> None:
     report = lint(resolve(loaded.intent, loaded.inventory, loaded.locate))
     assert {(w.finding.rule, w.finding.device) for w in report.waived} == {
         ("FG-ECN-003", d) for d in ("leaf1", "leaf2", "spine1", "spine2")}
+
+
+def test_every_rule_says_which_roads_and_platforms_it_covers() -> None:
+    """docs/rules.md's "Covers" line comes from fabricgen.lint.coverage: a rule without an entry there would have
+    none, and a setting no reader declares would claim no platform."""
+    from fabricgen.lint.coverage import COVERAGE, covered_platforms
+    from fabricgen.platforms import get_platform, platform_names
+
+    assert sorted(COVERAGE) == sorted(r.id for r in all_rules())
+    declared = {s for name in platform_names() for s in get_platform(name).capability.port_settings} | {"*"}
+    for rule_id, coverage in COVERAGE.items():
+        assert set(coverage.reads) <= declared, rule_id
+        if coverage.reads and "configs" in coverage.roads:
+            assert covered_platforms(coverage), f"{rule_id} reads nothing any config reader reads"

@@ -25,6 +25,8 @@ EXPECTED = {
     ("FG-MTU-005", "spine1:Ethernet3/1 ↔ leaf2:Ethernet224"),  # MTU 1500 in effect, not the intent's 9100
     # pfcwd_sw_enable still says 3: the SONiC watchdog watches priority 3, not the port's lossless 4
     ("FG-PFC-003", "leaf1:Ethernet0"),
+    # PFC now pauses priority 4, whose traffic class the port's TC→PG map (ROCE) sends to lossy PG 0: no headroom
+    ("FG-PFC-007", "leaf1:Ethernet0"),
     # Each edit is also a setting that differs from the intent.
     ("FG-CFG-001", "leaf1:Ethernet0"),
     ("FG-CFG-001", "node3:ens1f0np0"),

@@ -332,5 +332,5 @@ def test_a_drifted_device_is_told_to_fix_the_device(copy: Callable[[str], Path])
     assert code == 1
     [found] = [f for f in json.loads(output)["findings"] if f["rule"] == "FG-ECN-002"]
     assert found["device"] == "leaf1" and "after the headroom its config reserves" in found["message"]
-    assert found["fix"].startswith("on leaf1: lower queue 3's ECN maximum threshold below ")
+    assert found["fix"].startswith("on leaf1: lower queue 3's ECN maximum threshold (40 MB) below ")
     assert "ecn.max" not in found["fix"]

@@ -149,6 +149,15 @@ def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]
     assert error.value.line == line_of(bad, '"jumbo"') and error.value.line > start
 
 
+def test_sonic_weight_outside_the_yang_range_names_its_line(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """A DWRR weight SONiC's YANG refuses (uint8 1..100) is the config's error at its line, not a share of -7 %."""
+    bad = edit(golden("leaf1", "sonic")["config_db.json"], '"weight": "40"', '"weight": "-4"')
+    with pytest.raises(ConfigReadError, match=r"weight: -4 is outside 1-100 \(sonic-scheduler.yang\)") as error:
+        read_over("leaf1", {"config_db.json": bad})
+    assert error.value.line == line_of(bad, '"weight": "-4"')
+
+
 # --- EOS ----------------------------------------------------------------------------------------------
 
 def test_eos_hand_edited_mtu(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
@@ -292,3 +301,26 @@ def test_connectx_bad_nccl_env_line(read_over: Callable[[str, dict[str, str]], D
     with pytest.raises(ConfigReadError) as error:
         read_over("node1", {**files, "nccl.env": env})
     assert (error.value.file, error.value.line) == ("nccl.env", len(env.splitlines()))
+
+
+SHELL_LINES = ["a 'b c' d", 'x"y z"w', "''", '""', "a  b", "'", '"a', "it's", '"it\'s"', "a'b'c", " lead", "trail ",
+               "a\\ b", "a # c", 'mlnx_qos -i "$ifname" --pfc \'0,0,0,1,0,0,0,0\'', "", "   "]
+
+
+def test_host_script_words_split_as_shlex_splits_them() -> None:
+    """The readers split each host-script line into words with a fast path (no shlex for lines without a backslash
+    or `#`): every line of the golden host scripts, and the quoting corner cases, split exactly as shlex does — or
+    the fast path declines and shlex decides (unbalanced quotes are still the script's error)."""
+    import shlex
+
+    from fabricgen.platforms.hostscript import plain_words
+
+    lines = [line for path in sorted(ROOT.glob("golden/**/*.sh")) for line in path.read_text().splitlines()]
+    assert len(lines) > 500
+    for line in [*lines, *SHELL_LINES]:
+        fast = plain_words(line)
+        try:
+            expected: list[str] | None = shlex.split(line, comments=True)
+        except ValueError:
+            expected = None
+        assert fast is None or fast == expected, line

@@ -64,8 +64,8 @@ class Nic:
     """One RDMA NIC of a host: the NicModel fields rules read, copied into slots once (as End does for ports).
     The TSA and ETS-share vectors become tuples, so rules can key on them."""
 
-    __slots__ = ("cnp_dscp", "cnp_priority", "dcqcn_enabled", "dcqcn_priorities", "dscp2prio", "interface", "mtu",
-                 "peer", "pfc", "roce_tos", "tcbw", "trust", "tsa")
+    __slots__ = ("cnp_dscp", "cnp_priority", "dcbx", "dcqcn_enabled", "dcqcn_priorities", "dscp2prio", "interface",
+                 "mtu", "peer", "pfc", "prio_tc", "roce_mode", "roce_tos", "tcbw", "trust", "tsa")
 
     def __init__(self, nic: NicModel) -> None:
         self.interface = nic.interface
@@ -74,6 +74,7 @@ class Nic:
         self.trust = nic.trust
         self.pfc = nic.pfc
         self.tsa = tuple(nic.tsa)
+        self.prio_tc = tuple(nic.prio_tc)
         self.tcbw = tuple(nic.tcbw)
         self.dscp2prio = nic.dscp2prio
         self.dcqcn_priorities = nic.dcqcn_priorities
@@ -81,6 +82,8 @@ class Nic:
         self.cnp_dscp = nic.cnp_dscp
         self.cnp_priority = nic.cnp_priority
         self.roce_tos = nic.roce_tos
+        self.roce_mode = nic.roce_mode
+        self.dcbx = nic.dcbx
 
 
 # One cable: (a, b), `a` being the end listed first in device/port order.
@@ -237,6 +240,11 @@ class LintContext:
         self.data_links: list[Link]  # links whose both ends carry data (host, fabric or RDMA ports)
         self.peers, self.links, self.data_links = _cabling(self.ends, self._index.resolve)
         self._capabilities: dict[str, Capability] = {}
+        self._switch_ports_by_name = {device.name: own for device, own in self.switch_ports}
+
+    def switch_ports_of(self, device: DeviceModel) -> list[End]:
+        """Every port of switch ``device`` (none for a host)."""
+        return self._switch_ports_by_name.get(device.name, [])
 
     def end(self, device: str, port: str) -> End | None:
         return self._index.get(device, port)

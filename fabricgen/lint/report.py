@@ -17,6 +17,7 @@ from urllib.parse import quote
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, Location
 from fabricgen.lint import LintReport
+from fabricgen.lint.coverage import coverage_markdown  # lint helper (issue 26)
 from fabricgen.lint.registry import CatalogEntry, Finding, catalog, catalog_entry
 from fabricgen.platforms.matrix import readers_markdown
 
@@ -211,4 +212,6 @@ def rules_markdown() -> str:
             "", readers_markdown()]
     for r in rules:
         out += ["", f"## {r.id}", "", f"`{r.name}` — {r.severity}. {r.summary}.", "", r.explanation]
+        if covers := coverage_markdown(r.id):  # lint helper (issue 26): roads and platforms per rule
+            out += ["", covers]
     return "\n".join(out) + "\n"

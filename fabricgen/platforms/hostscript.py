@@ -182,6 +182,9 @@ class ScriptFile:
 
     def words(self, text: str, line: int) -> list[str]:
         """``text`` split as bash would (comments dropped); unbalanced quotes are the script's error."""
+        fast = plain_words(text)  # lint helper (issue 26): shlex is most of `lint --configs` on hosts
+        if fast is not None:
+            return fast
         try:
             return shlex.split(text, comments=True)
         except ValueError as exc:  # unbalanced quotes
@@ -313,3 +316,23 @@ def read(skeleton: DeviceModel, files: Mapping[str, str], script_file: ScriptFil
     else:
         host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
     return skeleton.model_copy(update={"host": host})
+
+
+# --- lint helper (issue 26): a fast path for shlex.split ---------------------------------------------------
+# Bare runs, '…' and "…" segments, and the whitespace between words; a line without a backslash or `#` is split by
+# these alone exactly as shlex.split(posix, comments=True) splits it (inside "…" only a backslash escapes).
+_WORD = re.compile(r"(?:[^\s'\"]++|'[^']*+'|\"[^\"]*+\")++")  # possessive: no backtracking on a bad line
+_LINE = re.compile(r"\s*+(?:(?:[^\s'\"]++|'[^']*+'|\"[^\"]*+\")++\s*+)*+")
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+
+
+def plain_words(text: str) -> list[str] | None:
+    """``text`` split into shell words when it has no backslash, no ``#`` and balanced quotes; else None (the caller
+    falls back to shlex, which also reports unbalanced quotes)."""
+    if "\\" in text or "#" in text or not _LINE.fullmatch(text):
+        return None
+    return [_unquote(word) if "'" in word or '"' in word else word for word in _WORD.findall(text)]
+
+
+def _unquote(word: str) -> str:
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), word)

@@ -51,15 +51,43 @@ def _catch_all_class(intent: Intent) -> QosClass:
     return default if default is not None else intent.qos.classes[owner[0]]
 
 
+# Names BMCs and host management ports go by (IPMI, Dell iDRAC, HPE iLO, Lenovo XCC, generic mgmt/bmc).
+_MANAGEMENT_NAMES = ("bmc", "ipmi", "idrac", "ilo", "xcc", "mgmt")
+_SLOWEST_RDMA_MBPS = 10_000  # a port at 1G is a management port: no RoCE NIC a GPU fabric uses runs that slow
+
+
+def looks_like_management_port(port: str, speed_mbps: int | None) -> bool:
+    """Whether a host port cabled to a data switch is in fact a BMC or management port: its name says so, or it
+    runs below 10G."""
+    return port.lower().startswith(_MANAGEMENT_NAMES) or (speed_mbps is not None and speed_mbps < _SLOWEST_RDMA_MBPS)
+
+
+def _why(port: str, speed_mbps: int | None) -> str:
+    if port.lower().startswith(_MANAGEMENT_NAMES):
+        return f"its name {port!r}"
+    return f"{speed_mbps} Mb/s"
+
+
 def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -> NicModel | None:
     """One RDMA NIC of a host."""
     spec = device.data.ports[port]
     path = ("inventory", device.name, "data", "ports", port)
-    if spec.rdma_device is None:
-        ctx.problem((*path,), f"RDMA port {device.name}:{port} has no rdma_device",
-                    "set rdma_device (e.g. mlx5_0; see `rdma link show`)", rule=DEVICE_FACT_MISSING)
-        return None
     peer, link = ctx.ends.get((device.name, port), (None, None))
+    if looks_like_management_port(port, spec.speed):
+        # Never "set rdma_device" here: following that renders a RoCE script for a BMC and makes a data leaf's
+        # port lossless at 1G, with lint clean. The cable is what is wrong.
+        ctx.problem((*path, "peer"), f"{device.name}:{port} looks like a BMC or management port "
+                    f"({_why(port, spec.speed)}) but is cabled to data switch port {peer}: the management plane "
+                    "would ride the RoCE fabric",
+                    "cable it to the OOB switch (an oob-role device); only RDMA NICs go to leaves",
+                    rule="FG-MGT-004")
+        return None
+    if spec.rdma_device is None:
+        ctx.problem((*path,), f"host port {device.name}:{port} is cabled to data switch port {peer}, so it is an RDMA "
+                    "NIC, but has no rdma_device", "if it is an RDMA NIC: set rdma_device (`rdma link show` lists "
+                    "them, e.g. mlx5_0); if it is a BMC or management port: cable it to the OOB switch instead",
+                    rule=DEVICE_FACT_MISSING)
+        return None
     speed = speed_of(ctx, spec, peer)
     ets = ctx.once("nic_ets", lambda: nic_ets(ctx.intent))
     rdma = ctx.intent.rdma

@@ -122,13 +122,25 @@ class Qos(StrictModel):
     classes: dict[ClassName, QosClass] = Field(min_length=1)
 
 
+CE = 3  # the ECN field's Congestion Experienced code point (RFC 3168)
+
+
+def _not_congestion_experienced(bits: int) -> int:
+    """lint helper (issue 26): CE in the ToS is refused at the key that says it."""
+    if bits == CE:
+        raise lint_condition("FG-CLS-005", "tos_ecn_ce", "tos_ecn_bits 3 is CE (Congestion Experienced, RFC 3168): "
+                             "every RoCE packet would leave the host already marked congested, and the receiving NIC "
+                             "would send a CNP for each one; use 2 (ECT(0)), 1 (ECT(1)) or 0")
+    return bits
+
+
 class Rdma(StrictModel):
     traffic_class: ClassName = Field(alias="class", description="the QoS class that carries RoCEv2")
     dscp: Dscp | None = Field(default=None, description="DSCP applications mark RoCE with; default: the "
                                                          "class's only DSCP")
     cnp_class: ClassName = Field(description="the QoS class CNPs travel in (normally strict priority)")
     dcqcn: bool = Field(default=True, description="DCQCN reaction+notification points on the NICs")
-    tos_ecn_bits: int = Field(default=0, ge=0, le=3,
+    tos_ecn_bits: Annotated[int, AfterValidator(_not_congestion_experienced)] = Field(default=0, ge=0, le=3,
                               description="ECN bits in the application ToS byte: ToS = DSCP<<2 | bits")
     path_mtu: Literal[1024, 2048, 4096] = Field(default=4096, description="RoCE path MTU (IB MTU enum)")
     gid_index: int = Field(default=3, ge=0, le=255,

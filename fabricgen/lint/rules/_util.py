@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from fabricgen.lint.context import End, LintContext
-from fabricgen.lint.registry import KeyPath
+from fabricgen.lint.registry import Finding, KeyPath, Rule, Severity
 from fabricgen.model import DeviceModel, QosModel, QueueModel
 
 
@@ -68,3 +68,39 @@ def rdma_ecn(device: DeviceModel) -> object:
 def queue_settings(device: DeviceModel) -> object:
     """Every queue's scheduling and ECN, by index."""
     return {q.index: (q.scheduler, q.weight, q.ecn) for q in device.qos.queues} if device.qos is not None else None
+
+
+# One problem a QoS check finds: the message, the fix in the intent, the fix on the device, and the intent key
+# path the finding points at when it is about the device's own (switch-wide) QoS.
+Problem = tuple[str, str, str, KeyPath]
+
+
+def per_port_qos(ctx: LintContext, r: Rule, check: Callable[[DeviceModel, QosModel], list[Problem]],
+                 setting: Callable[[DeviceModel], object], severity: Severity | None = None) -> Iterator[Finding]:
+    """``check(device, qos)`` run on every QoS a switch applies: the switch's own (findings on the device), then
+    each data port's own where its config binds other maps, trust, queues or watchdog (a reader's ``port.qos``;
+    findings on ``device:port``). A port reports only what the switch's own QoS does not already report, so one
+    switch-wide fault stays one finding, and one port's fault names that port rather than the switch or FG-CFG-001
+    alone.
+    ``setting`` reads what the finding is about, for :func:`remedy` (device drifted vs intent asks for it)."""
+    for device, ports in ctx.switch_ports:
+        if device.qos is None:
+            continue
+        own_problems = check(device, device.qos)
+        for message, intent_fix, device_fix, source in own_problems:
+            yield r.finding(device.name, message, remedy(ctx, device, setting, intent_fix, device_fix), source=source,
+                            severity=severity)
+        reported = {problem[0] for problem in own_problems}
+        checked: dict[int, list[Problem]] = {}  # ports of one config often share one QoS object
+        for end in ports:
+            qos = end.port.qos
+            if qos is None or qos is device.qos:
+                continue
+            problems = checked.get(id(qos))
+            if problems is None:
+                problems = checked[id(qos)] = check(device, qos)
+            for message, _, device_fix, _ in problems:
+                if message not in reported:
+                    yield r.finding(device.name, f"{message} on this port (the switch's other ports do not)",
+                                    f"on {device.name}: {device_fix} on {end.port.name}", port=end.port.name,
+                                    source=end_source(end), severity=severity)

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, end_source, port_source
-from fabricgen.model import PolicyModel
+from fabricgen.lint.rules._util import Problem, device_source, end_source, per_port_qos, port_source
+from fabricgen.model import DeviceModel, PolicyModel, QosModel
+from fabricgen.schema.intent import CE
 
 
 @rule("FG-CLS-001", "dscp-unmapped", "error", "every DSCP maps to exactly one traffic class on every switch")
@@ -16,14 +17,18 @@ def dscp_unmapped(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     so a mis-marked flow silently changes class. SONiC's own templates list all 64 code points.
 
     Fix: map all 64 DSCPs (fabricgen renders all 64; give one intent class `dscp: default`)."""
-    for device in ctx.switches:
-        if device.qos is None:
-            continue
-        missing = sorted(set(range(64)) - set(device.qos.dscp_to_tc))
-        if missing:
-            yield r.finding(device.name, f"DSCPs {missing[:8]}{'…' if len(missing) > 8 else ''} map to no traffic "
-                            f"class ({len(missing)} of 64)", "map every DSCP; give one class `dscp: default`",
-                            source=device_source(device.name))
+    yield from per_port_qos(ctx, r, _unmapped_dscps, lambda d: d.qos.dscp_to_tc if d.qos else None)
+
+
+def _unmapped_dscps(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    if qos.trust != "dscp":
+        return []  # a port that does not classify by DSCP uses no DSCP map (FG-CLS-002 reports it)
+    missing = sorted(set(range(64)) - set(qos.dscp_to_tc))
+    if not missing:
+        return []
+    return [(f"DSCPs {missing[:8]}{'…' if len(missing) > 8 else ''} map to no traffic class ({len(missing)} of 64)",
+             "map every DSCP; give one class `dscp: default`", f"map DSCPs {missing[:8]}"
+             f"{'…' if len(missing) > 8 else ''} to a traffic class", device_source(device.name))]
 
 
 @rule("FG-CLS-002", "roce-dscp-not-lossless", "error", "the RoCE DSCP lands on a lossless priority everywhere")
@@ -140,6 +145,10 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     DSCP<<2 plus ECN bits. NCCL's default is 0 — DSCP 0, a lossy class — the most common reason NCCL is slower
     than a point-to-point test.
 
+    The two low bits are the ECN field: CE (3, Congestion Experienced) there marks every packet congested before it
+    leaves the host, so each one draws a CNP and DCQCN throttles a sender nothing congested (RFC 3168 code points;
+    the intent refuses rdma.tos_ecn_bits 3 at load).
+
     Fix: set both to the RoCE DSCP<<2 (104 for DSCP 26), as fabricgen's nccl.env and script do."""
     policy = ctx.policy
     if policy is None:
@@ -148,11 +157,19 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for host, nics in ctx.host_nics:
         assert host.host is not None
         for nic in nics:
-            if nic.roce_tos >> 2 != policy.rdma_dscp:
+            if nic.roce_tos & CE == CE:
+                yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} carries ECN CE (Congestion Experienced): "
+                                "every RoCE packet leaves the host marked congested", f"cma_roce_tos -t {want}",
+                                port=nic.interface, source=port_source(host.name, nic.interface))
+            elif nic.roce_tos >> 2 != policy.rdma_dscp:
                 yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} is DSCP {nic.roce_tos >> 2}, RoCE is DSCP "
                                 f"{policy.rdma_dscp}", f"cma_roce_tos -t {want}", port=nic.interface,
                                 source=port_source(host.name, nic.interface))
         tc = host.host.nccl_env.get("NCCL_IB_TC")
+        if tc is not None and tc.isdigit() and int(tc) & CE == CE:
+            yield r.finding(host.name, f"NCCL_IB_TC {tc} carries ECN CE (Congestion Experienced): every NCCL packet "
+                            "leaves the host marked congested", f"NCCL_IB_TC={want}", source=device_source(host.name))
+            continue
         if tc is None or not tc.isdigit() or int(tc) >> 2 != policy.rdma_dscp:
             # Say which DSCP the value carries, as for cma_roce_tos: "NCCL_IB_TC is 26, not DSCP 26" (the DSCP
             # written where the ToS byte belongs) read as a contradiction.
@@ -160,3 +177,20 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                 f"NCCL_IB_TC is {tc or 'unset (NCCL uses 0)'}"
             yield r.finding(host.name, f"{got}, RoCE is DSCP {policy.rdma_dscp}", f"NCCL_IB_TC={want}",
                             source=device_source(host.name))
+
+
+@rule("FG-CLS-007", "roce-v1-on-routed-fabric", "error", "NICs run RoCE v2, the version routers forward")
+def roce_v1_on_routed_fabric(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """RoCE v1 is an Ethernet protocol of its own (Ethertype 0x8915) with no IP header: it never crosses a routed
+    hop, and no switch can classify it by DSCP. A NIC whose RDMA-CM default mode is v1 reaches only hosts on its own
+    leaf port's subnet — in a routed leaf/spine fabric, none — and connections fall back or fail.
+
+    Fix: RoCE v2 as the RDMA-CM default (`cma_roce_mode -d <dev> -p 1 -m 2`; generic NICs: write "RoCE v2" to the
+    RDMA-CM configfs default_roce_mode), as fabricgen's host script does."""
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            if nic.roce_mode == 1:
+                yield r.finding(host.name, "the RDMA-CM default RoCE mode is v1 (Ethertype 0x8915, no IP header): it "
+                                "cannot cross the routed fabric", "make RoCE v2 the default (cma_roce_mode -m 2, or "
+                                "'RoCE v2' in the RDMA-CM configfs default_roce_mode)", port=nic.interface,
+                                source=port_source(host.name, nic.interface))

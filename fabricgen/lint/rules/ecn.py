@@ -7,9 +7,11 @@ from collections.abc import Iterator
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import (
+    Problem,
     device_source,
     end_source,
     kib,
+    per_port_qos,
     port_source,
     queue_for_tc,
     queue_in,
@@ -17,7 +19,7 @@ from fabricgen.lint.rules._util import (
     rdma_ecn,
     remedy,
 )
-from fabricgen.model import DeviceModel, PolicyModel
+from fabricgen.model import DeviceModel, PolicyModel, QosModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
@@ -35,14 +37,15 @@ def ecn_min_not_below_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     nothing, which makes DCQCN oscillate); kmin > kmax is refused by SONiC's YANG.
 
     Fix: kmin well below kmax (e.g. 150 KB / 1.5 MB, or the seed's 5 KB / 40 KB)."""
-    for device in ctx.switches:
-        for q in device.qos.queues if device.qos else []:
-            if q.ecn and q.ecn.min_bytes >= q.ecn.max_bytes:
-                yield r.finding(device.name, f"queue {q.index} ECN min {kib(q.ecn.min_bytes)} is not below max "
-                                f"{kib(q.ecn.max_bytes)}", remedy(
-                                    ctx, device, queue_settings, "lower ecn.min or raise ecn.max",
-                                    f"set queue {q.index}'s ECN minimum threshold below its maximum"),
-                                source=(*ECN_SOURCE, q.class_name, "ecn"))
+    yield from per_port_qos(ctx, r, _ecn_order_problems, queue_settings)
+
+
+def _ecn_order_problems(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    return [(f"queue {q.index} ECN min {kib(q.ecn.min_bytes)} is not below max {kib(q.ecn.max_bytes)}",
+             "lower ecn.min or raise ecn.max",
+             f"set queue {q.index}'s ECN minimum threshold ({kib(q.ecn.min_bytes)}) below its maximum "
+             f"({kib(q.ecn.max_bytes)})", (*ECN_SOURCE, q.class_name, "ecn"))
+            for q in qos.queues if q.ecn and q.ecn.min_bytes >= q.ecn.max_bytes]
 
 
 @rule("FG-ECN-002", "ecn-max-above-pfc-pause-point", "error", "ECN kmax below the port's PFC pause point")
@@ -59,23 +62,32 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB); on a device whose config drifted, lower
     its RoCE queue's ECN maximum threshold."""
     estimate = _HeadroomEstimate(ctx.policy)
-    for device, ports in ctx.switch_ports:
-        buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
-        if device.qos is None or buffer is None:
-            continue
-        queue = queue_for_tc(device, device.qos.rdma_priority)
-        if queue is None or queue.ecn is None:
-            continue
-        reserved = sum(estimate.size(device, end) * len(end.pfc_priorities) for end in ports if end.pfc_priorities)
-        pause_point = (buffer - reserved) // 2
-        if queue.ecn.max_bytes >= pause_point:
-            whose = "its config reserves" if ctx.from_config(device) else "the intent reserves"
-            yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point "
-                            f"≈ {kib(pause_point)} (half of the {device.asic} buffer left after the headroom "
-                            f"{whose})", remedy(ctx, device, rdma_ecn, "lower ecn.max",
-                                                f"lower queue {queue.index}'s ECN maximum threshold below "
-                                                f"{kib(pause_point)}"),
-                            source=(*ECN_SOURCE, queue.class_name, "ecn", "max"))
+    pause_points: dict[str, int | None] = {}
+
+    def above_pause_point(device: DeviceModel, qos: QosModel) -> list[Problem]:
+        if device.name not in pause_points:
+            pause_points[device.name] = _pause_point(estimate, device, ctx.switch_ports_of(device))
+        pause_point = pause_points[device.name]
+        queue = queue_in(qos, qos.rdma_priority)
+        if pause_point is None or queue is None or queue.ecn is None or queue.ecn.max_bytes < pause_point:
+            return []
+        whose = "its config reserves" if ctx.from_config(device) else "the intent reserves"
+        return [(f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point ≈ {kib(pause_point)} (half "
+                 f"of the {device.asic} buffer left after the headroom {whose})", "lower ecn.max",
+                 f"lower queue {queue.index}'s ECN maximum threshold ({kib(queue.ecn.max_bytes)}) below "
+                 f"{kib(pause_point)}", (*ECN_SOURCE, queue.class_name, "ecn", "max"))]
+
+    yield from per_port_qos(ctx, r, above_pause_point, rdma_ecn)
+
+
+def _pause_point(estimate: _HeadroomEstimate, device: DeviceModel, ports: list[End]) -> int | None:
+    """Where one congested PG pauses: half the ASIC's buffer left after the lossless headroom (None: buffer
+    size unknown)."""
+    buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
+    if buffer is None:
+        return None
+    reserved = sum(estimate.size(device, end) * len(end.pfc_priorities) for end in ports if end.pfc_priorities)
+    return (buffer - reserved) // 2
 
 
 class _HeadroomEstimate:
@@ -109,15 +121,16 @@ def ecn_min_below_frame(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     on a port get marked, and DCQCN halves their rate although the queue was never really congested.
 
     Fix: kmin ≥ the port MTU (with MTU 9100, ≥ 9.1 KB; NVIDIA uses 150 KB at 400G)."""
-    for device, ports in ctx.switch_ports:
-        data_mtus = [end.port_mtu for end in ports if end.role in ("host", "fabric")]
-        for q in device.qos.queues if device.qos and data_mtus else []:
-            if q.ecn and q.ecn.min_bytes < max(data_mtus):
-                yield r.finding(device.name, f"queue {q.index} ({q.class_name}) ECN min {kib(q.ecn.min_bytes)} is "
-                                f"below one {max(data_mtus)}-byte frame", remedy(
-                                    ctx, device, queue_settings, "raise ecn.min to at least one MTU",
-                                    f"raise queue {q.index}'s ECN minimum threshold to at least {max(data_mtus)} B"),
-                                source=(*ECN_SOURCE, q.class_name, "ecn", "min"))
+    def below_one_frame(device: DeviceModel, qos: QosModel) -> list[Problem]:
+        data_mtus = [end.port_mtu for end in ctx.switch_ports_of(device) if end.role in ("host", "fabric")]
+        frame = max(data_mtus, default=0)
+        return [(f"queue {q.index} ({q.class_name}) ECN min {kib(q.ecn.min_bytes)} is below one {frame}-byte frame",
+                 "raise ecn.min to at least one MTU",
+                 f"raise queue {q.index}'s ECN minimum threshold ({kib(q.ecn.min_bytes)}) to at least {frame} B",
+                 (*ECN_SOURCE, q.class_name, "ecn", "min"))
+                for q in qos.queues if q.ecn and q.ecn.min_bytes < frame]
+
+    yield from per_port_qos(ctx, r, below_one_frame, queue_settings)
 
 
 @rule("FG-ECN-004", "ecn-off-on-roce-queue", "error", "ECN marks on the RoCE queue of every switch")
@@ -193,16 +206,22 @@ def cnp_marking_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                                 f"set roce_np cnp_dscp {policy.cnp_dscp} and cnp_802p_prio {policy.cnp_priority} on "
                                 "the NIC", port=nic.interface,
                                 source=port_source(host.name, nic.interface))
-    for device in ctx.switches:
-        tc = device.qos.dscp_to_tc.get(policy.cnp_dscp) if device.qos else policy.cnp_priority
-        if tc != policy.cnp_priority:
-            mapped = f"→ TC {tc}" if tc is not None else "maps to no traffic class"
-            yield r.finding(device.name, f"CNP DSCP {policy.cnp_dscp} {mapped}, not the CNP class's "
-                            f"{policy.cnp_priority}", remedy(
-                                ctx, device, lambda d: d.qos.dscp_to_tc.get(policy.cnp_dscp) if d.qos else None,
-                                "map the CNP DSCP to the CNP class",
-                                f"map DSCP {policy.cnp_dscp} to traffic class {policy.cnp_priority}"),
-                            source=("intent", "rdma", "cnp_class"))
+
+    def cnp_misclassified(device: DeviceModel, qos: QosModel) -> list[Problem]:
+        if qos.trust != "dscp":
+            return []  # a port that does not classify by DSCP is FG-CLS-002's
+        tc = qos.dscp_to_tc.get(policy.cnp_dscp)
+        if tc == policy.cnp_priority:
+            return []
+        mapped = f"→ TC {tc}" if tc is not None else "maps to no traffic class"
+        return [(f"CNP DSCP {policy.cnp_dscp} {mapped}, not the CNP class's {policy.cnp_priority}",
+                 "map the CNP DSCP to the CNP class",
+                 f"map DSCP {policy.cnp_dscp} to traffic class {policy.cnp_priority} "
+                 f"(it {mapped.replace('→', 'goes to')})",
+                 ("intent", "rdma", "cnp_class"))]
+
+    yield from per_port_qos(ctx, r, cnp_misclassified,
+                            lambda d: d.qos.dscp_to_tc.get(policy.cnp_dscp) if d.qos else None)
 
 
 @rule("FG-ECN-007", "cnp-not-strict", "warning", "the CNP class is scheduled strict priority")
@@ -214,12 +233,16 @@ def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     policy = ctx.policy
     if policy is None:
         return
-    for device in ctx.switches:
-        queue = queue_for_tc(device, policy.cnp_priority)
-        if queue is not None and queue.scheduler != "strict":
-            yield r.finding(device.name, f"CNP queue {queue.index} is {queue.scheduler}, not strict", remedy(
-                ctx, device, queue_settings, "scheduling: strict for the CNP class",
-                f"schedule queue {queue.index} strict priority"), source=("intent", "rdma", "cnp_class"))
+
+    def not_strict(device: DeviceModel, qos: QosModel) -> list[Problem]:
+        queue = queue_in(qos, policy.cnp_priority)
+        if queue is None or queue.scheduler == "strict":
+            return []
+        return [(f"CNP queue {queue.index} is {queue.scheduler}, not strict", "scheduling: strict for the CNP class",
+                 f"schedule queue {queue.index} strict priority (it is {queue.scheduler})",
+                 ("intent", "rdma", "cnp_class"))]
+
+    yield from per_port_qos(ctx, r, not_strict, queue_settings)
 
 
 @rule("FG-ECN-009", "dcqcn-left-to-vendor-tool", "error", "DCQCN/CNP on hosts whose platform cannot set them")

@@ -13,7 +13,9 @@ from fabricgen.lint.rules._util import device_source, end_source, port_source
 @rule("FG-MGT-001", "mgmt-vlan-on-data-port", "error", "the management VLAN is never on a data or fabric port")
 def mgmt_vlan_on_data_port(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """BMC traffic that leaks into the data fabric competes with training traffic and spreads congestion — the
-    periodic training jitter operators of such fabrics report.
+    periodic training jitter operators of such fabrics report. The VLAN leaks wherever a port carries it: as its
+    access VLAN, as a trunk's native (untagged) VLAN — readers give a trunk's native VLAN as its access VLAN — or in
+    a trunk's tagged/allowed list (a trunk without an allowed list carries every VLAN, the management one too).
 
     Fix: the management VLAN only on OOB access ports."""
     policy = ctx.policy
@@ -21,10 +23,19 @@ def mgmt_vlan_on_data_port(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         return
     vlan = policy.mgmt_vlan
     for end in ctx.ends:
-        if end.access_vlan == vlan and end.role != "oob-access":
-            yield r.finding(end.device.name, f"management VLAN {policy.mgmt_vlan} on a {end.role} port",
-                            "remove the VLAN from this port", port=end.port.name, peer=end.peer_ref,
-                            source=end_source(end))
+        if end.role == "oob-access":
+            continue
+        tagged = end.port.tagged_vlans
+        if end.access_vlan == vlan:
+            how = "as its access VLAN" if not tagged else "as its native (untagged) VLAN"
+        elif tagged is not None and vlan in tagged:
+            how = "tagged in its trunk's allowed VLANs"
+        else:
+            continue
+        yield r.finding(end.device.name, f"management VLAN {vlan} on a {end.role} port, {how}",
+                        f"remove VLAN {vlan} from this port" + (" (switchport trunk allowed vlan remove)" if tagged
+                                                                 else ""),
+                        port=end.port.name, peer=end.peer_ref, source=end_source(end))
 
 
 @rule("FG-MGT-002", "mgmt-interface-outside-vrf", "error", "management interfaces live in the management VRF")

@@ -3,6 +3,7 @@ the intended one actually in effect in each switch port's mode."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from fabricgen.lint.context import End, LintContext
@@ -28,7 +29,8 @@ def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                             port=a.port.name, peer=b.name, source=end_source(a))
 
 
-# Every host NIC's MTU (the largest sets the bar) and the MTU of every data port that is not a NIC's.
+# The bar is the intent's host MTU; a NIC above it is judged on its own link. Reads every NIC's MTU and the MTU of
+# every data port that is not a NIC's.
 @rule("FG-MTU-002", "hop-mtu-below-host", "error", "every switch hop carries the host MTU plus L2 overhead",
       fabric_wide=FabricWide(devices=("ports.name", "ports.role", "ports.mtu", "ports.peer"),
                              hosts=("host.nics.mtu", "host.nics.interface")))
@@ -36,15 +38,30 @@ def hop_mtu_below_host(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """Hosts send IP packets of the NIC MTU; every switch port on the path must take them plus the Ethernet
     header, a VLAN tag and FCS. One 1500-byte hop in a 9000-byte fabric drops every jumbo RoCE packet.
 
-    Fix: switch MTU ≥ host MTU + 22 (9100 for hosts at 9000)."""
+    The bar is the fabric's host MTU (the intent's mtu.host; without an intent, the MTU most NICs run): a
+    switch port below it plus 22 is reported on that port. One NIC set above it is reported on that NIC's link
+    — its oversized frames are the fault, not every switch port of the fabric.
+
+    Fix: switch MTU ≥ host MTU + 22 (9100 for hosts at 9000); a NIC above the host MTU back to it."""
     host_mtus = [nic.mtu for _, nics in ctx.host_nics for nic in nics]
     policy = ctx.policy
-    needed = max(host_mtus or [policy.host_mtu if policy else 0]) + L2_OVERHEAD
+    bar = policy.host_mtu if policy is not None else Counter(host_mtus).most_common(1)[0][0] if host_mtus else 0
+    needed = bar + L2_OVERHEAD
+    hops = [end.port_mtu for end in ctx.ends if end.nic is None and end.role in ("host", "fabric")]
     for end in ctx.ends:
         if end.nic is None and end.role in ("host", "fabric") and end.port_mtu < needed:
             yield r.finding(end.device.name, f"MTU {end.port_mtu} is below host MTU + L2 overhead ({needed})",
                             f"raise the port MTU to at least {needed}", port=end.port.name, peer=end.peer_ref,
                             source=end_source(end))
+    smallest_hop = min(hops, default=None)
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            frame = nic.mtu + L2_OVERHEAD
+            if nic.mtu > bar and smallest_hop is not None and smallest_hop < frame:
+                yield r.finding(host.name, f"NIC MTU {nic.mtu} is above the fabric's host MTU {bar}: its {frame}-byte "
+                                f"frames exceed switch ports at MTU {smallest_hop}",
+                                f"set the NIC's MTU back to {bar}", port=nic.interface, peer=nic.peer,
+                                source=port_source(host.name, nic.interface))
 
 
 @rule("FG-MTU-003", "roce-path-mtu-too-big", "error", "RoCE path MTU plus headers fits the NIC MTU")

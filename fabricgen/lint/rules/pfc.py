@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
-from fabricgen.lint.rules._util import device_source, end_source, fmt_set, port_source, queue_settings, remedy
-from fabricgen.model import DeviceModel
+from fabricgen.lint.rules._util import (
+    Problem,
+    device_source,
+    end_source,
+    fmt_set,
+    per_port_qos,
+    port_source,
+    queue_settings,
+    remedy,
+)
+from fabricgen.model import DeviceModel, QosModel
 
 
 @rule("FG-PFC-001", "pfc-priority-mismatch", "error", "PFC priorities are equal at both ends of every link")
@@ -97,22 +106,28 @@ def pfc_watchdog_timing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     and out of drop mode while the storm lasts.
 
     Fix: poll ≤ detection ≤ restoration (e.g. 100 / 200 / 200 ms); EOS wants poll ≤ half the timeout."""
-    for device in ctx.switches:
-        wd = device.qos.watchdog if device.qos else None
-        if wd is None:
-            continue
-        if wd.poll_ms > wd.detection_ms:
-            yield r.finding(device.name, f"watchdog polls every {wd.poll_ms} ms but detects after "
-                            f"{wd.detection_ms} ms", remedy(
-                                ctx, device, _watchdog, "poll at most as long as detection",
-                                "set the watchdog's polling interval at most its detection time"),
-                            source=("intent", "pfc", "watchdog", "poll_ms"))
-        if wd.restoration_ms < wd.detection_ms:
-            yield r.finding(device.name, f"watchdog restores after {wd.restoration_ms} ms, faster than it detects "
-                            f"({wd.detection_ms} ms)", remedy(
-                                ctx, device, _watchdog, "restoration_ms ≥ detection_ms",
-                                "set the watchdog's restoration time at least its detection time"),
-                            source=("intent", "pfc", "watchdog", "restoration_ms"), severity="warning")
+    yield from per_port_qos(ctx, r, _watchdog_polls_too_slowly, _watchdog)
+    yield from per_port_qos(ctx, r, _watchdog_restores_too_soon, _watchdog, severity="warning")
+
+
+def _watchdog_polls_too_slowly(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    wd = qos.watchdog
+    if wd is None or wd.poll_ms <= wd.detection_ms:
+        return []
+    return [(f"watchdog polls every {wd.poll_ms} ms but detects after {wd.detection_ms} ms",
+             "poll at most as long as detection",
+             f"set the watchdog's polling interval ({wd.poll_ms} ms) at most its detection time ({wd.detection_ms} ms)",
+             ("intent", "pfc", "watchdog", "poll_ms"))]
+
+
+def _watchdog_restores_too_soon(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    wd = qos.watchdog
+    if wd is None or wd.restoration_ms >= wd.detection_ms:
+        return []
+    return [(f"watchdog restores after {wd.restoration_ms} ms, faster than it detects ({wd.detection_ms} ms)",
+             "restoration_ms ≥ detection_ms",
+             f"set the watchdog's restoration time ({wd.restoration_ms} ms) at least its detection time "
+             f"({wd.detection_ms} ms)", ("intent", "pfc", "watchdog", "restoration_ms"))]
 
 
 def _watchdog(device: DeviceModel) -> object:
@@ -142,10 +157,113 @@ def lossless_without_ecn(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     (PFC storms, victim flows). ECN lets DCQCN slow the senders before PFC has to act.
 
     Fix: give the lossless class `ecn: {min, max, probability}`."""
-    for device in ctx.switches:
-        for queue in device.qos.queues if device.qos else []:
-            if queue.lossless and queue.ecn is None:
-                yield r.finding(device.name, f"lossless queue {queue.index} ({queue.class_name}) marks no ECN",
-                                remedy(ctx, device, queue_settings, "add ecn thresholds to the class",
-                                       f"configure ECN marking on queue {queue.index}"),
-                                source=("intent", "qos", "classes", queue.class_name))
+    yield from per_port_qos(ctx, r, _lossless_queues_without_ecn, queue_settings, severity="warning")
+
+
+def _lossless_queues_without_ecn(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    return [(f"lossless queue {queue.index} ({queue.class_name}) marks no ECN", "add ecn thresholds to the class",
+             f"configure ECN marking on queue {queue.index}", ("intent", "qos", "classes", queue.class_name))
+            for queue in qos.queues if queue.lossless and queue.ecn is None]
+
+
+@rule("FG-PFC-007", "lossless-tc-outside-lossless-pg", "error",
+      "each lossless traffic class lands in a lossless priority group, and only those")
+def lossless_tc_outside_lossless_pg(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """Ingress buffering, headroom and the PAUSE decision are per priority group (PG), not per traffic class:
+    the switch reserves headroom on the lossless PGs and pauses a priority when its PG fills. A lossless TC
+    mapped to a lossy PG (SONiC's TC_TO_PRIORITY_GROUP_MAP; PG 0 when a port binds none) has no headroom and
+    drops before PAUSE can act; a lossy TC mapped into a lossless PG eats that PG's headroom and gets its
+    traffic paused with RoCE's.
+
+    Fix: map each lossless TC n to PG n and every other TC to a lossy PG (fabricgen's map: TC n → PG n for the
+    lossless TCs, PG 0 for the rest; SONiC's AZURE map does the same for TCs 3 and 4)."""
+    yield from _per_lossless_port(ctx, r, _tc_pg_problems, lambda d: d.qos.tc_to_pg if d.qos else None)
+
+
+# A check of the maps one lossless port runs: the port's QoS and the priorities its PFC pauses.
+PortCheck = Callable[[QosModel, frozenset[int]], list[Problem]]
+
+
+def _per_lossless_port(ctx: LintContext, r: Rule, check: PortCheck,
+                       setting: Callable[[DeviceModel], object]) -> Iterator[Finding]:
+    """``check`` on every lossless switch port, with the QoS in effect on it and its own PFC priorities (a
+    switch read from its config has the union of its ports' PFC priorities as its lossless ones, so the port's
+    own set is what its maps must serve). When every lossless port has the same problems under the switch's own
+    QoS, they are one finding on the switch; otherwise each port's are its own."""
+    for device, ports in ctx.switch_ports:
+        if device.qos is None:
+            continue
+        found = [(end, check(end.qos, frozenset(end.pfc_priorities))) for end in ports
+                 if end.pfc_priorities and end.qos is not None]
+        shared = [problems for end, problems in found if end.qos is device.qos]
+        switch_wide = shared[0] if shared and shared[0] and all(p == shared[0] for p in shared) else []
+        for message, intent_fix, device_fix, source in switch_wide:
+            yield r.finding(device.name, message, remedy(ctx, device, setting, intent_fix, device_fix), source=source)
+        for end, problems in found:
+            if end.qos is device.qos and switch_wide:
+                continue
+            for message, _, device_fix, _ in problems:
+                yield r.finding(device.name, message, f"on {device.name}: {device_fix} on {end.port.name}",
+                                port=end.port.name, source=end_source(end))
+
+
+def _tc_pg_problems(qos: QosModel, lossless: frozenset[int]) -> list[Problem]:
+    problems: list[Problem] = []
+    for tc in sorted(lossless):
+        pg = qos.tc_to_pg.get(tc)
+        if pg not in lossless:
+            got = f"PG {pg}" if pg is not None else "no priority group (the ASIC's default PG 0)"
+            problems.append((f"lossless traffic class {tc} → {got}, which holds no lossless headroom (lossless PGs "
+                             f"{fmt_set(lossless)})", f"map TC {tc} to PG {tc} (qos maps)",
+                             f"map traffic class {tc} to priority group {tc} (it goes to {got})",
+                             ("intent", "qos", "classes")))
+    for tc, pg in sorted(qos.tc_to_pg.items()):
+        if tc not in lossless and pg in lossless:
+            problems.append((f"lossy traffic class {tc} → lossless PG {pg}: its traffic shares RoCE's headroom and "
+                             "pauses", f"map TC {tc} to a lossy PG", f"map traffic class {tc} to a lossy priority "
+                             f"group (PG 0), not lossless PG {pg}", ("intent", "qos", "classes")))
+    return problems
+
+
+@rule("FG-PFC-008", "pfc-pauses-another-queue", "error",
+      "a PAUSE for priority p stops the queue traffic class p egresses on")
+def pfc_pauses_another_queue(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A PFC frame names a priority; the switch stops the egress queue its PFC-priority→queue map gives for it
+    (SONiC MAP_PFC_PRIORITY_TO_QUEUE). If that is not the queue the lossless traffic class egresses on
+    (TC→queue map), a PAUSE from the peer stops some other queue while RoCE keeps sending into a full
+    buffer downstream — drops on a 'lossless' class — and the other queue stalls for nothing.
+
+    Fix: map PFC priority n to the queue TC n egresses on (identity maps, as SONiC's AZURE maps and fabricgen)."""
+    yield from _per_lossless_port(ctx, r, _pfc_queue_problems,
+                            lambda d: (d.qos.pfc_priority_to_queue, d.qos.tc_to_queue) if d.qos else None)
+
+
+def _pfc_queue_problems(qos: QosModel, lossless: frozenset[int]) -> list[Problem]:
+    problems: list[Problem] = []
+    for priority in sorted(lossless):
+        paused = qos.pfc_priority_to_queue.get(priority, priority)
+        sending = qos.tc_to_queue.get(priority, priority)
+        if paused != sending:
+            problems.append((f"a PAUSE for priority {priority} stops queue {paused}, but traffic class {priority} "
+                             f"egresses on queue {sending}", f"map PFC priority {priority} to queue {sending}",
+                             f"map PFC priority {priority} to queue {sending} (it maps to queue {paused})",
+                             ("intent", "qos", "classes")))
+    return problems
+
+
+@rule("FG-PFC-009", "nic-dcbx-not-host-controlled", "error", "the host, not DCBX negotiation, sets a NIC's PFC and ETS")
+def nic_dcbx_not_host_controlled(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """With DCBX left to the NIC's firmware (ConnectX `mlnx_qos -d fw`) or to an LLDP agent, the PFC and ETS the
+    NIC runs are whatever it negotiates with the switch port: the host script's settings may be replaced at the
+    next LLDP exchange, and a switch that advertises nothing (or another PFC set) leaves the NIC without the
+    fabric's lossless priority — a fault no config shows.
+
+    Fix: host-controlled DCBX (`mlnx_qos -i <if> -d os`; generic NICs: `dcb dcbx set dev <if> host ieee`), as
+    fabricgen's host script sets it."""
+    for host, nics in ctx.host_nics:
+        for nic in nics:
+            if nic.dcbx == "firmware":
+                yield r.finding(host.name, "DCBX is left to the NIC firmware or an LLDP agent: the PFC and ETS it runs "
+                                "are negotiated with the switch, not the host's", "host-controlled DCBX (mlnx_qos -d "
+                                "os; dcb dcbx set dev IF host ieee)", port=nic.interface,
+                                source=port_source(host.name, nic.interface))

@@ -121,6 +121,8 @@ def _options(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
 def _mlnx_qos(nic: _Nic, words: list[str], line: int) -> None:
     options, dscp2prio = _options(words[1:])
+    if "-d" in words[1:-1]:  # mlnx_qos -d os|fw: who runs DCBX (os: the host's settings stand; fw: the firmware's)
+        nic.values["dcbx"] = "firmware" if words[words.index("-d") + 1] == "fw" else None
     if "--trust" in options:
         if options["--trust"] not in ("dscp", "pcp"):
             raise _error(line, f"--trust: {options['--trust']!r} is not dscp or pcp")
@@ -171,6 +173,9 @@ def _command(nic: _Nic, words: list[str], line: int) -> None:
         nic.values["mtu"] = _number(words[words.index("mtu") + 1], line, "mtu", 65535)
     elif words[0] == "cma_roce_tos" and "-t" in words[:-1]:
         nic.values["roce_tos"] = _number(words[words.index("-t") + 1], line, "roce tos", 255)
+    elif words[0] == "cma_roce_mode" and "-m" in words[:-1]:
+        mode = _number(words[words.index("-m") + 1], line, "roce mode", 2)
+        nic.values["roce_mode"] = 1 if mode == 1 else None  # cma_roce_mode -m: 1 = IB/RoCE v1, 2 = RoCE v2
 
 
 _CC_FILES: dict[str, tuple[str, int]] = {"roce_np/cnp_dscp": ("cnp_dscp", 63),

@@ -140,6 +140,10 @@ def _command(nic: Nic, words: list[str], line: int) -> None:
         nic.values["mtu"] = _number(words[words.index("mtu") + 1], line, "mtu", 65535)
     elif words[:1] == ["write_file"] and len(words) == 3 and words[1].endswith("/default_roce_tos"):
         nic.values["roce_tos"] = _number(words[2], line, "roce tos", 255)
+    elif words[:1] == ["write_file"] and len(words) == 3 and words[1].endswith("/default_roce_mode"):
+        nic.values["roce_mode"] = 1 if "v1" in words[2] else None  # RDMA-CM configfs: "IB/RoCE v1" or "RoCE v2"
+    elif words[:3] == ["dcb", "dcbx", "set"]:  # `host`: the host's dcbnl settings stand; else an LLDP agent's
+        nic.values["dcbx"] = None if "host" in words[3:] else "firmware"
     elif words[:2] == ["dcb", "app"] and len(words) > 2 and words[2] in ("add", "replace", "del"):
         _dcb_app(nic, words, line)
 

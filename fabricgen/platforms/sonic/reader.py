@@ -76,7 +76,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabricgen.model import (
@@ -208,11 +208,19 @@ class _Db:
 
     tables: dict[str, Any]
     text: str
+    # Tables already checked, and maps already read: every port of a switch binds the same few maps, and checking
+    # or converting them again per port made reading a 64-port config cost 64 times one map.
+    checked: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    maps: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
 
     def table(self, name: str) -> dict[str, dict[str, Any]]:
+        found = self.checked.get(name)
+        if found is not None:
+            return found
         table = self.tables.get(name, {})
         if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
             raise self.error(f"table {name} must map keys to objects of fields", name)
+        self.checked[name] = table
         return table
 
     def error(self, message: str, *path: str) -> ConfigReadError:
@@ -622,8 +630,13 @@ def _scheduler(db: _Db, name: str) -> tuple[Literal["strict", "dwrr"], int | Non
     class_name = name.removeprefix("scheduler.") if name.startswith("scheduler.") else None
     if str(entry.get("type", "")).upper() == "STRICT":
         return "strict", None, class_name
-    weight = entry.get("weight")
-    return "dwrr", db.number(weight, "SCHEDULER", name, "weight") if weight is not None else None, class_name
+    if entry.get("weight") is None:
+        return "dwrr", None, class_name
+    weight = db.number(entry["weight"], "SCHEDULER", name, "weight")
+    if not 1 <= weight <= 100:  # sonic-scheduler.yang: leaf weight, uint8 range "1..100"
+        raise db.error(f"SCHEDULER|{name}|weight: {weight} is outside 1-100 (sonic-scheduler.yang)", "SCHEDULER",
+                       name, "weight")
+    return "dwrr", weight, class_name
 
 
 def _ecn(db: _Db, name: str) -> EcnThresholds | None:
@@ -711,8 +724,12 @@ def _bound_map(db: _Db, table: str, reference: Any) -> dict[int, int]:
     if reference is None:
         return {}
     name = _ref(reference)
-    entries = db.table(table).get(name, {})
-    return {db.number(k, table, name, k): db.number(v, table, name, k) for k, v in entries.items()}
+    found = db.maps.get((table, name))
+    if found is None:
+        entries = db.table(table).get(name, {})
+        found = db.maps[(table, name)] = {db.number(k, table, name, k): db.number(v, table, name, k)
+                                          for k, v in entries.items()}
+    return dict(found)  # each port's own copy: models built from it must not share a mutable map
 
 
 def _port_watchdog(db: _Db, port: PortModel) -> WatchdogModel | None:

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""`fabricgen lint --configs` against the intent road, in CPU seconds, on a generated fabric (issue 26 item 7).
+
+    python bench/lint_configs.py --gpus 1024 8192 [--work /tmp/bench-lint]
+
+For each size: bench/make_fabric.py writes the fabric, `fabricgen render` its configs, then two fresh processes
+time what each road costs from the same files — intent: load + resolve + lint; configs: load + resolve + read
+every config back (`lint --configs`) + lint with that evidence. Prints one line per size and the ratio; the
+target is configs ≤ 2 × intent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ROAD = """
+import json, sys, time
+from pathlib import Path
+from fabricgen.gctune import bulk_allocation
+from fabricgen.lint import lint
+from fabricgen.load import load
+from fabricgen.resolve import resolve
+from fabricgen.configs import read_configs
+fabric_dir, road = Path(sys.argv[1]), sys.argv[2]
+start = time.process_time()
+with bulk_allocation():
+    loaded = load(fabric_dir / "intent.yaml", fabric_dir / "inventory")
+    fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    phases = {"load+resolve": time.process_time() - start}
+    if road == "configs":
+        read = read_configs(fabric, fabric_dir / "configs")
+        phases["read"] = time.process_time() - start - sum(phases.values())
+        report = lint(read.fabric, evidence=read.evidence)
+    else:
+        report = lint(fabric)
+    phases["lint"] = time.process_time() - start - sum(phases.values())
+print(json.dumps({"cpu_s": time.process_time() - start, "phases": phases, "errors": report.errors}))
+"""
+
+
+def road(fabric: Path, name: str) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-c", ROAD, str(fabric), name], check=True, capture_output=True, text=True)
+    return dict(json.loads(out.stdout.splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gpus", type=int, nargs="+", default=[1024, 8192])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/bench-lint-configs"))
+    args = parser.parse_args()
+    print(f"{'GPUs':>6} {'intent CPU s':>13} {'configs CPU s':>14} {'ratio':>6}  configs phases (s)")
+    for gpus in args.gpus:
+        fabric = args.work / f"fabric-{gpus}"
+        subprocess.run([sys.executable, str(ROOT / "bench" / "make_fabric.py"), "--gpus", str(gpus), "-o",
+                        str(fabric)], check=True, capture_output=True)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "fabricgen", "render", str(fabric / "intent.yaml"), "-i",
+                        str(fabric / "inventory"), "-o", str(fabric / "configs"), "--force"], check=True,
+                       capture_output=True)
+        rendered = time.perf_counter() - start
+        intent, configs = road(fabric, "intent"), road(fabric, "configs")
+        ratio = float(str(configs["cpu_s"])) / float(str(intent["cpu_s"]))
+        phases = ", ".join(f"{k} {v:.2f}" for k, v in dict(configs["phases"]).items())  # type: ignore[call-overload]
+        print(f"{gpus:>6} {intent['cpu_s']:>13.2f} {configs['cpu_s']:>14.2f} {ratio:>6.2f}  {phases} "
+              f"(render took {rendered:.0f} s wall)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
