@@ -327,6 +327,27 @@ def test_inputs_for_a_64_host_lab_lint_clean_without_building_it(tmp_path: Path)
     assert devices["fgplan-h64"].hostname == "198.18.4.74"
 
 
+def test_no_lab_or_bench_inventory_names_an_address_outside_the_labs_block(tmp_path: Path) -> None:
+    """A lab or a benchmark sends packets only to addresses the lab created: every device of a lab's inventory
+    (the switches it does not run included) has an address of the lab's block, and bench/push.py selects only
+    the lab's hosts."""
+    block = ipaddress.IPv4Network("198.18.8.0/22")
+    planned = Lab("fgaddr", block, plan_hosts("fgaddr", block, 8), {}, {})
+    intent, inventory = planned.write_inputs(tmp_path)
+    devices = load(intent, inventory).inventory.devices
+    outside = {name: device.hostname for name, device in devices.items()
+               if ipaddress.ip_address(device.hostname) not in block}
+    assert outside == {}
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from push import lab_selection  # bench/push.py
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    selected = lab_selection(planned)
+    assert selected[0] == "--hosts" and sorted(selected[1].split(",")) == sorted(planned.hosts)
+    assert all(ipaddress.ip_address(devices[name].hostname) in block for name in selected[1].split(","))
+
+
 def test_without_root_the_lab_skips_and_says_why_unless_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     monkeypatch.delenv("FABRICGEN_REQUIRE_LAB", raising=False)

@@ -145,7 +145,10 @@ def test_a_controller_killed_after_each_journal_line_leaves_old_or_new_and_resum
     resumed = run(tmp_path, inputs, "push", "--yes", "--hosts", host, "--resume", run_id, "--format", "json")
 
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert json_devices(resumed)[host]["state"] == "confirmed"
+    if event == "confirmed":  # the journal already says so: nothing left to do
+        assert json_devices(resumed) == {}
+    else:
+        assert json_devices(resumed)[host]["state"] == "confirmed"
     assert held(lab, host, scripts[host], before) == "new"
     assert fate(lab, host, run_id) == "confirmed" and not pending(lab, host)
     assert unit_enabled(lab, host)

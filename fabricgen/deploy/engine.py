@@ -305,9 +305,33 @@ def _confirm(deployment: Deployment, name: str, result: dict[str, Any], driver: 
         finally:
             driver.close()
     except Exception as exc:
-        return Outcome(name, "attention", result["diff"],
-                       f"confirm failed ({exc}): its on-device timer reverts it unless it was confirmed")
+        return _confirm_failed(deployment, name, result, f"confirm failed ({exc})", run_id)
     return Outcome(name, "confirmed", result["diff"])
+
+
+def _confirm_failed(deployment: Deployment, name: str, result: dict[str, Any], error: str, run_id: str) -> Outcome:
+    """A confirm that failed or whose answer was lost: what the device itself recorded decides the outcome."""
+    unknown = Outcome(name, "attention", result["diff"], f"{error}: its on-device timer reverts it unless it was "
+                                                         "confirmed")
+    try:
+        driver = fresh_driver(deployment.devices[name])
+    except Exception:
+        return unknown
+    try:
+        fate = driver.commit_fate(run_id) if hasattr(driver, "commit_fate") else None
+    except Exception:
+        return unknown
+    finally:
+        driver.close()
+    if fate == "confirmed":
+        return Outcome(name, "confirmed", result["diff"], f"{error}, but the device records it confirmed")
+    if fate in ("reverted-by-timer", "reverted-at-boot", "reverted"):
+        return Outcome(name, "reverted", result["diff"], f"{error}; {fate.replace('-', ' ')} (the device's own "
+                                                         "record)")
+    if fate == "restore-failed":
+        return Outcome(name, "attention", result["diff"], f"{error}; its timer's restore failed (the device's "
+                                                          "own record)")
+    return unknown
 
 
 def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: str, driver: Any) -> Outcome:
