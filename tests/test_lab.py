@@ -7,6 +7,7 @@ FABRICGEN_REQUIRE_LAB=1 (set by .ci/run) they fail instead, so CI cannot silentl
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import os
 import shutil
@@ -338,12 +339,11 @@ def test_no_lab_or_bench_inventory_names_an_address_outside_the_labs_block(tmp_p
     outside = {name: device.hostname for name, device in devices.items()
                if ipaddress.ip_address(device.hostname) not in block}
     assert outside == {}
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        from push import lab_selection  # bench/push.py
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    selected = lab_selection(planned)
+    spec = importlib.util.spec_from_file_location("bench_push", ROOT / "bench" / "push.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    selected: list[str] = bench.lab_selection(planned)
     assert selected[0] == "--hosts" and sorted(selected[1].split(",")) == sorted(planned.hosts)
     assert all(ipaddress.ip_address(devices[name].hostname) in block for name in selected[1].split(","))
 
