@@ -226,7 +226,7 @@ def test_two_controllers_with_their_own_journals_never_both_mark_a_host(
     result = json_devices(second)[host]
     assert result["state"] == "failed"
     assert result["message"].startswith(f"CommitError: {host}: nothing was changed: ")
-    assert f"commit {first_id} is waiting for its confirm" in result["message"]
+    assert f"commit {first_id} of another run is waiting for its confirm" in result["message"]
     assert first.returncode == 0, stdout
     assert held(lab, host, scripts[host], before) == "new" and fate(lab, host, first_id) == "confirmed"
     second_id = run_ids(tmp_path, inputs, journal="other")[0]["run_id"]
@@ -278,7 +278,11 @@ def test_a_link_lost_for_the_whole_confirm_window_ends_as_the_host_recorded_it(
     before = fresh_host(lab, host, scripts[host])
     push = run(tmp_path, inputs, "push", "--yes", "--hosts", host, "--confirm-timeout", str(CONFIRM_S),
                "--format", "json", wait=False)
-    wait_for(lambda: any(e["event"] == "confirming" for e in journal_events(tmp_path)), "the confirm", 120)
+    try:
+        wait_for(lambda: any(e["event"] == "confirming" for e in journal_events(tmp_path)), "the confirm", 120)
+    except BaseException:
+        push.kill()
+        pytest.fail(f"the push never reached its confirm: {push.communicate(timeout=30)}")
     link(lab, host, "down")
     run_id = run_ids(tmp_path, inputs)[0]["run_id"]
     try:
@@ -304,18 +308,21 @@ def test_a_link_lost_for_the_whole_confirm_window_ends_as_the_host_recorded_it(
 # --- a NIC tool failing mid-apply and mid-restore -------------------------------------------------------
 
 def fail_writes_from(lab: Lab, host: str, tool: str, nth: int) -> None:
-    """`tool` refuses every write (a call with more than the interface argument) from its `nth` on: an apply
-    stops half-way, and the restore that follows fails too."""
-    lab.run(host, f"set -e; cd /usr/local/bin; mkdir -p /usr/local/lib/real; mv {tool} /usr/local/lib/real/{tool}; "
+    """`tool` (a ConnectX NIC tool model) refuses every write -- a call with more than `-i IFNAME` -- from its
+    `nth` on: an apply stops half-way, and the restore that follows fails too."""
+    lab.run(host, "set -e; mkdir -p /usr/local/lib/real; "
+                  f"ln -sf ../fabricgen-lab/nic_tool_models /usr/local/lib/real/{tool}; rm /usr/local/bin/{tool}; "
                   "printf '%s\\n' '#!/bin/bash' "
                   f"'if (( $# > 2 )); then n=$(( $(cat /tmp/{tool}.writes 2>/dev/null || echo 0) + 1 )); "
                   f"echo $n > /tmp/{tool}.writes; (( n < {nth} )) || "
                   f"{{ echo \"{tool}: device busy\" >&2; exit 1; }}; fi' "
-                  f"'exec /usr/local/lib/real/{tool} \"$@\"' > {tool}; chmod +x {tool}", check=True)
+                  f"'exec /usr/local/lib/real/{tool} \"$@\"' > /usr/local/bin/{tool}; chmod +x /usr/local/bin/{tool}",
+            check=True)
 
 
 def heal(lab: Lab, host: str, tool: str) -> None:
-    lab.run(host, f"mv /usr/local/lib/real/{tool} /usr/local/bin/{tool}", check=True)
+    lab.run(host, f"rm /usr/local/bin/{tool} && ln -s ../lib/fabricgen-lab/nic_tool_models /usr/local/bin/{tool}",
+            check=True)
 
 
 def test_a_restore_that_fails_too_needs_attention_naming_what_did_not_come_back(
@@ -495,12 +502,17 @@ def test_damaged_journals_are_reported_and_never_block_rolling_back_a_good_run(
     os.mkfifo(fifo / "journal.jsonl")
 
     listed = run(tmp_path, inputs, "runs", timeout=60)
+    as_json = run(tmp_path, inputs, "runs", "--format", "json", timeout=60)
     undone = run(tmp_path, inputs, "rollback", "--yes", "--format", "json", timeout=120)
 
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert "Traceback" not in listed.stderr and "\x1b" not in listed.stdout
-    assert "29991231T235999Z-ffffff" in listed.stdout and "not a regular file" in listed.stdout
-    assert "damaged" in listed.stdout
+    words = listed.stdout.split()  # the note column wraps in a narrow pipe; run ids never do
+    assert "29991231T235999Z-ffffff" in words and "damaged," in words
+    damage = {run["run_id"]: run["damage"] for run in json.loads(as_json.stdout)}
+    assert damage["29991231T235999Z-ffffff"] == ["journal.jsonl is not a regular file: ignored"]
+    assert damage["29991231T235900Z-000000"] == ["line 1: cut short (the run was killed while writing it)"]
+    assert sum(1 for notes in damage.values() if notes) == 11  # all but the two well-formed lines, + FIFO
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert json_devices(undone)[host]["state"] == "restored"
     assert held(lab, host, scripts[host], before) == "old"

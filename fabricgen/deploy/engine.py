@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from napalm.base.exceptions import CommitError
 from nornir.core.task import Task
 
 from fabricgen.deploy.hostdriver import RestoreFailed
@@ -180,6 +181,9 @@ def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_i
         fate = driver.commit_fate(options.resume_run) if hasattr(driver, "commit_fate") else None
         if fate == "confirmed":  # confirmed before the controller died: the device's record is the truth
             return {"diff": "", "confirmed_before": True}
+        if fate == "restore-failed":  # a new commit would snapshot the half-restored state as "before"
+            raise CommitError(f"{task.host.name}: nothing was changed: the interrupted run's restore failed on it; "
+                              f"`fabricgen rollback {options.resume_run}` first")
         # The interrupted run's own commit, never confirmed: undo it, then start clean.
         if fate == "pending":
             _intent(deployment, "reverting", task.host.name, commit_id=options.resume_run)
@@ -187,6 +191,10 @@ def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_i
         elif fate is None and driver.pending_commit_id() == options.resume_run:
             _intent(deployment, "reverting", task.host.name, commit_id=options.resume_run)
             driver.rollback()
+    waiting = driver.pending_commit_id() if hasattr(driver, "pending_commit_id") else None
+    if waiting and waiting != run_id:  # another run's unconfirmed change: neither "unchanged" nor ours to touch
+        raise CommitError(f"{task.host.name}: nothing was changed: commit {waiting} of another run is waiting for "
+                          "its confirm; let that run finish (or roll it back) first")
     driver.load_replace_candidate(config=candidate)
     changes = driver.compare_config()
     if not changes:

@@ -14,8 +14,15 @@ installs (hostbundle.py). The NAPALM contract maps onto it like this:
   script applies. If fabricgen dies, or the management network drops, the host reverts by itself. A commit
   right after ``compare_config`` of the same candidate on the same connection takes that comparison's reading
   as its snapshot instead of reading the host a second time: the host is read once, before anything changes.
-- ``confirm_commit``: cancels the timer under the same lock the timer takes, so a confirm and a firing
-  timer cannot both win. ``rollback``: runs the commit's revert script now.
+- ``confirm_commit`` / ``confirm_own(id)``: under the same lock the timer takes (so a confirm and a firing
+  timer cannot both win), and only for this run's commit: enables the boot unit, then cancels the timer.
+  ``rollback``: runs the commit's revert script now.
+
+One host, one commit at a time: the host's lock (``flock`` on ``/var/lib/fabricgen/lock``) covers the check and
+the mark of the pending commit (one step), the apply (which runs only while its commit is still pending: an
+apply that arrives after its own timer fired is refused), the confirm and every revert. Each commit's fate
+(``commits/<id>/fate``: confirmed, reverted-by-timer, reverted-at-boot, reverted, restore-failed) is the host's
+own record, which resume and rollback read back (``commit_fate``).
 """
 
 from __future__ import annotations
@@ -183,8 +190,10 @@ class FabricgenHostDriver(RecordingDriver):
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         bundle = self._loaded()
         reading, self._reading = self._reading, None  # good for this commit only, whatever happens to it
-        if self.has_pending_commit():
-            raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
+        waiting = self.pending_commit_id()  # checked again, with the mark, under the host's lock (_seal_command)
+        if waiting:
+            raise CommitError(f"{bundle.device}: nothing was changed: commit {waiting} is waiting for its confirm; "
+                              "confirm or roll back first")
         commit_id = _commit_id(message)
         snapshot, previous = self._as_found(bundle, reading)
         self.last_snapshot = snapshot  # the host as found: what a revert must read back as
@@ -278,7 +287,7 @@ class FabricgenHostDriver(RecordingDriver):
         # A resumed run reuses its commit id: the markers of the earlier attempt go first. The session's
         # FABRICGEN_* settings (tool time limit, test trees) are kept for a revert that runs from a timer.
         self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new && "
-                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/timer {quoted}/timer.pid && "
+                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/fate {quoted}/timer {quoted}/timer.pid && "
                        f"{{ export -p | grep '^declare -x FABRICGEN_' > {quoted}/env || true; }}")
         for item in bundle.installed:
             self.ssh.put(f"{directory}/new/{item.name}", item.text, item.mode)
