@@ -29,7 +29,9 @@ from typing import Any
 import pytest
 from test_deploy_lab import installed, journal_events, json_devices, readback, script_check, wait_for
 
+from fabricgen.deploy.commands import headline
 from fabricgen.deploy.journal import JournalLocked, escape, fabric_lock, read_run
+from fabricgen.deploy.outcome import Outcome
 
 from lab import Lab, init_models
 from test_lab import require_lab
@@ -580,3 +582,18 @@ def test_each_damaged_journal_line_is_reported_and_the_good_ones_still_count(tmp
 
 def test_device_text_reaches_the_terminal_with_its_control_characters_escaped() -> None:
     assert escape("leaf1\x1b[2J\x1b]0;owned\x07 ok\n\tnext\r") == "leaf1\\x1b[2J\\x1b]0;owned\\x07 ok\n\tnext\\r"
+
+
+def test_the_push_table_shows_one_line_per_device_with_its_own_reason_first() -> None:
+    """The table's detail column: the device's own words first, without the exception class or the device's name
+    repeated; a long message is cut with where to read it whole (the journal and --format json keep it)."""
+    refused = Outcome("node1", "failed", message="CommitError: node1: nothing was changed: commit 20261204T100000Z-"
+                                                 "aaaaaa of another run is waiting for its confirm; let that run "
+                                                 "finish (or roll it back) first")
+    assert headline("node1", refused) == ("nothing was changed: commit 20261204T100000Z-aaaaaa of another run is "
+                                          "waiting for its confirm; let that run finish (or roll it back) first")
+    restore = Outcome("node2", "attention", message="RESTORE FAILED: 1 setting(s) did not come back:\n"
+                                                    'ens1f0np0 pfc: have "x", was "y"\napplying failed')
+    assert headline("node2", restore) == "RESTORE FAILED: 1 setting(s) did not come back:"
+    long = Outcome("node3", "failed", message="ConnectionException: " + "x" * 500 + "\x1b[2J")
+    assert headline("node3", long) == "x" * 300 + " ... (whole message: `fabricgen runs RUN --format json`)"
