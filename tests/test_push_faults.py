@@ -31,7 +31,9 @@ from test_deploy_lab import installed, journal_events, json_devices, readback, s
 
 from fabricgen.deploy.commands import headline
 from fabricgen.deploy.journal import JournalLocked, escape, fabric_lock, read_run
+from fabricgen.deploy.nornir_run import nornir_for, run_each
 from fabricgen.deploy.outcome import Outcome
+from fabricgen.schema.inventory import Device
 
 from lab import Lab, init_models
 from test_lab import require_lab
@@ -597,3 +599,18 @@ def test_the_push_table_shows_one_line_per_device_with_its_own_reason_first() ->
     assert headline("node2", restore) == "RESTORE FAILED: 1 setting(s) did not come back:"
     long = Outcome("node3", "failed", message="ConnectionException: " + "x" * 500 + "\x1b[2J")
     assert headline("node3", long) == "x" * 300 + " ... (whole message: `fabricgen runs RUN --format json`)"
+
+
+def test_a_device_step_that_raises_prints_no_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """Nornir logs a failed task's traceback at ERROR; fabricgen reports the reason itself, one line per device
+    (issue 22: raw Nornir tracebacks for unreachable hosts). The step raises before any connection is made."""
+    device = Device.model_validate({"name": "x1", "hostname": "127.0.0.1", "platform": "connectx",
+                                    "data": {"role": "gpu-host"}})
+
+    def step(task: Any) -> dict[str, Any]:
+        raise RuntimeError("x1: cannot connect: Connection refused")
+
+    results = run_each(nornir_for([device], 1), ["x1"], step)
+
+    assert results == {"x1": {"error": "RuntimeError: x1: cannot connect: Connection refused"}}
+    assert "Traceback" not in capsys.readouterr().err
