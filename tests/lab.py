@@ -934,6 +934,12 @@ def lab_inventory(lab: Lab) -> dict[str, Any]:
     for name in [name for name, spec in oob_ports.items() if spec["peer"].startswith("node")]:
         del oob_ports[name]
     hosts = {host.name: lab_host_entry(lab, host, switches) for host in lab.hosts.values()}
+    # push (helper `push`, issue 23 item 8): a lab's inventory names only addresses of the lab's own block. The
+    # switches, which this lab does not run, get the block's reserved addresses (after the bridge's, before the
+    # first host's), which nothing answers; their rendered management address stays inventory/mixed's.
+    for offset, entry in enumerate(switches.values(), 2):
+        entry.setdefault("data", {}).setdefault("mgmt_address", entry["hostname"])
+        entry["hostname"] = str(lab.block.network_address + offset)
     for leaf in ("leaf1", "leaf2", "leaf3", "leaf4"):  # management port, host ports by slot, uplinks
         ports = switches[leaf]["data"]["ports"]
         switches[leaf]["data"]["ports"] = {name: ports[name] for name in sorted(ports, key=lambda n: (

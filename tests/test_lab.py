@@ -7,6 +7,7 @@ FABRICGEN_REQUIRE_LAB=1 (set by .ci/run) they fail instead, so CI cannot silentl
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import os
 import shutil
@@ -325,6 +326,26 @@ def test_inputs_for_a_64_host_lab_lint_clean_without_building_it(tmp_path: Path)
     assert [devices[f"fgplan-h{i}"].platform for i in range(1, 9)] == ["connectx"] * 2 + ["linux-dcb"] * 2 + \
         ["connectx"] * 2 + ["linux-dcb"] * 2
     assert devices["fgplan-h64"].hostname == "198.18.4.74"
+
+
+def test_no_lab_or_bench_inventory_names_an_address_outside_the_labs_block(tmp_path: Path) -> None:
+    """A lab or a benchmark sends packets only to addresses the lab created: every device of a lab's inventory
+    (the switches it does not run included) has an address of the lab's block, and bench/push.py selects only
+    the lab's hosts."""
+    block = ipaddress.IPv4Network("198.18.8.0/22")
+    planned = Lab("fgaddr", block, plan_hosts("fgaddr", block, 8), {}, {})
+    intent, inventory = planned.write_inputs(tmp_path)
+    devices = load(intent, inventory).inventory.devices
+    outside = {name: device.hostname for name, device in devices.items()
+               if ipaddress.ip_address(device.hostname) not in block}
+    assert outside == {}
+    spec = importlib.util.spec_from_file_location("bench_push", ROOT / "bench" / "push.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    selected: list[str] = bench.lab_selection(planned)
+    assert selected[0] == "--hosts" and sorted(selected[1].split(",")) == sorted(planned.hosts)
+    assert all(ipaddress.ip_address(devices[name].hostname) in block for name in selected[1].split(","))
 
 
 def test_without_root_the_lab_skips_and_says_why_unless_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -179,7 +179,9 @@ def test_values_from_the_model_are_shell_quoted() -> None:
 
 def test_unit_and_nccl_env() -> None:
     files = render_device(host("node4"))
-    assert "ExecStart=/usr/local/sbin/fabricgen-dcb.sh --apply\n" in files[UNIT]
+    # At boot: a commit still pending is reverted first (its undo under /var/lib/fabricgen), then the script runs.
+    assert "/var/lib/fabricgen/commits/$$p/revert.sh boot || exit 1; fi; [ ! -e /usr/local/sbin/fabricgen-dcb.sh ] " \
+           "|| exec /usr/local/sbin/fabricgen-dcb.sh --apply'\n" in files[UNIT]
     assert "Type=oneshot\n" in files[UNIT]
     assert f"\nTimeoutStartSec={hostscript.START_TIMEOUT}\n" in files[UNIT]  # a oneshot unit has none by default
     env = [line for line in files[NCCL_ENV].splitlines() if not line.startswith("#")]

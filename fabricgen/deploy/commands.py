@@ -8,10 +8,14 @@ devices failed and were reverted (or were left untouched when the push stopped) 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import json
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
@@ -26,10 +30,14 @@ from fabricgen.api import generate_devices
 from fabricgen.deploy.hostbundle import bundle_from_rendered
 from fabricgen.deploy.journal import (
     Journal,
+    JournalLocked,
     RunRecord,
     candidate_path,
+    escape,
+    fabric_lock,
     list_runs,
     new_run_id,
+    next_seq,
     read_run,
     valid_run_id,
 )
@@ -44,6 +52,7 @@ from fabricgen.selection import SelectionError, filter_devices
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_JOURNAL = Path("runs")
+HEADLINE = 300  # characters of a device's message in the table
 out = Console(highlight=False, soft_wrap=True)
 
 
@@ -194,41 +203,80 @@ def _push_command(edge: Edge) -> click.Command:
           fabricgen push --resume 20261203T140501Z-3fa2c1  # finish an interrupted run
           fabricgen push --filter 'group=rail0' --soak 60  # one rail, a minute of soak before its checks
         """
-        from fabricgen.deploy import engine
-
         fabric, inv, names, rendered = edge.prepare(intent, inventory, selection, gate=True)
         run_id = resume_id or new_run_id()
-        if resume_id is not None:
-            names = _resumable(journal_root, resume_id, names, edge.fail)
-        try:
-            plan = waves(fabric, names, canary, batch)
-        except PlanError as exc:
-            edge.fail(str(exc))
-        deployment = _deployment(fabric, inv, names, rendered)
-        if not yes and not _approved(deployment, plan, workers):
-            edge.fail("nothing was pushed", 1)
-        journal = Journal(journal_root, run_id)
-        deployment.journal = journal
-        journal.write("run-start", command="push" if resume_id is None else "push --resume",
-                      plan={"devices": names, "waves": plan, "confirm_timeout": confirm_timeout,
-                            "max_failures": max_failures, "fabricgen": __version__})
-        for name, candidate in deployment.candidates.items():
-            journal.save(candidate_path(name), candidate)
-        if soak >= confirm_timeout:
-            edge.fail(f"--soak {soak} must be shorter than --confirm-timeout {confirm_timeout}: the devices would "
-                      "revert before their health checks")
-        options = PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id)
-        deployment.progress = for_terminal(len(names), machine_output=fmt == "json")
-        try:
-            code = engine.push(deployment, plan, options, run_id)
-        finally:
-            deployment.progress.close()
-        journal.write("run-end", exit_code=code)
-        journal.close()
-        _show(deployment.outcomes, fmt, "push", run_id)
+        with _fabric_locked(journal_root, run_id, "push", edge.fail):
+            code, outcomes = _push_locked(edge, fabric, inv, names, rendered, PushRequest(
+                journal_root, run_id, resume_id, selection, canary, batch, yes, workers, fmt,
+                PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id)))
+        _show(outcomes, fmt, "push", run_id)
         sys.exit(code)
 
     return push_cmd
+
+
+@dataclass(frozen=True)
+class PushRequest:
+    """What one `push` was asked for, beyond the inputs and the selection."""
+
+    journal_root: Path
+    run_id: str
+    resume_id: str | None
+    selection: Selection
+    canary: int
+    batch: str
+    yes: bool
+    workers: int
+    fmt: str
+    options: PushOptions
+
+
+@contextmanager
+def _fabric_locked(root: Path, run_id: str, command: str, fail: Callable[..., NoReturn]) -> Iterator[None]:
+    """The journal root's lock for the whole command, or the command ends at once naming who holds it."""
+    stack = ExitStack()
+    try:
+        stack.enter_context(fabric_lock(root, run_id, command))
+    except (JournalLocked, OSError) as exc:
+        fail(f"nothing was done: {exc}")
+    with stack:
+        yield
+
+
+def _push_locked(edge: Edge, fabric: Fabric, inv: Inventory, names: list[str], rendered: dict[str, str],
+                 request: PushRequest) -> tuple[int, dict[str, Outcome]]:
+    from fabricgen.deploy import engine
+
+    options = request.options
+    identity = _identity(fabric, request.selection, _deployment(fabric, inv, names, rendered).candidates)
+    if request.resume_id is not None:
+        names = _resumable(request.journal_root, request.resume_id, names, identity, edge.fail)
+    try:
+        plan = waves(fabric, names, request.canary, request.batch)
+    except PlanError as exc:
+        edge.fail(str(exc))
+    if options.soak >= options.confirm_timeout:
+        edge.fail(f"--soak {options.soak} must be shorter than --confirm-timeout {options.confirm_timeout}: the "
+                  "devices would revert before their health checks")
+    deployment = _deployment(fabric, inv, names, rendered)
+    if not request.yes and not _approved(deployment, plan, request.workers):
+        edge.fail("nothing was pushed", 1)
+    journal = Journal(request.journal_root, request.run_id)
+    deployment.journal = journal
+    journal.write("run-start", command="push" if request.resume_id is None else "push --resume",
+                  seq=next_seq(request.journal_root), identity=identity,
+                  plan={"devices": names, "waves": plan, "confirm_timeout": options.confirm_timeout,
+                        "max_failures": options.max_failures, "fabricgen": __version__})
+    for name, text in deployment.candidates.items():
+        journal.save(candidate_path(name), text)
+    deployment.progress = for_terminal(len(names), machine_output=request.fmt == "json")
+    try:
+        code = engine.push(deployment, plan, options, request.run_id)
+    finally:
+        deployment.progress.close()
+    journal.write("run-end", exit_code=code)
+    journal.close()
+    return code, deployment.outcomes
 
 
 def _rollback_command(edge: Edge) -> click.Command:
@@ -264,23 +312,40 @@ def _rollback_command(edge: Edge) -> click.Command:
           fabricgen rollback 20261203T140501Z-3fa2c1 --hosts node7
           fabricgen rollback --filter 'role=leaf' --yes   # the last run's leaves, without asking first
         """
-        from fabricgen.deploy.rollback import rollback_run
-
-        record = _run_record(journal_root, run_id, edge.fail, changed_only=True)
         loaded, _ = edge.load_and_resolve(intent, inventory)
-        patterns = [item for item in hosts.split(",") if item]
-        if filter_expr:
-            try:
-                allowed = filter_devices(loaded.inventory, filter_expr)
-            except SelectionError as exc:
-                edge.fail(f"--filter {filter_expr}: {exc}")
-            record.devices = {name: device for name, device in record.devices.items() if name in allowed}
-        code, outcomes = rollback_run(record, journal_root, loaded.inventory, patterns, force, yes, workers,
-                                      ask=lambda question: click.confirm(question, default=False))
+        with _fabric_locked(journal_root, "rollback", "rollback", edge.fail):
+            code, outcomes, record = _rollback_locked(loaded.inventory, journal_root, run_id, RollbackRequest(
+                hosts, filter_expr, force, yes, workers), edge.fail)
         _show(outcomes, fmt, "rollback", record.run_id)
         sys.exit(code)
 
     return rollback_cmd
+
+
+@dataclass(frozen=True)
+class RollbackRequest:
+    hosts: str
+    filter_expr: str | None
+    force: bool
+    yes: bool
+    workers: int
+
+
+def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | None, request: RollbackRequest,
+                     fail: Callable[..., NoReturn]) -> tuple[int, dict[str, Outcome], RunRecord]:
+    from fabricgen.deploy.rollback import rollback_run
+
+    record = _run_record(journal_root, run_id, fail, changed_only=True)
+    patterns = [item for item in request.hosts.split(",") if item]
+    if request.filter_expr:
+        try:
+            allowed = filter_devices(inventory, request.filter_expr)
+        except SelectionError as exc:
+            fail(f"--filter {request.filter_expr}: {exc}")
+        record.devices = {name: device for name, device in record.devices.items() if name in allowed}
+    code, outcomes = rollback_run(record, journal_root, inventory, patterns, request.force, request.yes,
+                                  request.workers, ask=lambda question: click.confirm(question, default=False))
+    return code, outcomes, record
 
 
 def _runs_command(edge: Edge) -> click.Command:
@@ -336,10 +401,47 @@ def _data_links(device: DeviceModel) -> list[str]:
     return [port.name for port in device.ports if port.peer]
 
 
-def _resumable(root: Path, run_id: str, names: list[str], fail: Callable[..., Any]) -> list[str]:
+def _identity(fabric: Fabric, selection: Selection, candidates: dict[str, str]) -> dict[str, Any]:
+    """What a run pushed, as a resume compares it: the fabric, the selection and a digest of every selected
+    device's rendered candidate."""
+    digest = hashlib.sha256()
+    for name in sorted(candidates):
+        digest.update(f"{len(name)}:{name}{len(candidates[name])}:".encode())
+        digest.update(candidates[name].encode())
+    return {"fabric": fabric.name, "selection": dataclasses.asdict(selection),
+            "digest": "sha256:" + digest.hexdigest()}
+
+
+def _resumable(root: Path, run_id: str, names: list[str], identity: dict[str, Any],
+               fail: Callable[..., Any]) -> list[str]:
+    """The devices an interrupted push still has to do; any other run is refused, saying why."""
     record = _run_record(root, run_id, fail)
+    why = _not_resumable(root, record, identity)
+    if why:
+        fail(f"cannot resume run {run_id}: {why}; nothing was pushed")
     done = {name for name, device in record.devices.items() if device.state in ("confirmed", "unchanged")}
     return [name for name in names if name not in done]
+
+
+def _not_resumable(root: Path, record: RunRecord, identity: dict[str, Any]) -> str:
+    if not record.command.startswith("push"):
+        return f"it is a {record.command.split(' ')[0]} run, not a push"
+    if record.complete:
+        return f"it finished (exit {record.exit_code}); push again for a new run"
+    undone = [run.run_id for run in list_runs(root) if run.command == f"rollback {record.run_id}"]
+    if undone:
+        return f"it was rolled back by run {undone[-1]}"
+    if not record.identity:
+        return "its journal records no fabric, selection or digest of what it pushed (an older run, or damaged)"
+    for key, what in (("fabric", "fabric"), ("selection", "selection"), ("digest", "rendered configs")):
+        if record.identity.get(key) != identity[key]:
+            return (f"it pushed another {what} ({_short(record.identity.get(key))}, now {_short(identity[key])}): "
+                    "resume only with the run's own intent, inventory and selection")
+    return ""
+
+
+def _short(value: Any) -> str:
+    return escape(json.dumps(value, sort_keys=True)[:80])
 
 
 def _run_record(root: Path, run_id: str | None, fail: Callable[..., Any], changed_only: bool = False) -> RunRecord:
@@ -379,15 +481,30 @@ def _show(outcomes: dict[str, Outcome], fmt: str, command: str, run_id: str | No
         return
     for name, outcome in sorted(outcomes.items()):
         if outcome.diff:
-            out.print(Text(f"--- {name}", style="bold"))
+            out.print(Text(f"--- {escape(name)}", style="bold"))
             for line in outcome.diff.splitlines():
-                out.print(_diff_line(line))
+                out.print(_diff_line(escape(line)))
     table = Table(title=f"{command}{' ' + run_id if run_id else ''}", show_edge=False)
-    for column in ("device", "result", "seconds", "detail"):
+    table.add_column("device", no_wrap=True, min_width=max((len(name) for name in outcomes), default=6))
+    for column in ("result", "seconds", "detail"):
         table.add_column(column)
     for name, outcome in sorted(outcomes.items()):
-        table.add_row(name, outcome.state, f"{outcome.seconds:.1f}", outcome.message)
+        table.add_row(Text(escape(name)), outcome.state, f"{outcome.seconds:.1f}", Text(headline(name, outcome)))
     out.print(table)
+    for name, outcome in sorted(outcomes.items()):  # what a device that needs attention left changed, one a line
+        for line in outcome.message.splitlines()[1:] if outcome.state == "attention" else []:
+            out.print(Text(f"{escape(name)}: {escape(line)}"))
+
+
+def headline(name: str, outcome: Outcome) -> str:
+    """One line for the table: the device's own reason first, without the exception's class or the device's
+    name repeated (the journal and --format json keep the whole message)."""
+    first = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
+    first = re.sub(r"^[A-Za-z]+(?:Error|Exception|Failed): ", "", first)
+    first = first.removeprefix(f"{name}: ")
+    if len(first) > HEADLINE:
+        first = first[:HEADLINE] + " ... (whole message: `fabricgen runs RUN --format json`)"
+    return escape(first)
 
 
 def _diff_line(line: str) -> Text:
@@ -400,22 +517,27 @@ def _diff_line(line: str) -> Text:
 
 def _list_runs(runs: list[RunRecord], fmt: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps([{"run_id": r.run_id, "command": r.command, "started": r.started,
-                                "finished": r.finished, "exit_code": r.exit_code,
+        click.echo(json.dumps([{"run_id": r.run_id, "seq": r.seq, "command": r.command, "started": r.started,
+                                "finished": r.finished, "exit_code": r.exit_code, "damage": r.damage,
                                 "devices": len(r.devices)} for r in runs], indent=2))
         return
     table = Table(show_edge=False)
-    for column in ("run", "command", "started", "devices", "exit"):
+    # Run ids whole, however narrow the terminal or the pipe: they are what the other commands take.
+    table.add_column("run", no_wrap=True, min_width=max((len(r.run_id) for r in runs), default=3))
+    for column in ("command", "started", "devices", "exit", "note"):
         table.add_column(column)
     for record in runs:
         exit_text = "interrupted" if record.exit_code is None else str(record.exit_code)
-        table.add_row(record.run_id, record.command, record.started, str(len(record.devices)), exit_text)
+        note = f"journal damaged, {len(record.damage)} part(s) ignored: {record.damage[0]}" if record.damage else ""
+        table.add_row(record.run_id, Text(escape(record.command)), Text(escape(record.started)),
+                      str(len(record.devices)), exit_text, Text(escape(note)))
     out.print(table)
 
 
 def _show_run(record: RunRecord, fmt: str) -> None:
-    outcomes = {name: Outcome(name, device.state, device.diff, device.message,
-                              sum(float(step.get("seconds", 0)) for step in device.steps))
+    outcomes = {name: Outcome(name, device.state, device.diff, device.message, device.seconds)
                 for name, device in record.devices.items()}
+    for note in record.damage:
+        click.echo(f"run {record.run_id}: journal damaged, ignored: {escape(note)}", err=True)
     _show(outcomes, fmt, record.command, record.run_id)
 

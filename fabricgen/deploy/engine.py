@@ -19,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from napalm.base.exceptions import CommitError
 from nornir.core.task import Task
 
+from fabricgen.deploy.hostdriver import RestoreFailed
 from fabricgen.deploy.nornir_run import close_all, connection, fresh_driver, nornir_for, run_each
 from fabricgen.deploy.outcome import (
     DIFF_CHANGES,
@@ -133,7 +135,7 @@ def _push_wave(deployment: Deployment, nornir: Any, wave: list[str], options: Pu
     for name, result in results.items():
         if "error" in result:  # raised outside the steps' own handling: nothing is known about the device
             gate.fail()
-            deployment.record(_commit_failure(deployment, name, result["error"]))
+            deployment.record(_commit_failure(deployment, name, RuntimeError(result["error"]), run_id))
     return gate.failures
 
 
@@ -147,7 +149,11 @@ def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_i
         committed = _commit_step(task, deployment, options, run_id)
     except Exception as exc:
         gate.fail()
-        deployment.record(_commit_failure(deployment, name, f"{type(exc).__name__}: {exc}"))
+        deployment.record(_commit_failure(deployment, name, exc, run_id))
+        return {}
+    if committed.get("confirmed_before"):
+        deployment.record(Outcome(name, "confirmed", message="confirmed by the interrupted run (the device's own "
+                                                             "record)", seconds=time.monotonic() - start))
         return {}
     if not committed["diff"]:
         deployment.record(Outcome(name, "unchanged", seconds=time.monotonic() - start))
@@ -162,7 +168,7 @@ def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_i
         outcome = _revert(deployment, name, committed, "the wave was halted by failures on other devices",
                           check.driver)
     else:
-        outcome = _confirm(deployment, name, committed, check.driver)
+        outcome = _confirm(deployment, name, committed, check.driver, run_id)
     outcome.seconds = time.monotonic() - start
     deployment.record(outcome)
     return {}
@@ -171,14 +177,31 @@ def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_i
 def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_id: str) -> dict[str, Any]:
     driver = connection(task)
     candidate = deployment.candidates[task.host.name]
-    if options.resume_run is not None and driver.pending_commit_id() == options.resume_run:
-        driver.rollback()  # the interrupted run's own commit, never confirmed: undo it, then start clean
+    if options.resume_run is not None:
+        fate = driver.commit_fate(options.resume_run) if hasattr(driver, "commit_fate") else None
+        if fate == "confirmed":  # confirmed before the controller died: the device's record is the truth
+            return {"diff": "", "confirmed_before": True}
+        if fate == "restore-failed":  # a new commit would snapshot the half-restored state as "before"
+            raise CommitError(f"{task.host.name}: nothing was changed: the interrupted run's restore failed on it; "
+                              f"`fabricgen rollback {options.resume_run}` first")
+        # The interrupted run's own commit, never confirmed: undo it, then start clean.
+        if fate == "pending":
+            _intent(deployment, "reverting", task.host.name, commit_id=options.resume_run)
+            driver.revert(options.resume_run)
+        elif fate is None and driver.pending_commit_id() == options.resume_run:
+            _intent(deployment, "reverting", task.host.name, commit_id=options.resume_run)
+            driver.rollback()
+    waiting = driver.pending_commit_id() if hasattr(driver, "pending_commit_id") else None
+    if waiting and waiting != run_id:  # another run's unconfirmed change: neither "unchanged" nor ours to touch
+        raise CommitError(f"{task.host.name}: nothing was changed: commit {waiting} of another run is waiting for "
+                          "its confirm; let that run finish (or roll it back) first")
     driver.load_replace_candidate(config=candidate)
     changes = driver.compare_config()
     if not changes:
         driver.discard_config()
         return {"diff": ""}
     links_up = _links_up(driver, deployment.data_links.get(task.host.name, []))
+    _intent(deployment, "committing", task.host.name, commit_id=run_id)
     driver.commit_config(message=run_id, revert_in=options.confirm_timeout)
     deployment.progress.device(task.host.name, "committed")
     if deployment.journal is not None:  # at once: a run killed from here on must know this device changed
@@ -187,29 +210,56 @@ def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_i
     return {"diff": changes, "snapshot": driver.last_snapshot, "links_up": links_up}
 
 
+def _intent(deployment: Deployment, event: str, name: str, **data: Any) -> None:
+    """Journal (fsync'd) what is about to be asked of a device, before it is asked: a run killed while the
+    device acts still names it, and rollback and resume ask the device what became of it."""
+    if deployment.journal is not None:
+        deployment.journal.write(event, name, **data)
+
+
 def _links_up(driver: Any, links: list[str]) -> list[str]:
     interfaces = driver.get_interfaces()
     return sorted(name for name in links if interfaces.get(name, {}).get("is_up"))
 
 
-def _commit_failure(deployment: Deployment, name: str, error: str) -> Outcome:
-    """A commit that raised: find out, over a fresh connection, whether anything is left changed."""
+def _commit_failure(deployment: Deployment, name: str, exc: BaseException, run_id: str) -> Outcome:
+    """A commit that raised: find out, over a fresh connection, what the device itself recorded of it."""
+    error = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, RestoreFailed):
+        return Outcome(name, "attention", message=str(exc))
     if "nothing was changed" in error or "previous state was restored" in error:
         return Outcome(name, "failed", message=error)
     try:
         driver = fresh_driver(deployment.devices[name])
-    except Exception as exc:
-        return Outcome(name, "attention", message=f"{error}; the device cannot be reached to check ({exc}); if "
+    except Exception as reach:
+        return Outcome(name, "attention", message=f"{error}; the device cannot be reached to check ({reach}); if "
                                                   "a commit started, its on-device timer reverts it")
     try:
-        if driver.has_pending_commit():
-            driver.rollback()
-            return Outcome(name, "reverted", message=f"{error}; the half-done commit was reverted")
-        return Outcome(name, "failed", message=error)
-    except Exception as exc:
-        return Outcome(name, "attention", message=f"{error}; checking it failed too: {exc}")
+        return _settle(deployment, name, driver, error, run_id)
+    except Exception as check:
+        return Outcome(name, "attention", message=f"{error}; checking it failed too: {check}")
     finally:
         driver.close()
+
+
+def _settle(deployment: Deployment, name: str, driver: Any, error: str, run_id: str) -> Outcome:
+    """What a half-done commit left, by the device's own record where its driver keeps one; a commit still
+    pending is reverted now."""
+    fate = driver.commit_fate(run_id) if hasattr(driver, "commit_fate") else None
+    if fate in ("absent", "staged"):
+        return Outcome(name, "failed", message=f"{error}; the device shows it never applied (nothing changed)")
+    if fate in ("reverted-by-timer", "reverted", "reverted-at-boot"):
+        return Outcome(name, "reverted", message=f"{error}; {fate.replace('-', ' ')} (the device's own record)")
+    if fate == "restore-failed":
+        return Outcome(name, "attention", message=f"{error}; the device records its restore as failed")
+    if fate is None and not driver.has_pending_commit():
+        return Outcome(name, "failed", message=error)
+    _intent(deployment, "reverting", name, commit_id=run_id)
+    if fate is None:
+        driver.rollback()
+    else:
+        driver.revert(run_id)
+    return Outcome(name, "reverted", message=f"{error}; the half-done commit was reverted")
 
 
 @dataclass
@@ -251,17 +301,45 @@ def _reach(deployment: Deployment, name: str, driver: Any) -> Any:
     return fresh_driver(deployment.devices[name])
 
 
-def _confirm(deployment: Deployment, name: str, result: dict[str, Any], driver: Any) -> Outcome:
+def _confirm(deployment: Deployment, name: str, result: dict[str, Any], driver: Any, run_id: str) -> Outcome:
     try:
         driver = _reach(deployment, name, driver)
         try:
-            driver.confirm_commit()
+            _intent(deployment, "confirming", name, commit_id=run_id)
+            if hasattr(driver, "confirm_own"):  # never another run's commit
+                driver.confirm_own(run_id)
+            else:
+                driver.confirm_commit()
         finally:
             driver.close()
     except Exception as exc:
-        return Outcome(name, "attention", result["diff"],
-                       f"confirm failed ({exc}): its on-device timer reverts it unless it was confirmed")
+        return _confirm_failed(deployment, name, result, f"confirm failed ({exc})", run_id)
     return Outcome(name, "confirmed", result["diff"])
+
+
+def _confirm_failed(deployment: Deployment, name: str, result: dict[str, Any], error: str, run_id: str) -> Outcome:
+    """A confirm that failed or whose answer was lost: what the device itself recorded decides the outcome."""
+    unknown = Outcome(name, "attention", result["diff"], f"{error}: its on-device timer reverts it unless it was "
+                                                         "confirmed")
+    try:
+        driver = fresh_driver(deployment.devices[name])
+    except Exception:
+        return unknown
+    try:
+        fate = driver.commit_fate(run_id) if hasattr(driver, "commit_fate") else None
+    except Exception:
+        return unknown
+    finally:
+        driver.close()
+    if fate == "confirmed":
+        return Outcome(name, "confirmed", result["diff"], f"{error}, but the device records it confirmed")
+    if fate in ("reverted-by-timer", "reverted-at-boot", "reverted"):
+        return Outcome(name, "reverted", result["diff"], f"{error}; {fate.replace('-', ' ')} (the device's own "
+                                                         "record)")
+    if fate == "restore-failed":
+        return Outcome(name, "attention", result["diff"], f"{error}; its timer's restore failed (the device's "
+                                                          "own record)")
+    return unknown
 
 
 def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: str, driver: Any) -> Outcome:
@@ -272,6 +350,7 @@ def _revert(deployment: Deployment, name: str, result: dict[str, Any], reason: s
         return Outcome(name, "attention", result["diff"],
                        f"{reason}; cannot reach it to revert ({exc}): its on-device timer reverts it")
     try:
+        _intent(deployment, "reverting", name)
         driver.rollback()
         after = driver.intent_check(candidate)
     except Exception as exc:

@@ -14,12 +14,20 @@ installs (hostbundle.py). The NAPALM contract maps onto it like this:
   script applies. If fabricgen dies, or the management network drops, the host reverts by itself. A commit
   right after ``compare_config`` of the same candidate on the same connection takes that comparison's reading
   as its snapshot instead of reading the host a second time: the host is read once, before anything changes.
-- ``confirm_commit``: cancels the timer under the same lock the timer takes, so a confirm and a firing
-  timer cannot both win. ``rollback``: runs the commit's revert script now.
+- ``confirm_commit`` / ``confirm_own(id)``: under the same lock the timer takes (so a confirm and a firing
+  timer cannot both win), and only for this run's commit: enables the boot unit, then cancels the timer.
+  ``rollback``: runs the commit's revert script now.
+
+One host, one commit at a time: the host's lock (``flock`` on ``/var/lib/fabricgen/lock``) covers the check and
+the mark of the pending commit (one step), the apply (which runs only while its commit is still pending: an
+apply that arrives after its own timer fired is refused), the confirm and every revert. Each commit's fate
+(``commits/<id>/fate``: confirmed, reverted-by-timer, reverted-at-boot, reverted, restore-failed) is the host's
+own record, which resume and rollback read back (``commit_fate``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 import secrets
@@ -27,15 +35,24 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from napalm.base.exceptions import CommitError, ReplaceConfigException
+from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
 
 from fabricgen.deploy.hostbundle import BundleError, HostBundle, InstalledFile
 from fabricgen.deploy.hostrestore import restore_script
+from fabricgen.deploy.journal import escape
 from fabricgen.deploy.ssh import SshError
 from fabricgen.deploy.sshdriver import RecordingDriver
 from fabricgen.deploy.sshdriver import commit_id as _commit_id
+from fabricgen.platforms.hostscript import STATE_DIR
 
-STATE_DIR = "/var/lib/fabricgen"
+# This boot's id (FABRICGEN_BOOT_ID_FILE stands in for it where a test "reboots" a namespace): a timer's PID is
+# recorded with it, and a PID recorded under another boot is never signalled.
+BOOT_ID = '"${FABRICGEN_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}"'
+# What a commit's fate reads as on the host (commit_fate).
+FATES = ("pending", "confirmed", "reverted-by-timer", "reverted-at-boot", "reverted", "restore-failed", "staged",
+         "applied", "absent")
+# The apply's exit status when its commit is no longer pending (its timer fired first): nothing was applied.
+_EXPIRED = 7
 # A RoCE default the linux-dcb script could not read because the device's RDMA-CM configfs group does not exist.
 _UNSET_ROCE = re.compile(r'^DIFF ([A-Za-z0-9_]{1,32}) roce (?:tos|mode): have "<unset>"', re.MULTILINE)
 # The script's own exit codes: 0 nothing differs, 1 something differs (--check); anything else is a failure.
@@ -50,6 +67,39 @@ class _Reading:
     bundle: HostBundle
     check: str
     files: dict[str, str | None]
+
+
+class RestoreFailed(CommitError):  # type: ignore[misc]
+    """A failed apply whose revert failed too: `settings` did not come back (one "interface setting: have X,
+    was Y" each); the host's own record says restore-failed."""
+
+    def __init__(self, device: str, commit_id: str, settings: list[str], detail: str) -> None:
+        self.device, self.commit_id, self.settings, self.detail = device, commit_id, settings, detail
+        listed = "\n".join(settings) or "(none could be named: read the detail)"
+        super().__init__(f"RESTORE FAILED: {len(settings)} setting(s) did not come back:\n{listed}\n{detail}")
+
+
+def not_restored(snapshot: str, now: str) -> list[str]:
+    """The settings a revert left changed: each DIFF line of `now` (the host read against the candidate) that
+    the pre-push `snapshot` does not hold as such, as "interface setting: have X, was Y"."""
+    before = dict(_split_diff(line) for line in snapshot.splitlines() if line.startswith("DIFF "))
+    left = []
+    for line in now.splitlines():
+        if not line.startswith("DIFF "):
+            continue
+        key, have = _split_diff(line)
+        if before.get(key) != have:
+            left.append(f"{key}: have {have}, was {before.get(key, 'as intended')}")
+    # A setting that differed before the push and now reads as intended did not come back either.
+    found = {_split_diff(line)[0] for line in now.splitlines() if line.startswith("DIFF ")}
+    left += [f"{key}: reads as intended, was {have}" for key, have in sorted(before.items()) if key not in found]
+    return sorted(left)
+
+
+def _split_diff(line: str) -> tuple[str, str]:
+    """`DIFF ens1f0np0 mtu: have "1500", want "9000"` → ("ens1f0np0 mtu", '"1500"')."""
+    key, _, rest = line[len("DIFF "):].partition(": have ")
+    return key, rest.split(", want ", 1)[0]
 
 
 class FabricgenHostDriver(RecordingDriver):
@@ -140,8 +190,10 @@ class FabricgenHostDriver(RecordingDriver):
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         bundle = self._loaded()
         reading, self._reading = self._reading, None  # good for this commit only, whatever happens to it
-        if self.has_pending_commit():
-            raise CommitError(f"{bundle.device}: a commit is waiting for its confirm; confirm or roll back first")
+        waiting = self.pending_commit_id()  # checked again, with the mark, under the host's lock (_seal_command)
+        if waiting:
+            raise CommitError(f"{bundle.device}: nothing was changed: commit {waiting} is waiting for its confirm; "
+                              "confirm or roll back first")
         commit_id = _commit_id(message)
         snapshot, previous = self._as_found(bundle, reading)
         self.last_snapshot = snapshot  # the host as found: what a revert must read back as
@@ -155,20 +207,55 @@ class FabricgenHostDriver(RecordingDriver):
                               "be undone")
         try:
             directory = self._stage(commit_id, bundle, snapshot, plan.script, (previous, opened))
-            self.ssh.check(self._seal_command(commit_id, directory, int(revert_in or 0)))
+            sealed = self.ssh.run(self._seal_command(commit_id, directory, int(revert_in or 0)))
         except SshError as exc:
-            self.ssh.run(f"rm -f {shlex.quote(self.state_dir)}/pending")
+            self._unmark(commit_id)
             raise CommitError(f"{bundle.device}: nothing was changed: the undo could not be staged on the host "
                               f"first ({exc})") from None
-        # Recording the commit as the last one is part of the same shell: it fails like an apply that failed.
-        last = f"echo {commit_id} > {shlex.quote(self.state_dir)}/last"
-        applied = self.ssh.run(f"{_apply_command(directory, bundle)} && {last}", timeout=float(max(self.timeout, 600)))
+        if sealed.status != 0:
+            self._unmark(commit_id)
+            raise CommitError(f"{bundle.device}: nothing was changed: {sealed.output or 'sealing the undo failed'}")
+        applied = self.ssh.run(self._apply_locked(commit_id, directory, bundle, bool(revert_in)),
+                               timeout=float(max(self.timeout, 600)))
+        if applied.status == _EXPIRED:
+            raise CommitError(f"{bundle.device}: nothing was changed by this commit: its revert timer fired before "
+                              "the apply reached the host, so the apply was refused (the host holds what it held)")
         if applied.status != 0:
-            undone = self.ssh.run(f"bash {shlex.quote(directory)}/revert.sh now")
-            detail = applied.output.splitlines()[-5:]
-            raise CommitError(f"{bundle.device}: applying {bundle.script} failed (exit {applied.status}): "
-                              f"{' | '.join(detail)}; " + ("the previous state was restored" if undone.status == 0
-                              else f"RESTORING FAILED too: {undone.output}"))
+            self._undo_failed_apply(bundle, commit_id, directory, snapshot, applied)
+
+    def _undo_failed_apply(self, bundle: HostBundle, commit_id: str, directory: str, snapshot: str,
+                           applied: Any) -> None:
+        """An apply that failed half-way: its revert runs at once; a revert that fails too leaves settings
+        changed, named one per line (RestoreFailed), so the operator reads them first."""
+        undone = self.ssh.run(f"bash {shlex.quote(directory)}/revert.sh now", timeout=float(max(self.timeout, 600)))
+        detail = " | ".join(applied.output.splitlines()[-5:])
+        failure = f"applying {bundle.script} failed (exit {applied.status}): {detail}"
+        if undone.status == 0:
+            raise CommitError(f"{bundle.device}: {failure}; the previous state was restored")
+        raise RestoreFailed(bundle.device, commit_id, not_restored(snapshot, self.nic_check(bundle)),
+                            f"{failure}; restoring failed too (exit {undone.status}): "
+                            f"{' | '.join(undone.output.splitlines()[-5:])}")
+
+    def _unmark(self, commit_id: str) -> None:
+        """Clear the pending mark of a commit that never applied, under the host's lock and only if it is still
+        this commit's (never another run's); best effort: its timer reverts it otherwise."""
+        state = shlex.quote(self.state_dir)
+        with contextlib.suppress(SshError, ConnectionException):
+            self.ssh.run(f"{_host_lock(self.state_dir, 60)} && "
+                         f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && rm -f {state}/pending && "
+                         f"sync -f {state}")
+
+    def _apply_locked(self, commit_id: str, directory: str, bundle: HostBundle, timed: bool) -> str:
+        """The apply, under the host's lock, and (with a revert timer) only while this commit is still the pending
+        one: an apply that reaches the host after its own timer fired (a slow or cut management link) is refused
+        instead of leaving the new settings with no timer. Recording the commit as the last one is part of the
+        same shell: it fails like an apply that failed."""
+        state = shlex.quote(self.state_dir)
+        still_ours = (f"{{ [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || "
+                      f"{{ echo 'the commit is no longer pending: its revert timer fired' >&2; exit {_EXPIRED}; }}; }}"
+                      if timed else "true")
+        return (f"{_host_lock(self.state_dir, 120)} && {still_ours} && {_apply_command(directory, bundle)} && "
+                f"echo {commit_id} > {state}/last")
 
     def _as_found(self, bundle: HostBundle, reading: _Reading | None) -> tuple[str, dict[str, str | None]]:
         """The snapshot a commit starts from: the --check lines and the installed files. The `reading` of a
@@ -200,14 +287,20 @@ class FabricgenHostDriver(RecordingDriver):
         # A resumed run reuses its commit id: the markers of the earlier attempt go first. The session's
         # FABRICGEN_* settings (tool time limit, test trees) are kept for a revert that runs from a timer.
         self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new && "
-                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/timer {quoted}/timer.pid && "
+                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/fate {quoted}/timer {quoted}/timer.pid && "
                        f"{{ export -p | grep '^declare -x FABRICGEN_' > {quoted}/env || true; }}")
         for item in bundle.installed:
             self.ssh.put(f"{directory}/new/{item.name}", item.text, item.mode)
             old = previous[item.path]
             if old is not None:
                 self.ssh.put(f"{directory}/prev/{item.name}", old, item.mode)
+        unit = next((item.name for item in bundle.installed if item.name.endswith(".service")), "")
+        if unit:  # the boot unit as found: the revert leaves it enabled or disabled as it was
+            self.ssh.put(f"{directory}/unit", unit + "\n", 0o600)
+            self.ssh.check(f"{{ command -v systemctl >/dev/null && systemctl is-enabled {shlex.quote(unit)} "
+                           f"2>/dev/null || true; }} | head -c 32 > {quoted}/unit-before")
         self.ssh.put(f"{directory}/snapshot.txt", snapshot, 0o600)
+        self.ssh.put(f"{directory}/found.txt", self.last_snapshot or snapshot, 0o600)  # what a revert reads back as
         self.ssh.put(f"{directory}/restore-nic.sh", restore, 0o700)
         self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, bundle, previous, opened),
                      0o700)
@@ -215,31 +308,73 @@ class FabricgenHostDriver(RecordingDriver):
 
     def _seal_command(self, commit_id: str, directory: str, revert_in: int) -> str:
         """One shell, each step only if the one before it succeeded: the staged undo is synced to disk, then
-        (with `revert_in`) the commit is marked pending, synced, and the revert timer armed on the host."""
+        (with `revert_in`) under the host's lock the pending mark is checked and set as one step (two runs never
+        both mark a host), synced, and the revert timer armed on the host. The timer's PID is recorded with the
+        boot it belongs to: after a reboot that PID is someone else's and is never signalled."""
         quoted = shlex.quote(directory)
         sync = f"sync -f {quoted}/revert.sh"
         if not revert_in:
             return sync
         state = shlex.quote(self.state_dir)
         revert = f"/bin/bash {quoted}/revert.sh timer"
-        return (f"{sync} && echo {commit_id} > {state}/pending && sync -f {state}/pending && "
+        return (f"{sync} && {_host_lock(self.state_dir, 120)} && "
+                f"{{ p=$(cat {state}/pending 2>/dev/null); [ -z \"$p\" ] || "
+                f"{{ echo \"commit $p is waiting for its confirm; confirm or roll back first\" >&2; exit 6; }}; }} && "
+                f"echo {commit_id} > {state}/pending && sync -f {state}/pending && "
                 f"{{ if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
                 f"systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={revert_in}s "
                 f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
-                f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {revert_in}; exec {revert}' "
-                f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi; }}")
+                f"else setsid -f /bin/bash -c 'echo \"$$ $(cat {BOOT_ID})\" > {quoted}/timer.pid; "
+                f"sleep {revert_in}; exec {revert}' "
+                f"</dev/null >{quoted}/timer.log 2>&1 9>&- && echo setsid > {quoted}/timer; fi; }}")
 
     def confirm_commit(self) -> None:
+        self.confirm_own(None)
+
+    def confirm_own(self, commit_id: str | None) -> None:
+        """Confirm `commit_id` (None: whichever is pending) under the lock the timer's revert takes, so a confirm
+        and a firing timer cannot both win, and never another run's commit. The boot unit is enabled (and the
+        unit manager reloaded) as part of the confirm: a confirmed host keeps its settings across a reboot."""
         state = shlex.quote(self.state_dir)
+        mine = f" && [ \"$id\" = {_commit_id(commit_id)} ]" if commit_id else ""
+        nothing = "no commit is pending: it was reverted by its timer or never made"
+        # The unit is enabled before the timer is stopped: a confirm that cannot enable it fails and the timer,
+        # still armed, reverts the commit (the unit too) as for any unconfirmed commit.
         done = self.ssh.run(
-            f"exec 9>>{state}/lock && flock -w 60 9 && id=$(cat {state}/pending 2>/dev/null) && [ -n \"$id\" ] || "
-            f"{{ echo 'no commit is pending: it was reverted by its timer or never made'; exit 4; }}; "
-            f"rm -f {state}/pending; d={state}/commits/$id; "
+            f"{_host_lock(self.state_dir, 60)}; id=$(cat {state}/pending 2>/dev/null); "
+            f"[ -n \"$id\" ]{mine} || {{ if [ -n \"$id\" ]; then echo \"commit $id of another run is pending, "
+            f"not this one\"; else echo '{nothing}'; fi; exit 4; }}; d={state}/commits/$id; "
+            f"{_unit_command('enable', '$d')}; "
             f"if [ \"$(cat $d/timer 2>/dev/null)\" = systemd ]; then systemctl stop fabricgen-revert-$id.timer; "
-            f"elif [ -s $d/timer.pid ]; then kill -- -$(cat $d/timer.pid) 2>/dev/null; fi; "
-            f"echo confirmed > $d/confirmed; sync -f $d/confirmed")
+            f"elif [ -s $d/timer.pid ]; then read -r pid boot < $d/timer.pid; "
+            f"[ \"$boot\" = \"$(cat {BOOT_ID})\" ] && kill -- -$pid 2>/dev/null; fi; "
+            f"rm -f {state}/pending; echo confirmed > $d/confirmed; echo confirmed > $d/fate; "
+            f"sync -f $d/fate {state}")
         if done.status != 0:
             raise CommitError(f"{self.hostname}: confirm failed: {done.output}")
+
+    def commit_snapshot(self, commit_id: str) -> str | None:
+        """The --check lines the host read before `commit_id` changed anything (what its revert must read back
+        as), from the host's own record; None when the commit left none."""
+        return self.read_file(f"{self.state_dir}/commits/{_commit_id(commit_id)}/found.txt")
+
+    def commit_fate(self, commit_id: str) -> str:
+        """What became of `commit_id`, as the host itself recorded it: pending (its timer armed), confirmed,
+        reverted-by-timer, reverted-at-boot, reverted, restore-failed; staged (its undo was written but it never
+        applied); absent (it never reached the host)."""
+        state = shlex.quote(self.state_dir)
+        directory = f"{state}/commits/{_commit_id(commit_id)}"
+        done = self.ssh.run(
+            f"[ -d {directory} ] || {{ echo absent; exit 0; }}; "
+            f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && {{ echo pending; exit 0; }}; "
+            f"[ -s {directory}/fate ] && {{ head -c 64 {directory}/fate; exit 0; }}; "
+            f"[ -e {directory}/confirmed ] && {{ echo confirmed; exit 0; }}; "
+            f"[ \"$(cat {state}/last 2>/dev/null)\" = {commit_id} ] && {{ echo applied; exit 0; }}; echo staged")
+        fate = done.stdout.strip()
+        if done.status != 0 or fate not in FATES:
+            raise CommitError(f"{self.hostname}: cannot read what became of commit {commit_id}: "
+                              f"{escape(done.output[:200]) or 'no answer'}")
+        return fate
 
     def revert(self, commit_id: str) -> None:
         """Run a commit's revert script: NIC settings and installed files as they were before that commit."""
@@ -280,6 +415,26 @@ class FabricgenHostDriver(RecordingDriver):
         return self.candidate
 
 
+def _host_lock(state_dir: str, wait: int) -> str:
+    """Take the host's fabricgen lock on fd 9 for the rest of the shell (the lock the revert script takes too),
+    or end the shell with exit 5."""
+    state = shlex.quote(state_dir)
+    return (f"{{ exec 9>>{state}/lock && flock -w {wait} 9; }} || "
+            "{ echo 'another fabricgen step holds the host lock' >&2; exit 5; }")
+
+
+def _unit_command(action: str, directory: str) -> str:
+    """Enable (at confirm: the unit manager reloaded first) or disable again (at revert, where the commit found
+    it not enabled) the boot unit the commit installed, named in its `unit` file. Without systemctl there is no
+    unit manager to tell. Real systemctl edits the unit links even where systemd is not running."""
+    unit = f'u=$(cat {directory}/unit 2>/dev/null); [ -n "$u" ] && command -v systemctl >/dev/null'
+    if action == "enable":
+        return (f"if {unit}; then {{ [ ! -d /run/systemd/system ] || systemctl daemon-reload; }} && "
+                'systemctl enable --quiet "$u" || { echo "cannot enable the boot unit $u" >&2; exit 8; }; fi')
+    return (f'if {unit} && [ "$(cat {directory}/unit-before 2>/dev/null)" != enabled ]; then '
+            'systemctl disable --quiet "$u" 2>/dev/null || true; fi')
+
+
 def _apply_command(directory: str, bundle: HostBundle) -> str:
     """Install the files, then run the installed script (the one the boot unit runs) with --apply."""
     quoted = shlex.quote(directory)
@@ -313,17 +468,27 @@ def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous:
         "set -u",
         f"if [[ -f {directory}/env ]]; then . {directory}/env; fi",
         f"exec 9>>{state}/lock",
-        "flock -w 120 9 || { echo 'error: another fabricgen step holds the lock' >&2; exit 1; }",
+        "# A timer (or the boot unit) waits out an apply in progress, however long its tools take: giving up would",
+        "# leave that apply unconfirmed with no timer. A revert asked for now gives up after two minutes.",
+        '[[ ${1:-now} == now ]] && wait=120 || wait=3600',
+        "flock -w $wait 9 || { echo 'error: another fabricgen step holds the lock' >&2; exit 1; }",
         f"pending=$(cat {state}/pending 2>/dev/null || true)",
-        f'if [[ ${{1:-}} == timer && $pending != {commit_id} ]]; then exit 0; fi  # confirmed meanwhile',
+        f'if [[ ${{1:-now}} != now && $pending != {commit_id} ]]; then exit 0; fi  # confirmed or reverted meanwhile',
         "status=0",
+        "# The boot unit goes back to how it was found (disabled, if this commit's confirm enabled it) while its",
+        "# unit file is still there to name it.",
+        _unit_command("disable", directory),
         f"bash {directory}/restore-nic.sh || status=1",
         *files,
         *(['cfg="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"',
            f'for d in {" ".join(opened)}; do rmdir "$cfg/rdma_cm/$d" || status=1; done'] if opened else []),
+        "[[ ! -d /run/systemd/system ]] || systemctl daemon-reload || true  # the unit files as they are again",
         f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
         f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',
-        f"sync -f {directory}/reverted",
+        'case "$status ${1:-now}" in "0 timer") fate=reverted-by-timer;; "0 boot") fate=reverted-at-boot;;',
+        '  0\\ *) fate=reverted;; *) fate=restore-failed;; esac',
+        f'echo "$fate" > {directory}/fate',
+        f"sync -f {directory}/reverted {directory}/fate",
         'exit "$status"',
     ]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ extras. They go to the driver and nowhere else.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 from collections.abc import Callable
 from contextlib import suppress
@@ -37,6 +38,11 @@ def napalm_options(device: Device) -> tuple[str, dict[str, Any]]:
 
 
 def nornir_for(devices: list[Device], workers: int) -> Nornir:
+    # Nornir logs each failed task's traceback at ERROR; with no handler anywhere Python's last-resort handler
+    # prints it raw on stderr. fabricgen reports each device's reason itself (one line, the journal whole).
+    quiet = logging.getLogger("nornir")
+    if not any(isinstance(handler, logging.NullHandler) for handler in quiet.handlers):
+        quiet.addHandler(logging.NullHandler())
     ConnectionPluginRegister.auto_register()
     defaults = Defaults()
     hosts = Hosts()

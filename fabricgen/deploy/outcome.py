@@ -13,6 +13,25 @@ EXIT_OK, EXIT_FAILED_REVERTED, EXIT_USAGE, EXIT_ATTENTION = 0, 1, 2, 3
 DIFF_CHANGES, DIFF_ERRORS = 2, 1
 
 
+# What each result of push, resume and rollback means, every one verified on the device (docs/platforms.md and
+# README print this list).
+OUTCOMES: tuple[tuple[str, str], ...] = (
+    ("unchanged", "the device already held the intent (its own diff was empty); nothing was sent"),
+    ("confirmed", "committed, healthy and confirmed: the device holds the intent, its timer is stopped, and the "
+                  "change is saved to survive a reboot (a GPU host's boot unit enabled)"),
+    ("reverted", "committed, then undone (a failed health check, a halted wave, or its own timer: the message "
+                 "says which, from the device's own record) and read back as before"),
+    ("restored", "rollback: the device runs its own revert of the run's commit and reads back as the snapshot "
+                 "taken before it; also a commit its timer had already reverted (the device's record says so)"),
+    ("failed", "verified unchanged: the device refused or could not take the change, and reads as before"),
+    ("attention", "the device may hold part of the change: a restore that failed (the settings that did not "
+                  "come back listed first, one a line), a device unreachable after its commit (its own timer "
+                  "reverts it), or a read-back that differs; exit 3"),
+    ("untouched", "not started: the push stopped in an earlier wave or the wave was halted"),
+    ("skipped", "rollback: drifted since the run, left as it is (--force to roll back)"),
+)
+
+
 @dataclass
 class Outcome:
     """What happened to one device. state: unchanged · changes (diff) · confirmed · reverted · restored ·

@@ -17,37 +17,47 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id, read_candidate
+from fabricgen.deploy.hostdriver import not_restored
+from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id, next_seq, read_candidate
 from fabricgen.deploy.nornir_run import fresh_driver
 from fabricgen.deploy.outcome import EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
 from fabricgen.schema.inventory import Inventory
 
-_CHANGED = ("confirmed", "committed", "attention", "reverted")
+# What a device's own record says of a commit that left nothing to undo.
+_NEVER_APPLIED = ("absent", "staged")
+_ALREADY_REVERTED = ("reverted-by-timer", "reverted-at-boot", "reverted")
 
 
 def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: list[str], force: bool, yes: bool,
                  workers: int, ask: Callable[[str], bool]) -> tuple[int, dict[str, Outcome]]:
     targets = _targets(record, patterns)
     outcomes: dict[str, Outcome] = {}
+    seq = next_seq(root)  # the caller holds the journal's lock
     journal = Journal(root, new_run_id())
-    journal.write("run-start", command=f"rollback {record.run_id}", plan={"devices": sorted(targets)})
+    journal.write("run-start", command=f"rollback {record.run_id}", seq=seq, plan={"devices": sorted(targets)})
     try:
         missing = sorted(name for name in targets if name not in inventory.devices)
         for name in missing:
             outcomes[name] = Outcome(name, "failed", message="not in the inventory any more: cannot reach it")
         live = {name: device for name, device in targets.items() if name not in missing}
-        drift = _parallel(workers, live, lambda name: _drift(root, record, inventory, name))
+        drift = _parallel(workers, live, lambda name: _drift(root, record, inventory, live[name]))
         chosen = []
-        for name, (found, error) in sorted(drift.items()):
+        for name, (found, error, fate) in sorted(drift.items()):
             if error:
                 outcomes[name] = Outcome(name, "failed", message=error)
-            elif found and not force and (yes or not ask(f"{name} changed since run {record.run_id}:\n{found}"
-                                                          "roll it back anyway?")):
+            elif fate in _NEVER_APPLIED:
+                outcomes[name] = Outcome(name, "unchanged", message="the device shows this run's commit never "
+                                                                    "applied: nothing to undo")
+            elif fate in _ALREADY_REVERTED:
+                outcomes[name] = Outcome(name, "restored", message=f"already {fate.replace('-', ' ')} (the "
+                                                                   "device's own record)")
+            elif found and fate != "restore-failed" and not force and (
+                    yes or not ask(f"{name} changed since run {record.run_id}:\n{found}roll it back anyway?")):
                 outcomes[name] = Outcome(name, "skipped", found, "drifted since the run; pass --force to roll back")
             else:
                 chosen.append(name)
         restored = _parallel(workers, {name: live[name] for name in chosen},
-                             lambda name: _restore(root, record, inventory, live[name]))
+                             lambda name: _restore(root, record, inventory, live[name], journal))
         outcomes.update(restored)
         for outcome in outcomes.values():
             journal.write(outcome.state, outcome.device, message=outcome.message, diff=outcome.diff)
@@ -59,8 +69,10 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
 
 
 def _targets(record: RunRecord, patterns: list[str]) -> dict[str, DeviceRecord]:
+    """Every device the run may have changed: any device it journaled as `committing` (the line is written
+    before the device is asked), whatever the journal says came after; each is then asked what it holds."""
     return {name: device for name, device in record.devices.items()
-            if device.state in _CHANGED and device.commit_id
+            if device.commit_id
             and (not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns))}
 
 
@@ -69,48 +81,76 @@ def _parallel(workers: int, items: dict[str, Any], work: Callable[[str], Any]) -
         return dict(zip(items, pool.map(work, items), strict=True))
 
 
-def _drift(root: Path, record: RunRecord, inventory: Inventory, name: str) -> tuple[str, str]:
-    """(what differs from what the run pushed, error)."""
+def _drift(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> tuple[str, str, str | None]:
+    """(what differs from what the run pushed, error, what the device recorded of the run's commit: None where
+    its driver keeps no such record)."""
+    name = device.device
     try:
         driver = fresh_driver(inventory.devices[name])
     except Exception as exc:
-        return "", f"cannot reach it: {exc}"
+        return "", f"cannot reach it: {exc}", None
     try:
+        fate = driver.commit_fate(device.commit_id) if hasattr(driver, "commit_fate") else None
+        if fate in _NEVER_APPLIED or fate in _ALREADY_REVERTED:
+            return "", "", fate
         driver.load_replace_candidate(config=read_candidate(root, record.run_id, name))
         try:
-            return driver.compare_config(), ""
+            return driver.compare_config(), "", fate
         finally:
             driver.discard_config()
     except Exception as exc:
-        return "", f"cannot read its state: {exc}"
+        return "", f"cannot read its state: {exc}", None
     finally:
         driver.close()
 
 
-def _restore(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> Outcome:
+def _restore(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord, journal: Journal) -> Outcome:
     start = time.monotonic()
-    outcome = _restore_device(root, record, inventory, device)
+    outcome = _restore_device(root, record, inventory, device, journal)
     outcome.seconds = time.monotonic() - start
     return outcome
 
 
-def _restore_device(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> Outcome:
+def _restore_device(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord,
+                    journal: Journal) -> Outcome:
     snapshot = next((step.get("snapshot") for step in device.steps if step.get("event") == "committed"), None)
+    candidate = read_candidate(root, record.run_id, device.device)
     try:
         driver = fresh_driver(inventory.devices[device.device])
     except Exception as exc:
         return Outcome(device.device, "failed", message=f"cannot reach it: {exc}")
     try:
-        driver.revert(device.commit_id)
-        after = driver.intent_check(read_candidate(root, record.run_id, device.device))
+        if snapshot is None and hasattr(driver, "commit_snapshot"):  # killed or failed before `committed`
+            snapshot = driver.commit_snapshot(device.commit_id)
+        journal.write("reverting", device.device, commit_id=device.commit_id)  # before the device is asked
+        try:
+            driver.revert(device.commit_id)
+        except Exception as exc:
+            return _restore_failed(device.device, driver, candidate, snapshot, f"restoring failed part-way: {exc}")
+        after = driver.intent_check(candidate)
     except Exception as exc:
         return Outcome(device.device, "attention", message=f"restoring failed part-way: {exc}")
     finally:
         driver.close()
     if snapshot is not None and after != snapshot:
-        return Outcome(device.device, "attention", message="restored, but the settings do not read back as the "
-                                                           "snapshot taken before the push")
+        return Outcome(device.device, "attention", message=_listed(not_restored(snapshot, after),
+                                                                   "restored, but these do not read back as the "
+                                                                   "snapshot taken before the push"))
     return Outcome(device.device, "restored", message="reads back as before the run")
+
+
+def _restore_failed(name: str, driver: Any, candidate: str, snapshot: str | None, detail: str) -> Outcome:
+    """A revert that failed: the settings that did not come back first, one per line, read on the device."""
+    try:
+        after = driver.intent_check(candidate)
+    except Exception as exc:
+        return Outcome(name, "attention", message=f"{detail}; reading it back failed too: {exc}")
+    left = not_restored(snapshot, after) if snapshot is not None else []
+    return Outcome(name, "attention", message=_listed(left, detail))
+
+
+def _listed(settings: list[str], detail: str) -> str:
+    return "\n".join([f"RESTORE FAILED: {len(settings)} setting(s) did not come back:", *settings, detail])
 
 
 def _exit_code(outcomes: dict[str, Outcome]) -> int:

@@ -11,12 +11,28 @@ from __future__ import annotations
 import os
 import posixpath
 import shlex
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import paramiko
 
 DEFAULT_COMMAND_TIMEOUT = 120.0
+# The most a device may answer to one command or file read (stdout and stderr together), in bytes: a host's
+# --check prints a few kB, a switch's whole config a few MB. FABRICGEN_MAX_REPLY_BYTES raises it.
+MAX_REPLY_ENV = "FABRICGEN_MAX_REPLY_BYTES"
+DEFAULT_MAX_REPLY = 64 * 1024 * 1024
+
+
+def max_reply_bytes() -> int:
+    text = os.environ.get(MAX_REPLY_ENV, "")
+    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_MAX_REPLY
+
+
+def _expire(expired: threading.Event, channel: paramiko.Channel) -> None:
+    """A command's deadline passed: closing its channel ends the reads waiting on it."""
+    expired.set()
+    channel.close()
 
 
 class SshError(Exception):
@@ -90,15 +106,37 @@ class SshSession:
         return f"{self.address}:{self.port}"
 
     def run(self, command: str, timeout: float = DEFAULT_COMMAND_TIMEOUT) -> Completed:
-        """Run one shell command; its exit status comes from the server (-1: the channel closed without one)."""
+        """Run one shell command; its exit status comes from the server (-1: the channel closed without one).
+        `timeout` is the command's whole deadline, not a limit per read: a command that trickles output, or
+        none, past it is abandoned (its channel closed) with an error naming the deadline. A reply larger than
+        max_reply_bytes() is refused the same way: a device's answer is bounded before it is held in memory."""
+        limit = max_reply_bytes()
+        expired = threading.Event()
         try:
             _, stdout, stderr = self._client.exec_command(command, timeout=timeout)
-            out = stdout.read().decode("utf-8", "replace")
-            errors = stderr.read().decode("utf-8", "replace")
-            status = stdout.channel.recv_exit_status()
+            channel = stdout.channel
+            watchdog = threading.Timer(timeout, _expire, (expired, channel))
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                out = stdout.read(limit + 1)
+                errors = stderr.read(limit + 1)
+                status = channel.recv_exit_status()
+            finally:
+                watchdog.cancel()
         except (TimeoutError, paramiko.SSHException, OSError) as exc:
+            if expired.is_set():
+                raise SshError(f"{self._where()}: no answer within the step's deadline of {timeout:.0f} s: "
+                               f"{command[:200]}") from None
             raise SshError(f"{self._where()}: command failed to run ({_ssh_reason(exc)}): {command}") from None
-        return Completed(command, status, out, errors)
+        if expired.is_set():
+            raise SshError(f"{self._where()}: no answer within the step's deadline of {timeout:.0f} s: "
+                           f"{command[:200]}")
+        if len(out) > limit or len(errors) > limit:
+            channel.close()
+            raise SshError(f"{self._where()}: the reply is larger than {limit} bytes (set {MAX_REPLY_ENV} to allow "
+                           f"more): {command[:200]}")
+        return Completed(command, status, out.decode("utf-8", "replace"), errors.decode("utf-8", "replace"))
 
     def check(self, command: str, timeout: float = DEFAULT_COMMAND_TIMEOUT) -> Completed:
         done = self.run(command, timeout)
@@ -122,10 +160,14 @@ class SshSession:
 
     def read(self, path: str) -> str | None:
         """A file's text over SFTP (no process on the host), or None when it does not exist. Any other reason it
-        cannot be read (permissions, a directory, ...) is an error."""
+        cannot be read (permissions, a directory, larger than max_reply_bytes(), ...) is an error."""
+        limit = max_reply_bytes()
         try:
             with self._sftp_client().open(path, "r") as handle:
-                data: bytes = handle.read()
+                data: bytes = handle.read(limit + 1)
+            if len(data) > limit:
+                raise SshError(f"{self._where()}: {path} is larger than {limit} bytes (set {MAX_REPLY_ENV} to "
+                               "allow more)")
         except FileNotFoundError:
             return None
         except (OSError, paramiko.SSHException) as exc:

@@ -31,12 +31,17 @@ HOST_DEPLOY = {
             "installed files",
     "commit": "the undo staged on the host first (files as found, a restore script from the snapshot the script "
               "read), a systemd-run (else setsid) timer armed, then the files installed and the script's --apply",
-    "confirm": "the host's timer stopped (flock shared with the revert)",
-    "rollback": "the commit's own revert script on the host, read back against the snapshot",
-    "save": "the installed boot unit runs the script at every boot",
+    "confirm": "the boot unit enabled, then the host's timer stopped (flock shared with the revert and the apply)",
+    "rollback": "the commit's own revert script on the host (the boot unit disabled again where it was), read back "
+                "against the snapshot",
+    "save": "the boot unit, enabled at confirm, runs the script at every boot; a commit still pending at boot is "
+            "reverted instead",
     "lab": "real: OpenSSH, bash, the rendered script, iproute2 and veth MTUs; emulated: mlnx_qos / dcb / "
            "cma_roce_tos and the NIC's sysfs/configfs (tests/nic_stubs, tests/dcb_stubs)",
 }
+# Where `fabricgen push` keeps a host's commit records (the pending mark, each commit's undo and fate): the boot
+# unit reads the pending mark there, so an unconfirmed commit is reverted at boot, never re-applied.
+STATE_DIR = "/var/lib/fabricgen"
 DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
 LOAD_HINT = "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."
 
@@ -139,6 +144,7 @@ class HostFiles:
                                           nics=nics, tool_timeout=TOOL_TIMEOUT_S, kill_after=KILL_AFTER_S),
             self.unit: templates.render(f"{self.folder}/{self.unit}.j2", version=__version__, device=device,
                                         install_path=self.install_path, tool_timeout=TOOL_TIMEOUT_S,
+                                        state_dir=STATE_DIR,
                                         start_timeout=START_TIMEOUT),
             NCCL_ENV: env,
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fabricgen.deploy.outcome import OUTCOMES
 from fabricgen.platforms import DEPLOY_STEPS, FEATURES, Capability, get_platform, platform_names
 
 
@@ -41,6 +42,10 @@ def platforms_markdown() -> str:
             "| NAPALM driver | " + " | ".join(_cell(c.napalm_driver or "— (not deployed yet)") for c in caps) + " |"]
     for key, label in DEPLOY_STEPS:
         out.append(f"| {label} | " + " | ".join(_cell(c.deploy.get(key, "—")) for c in caps) + " |")
+    out += ["", "### What each result means", "",
+            "Every result of `push`, `push --resume` and `rollback` is read on the device, never taken from the "
+            "journal alone:", ""]
+    out += [f"- **{state}**: {_cell(meaning)}" for state, meaning in OUTCOMES]
     out += ["", "## Owned sections", ""]
     for c in caps:
         out += [f"- **{c.name}**: " + "; ".join(_cell(s) for s in c.owned_sections)]
