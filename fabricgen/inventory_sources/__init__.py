@@ -48,8 +48,13 @@ class InventorySource(Protocol):
 
 def open_source(inventory: Path) -> InventorySource | None:
     """The source ``-i`` names, or None for a Nornir SimpleInventory directory (load reads that itself)."""
-    from fabricgen.inventory_sources import compact
+    from fabricgen.inventory_sources import compact, nautobot
 
+    url = nautobot.url_of(inventory)
+    if url is not None:
+        return nautobot.NautobotSource(url)
+    if nautobot.is_nornir_config(inventory):
+        return nautobot.NautobotSource.from_nornir_config(inventory)
     if compact.is_compact(inventory):
         return compact.CompactSource(inventory)
     return None
