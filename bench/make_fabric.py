@@ -191,17 +191,18 @@ def compact_templates(platforms: set[str], oob_sizes: set[int]) -> list[str]:
     """The compact form's port templates: one per switch NOS (leaves and spines have the same 64 ports), one per
     host kind, one per OOB switch size."""
     lines = ["templates:"]
-    ranges = {"sonic": 'Ethernet{0..504..8}: {speed: 400G, fec: rs, lanes: "{n}..{n+7}"}',
-              "eos": "Ethernet{1..64}/1: {speed: 400G, fec: rs}", "nvue": "swp{1..64}: {speed: 400G, fec: rs}",
-              "nxos": "Ethernet1/{1..64}: {speed: 400G, fec: rs}"}
+    # Range keys quoted: YAML reads them plain too, but quoted they stay on fabricgen's fast YAML path.
+    ranges = {"sonic": '"Ethernet{0..504..8}": {speed: 400G, fec: rs, lanes: "{n}..{n+7}"}',
+              "eos": '"Ethernet{1..64}/1": {speed: 400G, fec: rs}', "nvue": '"swp{1..64}": {speed: 400G, fec: rs}',
+              "nxos": '"Ethernet1/{1..64}": {speed: 400G, fec: rs}'}
     for platform in sorted(platforms):
         lines += [f"  switch_{platform}:", f"    {mgmt_name(platform)}: {{speed: 1G}}", f"    {ranges[platform]}"]
     for kind, rdma in (("connectx", "\"mlx5_{n}\""), ("dcb", "\"bnxt_re{n}\"")):
-        rails = f"rail{{0..{GPUS_PER_HOST - 1}}}"
+        rails = f'"rail{{0..{GPUS_PER_HOST - 1}}}"'
         lines += [f"  host_{kind}:", f"    {rails}: {{rdma_device: {rdma}, speed: 400G, fec: rs}}",
                   "    bmc: {speed: 1G}", "    eno1: {}"]
     for size in sorted(oob_sizes):
-        lines += [f"  oob_{size}:", f"    Ethernet{{1..{size}}}: {{speed: 1G}}"]
+        lines += [f"  oob_{size}:", f'    "Ethernet{{1..{size}}}": {{speed: 1G}}']
     return lines
 
 

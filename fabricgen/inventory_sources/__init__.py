@@ -50,9 +50,10 @@ def open_source(inventory: Path) -> InventorySource | None:
     """The source ``-i`` names, or None for a Nornir SimpleInventory directory (load reads that itself)."""
     from fabricgen.inventory_sources import compact, nautobot
 
-    url = nautobot.url_of(inventory)
-    if url is not None:
-        return nautobot.NautobotSource(url)
+    named = nautobot.url_of(inventory)
+    if named is not None:
+        url, filters = named
+        return nautobot.NautobotSource(url, filter_parameters=filters, origin=f"{url}/dcim/devices/")
     if nautobot.is_nornir_config(inventory):
         return nautobot.NautobotSource.from_nornir_config(inventory)
     if compact.is_compact(inventory):

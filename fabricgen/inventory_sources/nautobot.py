@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fabricgen.diagnostics import INPUT_FILE, INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
 from fabricgen.inventory_sources import DEFAULTS, GROUPS, HOSTS, NornirData
@@ -53,17 +54,18 @@ TYPE_FROM_MEDIA = {"dac": "dac-passive", "aec": "dac-active", "aoc": "aoc", "opt
 METRES_PER_UNIT = {"m": Decimal(1), "cm": Decimal("0.01"), "km": Decimal(1000), "ft": Decimal("0.3048"),
                    "in": Decimal("0.0254"), "mi": Decimal("1609.344")}
 
-_URL = re.compile(r"^(nautobots?):/+([^/]+)(/.*)?$")
+_URL = re.compile(r"^(nautobots?):/+([^/?#]+)([^?#]*)(?:\?([^#]*))?$")
 
 
-def url_of(inventory: Path | str) -> str | None:
-    """The Nautobot base URL ``-i`` names, or None. (click hands the option over as a Path, which folds
+def url_of(inventory: Path | str) -> tuple[str, dict[str, str]] | None:
+    """The Nautobot base URL ``-i`` names and the device filter its query gives (``?location=dc1&role=leaf``,
+    nornir-nautobot's filter_parameters), or None. (click hands the option over as a Path, which folds
     ``nautobot://host`` into ``nautobot:/host``: both spellings are read.)"""
     match = _URL.match(str(inventory))
     if match is None:
         return None
     scheme = "https" if match[1] == "nautobots" else "http"
-    return f"{scheme}://{match[2]}{(match[3] or '').rstrip('/')}"
+    return f"{scheme}://{match[2]}{match[3].rstrip('/')}", dict(parse_qsl(match[4] or ""))
 
 
 def is_nornir_config(inventory: Path) -> bool:

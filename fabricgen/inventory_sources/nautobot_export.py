@@ -95,9 +95,11 @@ class Api:
             raise ExportError(f"Nautobot refused {reply.request.method} {endpoint}: HTTP {reply.status_code} "
                               f"{reply.text[:500]}")
 
-    def ensure(self, endpoint: str, wanted: dict[str, dict[str, Any]], key: str = "name") -> dict[str, str]:
-        """Objects by ``key``: those that exist, and those of ``wanted`` created; → key → id."""
-        found = {str(item[key]): str(item["id"]) for item in self.all(endpoint)}
+    def ensure(self, endpoint: str, wanted: dict[str, dict[str, Any]], key: str = "name",
+               **within: Any) -> dict[str, str]:
+        """Objects by ``key`` (among those the ``within`` filter lists): those that exist, and those of ``wanted``
+        created; → key → id."""
+        found = {str(item[key]): str(item["id"]) for item in self.all(endpoint, **within)}
         missing = [body for name, body in wanted.items() if name not in found]
         for item in self.create(endpoint, missing) if missing else []:
             found[str(item[key])] = str(item["id"])
@@ -111,7 +113,8 @@ def export_nautobot(inventory: Path, url: str, location: str = "fabricgen") -> S
     hosts = effective_hosts(inventory)
     api = Api(url, token)
     refs = _shared_objects(api, hosts, location)
-    devices = api.ensure("dcim/devices", {name: _device(name, host, refs) for name, host in hosts.items()})
+    devices = api.ensure("dcim/devices", {name: _device(name, host, refs) for name, host in hosts.items()},
+                         location=refs["location"])
     interfaces = _interfaces(api, hosts, devices, refs["status"])
     cables = _cables(api, hosts, interfaces, refs["status"])
     _primary_ips(api, hosts, devices, interfaces, refs["status"])
