@@ -54,6 +54,15 @@ def missing() -> str | None:
     return None
 
 
+def migrated_dump() -> Path:
+    """Where the migrated empty database of this nautobot version is kept (FABRICGEN_NAUTOBOT_CACHE, else
+    ~/.cache/fabricgen/nautobot)."""
+    from importlib.metadata import version
+
+    root = Path(os.environ.get("FABRICGEN_NAUTOBOT_CACHE") or Path.home() / ".cache" / "fabricgen" / "nautobot")
+    return root / f"nautobot-{version('nautobot')}-migrated.pgdump"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -114,7 +123,7 @@ class NautobotLab:
                                         redis_port=redis_port, **{name: str(self.workdir / name) for name in
                                                                  ("media", "static", "git", "jobs")}))
         env = self.env()
-        self._timed("migrate", lambda: self._manage(["migrate", "--no-input"], env, 1800))
+        self._timed("migrate", lambda: self._migrate(pg_port, env))
         self._manage(["createsuperuser", "--no-input", "--username", ADMIN, "--email", "admin@example.invalid"],
                      {**env, "DJANGO_SUPERUSER_PASSWORD": ADMIN_PASSWORD}, 300)
         self.url = f"http://127.0.0.1:{web_port}"
@@ -156,6 +165,24 @@ class NautobotLab:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"PostgreSQL did not start: {ready.stderr.decode(errors='replace')}")
             time.sleep(0.3)
+
+    def _migrate(self, pg_port: int, env: dict[str, str]) -> None:
+        """Nautobot's ~430 migrations take minutes (half an hour on a busy 2-core machine), so the migrated,
+        still empty database is kept as a pg_dump per nautobot version (migrations only: no user, token or
+        object) and restored by later sessions; `migrate` then runs as a check that finds nothing to do."""
+        dump = migrated_dump()
+        client = ["-h", "127.0.0.1", "-p", str(pg_port), "-U", "nautobot"]
+        if dump.exists():
+            subprocess.run([str(_pg("pg_restore")), *client, "-d", "nautobot", "--no-owner", str(dump)], check=True,
+                           capture_output=True, timeout=600)
+            self.timings["restored"] = 1.0
+        self._manage(["migrate", "--no-input"], env, 3600)
+        if not dump.exists():
+            dump.parent.mkdir(parents=True, exist_ok=True)
+            partial = dump.with_suffix(".partial")
+            subprocess.run([str(_pg("pg_dump")), *client, "-Fc", "-f", str(partial), "nautobot"], check=True,
+                           capture_output=True, timeout=600)
+            partial.replace(dump)
 
     def _spawn(self, command: list[str], log: str, env: dict[str, str] | None = None) -> None:
         handle = (self.workdir / log).open("ab")  # the process's log, open as long as it runs
