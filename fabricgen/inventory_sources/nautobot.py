@@ -184,7 +184,7 @@ def fetch(url: str, token: str, ssl_verify: bool = True, filter_parameters: dict
             fetched.devices.append({
                 "name": name, "id": str(device.id), "hostname": host.hostname, "platform": host.platform,
                 "role": _name(device.role), "config_context": _plain(device.config_context or {})})
-        session = plugin.api_session
+        session = requests.Session()  # not the plugin's: it asks for depth=1 on every request
         session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
         wanted = {device["id"] for device in fetched.devices}
         for item in _pages(session, f"{url}/api/dcim/interfaces/", fetched, ssl_verify):
