@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -98,6 +99,7 @@ class NautobotLab:
     url: str = ""
     token: str = ""
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    pg_dir: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     @classmethod
@@ -145,13 +147,18 @@ class NautobotLab:
         return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
 
     def _postgres(self, port: int) -> None:
-        data = self.workdir / "pgdata"
+        # A directory of its own under the system's temporary directory: the `postgres` user must reach it, and
+        # pytest's temporary directories are private to the user running the tests.
+        self.pg_dir = Path(tempfile.mkdtemp(prefix="fabricgen-nautobot-pg-"))
+        data = self.pg_dir / "data"
         data.mkdir()
         if os.geteuid() == 0:
-            shutil.chown(self.workdir, "postgres")
+            shutil.chown(self.pg_dir, "postgres")
             shutil.chown(data, "postgres")
-        subprocess.run(self._as_postgres([str(_pg("initdb")), "-D", str(data), "-U", "nautobot", "-A", "trust",
-                                          "--no-sync"]), check=True, capture_output=True, timeout=300)
+        done = subprocess.run(self._as_postgres([str(_pg("initdb")), "-D", str(data), "-U", "nautobot", "-A", "trust",
+                                                 "--no-sync"]), capture_output=True, text=True, timeout=300)
+        if done.returncode:
+            raise RuntimeError(f"initdb failed: {done.stderr[-2000:]}")
         self._spawn(self._as_postgres([str(_pg("postgres")), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
                                        "-k", str(data), "-F", "-c", "fsync=off", "-c",
                                        "synchronous_commit=off", "-c", "full_page_writes=off"]), "postgres.log")
@@ -227,3 +234,5 @@ class NautobotLab:
                     process.kill()
                     process.wait()
         self.processes.clear()
+        if self.pg_dir is not None:
+            shutil.rmtree(self.pg_dir, ignore_errors=True)

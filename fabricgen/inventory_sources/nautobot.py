@@ -15,7 +15,8 @@ What fabricgen reads, per device (the Nautobot objects a Nautobot user already k
 - its interfaces (the ports), and each cable between two of them: ``length`` with ``length_unit`` as
   ``cable_m`` (in metres, rounded up), ``type`` as ``media`` (dac-passive → dac, dac-active → aec, aoc → aoc,
   mmf*/smf* → optic, cat* → copper);
-- the rest of fabricgen's device data from the device's *config context* under the key ``fabricgen``
+- the rest of fabricgen's device data from the device's *config context* under the key ``fabricgen`` (a device
+  whose context has no such key is not fabricgen's: skipped with a note, as a SimpleInventory host with no role)
   (``hardware``, ``asic``, ``mgmt_interface``, ...), merged by Nautobot from every context that applies (role,
   platform, location, the device's local context) — the place Nautobot users keep per-device intended data;
   there ``ports`` is a list of each port's settings in port order (``{name: Ethernet0, speed: 400G, fec: rs,
@@ -264,6 +265,12 @@ def as_nornir(fetched: Fetched, url: str, problems: list[Diagnostic]) -> NornirD
         at = Location(f"{url}/dcim/devices/{name}", 1, 1)
         source.add((name,), at)
         context = device["config_context"].get(CONTEXT_KEY)
+        platform = device["platform"]
+        host: dict[str, Any] = {"hostname": device["hostname"], "platform": NETWORK_DRIVERS.get(platform, platform)}
+        hosts[name] = host
+        if context is None:
+            host["data"] = {}  # not fabricgen's: load skips it, naming it, as a SimpleInventory host with no role
+            continue
         data: dict[str, Any] = dict(context) if isinstance(context, dict) else {}
         if device["role"] is not None:
             data["role"] = device["role"]
@@ -271,9 +278,7 @@ def as_nornir(fetched: Fetched, url: str, problems: list[Diagnostic]) -> NornirD
         data["ports"] = _ports(name, data.get("ports"), [port for _, port in interfaces], at, problems)
         for interface_id, port in interfaces:
             interface_of[interface_id] = (names[device["id"]], port)
-        platform = device["platform"]
-        hosts[name] = {"hostname": device["hostname"], "platform": NETWORK_DRIVERS.get(platform, platform),
-                       "data": data}
+        host["data"] = data
     for cable in fetched.cables:
         _cable(cable, hosts, interface_of, source, url, problems)
     doc = _Located({name: host for name, host in hosts.items()}, url, source)
@@ -312,6 +317,10 @@ def _cable(cable: dict[str, Any], hosts: dict[str, Any], interface_of: dict[str,
     if cable["a_type"] != "dcim.interface" or cable["b_type"] != "dcim.interface" or a is None or b is None:
         return  # a cable to a console port, a circuit, or a device fabricgen did not read: not the fabric's
     at = Location(f"{url}/dcim/cables/{cable['id']}", 1, 1)
+    if "ports" not in hosts[a[0]]["data"]:
+        a, b = b, a  # declared on the fabricgen end (a cable between two devices that are not fabricgen's: neither)
+    if "ports" not in hosts[a[0]]["data"]:
+        return
     spec = hosts[a[0]]["data"]["ports"][a[1]]
     if spec.get("peer") is not None:
         problems.append(Diagnostic(at, f"{a[0]}.{a[1]}", f"{a[0]}:{a[1]} has two cables", "a port takes one "

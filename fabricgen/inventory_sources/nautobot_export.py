@@ -116,9 +116,17 @@ def export_nautobot(inventory: Path, url: str, location: str = "fabricgen") -> S
     devices = api.ensure("dcim/devices", {name: _device(name, host, refs) for name, host in hosts.items()},
                          location=refs["location"])
     interfaces = _interfaces(api, hosts, devices, refs["status"])
-    cables = _cables(api, hosts, interfaces, refs["status"])
+    cables = _cables(api, hosts, interfaces, _status(api, "dcim.cable", "Connected"))
     _primary_ips(api, hosts, devices, interfaces, refs["status"])
     return Seeded(len(devices), len(interfaces), cables)
+
+
+def _status(api: Api, content_type: str, name: str) -> str:
+    """The id of the status ``name`` for objects of ``content_type`` (a cable is Connected, not Active)."""
+    for item in api.all("extras/statuses", content_types=content_type):
+        if item["name"] == name:
+            return str(item["id"])
+    raise ExportError(f"Nautobot has no status {name!r} for {content_type}")
 
 
 def _device(name: str, host: dict[str, Any], refs: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +145,7 @@ def _shared_objects(api: Api, hosts: dict[str, dict[str, Any]], location: str) -
     if STATUS not in statuses:
         raise ExportError(f"Nautobot has no status {STATUS!r}")
     location_type = api.ensure("dcim/location-types", {"Site": {"name": "Site", "content_types": [
-        "dcim.device", "ipam.prefix", "ipam.ipaddress"]}})["Site"]
+        "dcim.device", "ipam.prefix"]}})["Site"]
     locations = api.ensure("dcim/locations", {location: {"name": location, "location_type": location_type,
                                                           "status": statuses[STATUS]}})
     manufacturer = api.ensure("dcim/manufacturers", {"fabricgen": {"name": "fabricgen"}})["fabricgen"]
