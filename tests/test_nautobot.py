@@ -112,9 +112,17 @@ def test_a_wrong_token_is_a_clear_error(nautobot: NautobotLab, tmp_path: Path) -
     done = fabricgen("render", str(ROOT / "intent" / "fabric.yaml"), "-i", f"{nautobot.url.replace('http', 'nautobot')}"
                      "?location=fabric", "-o", str(tmp_path / "out"), token=wrong)
     assert done.returncode == 2, done.stderr
-    assert "refused the request" in done.stderr or "answered HTTP 403" in done.stderr
+    assert f"{nautobot.url} refused the token (HTTP 403) (check NAUTOBOT_TOKEN" in done.stderr
     assert "Traceback" not in done.stderr and wrong not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_filter_nautobot_refuses_is_said_as_such(nautobot: NautobotLab, tmp_path: Path) -> None:
+    done = fabricgen("render", str(ROOT / "intent" / "fabric.yaml"), "-i", f"{nautobot.url.replace('http', 'nautobot')}"
+                     "?location=nowhere", "-o", str(tmp_path / "out"), token=nautobot.token)
+    assert done.returncode == 2
+    assert "Select a valid choice. nowhere is not one of the available choices" in done.stderr
+    assert "check the filter" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_cable_nautobot_cannot_take_is_reported_at_the_cable(nautobot: NautobotLab,

@@ -26,7 +26,9 @@ What fabricgen reads, per device (the Nautobot objects a Nautobot user already k
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import math
 import os
@@ -178,15 +180,16 @@ def fetch(url: str, token: str, ssl_verify: bool = True, filter_parameters: dict
                                filter_parameters={**(filter_parameters or {}), "include": "config_context",
                                                   "limit": PAGE}, pynautobot_dict=False)
     fetched = Fetched()
+    session = requests.Session()  # not the plugin's: it asks for depth=1 on every request
+    session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
     try:
-        inventory = plugin.load()
+        _check_access(session, url, ssl_verify, fetched)
+        inventory = _load_quietly(plugin)
         for name, host in inventory.hosts.items():
             device = host.data["pynautobot_object"]
             fetched.devices.append({
                 "name": name, "id": str(device.id), "hostname": host.hostname, "platform": host.platform,
                 "role": _name(device.role), "config_context": _plain(device.config_context or {})})
-        session = requests.Session()  # not the plugin's: it asks for depth=1 on every request
-        session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
         wanted = {device["id"] for device in fetched.devices}
         for item in _pages(session, f"{url}/api/dcim/interfaces/", fetched, ssl_verify):
             device_id = _id(item.get("device"))
@@ -208,6 +211,31 @@ def fetch(url: str, token: str, ssl_verify: bool = True, filter_parameters: dict
         raise
     fetched.requests += 1 + len(fetched.devices) // PAGE
     return fetched
+
+
+def _check_access(session: Any, url: str, ssl_verify: bool, fetched: Fetched) -> None:
+    """One cheap request first, so that a wrong URL or token is said as such (the plugin would print a
+    "query filters" error and exit)."""
+    reply = session.get(f"{url}/api/status/", timeout=TIMEOUT_S, verify=ssl_verify)
+    fetched.requests += 1
+    if reply.status_code in (401, 403):
+        raise NautobotError(f"{url} refused the token (HTTP {reply.status_code})", f"check {TOKEN_VARIABLE}: a "
+                            "valid API token of this Nautobot with read access to dcim")
+    if reply.status_code != 200:
+        raise NautobotError(f"{url}/api/status/ answered HTTP {reply.status_code}", "check that the URL is "
+                            "Nautobot's base URL")
+
+
+def _load_quietly(plugin: Any) -> Any:
+    """The plugin's inventory; a filter Nautobot refuses (the plugin prints it and exits) as a NautobotError."""
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            return plugin.load()
+    except SystemExit:
+        said = printed.getvalue().strip().splitlines()
+        raise NautobotError(said[-1][:300] if said else "nornir-nautobot could not list the devices",
+                            "check the filter (the query after the URL, or filter_parameters)") from None
 
 
 def _pages(session: Any, first: str, fetched: Fetched, ssl_verify: bool) -> list[dict[str, Any]]:
