@@ -48,7 +48,7 @@ CONTEXT_KEY = "fabricgen"
 PLUGIN = "NautobotInventory"
 PAGE = 1000
 """objects per API page: Nautobot's default MAX_PAGE_SIZE"""
-TIMEOUT_S = 60
+TIMEOUT_S = 120
 
 NETWORK_DRIVERS = {"arista_eos": "eos", "cisco_nxos": "nxos"}
 """netutils' network_driver names → fabricgen's platform (the others are fabricgen's names as they are)"""
