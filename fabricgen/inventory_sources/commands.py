@@ -15,7 +15,17 @@ from fabricgen.inventory_sources.export import ExportError, export_compact
 def register(main: click.Group, fail: Callable[[str], NoReturn]) -> None:  # noqa: C901 - one command group's closures
     @main.group("inventory")
     def inventory_group() -> None:
-        """Move an inventory between its forms: SimpleInventory files, the compact cabling form, Nautobot."""
+        """Move an inventory between its forms: SimpleInventory files, the compact cabling form, Nautobot.
+
+        Every command that takes -i reads any of the three: a SimpleInventory directory (hosts.yaml), a compact
+        directory (devices.yaml with port templates and cabling.csv), or a Nautobot (nautobot://HOST, or a
+        Nornir config naming NautobotInventory). Each renders the same tree for the same fabric.
+
+        \b
+        Examples:
+          fabricgen inventory export --to compact -i inventory -o site-compact
+          fabricgen inventory export --to nautobot -i inventory --url https://nautobot.example.net
+        """
 
     @inventory_group.command("export")
     @click.option("--to", "target", type=click.Choice(["compact", "nautobot"]), required=True,
@@ -33,15 +43,17 @@ def register(main: click.Group, fail: Callable[[str], NoReturn]) -> None:  # noq
     def export(target: str, inventory: Path, out: Path | None, url: str | None, location: str) -> None:
         """Write a SimpleInventory as another inventory form, which renders the same tree.
 
+        --to compact writes devices.yaml (one port template per distinct port table, runs of ports folded into
+        ranges), cabling.csv (one line per cable) and copies groups.yaml and defaults.yaml. --to nautobot
+        creates what is missing in the Nautobot at --url and keeps what exists (run it again after a failure);
+        its token needs write access and is read from NAUTOBOT_TOKEN only.
+
         \b
         Examples:
           fabricgen inventory export --to compact -i inventory -o site-compact
+          fabricgen inventory export --to nautobot -i inventory --url https://nautobot.example.net
           fabricgen render -i site-compact          # the same configs as from inventory/
-          NAUTOBOT_TOKEN=... fabricgen inventory export --to nautobot --url https://nautobot.example.net
-          NAUTOBOT_TOKEN=... fabricgen render -i nautobots://nautobot.example.net
-
-        --to nautobot creates what is missing and keeps what exists (run it again after a failure); the token
-        needs write access and is read from NAUTOBOT_TOKEN only.
+          fabricgen render -i nautobots://nautobot.example.net
         """
         if target == "nautobot":
             _to_nautobot(inventory, url, location)
