@@ -1,6 +1,8 @@
 """One benchmark run in a fresh process: time each phase of `fabricgen render` on one generated fabric.
 
-    python bench/phases.py FABRIC_DIR OUT_DIR   → prints one JSON line
+    python bench/phases.py FABRIC_DIR OUT_DIR [INVENTORY]   → prints one JSON line
+
+INVENTORY is the inventory directory under FABRIC_DIR: inventory (the SimpleInventory, default) or compact.
 
 The phases `fabricgen render` runs, with the CLI's GC setting, one after the other in one process (--jobs 1),
 so that each phase's cost is seen on its own. bench/run.py times the command itself with --jobs N beside.
@@ -29,6 +31,7 @@ def timed(phases: dict[str, dict[str, float]], name: str, work: Callable[[], T])
 
 def main() -> None:
     fabric_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
+    inventory = fabric_dir / (sys.argv[3] if len(sys.argv) > 3 else "inventory")
     from fabricgen.api import generate
     from fabricgen.gctune import bulk_allocation
     from fabricgen.incremental import renderer_fingerprint
@@ -39,7 +42,7 @@ def main() -> None:
 
     phases: dict[str, dict[str, float]] = {}
     with bulk_allocation():
-        loaded = timed(phases, "load", lambda: load(fabric_dir / "intent.yaml", fabric_dir / "inventory"))
+        loaded = timed(phases, "load", lambda: load(fabric_dir / "intent.yaml", inventory))
         fabric = timed(phases, "resolve", lambda: resolve(loaded.intent, loaded.inventory, loaded.locate))
         report = timed(phases, "lint", lambda: lint(fabric))
         files = timed(phases, "render", lambda: generate(fabric))

@@ -11,6 +11,8 @@ Per size, each in fresh processes with its own parse cache:
   incremental  one host's cable length changed in hosts.yaml, `fabricgen render` into the existing tree (the
                neighbourhood update: the `update` column says which update ran)
   floor        shutil.copytree of the rendered tree: the cost of writing those bytes at all
+  compact      the same fabric from its compact inventory (devices.yaml + cabling.csv): cli cold, cli warm,
+               incremental after one cable line changed, and whether its tree has the same files
 pyavd (the `parity` extra) renders an equivalent 64-port RoCE leaf; fabricgen resolves that device and renders
 it, both in this process, warm.
 
@@ -68,19 +70,48 @@ def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     result["io_floor_s"] = time.perf_counter() - start
     os.sync()  # fabricgen flushes its tree before the atomic swap: the floor of that is the copy and its flush
     result["io_floor_sync_s"] = time.perf_counter() - start
+    result["compact"] = compact_form(fabric, work, gpus, jobs, env)
     for folder in (floor_dir, work / f"cold-{gpus}", work / f"phases-{gpus}", out,
                    *(work / f"warm-{gpus}-{run}" for run in range(WARM_RUNS - 1))):
         shutil.rmtree(folder)
     return result
 
 
+def compact_form(fabric: Path, work: Path, gpus: int, jobs: int, env: dict[str, str]) -> dict[str, Any]:
+    """The same fabric from its compact inventory (devices.yaml + cabling.csv, written by make_fabric.py): cold
+    and warm `fabricgen render`, whether it wrote the same files as the SimpleInventory's cold render, and the
+    incremental render after one cable's length changed in cabling.csv."""
+    env = {**env, "FABRICGEN_CACHE_DIR": str(work / f"cache-compact-{gpus}")}
+    cold, warm = work / f"compact-cold-{gpus}", work / f"compact-warm-{gpus}"
+    result = {"cli_cold": cli_render(fabric, cold, jobs, env, "compact"),
+              "cli_warm": cli_render(fabric, warm, jobs, env, "compact")}
+    files = json.loads((work / f"cold-{gpus}" / "manifest.json").read_text())["files"]
+    result["same_files"] = json.loads((cold / "manifest.json").read_text())["files"] == files
+    change_one_cable_in_table(fabric / "compact" / "cabling.csv")
+    result["incremental"] = cli_render(fabric, warm, jobs, env, "compact")
+    for folder in (cold, warm):
+        shutil.rmtree(folder)
+    return result
+
+
+def change_one_cable_in_table(table: Path) -> None:
+    """The compact form's one-cable commit: the first host cable's line, one metre longer."""
+    lines = table.read_text().splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if line.startswith("gpu"))
+    fields = lines[index].rstrip("\n").split(",")
+    fields[4] = str(int(fields[4]) + 1)
+    lines[index] = ",".join(fields) + "\n"
+    table.write_text("".join(lines))
+
+
 WARM_RUNS = 3
 
 
-def cli_render(fabric: Path, out: Path, jobs: int, env: dict[str, str]) -> dict[str, Any]:
+def cli_render(fabric: Path, out: Path, jobs: int, env: dict[str, str], inventory: str = "inventory",
+               ) -> dict[str, Any]:
     """`fabricgen render` as a user runs it: wall time, peak RSS of the command, files rewritten."""
     command = [sys.executable, "-m", "fabricgen", "render", str(fabric / "intent.yaml"), "-i",
-               str(fabric / "inventory"), "-o", str(out), "--jobs", str(jobs), "--format", "json"]
+               str(fabric / inventory), "-o", str(out), "--jobs", str(jobs), "--format", "json"]
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         start = time.perf_counter()
         proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
@@ -190,7 +221,8 @@ def pyavd_side_by_side(work: Path) -> dict[str, Any]:
 def table(results: list[dict[str, Any]]) -> str:
     head = (f"{'GPUs':>7} {'devices':>7} {'links':>6} {'load':>6} {'resolve':>7} {'lint':>6} {'render':>6} "
             f"{'write':>6} {'phases':>6} {'floor':>6} {'+sync':>6} {'ms/dev':>6} {'no-io':>6} {'RSS':>5} | "
-            f"{'cli cold':>8} {'cli warm':>8} {'best':>6} {'RSS':>5} {'incr':>6} {'rewrote':>7} {'update':>13}")
+            f"{'cli cold':>8} {'cli warm':>8} {'best':>6} {'RSS':>5} {'incr':>6} {'rewrote':>7} {'update':>13} | "
+            f"{'compact cold':>12} {'warm':>5} {'RSS':>5} {'incr':>5} {'same':>4}")
     rows = [head]
     for r in results:
         p = r["phases"]
@@ -202,11 +234,20 @@ def table(results: list[dict[str, Any]]) -> str:
                     f"{1000 * r['total_wall_s'] / r['devices']:>6.2f} {1000 * compute_s(r) / r['devices']:>6.2f} "
                     f"{r['peak_rss_mib']:>5.0f} | "
                     f"{r['cli_cold']['wall_s']:>8.2f} {warm['wall_s']:>8.2f} {r['cli_warm_best_s']:>6.2f} "
-                    f"{warm['peak_rss_mib']:>5.0f} {incr['wall_s']:>6.2f} {incr['rewritten']:>7} {incr['update']:>13}")
+                    f"{warm['peak_rss_mib']:>5.0f} {incr['wall_s']:>6.2f} {incr['rewritten']:>7} "
+                    f"{incr['update']:>13} | {compact_columns(r['compact'])}")
     return "\n".join(rows) + ("\n(seconds wall; RSS in MiB; phases with a cold parse cache; +sync = the floor's "
                               "copy and its flush to disk; no-io = ms/device of load, resolve, lint and render; "
                               "cli warm = median of 3, best = fastest; incr = incremental render after one cable "
-                              "change, rewrote = files it rewrote, manifest included, update = which update it was)")
+                              "change, rewrote = files it rewrote, manifest included, update = which update it was; "
+                              "compact = the same fabric from devices.yaml + cabling.csv, same = it wrote the same "
+                              "files as the SimpleInventory)")
+
+
+def compact_columns(compact: dict[str, Any]) -> str:
+    cold, warm, incr = compact["cli_cold"], compact["cli_warm"], compact["incremental"]
+    return (f"{cold['wall_s']:>12.2f} {warm['wall_s']:>5.2f} {cold['peak_rss_mib']:>5.0f} {incr['wall_s']:>5.2f} "
+            f"{'yes' if compact['same_files'] else 'NO':>4}")
 
 
 def compute_s(result: dict[str, Any]) -> float:

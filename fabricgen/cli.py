@@ -33,6 +33,7 @@ from fabricgen.diagnostics import CONFIG_UNREADABLE, Diagnostic, InputError, Loc
 from fabricgen.forked import can_fork, contiguous, fork_map
 from fabricgen.gctune import bulk_allocation
 from fabricgen.incremental import plan_render, renderer_fingerprint
+from fabricgen.inventory_sources.commands import register as register_inventory_commands
 from fabricgen.lint import LintReport, lint
 from fabricgen.lint.registry import Finding, catalog, rule_selector
 from fabricgen.lint.report import (
@@ -856,6 +857,8 @@ register_docs_command(main, load_and_resolve, input_options, fail)
 register_plan_command(main, input_options, fail)
 # observe [serve], health: counters, their history and health against the intent (fabricgen/observe/).
 register_observe_commands(main, load_and_resolve, input_options, fail)
+# inventory export: the inventory's other forms, compact cabling and Nautobot (fabricgen/inventory_sources/).
+register_inventory_commands(main, fail)
 
 
 def escape_unencodable_output() -> None:

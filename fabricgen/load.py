@@ -29,6 +29,7 @@ from fabricgen.diagnostics import (
     Location,
     format_key_path,
 )
+from fabricgen.inventory_sources import open_source
 from fabricgen.platforms import get_platform, platform_names
 from fabricgen.schema.intent import PROFILES, Intent, QosClass, check_intent, expand_profile
 from fabricgen.schema.inventory import (
@@ -694,7 +695,7 @@ def _graft(sources: SourceMap, files: _InventoryFiles, file: str, at: KeyPath, t
 
 def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnostic], hashes: dict[str, str],
                     jobs: int, skipped: dict[str, str]) -> tuple[Inventory | None, Entries | None]:
-    files = _read_inventory_files(directory, problems, hashes, jobs)
+    files, from_files = _read_inventory(directory, problems, hashes, jobs)
     if files is None:
         return None, None
     missing = _missing_groups(files)
@@ -729,7 +730,21 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         return None, None
     hosts = files.docs["hosts.yaml"]
     # every part validated above
-    return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts)
+    return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts) if from_files else None
+
+
+# --- inventory sources (issue 29): which source `-i` names; all of them give the same Nornir data -----------
+
+def _read_inventory(directory: Path, problems: list[Diagnostic], hashes: dict[str, str],
+                    jobs: int) -> tuple[_InventoryFiles | None, bool]:
+    """The inventory's Nornir hosts, groups and defaults from the source ``-i`` names (see
+    fabricgen.inventory_sources), and whether it is the SimpleInventory files (whose hosts.yaml entries the
+    render state records for the neighbourhood update)."""
+    source = open_source(directory)
+    if source is None:
+        return _read_inventory_files(directory, problems, hashes, jobs), True
+    read = source.read(problems, hashes, jobs)
+    return (None if read is None else _InventoryFiles(read.hosts, read.groups, read.defaults, read.docs)), False
 
 
 def _namespaced(path: KeyPath) -> KeyPath:

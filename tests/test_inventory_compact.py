@@ -1,0 +1,157 @@
+"""The compact inventory (devices.yaml with port templates + cabling.csv): the same fabric as the SimpleInventory
+it was exported from, byte for byte, and every mistake reported at its FILE:LINE."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fabricgen.cli import main
+from fabricgen.diagnostics import InputError
+from fabricgen.inventory_sources.export import compress, export_compact
+from fabricgen.load import load
+
+from conftest import ROOT
+
+
+def render(intent: Path, inventory: Path, out: Path) -> None:
+    result = CliRunner().invoke(main, ["render", str(intent), "-i", str(inventory), "-o", str(out), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+
+
+def tree(out: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(out)): path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize(("intent", "inventory"), [("fabric", "inventory"), ("mixed", "inventory/mixed")])
+def test_the_compact_form_renders_the_same_tree(tmp_path: Path, intent: str, inventory: str) -> None:
+    export_compact(ROOT / inventory, tmp_path / "compact")
+    render(ROOT / "intent" / f"{intent}.yaml", ROOT / inventory, tmp_path / "from-files")
+    render(ROOT / "intent" / f"{intent}.yaml", tmp_path / "compact", tmp_path / "from-compact")
+    files, compact = tree(tmp_path / "from-files"), tree(tmp_path / "from-compact")
+    assert files.keys() == compact.keys()
+    assert [name for name in files if files[name] != compact[name]] == ["manifest.json"]
+    # The manifests differ only in the input files they record.
+    before, after = (json.loads(files["manifest.json"]), json.loads(compact["manifest.json"]))
+    assert {k: v for k, v in before.items() if k != "inputs"} == {k: v for k, v in after.items() if k != "inputs"}
+    assert sorted(name for name in after["inputs"] if name.startswith("inventory/")) == [
+        "inventory/cabling.csv", "inventory/defaults.yaml", "inventory/devices.yaml", "inventory/groups.yaml"]
+
+
+def test_export_command_writes_the_compact_form(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["inventory", "export", "--to", "compact", "-i", str(ROOT / "inventory"),
+                                       "-o", str(tmp_path / "compact")])
+    assert result.exit_code == 0, result.output
+    assert "9 devices, 4 port templates, 24 cables" in result.output
+    cabling = (tmp_path / "compact" / "cabling.csv").read_text().splitlines()
+    assert cabling[0] == "a_device,a_port,b_device,b_port,cable_m,media"
+    assert "leaf1,Ethernet224,spine1,Ethernet1/1,30,optic" in cabling
+    devices = (tmp_path / "compact" / "devices.yaml").read_text()
+    assert "'Ethernet{0..24..8}': {speed: 400G, lanes: '{n}..{n+7}', fec: rs}" in devices
+    assert "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves}" in devices
+
+
+def test_ranges_fold_runs_and_keep_the_rest() -> None:
+    ports = [("eth0", {"speed": "1G"})] + [(f"Ethernet{n}/1", {"speed": "400G"}) for n in range(1, 5)] + [
+        ("Ethernet9/1", {"speed": "100G"})]
+    assert compress(ports) == [("eth0", {"speed": "1G"}), ("Ethernet{1..4}/1", {"speed": "400G"}),
+                               ("Ethernet9/1", {"speed": "100G"})]
+
+
+# --- mistakes, each at its file and line ---------------------------------------------------------------------
+
+@pytest.fixture
+def compact(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "intent" / "fabric.yaml", tmp_path / "fabric.yaml")
+    export_compact(ROOT / "inventory", tmp_path / "inventory")
+    return tmp_path
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"fixture text not found: {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def problems(workspace: Path) -> list[str]:
+    with pytest.raises(InputError) as caught:
+        load(workspace / "fabric.yaml", workspace / "inventory")
+    return [str(problem) for problem in caught.value.diagnostics]
+
+
+def test_unknown_device_in_the_table_names_its_line_and_column(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf1,Ethernet224,spine1,", "leaf1,Ethernet224,spine9,")
+    assert problems(compact) == [f"{table}:2:19: line 2.b_device: unknown device 'spine9' (did you mean 'spine2'?)"]
+
+
+def test_a_port_cabled_twice_names_both_lines(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf2,Ethernet224,spine1,Ethernet3/1", "leaf2,Ethernet224,spine1,Ethernet1/1")
+    [found] = problems(compact)
+    assert found.startswith(f"{table}:6:26: line 6.b_port: port spine1:Ethernet1/1 is cabled twice (first at line 2)")
+
+
+def test_a_port_the_template_lacks(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf1,Ethernet224,", "leaf1,Ethernet225,")
+    [found] = problems(compact)
+    assert found.startswith(f"{table}:2:7: line 2.a_port: leaf1 has no port 'Ethernet225' (did you mean")
+
+
+def test_a_bad_cable_length_is_the_schemas_error_at_the_row(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf1,Ethernet224,spine1,Ethernet1/1,30,optic", "leaf1,Ethernet224,spine1,Ethernet1/1,0,optic")
+    found = problems(compact)[0]  # (the cables of a device that does not load are then reported as unknown)
+    assert found.startswith(f"{table}:2:38: leaf1.data.ports.Ethernet224.cable_m: Input should be greater than")
+
+
+def test_a_bad_port_setting_points_into_the_template(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "Management1: {speed: 1G}", "Management1: {speed: 1G, colour: blue}")
+    line = devices.read_text().splitlines().index("    Management1: {speed: 1G, colour: blue}") + 1
+    found = problems(compact)
+    assert any(p.startswith(f"{devices}:{line}:30: spine1.data.ports.Management1.colour: unknown key 'colour'")
+               for p in found)
+
+
+def test_an_unknown_template_and_a_cable_in_a_template(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "groups: [spines], template: spines}", "groups: [spines], template: spine}")
+    edit(devices, "eth0: {speed: 1G}", "eth0: {speed: 1G, peer: 'oob1:Ethernet5'}")
+    found = problems(compact)
+    assert any(f"{devices}:" in p and "templates.leaves.eth0.peer: peer in a port template (a cable belongs in "
+               "cabling.csv" in p for p in found)
+    assert any("devices.spine1.template: unknown template 'spine' (did you mean 'spines'?)" in p for p in found)
+
+
+def test_a_bad_range_is_refused_where_it_is_written(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "'Ethernet{1..8}'", "'Ethernet{8..1}'")
+    found = problems(compact)
+    assert any("templates.oob.Ethernet{8..1}: range {8..1..1} makes 0 ports" in p for p in found)
+
+
+def test_the_header_must_name_the_columns(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "a_device,a_port", "from,a_port")
+    assert problems(compact) == [f"{table}:1:1: <header>: the header must be "
+                                 "a_device,a_port,b_device,b_port,cable_m,media (put that line first, then one "
+                                 "cable a line)"]
+
+
+def test_the_cli_reports_and_writes_nothing(compact: Path) -> None:
+    edit(compact / "inventory" / "cabling.csv", "leaf1,Ethernet224,spine1,", "leaf1,Ethernet224,spine9,")
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", str(compact / "fabric.yaml"), "-i",
+                           str(compact / "inventory"), "-o", str(compact / "out")], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 2
+    assert "cabling.csv:2:19: line 2.b_device: unknown device 'spine9'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (compact / "out").exists()
