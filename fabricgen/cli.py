@@ -836,11 +836,12 @@ def platforms_cmd(fmt: str) -> None:
       fabricgen platforms                              # name, kind, max MTU, target software
       fabricgen platforms --format markdown > docs/platforms.md
     """
+    from fabricgen.deploy.outcome import OUTCOMES
     from fabricgen.platforms import platform_names
     from fabricgen.platforms.matrix import platforms_markdown
 
     if fmt == "markdown":
-        click.echo(platforms_markdown(), nl=False)
+        click.echo(platforms_markdown(OUTCOMES), nl=False)
         return
     for name in platform_names():
         cap = get_platform(name).capability

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from fabricgen.deploy.outcome import OUTCOMES
 from fabricgen.platforms import DEPLOY_STEPS, FEATURES, Capability, get_platform, platform_names
 
 
@@ -12,7 +11,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def platforms_markdown() -> str:
+def platforms_markdown(outcomes: Sequence[tuple[str, str]]) -> str:
+    """The page; ``outcomes`` are deploy's results and what each means (the command line passes them: the
+    registry sits below deploy and never imports it)."""
     platforms = [get_platform(name) for name in platform_names()]
     caps = [p.capability for p in platforms]
     out = ["# fabricgen platform matrix", "",
@@ -45,7 +46,7 @@ def platforms_markdown() -> str:
     out += ["", "### What each result means", "",
             "Every result of `push`, `push --resume` and `rollback` is read on the device, never taken from the "
             "journal alone:", ""]
-    out += [f"- **{state}**: {_cell(meaning)}" for state, meaning in OUTCOMES]
+    out += [f"- **{state}**: {_cell(meaning)}" for state, meaning in outcomes]
     out += ["", "## Owned sections", ""]
     for c in caps:
         out += [f"- **{c.name}**: " + "; ".join(_cell(s) for s in c.owned_sections)]
