@@ -114,3 +114,23 @@ def test_devices_without_configs_are_errors_unless_partial(configs: Path, tmp_pa
     assert code == 1 and output.count("FG-EVD-001 error") == 8 and "node1: no config in" in output
     code, output = invoke("lint", "--configs", str(partial), "--partial")
     assert code == 0 and "8 device(s) without configs not linted" in output.splitlines()[-1]
+
+
+def test_a_config_without_cable_length_is_reported_unless_it_states_the_headroom(configs: Path) -> None:
+    """FG-BUF-001 on a config: without CABLE_LENGTH, a dynamic-model port's headroom is sized for no cable. A
+    port whose BUFFER_PG names a profile with xon/xoff/size (SONiC's traditional pg_lossless_<speed>_<cable>_profile,
+    as vendor SKU configs ship) runs those numbers whatever CABLE_LENGTH says: not that finding."""
+    leaf = configs / "leaf1" / "config_db.json"
+    data = json.loads(leaf.read_text())
+    del data["CABLE_LENGTH"]["AZURE"]["Ethernet224"]
+    leaf.write_text(json.dumps(data, indent=4))
+    code, output = invoke("lint", "--configs", str(configs), "--select", "FG-BUF-001")
+    assert code == 1 and "leaf1:Ethernet224 ↔ spine1:Ethernet1/1: lossless port whose config sets no cable length" \
+        in output, output
+
+    data["BUFFER_PROFILE"] = {"pg_lossless_400000_40m_profile": {
+        "pool": "ingress_lossless_pool", "size": "19456", "xon": "19456", "xoff": "160000", "dynamic_th": "0"}}
+    data["BUFFER_PG"] = {"Ethernet224|3-4": {"profile": "pg_lossless_400000_40m_profile"}}
+    leaf.write_text(json.dumps(data, indent=4))
+    code, output = invoke("lint", "--configs", str(configs), "--select", "FG-BUF-001")
+    assert "FG-BUF-001" not in output, output

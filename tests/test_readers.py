@@ -240,7 +240,10 @@ def test_eos_missing_and_extra_interfaces(read_over: Callable[[str, dict[str, st
     text = golden("spine1", "eos")["eos.cfg"]
     text = edit(text, "interface Ethernet4/1\n", "interface Ethernet5/1\n")
     device = read_over("spine1", {"eos.cfg": text})
-    assert not port(device, "Ethernet4/1").admin_up
+    missing = port(device, "Ethernet4/1")
+    # Not there, so down and not lossless: its PFC is not the skeleton's (a lint would see a watchdog-less
+    # lossless port that does not exist).
+    assert (missing.admin_up, missing.pfc_priorities, missing.lossless) == (False, [], False)
     extra = port(device, "Ethernet5/1")
     assert (extra.role, extra.admin_up, extra.mtu, extra.description) == ("unused", True, 9100, "P2P_leaf2_Ethernet232")
 

@@ -34,8 +34,18 @@ def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         if not ctx.capability(device).programs_headroom:
             continue
         for end in ends:
-            if end.lossless and end.nic is None and (end.cable_m is None or end.cable_assumed):
+            if end.lossless and end.nic is None and (end.cable_m is None or end.cable_assumed) \
+                    and not _headroom_stated_by_config(end):
                 yield _unknown_cable(ctx, r, device, end)
+
+
+def _headroom_stated_by_config(end: End) -> bool:
+    """A config without the port's cable length but with its headroom in numbers: SONiC's BUFFER_PG naming a
+    BUFFER_PROFILE with xon/xoff/size (the traditional buffer model's pg_lossless_<speed>_<cable>_profile, or a
+    static override in the dynamic one). The switch reserves those numbers whatever CABLE_LENGTH says, so its
+    headroom is not "sized for no cable". A reader computes headroom only from a cable length, so headroom
+    without one can only be the config's own."""
+    return end.cable_m is None and end.headroom is not None
 
 
 def _unknown_cable(ctx: LintContext, r: Rule, device: DeviceModel, end: End) -> Finding:

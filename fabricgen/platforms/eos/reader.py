@@ -64,9 +64,10 @@ skeleton's action. A skeleton without QoS or management stays without.
 
 Brownfield: unknown sections and unknown lines inside known ones are ignored (a running-config has far more
 than fabricgen owns); ``banner`` text is skipped. Ports: a skeleton port with no ``interface`` block keeps
-its skeleton values except ``admin_up`` = False (EOS lists every physical interface, so it does not
-exist); an ``Ethernet`` interface the skeleton lacks is added as role ``unused``. Other interface types
-(Loopback, Vlan, Port-Channel) are added only when the skeleton has them.
+its skeleton values except ``admin_up`` = False and no PFC (EOS lists every physical interface, so it does
+not exist, and a port that does not exist is not lossless); an ``Ethernet`` interface the skeleton lacks is
+added as role ``unused``. Other interface types (Loopback, Vlan, Port-Channel) are added only when the skeleton
+has them.
 
 A recognised line with a value the model cannot take (``mtu jumbo``, ``qos map dscp 99 ...``, ``switchport
 trunk allowed vlan 5000``) raises ``ConfigReadError(file, line, message)``.
@@ -434,6 +435,13 @@ def _effective_mtu(config: _Config, node: Node, routed: bool) -> int:
     return l2_mtu or DEFAULT_L2_MTU
 
 
+def _absent_port(port: PortModel) -> PortModel:
+    """A skeleton port the config has no `interface` block for: EOS lists every physical interface, so the
+    device does not have it. Down, and with none of the skeleton's PFC: a port that does not exist pauses
+    nothing, and reading it as lossless would report its watchdog and maps as if it ran the intent."""
+    return port.model_copy(update={"admin_up": False, "pfc_priorities": [], "lossless": False})
+
+
 def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:
     ports: list[PortModel] = []
     for port in skeleton.ports:
@@ -441,7 +449,7 @@ def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:
         if port.role == "mgmt":
             ports.append(port)  # the Management interface is read into mgmt
         elif intf is None:
-            ports.append(port.model_copy(update={"admin_up": False}))  # EOS lists every port: this one is absent
+            ports.append(_absent_port(port))
         else:
             ports.append(_read_port(config, port, intf))
     known = {p.name for p in skeleton.ports}
