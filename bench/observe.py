@@ -30,7 +30,7 @@ sys.path.insert(0, str(BENCH.parent))
 import make_fabric  # noqa: E402
 
 from fabricgen.observe.collect import NOT_READ  # noqa: E402
-from fabricgen.observe.model import DeviceSnapshot, Snapshot  # noqa: E402
+from fabricgen.observe.model import DeviceSnapshot, Snapshot, cyclic_gc_paused  # noqa: E402
 from fabricgen.observe.store import History  # noqa: E402
 from fabricgen.platforms.connectx import observe as connectx  # noqa: E402
 from fabricgen.platforms.eos import observe as eos  # noqa: E402
@@ -121,6 +121,13 @@ def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) 
 
 def parse_all(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: dict[str, object],
               taken_at: float) -> Snapshot:
+    """The readers over every device's output, as collect() runs them: the cyclic GC paused while they do."""
+    with cyclic_gc_paused():
+        return _parse_each(fleet, made, taken_at)
+
+
+def _parse_each(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: dict[str, object],
+                taken_at: float) -> Snapshot:
     snapshot = Snapshot(taken_at)
     for name, platform, _, rdma in fleet:
         if platform == "sonic":

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.observe.hosttext import split
 from fabricgen.observe.model import METRICS, ParseError, Reading
 from fabricgen.platforms.connectx import observe as connectx
 from fabricgen.platforms.eos import observe as eos
@@ -132,3 +133,40 @@ def test_generic_dcb_host_reads_what_its_driver_prints() -> None:
 def test_host_output_without_counters_is_an_error() -> None:
     with pytest.raises(ParseError, match="gpu1: the counter command printed no ethtool statistics"):
         connectx.parse("gpu1", "bash: ethtool: command not found\n", {})
+
+
+def ethtool_readings_as_first_written(device: str, text: str) -> list[Reading]:
+    """The ConnectX reader's first algorithm, kept here as the reference its one-pass slot filing must equal:
+    split the text into {interface: {stat: int}}, then per interface look up the port-wide statistics in
+    PORT_STATS order, then the per-priority ones in (priority, kind) order."""
+    interfaces, _ = split(device, text)
+    readings: list[Reading] = []
+    for interface, stats in sorted(interfaces.items()):
+        readings += [Reading(device, interface, metric, None, float(stats[name]))
+                     for name, metric in connectx.PORT_STATS.items() if name in stats and stats[name] >= 0]
+        for p in range(8):
+            for direction, name, metric, scale in (
+                    ("rx", "pause", "pfc_rx_pause", 1.0), ("tx", "pause", "pfc_tx_pause", 1.0),
+                    ("rx", "pause_duration", "pfc_rx_pause_duration", 1e-6),
+                    ("rx", "buf_discard", "prio_buffer_discards", 1.0),
+                    ("rx", "cong_discard", "prio_congestion_discards", 1.0), ("rx", "marked", "prio_ecn_marked", 1.0)):
+                if (value := stats.get(f"{direction}_prio{p}_{name}")) is not None:
+                    readings.append(Reading(device, interface, metric, p, value * scale))
+    return readings
+
+
+@pytest.mark.parametrize("extra", [
+    "",
+    # The same interface printed twice (a re-run loop): its statistics merge, the later value winning.
+    "== ens1f0np0\nNIC statistics:\n     rx_prio3_pause: 7\n     rx_crc_errors_phy: 4\ncarrier_changes: 9\n",
+])
+def test_connectx_one_pass_reader_yields_the_first_algorithms_readings(extra: str) -> None:
+    text = (FIXTURES / "mlx5_host.txt").read_text()
+    ethtool_part, _, rdma_part = text.partition("/sys/class/infiniband/")
+    text = ethtool_part + extra + "/sys/class/infiniband/" + rdma_part
+    readings = connectx.parse("gpu1", text, {"mlx5_0": "ens1f0np0", "mlx5_1": "ens2f0np0"})
+    ethtool_only = [r for r in readings if r.metric not in connectx.HW_COUNTERS.values()]
+    assert ethtool_only == ethtool_readings_as_first_written("gpu1", text)
+    # Not vacuous: both ports, port-wide and per-priority statistics are compared.
+    assert {r.port for r in ethtool_only} == {"ens1f0np0", "ens2f0np0"}
+    assert {r.index is None for r in ethtool_only} == {True, False}

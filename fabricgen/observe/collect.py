@@ -19,7 +19,7 @@ from nornir.core.task import Task
 
 from fabricgen.deploy.nornir_run import close_all, connection, nornir_for, run_each
 from fabricgen.model import DeviceModel, Fabric
-from fabricgen.observe.model import DeviceSnapshot, ParseError, Reading, Snapshot
+from fabricgen.observe.model import DeviceSnapshot, ParseError, Reading, Snapshot, cyclic_gc_paused
 from fabricgen.platforms.connectx import observe as connectx
 from fabricgen.platforms.eos import observe as eos
 from fabricgen.platforms.linux_dcb import observe as linux_dcb
@@ -72,7 +72,7 @@ def collect(fabric: Fabric, devices: list[Device], workers: int, limit: float) -
             snapshot.devices[device.name] = DeviceSnapshot(device.name, device.platform, error=reason)
     nornir = nornir_for(readable, workers)
     try:
-        with _quiet_nornir():
+        with _quiet_nornir(), cyclic_gc_paused():  # millions of readings at fleet scale: model.cyclic_gc_paused
             results = run_each(nornir, [device.name for device in readable],
                                lambda task: _step(task, fabric.devices[task.host.name], limit))
     finally:

@@ -32,13 +32,28 @@ def split(device: str, text: str) -> tuple[dict[str, dict[str, int]], dict[str, 
     Lines that are none of those (ethtool's "NIC statistics:", an error message) are skipped. Whole-text regular
     expressions rather than a loop over lines: 4,096 hosts print 2.5 million lines (bench/observe.py)."""
     interfaces: dict[str, dict[str, int]] = {}
-    for section in ("\n" + text).split("\n== ")[1:]:
-        name, _, body = section.partition("\n")
-        stats = interfaces.setdefault(name.strip(), {})
-        stats.update((key, int(value)) for key, value in _STAT.findall(body))
-    rdma: dict[str, dict[str, int]] = {}
-    for rdma_device, name, value in _HW_COUNTER.findall(text):
-        rdma.setdefault(rdma_device, {})[name] = int(value)
+    for name, pairs in ethtool_sections(text):
+        stats = interfaces.setdefault(name, {})
+        stats.update((key, int(value)) for key, value in pairs)
+    rdma = hw_counters(text)
     if not interfaces and not rdma:
         raise ParseError(f"{device}: the counter command printed no ethtool statistics and no RDMA hw_counters")
     return interfaces, rdma
+
+
+def ethtool_sections(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(interface, [(stat, digits)] in printed order)] of each `== <interface>` section, as printed (an interface
+    may appear twice; :func:`split` merges, the later value winning)."""
+    sections = []
+    for section in ("\n" + text).split("\n== ")[1:]:
+        name, _, body = section.partition("\n")
+        sections.append((name.strip(), _STAT.findall(body)))
+    return sections
+
+
+def hw_counters(text: str) -> dict[str, dict[str, int]]:
+    """{rdma device: {hw_counter: value}} of the `grep -H` lines."""
+    rdma: dict[str, dict[str, int]] = {}
+    for rdma_device, name, value in _HW_COUNTER.findall(text):
+        rdma.setdefault(rdma_device, {})[name] = int(value)
+    return rdma

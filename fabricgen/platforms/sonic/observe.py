@@ -47,16 +47,15 @@ def parse(device: str, outputs: dict[str, str]) -> list[Reading]:
 
 
 def parse_tables(device: str, counters: dict[str, Any], appl: dict[str, Any]) -> list[Reading]:
-    counters = {key: _hash(value) for key, value in counters.items()}
-    port_oids = counters.get("COUNTERS_PORT_NAME_MAP")
+    port_oids = _hash(counters.get("COUNTERS_PORT_NAME_MAP"))
     if not isinstance(port_oids, dict) or not port_oids:
         raise ParseError(f"{device}: COUNTERS_DB has no COUNTERS_PORT_NAME_MAP (are the flex counters enabled? "
                          "`counterpoll port enable`)")
     readings: list[Reading] = []
     try:
         for port, oid in sorted(port_oids.items()):
-            readings += _port(device, port, counters.get(f"COUNTERS:{oid}", {}), counters.get(f"RATES:{oid}", {}))
-        readings += _queues(device, counters)
+            _port(readings, device, port, _table(counters, f"COUNTERS:{oid}"), _table(counters, f"RATES:{oid}"))
+        _queues(readings, device, counters)
         for key, value in sorted(appl.items()):
             fields = _hash(value)
             if key.startswith("PORT_TABLE:") and "flap_count" in fields:
@@ -67,33 +66,39 @@ def parse_tables(device: str, counters: dict[str, Any], appl: dict[str, Any]) ->
     return readings
 
 
-def _port(device: str, port: str, stats: dict[str, str], rates: dict[str, str]) -> list[Reading]:
-    readings = [Reading(device, port, metric, None, float(stats[name]))
-                for name, metric in _PORT_FIELDS.items() if name in stats]
+def _table(counters: dict[str, Any], key: str) -> Any:
+    """One hash of the dump, unwrapped; only the hashes the readings need are looked at (a switch's dump holds
+    ~600 of them: bench/observe.py)."""
+    return _hash(counters.get(key)) or {}
+
+
+def _port(readings: list[Reading], device: str, port: str, stats: dict[str, str], rates: dict[str, str]) -> None:
+    """Appends to ``readings`` rather than returning a list: 32k ports per 32k-GPU snapshot."""
+    readings += [Reading(device, port, metric, None, float(stats[name]))
+                 for name, metric in _PORT_FIELDS.items() if name in stats]
+    get = stats.get
     for name, metric, priority, scale in _PFC_FIELDS:
-        value = stats.get(name)
+        value = get(name)
         if value is not None:
             readings.append(Reading(device, port, metric, priority, float(value) * scale))
     ber = rates.get("FEC_PRE_BER")
     if ber not in (None, "", "N/A"):
         readings.append(Reading(device, port, "pre_fec_ber", None, float(ber)))
-    return readings
 
 
-def _queues(device: str, counters: dict[str, Any]) -> list[Reading]:
-    names = counters.get("COUNTERS_QUEUE_NAME_MAP") or {}
-    types = counters.get("COUNTERS_QUEUE_TYPE_MAP") or {}
-    indexes = counters.get("COUNTERS_QUEUE_INDEX_MAP") or {}
-    readings: list[Reading] = []
+def _queues(readings: list[Reading], device: str, counters: dict[str, Any]) -> None:
+    names = _table(counters, "COUNTERS_QUEUE_NAME_MAP")
+    types = _table(counters, "COUNTERS_QUEUE_TYPE_MAP")
+    indexes = _table(counters, "COUNTERS_QUEUE_INDEX_MAP")
+    queue_fields = tuple(_QUEUE_FIELDS.items())
     for name, oid in sorted(names.items()):
         if types.get(oid, "SAI_QUEUE_TYPE_UNICAST") != "SAI_QUEUE_TYPE_UNICAST":
             continue  # multicast queues carry no RoCE; their drops would hide the unicast ones
         port, _, number = name.rpartition(":")
         index = int(indexes.get(oid, number))
-        stats = counters.get(f"COUNTERS:{oid}", {})
+        stats = _table(counters, f"COUNTERS:{oid}")
         readings += [Reading(device, port, metric, index, float(stats[field]))
-                     for field, metric in _QUEUE_FIELDS.items() if field in stats]
-    return readings
+                     for field, metric in queue_fields if field in stats]
 
 
 def _load(device: str, command: str, text: str | None) -> dict[str, Any]:
