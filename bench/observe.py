@@ -41,23 +41,21 @@ FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "sonic_mock_tables.json"
 
 def devices(gpus: int) -> list[tuple[str, str, list[str], dict[str, str]]]:
     """(name, platform, data ports, {rdma device: interface}) of every device make_fabric writes."""
-    lines, _ = make_fabric.build(gpus)
+    hosts, _ = make_fabric.build(gpus)
     found: list[tuple[str, str, list[str], dict[str, str]]] = []
-    for line in lines:
-        if re.match(r"^[A-Za-z0-9][^:]*:$", line):
-            found.append((line[:-1], "", [], {}))
-        elif line.startswith("  groups: ["):
-            group = line.split("[")[1].rstrip("]")
-            platform = {"oob": "eos", "host_connectx": "connectx", "host_dcb": "linux-dcb"}.get(
-                group, group.split("_", 1)[-1])
-            found[-1] = (found[-1][0], platform, found[-1][2], found[-1][3])
-        elif match := re.match(r"^      ([^:]+): \{(.*)\}$", line):
-            port, facts = match.groups()
-            if ("speed: 1G" in facts and "peer" not in facts) or port in ("bmc", "eno1"):
-                continue
-            found[-1][2].append(port)
-            if rdma := re.search(r"rdma_device: (\w+)", facts):
-                found[-1][3][rdma.group(1)] = port
+    for host in hosts:
+        platform = {"oob": "eos", "host_connectx": "connectx", "host_dcb": "linux-dcb"}.get(
+            host.group, host.group.split("_", 1)[-1])
+        ports: list[str] = []
+        rdma: dict[str, str] = {}
+        for port in host.ports:
+            facts = ", ".join(port.settings)
+            if ("speed: 1G" in facts and port.peer is None) or port.name in ("bmc", "eno1"):
+                continue  # management ports carry no RoCE counters
+            ports.append(port.name)
+            if device := re.search(r"rdma_device: (\w+)", facts):
+                rdma[device.group(1)] = port.name
+        found.append((host.name, platform, ports, rdma))
     return found
 
 
