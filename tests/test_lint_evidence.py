@@ -315,7 +315,8 @@ def test_evidence_findings_carry_file_and_line_in_sarif(copy: Callable[[str], Pa
     assert code == 1
     [result] = [r for r in json.loads(output)["runs"][0]["results"] if r["ruleId"] == "FG-EVD-002"]
     location = result["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"]["uri"] == f"{directory}/spine1/eos.cfg"
+    # outside the repository the SARIF file is read from: an absolute file URI (inside it, a relative path)
+    assert location["artifactLocation"]["uri"] == (directory / "spine1" / "eos.cfg").as_uri()
     assert location["region"]["startLine"] == 1 and result["level"] == "error"
 
 

@@ -518,7 +518,7 @@ def test_a_base_revision_file_over_the_input_limit_is_refused_unread(tmp_path: P
     env = {**os.environ, "FABRICGEN_MAX_INPUT_BYTES": "20000", "TMPDIR": str(temporary), "GIT_TRACE": str(trace)}
     done = subprocess.run([sys.executable, "-m", "fabricgen", "plan", "--base", "HEAD"], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
-    assert (done.returncode, done.stdout) == (2, "")
+    assert (done.returncode, done.stdout) == (3, "")  # plan: 3 bad input (2 means "devices change")
     assert f"error: --base: {base[:12]}:inventory/hosts.yaml is {size:,} bytes; refusing to read it (the limit is " \
         "20,000 bytes per input file; raise it with FABRICGEN_MAX_INPUT_BYTES=N if the file is meant to be this " \
         "large)" in done.stderr.splitlines()
@@ -568,7 +568,7 @@ def test_render_refuses_to_replace_a_documentation_tree(tmp_path: Path, monkeypa
             "is unchanged" in lines
         assert snapshot(tmp_path) == before
     code, lines = run(monkeypatch, "plan", "--base", str(docs))  # nor plan for a rendered base
-    assert code == 2 and any("not a tree fabricgen rendered" in line for line in lines)
+    assert code == 3 and any("not a tree fabricgen rendered" in line for line in lines)  # plan: bad input
     assert run(monkeypatch, "docs", "-o", str(docs))[0] == 0  # its own tree: written again
 
 
