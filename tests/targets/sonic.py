@@ -46,13 +46,15 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sonic_gcu
 
-TOOLS = ("show", "config", "sonic-db-cli", "sonic-cfggen", "pfcwd", "sonic-lab-redis", "sonic-lab-reimage")
+TOOLS = ("show", "config", "sonic-db-cli", "sonic-cfggen", "pfcwd", "sonic-lab-redis", "sonic-lab-reimage",
+         "sonic-lab-verdict")
 DAEMON = "sonic-lab-redis"
 STATE_VAR = "SONIC_TARGET_STATE"
 LOG_VAR = "SONIC_TARGET_LOG"
 STARTING_CONFIG = Path(__file__).resolve().parent / "data" / "sonic" / "config_db.json"
-STARTUP = Path("/etc/sonic/config_db.json")
-VERSION_FILE = Path("/etc/sonic/sonic_version.yml")
+ETC = Path(os.environ.get("SONIC_TARGET_ETC", "/etc/sonic"))  # another directory only outside the lab (tests)
+STARTUP = ETC / "config_db.json"
+VERSION_FILE = ETC / "sonic_version.yml"
 CHECKPOINTS = Path("/etc/sonic/checkpoints")  # generic_updater.py CHECKPOINTS_DIR
 SOCKET = "redis.sock"
 READY = "redis.ready"
@@ -447,8 +449,46 @@ def interval(poll_interval: int) -> None:
     db.hset("PFC_WD|GLOBAL", "POLL_INTERVAL", str(poll_interval))
 
 
+class _Sorted(Exception):
+    """Raised where GCU's sorter would start searching an order: every check before it has passed."""
+
+
+class _StopBeforeSorting:
+    def sort(self, patch: Any, algorithm: Any = None) -> list[Any]:
+        raise _Sorted
+
+
+def verdicts(argv: list[str]) -> int:
+    """``sonic-lab-verdict`` (tests only): for each JSON Patch of the JSON list on stdin, GCU's verdict on the switch
+    as it is, from GCU's own PatchApplier and StrictPatchSorter up to where the sorter starts searching an order
+    (field rules, empty tables, YANG models-only tables, YANG validity of the result): null when all pass, else
+    GCU's error. Printed as a JSON list. The search itself (minutes a patch) is left to the dry runs."""
+    import jsonpatch
+
+    gu = updater()
+    gu_common: Any = sys.modules["generic_config_updater.gu_common"]
+    sorter_module: Any = sys.modules["generic_config_updater.patch_sorter"]
+    answers: list[str | None] = []
+    for operations in json.loads(sys.stdin.read()):
+        config_wrapper = gu_common.DryRunConfigWrapper()
+        patch_wrapper = gu_common.PatchWrapper(config_wrapper)
+        sorter = sorter_module.StrictPatchSorter(config_wrapper, patch_wrapper, _StopBeforeSorting())
+        applier = gu.PatchApplier(patchsorter=sorter, changeapplier=gu.DryRunChangeApplier(config_wrapper),
+                                  config_wrapper=config_wrapper, patch_wrapper=patch_wrapper)
+        try:
+            applier.apply(jsonpatch.JsonPatch(operations))
+            answers.append("the patch was applied without sorting (GCU did not reach its sorter)")
+        except _Sorted:
+            answers.append(None)
+        except Exception as exc:  # GCU's refusal, whatever its class
+            answers.append(f"{type(exc).__name__}: {exc}")
+    print(json.dumps(answers))
+    return 0
+
+
 COMMANDS = {"config": config, "show": show, "pfcwd": pfcwd}
-PROGRAMS = {"sonic-cfggen": sonic_cfggen, "sonic-db-cli": sonic_db_cli, "sonic-lab-reimage": reimage}
+PROGRAMS = {"sonic-cfggen": sonic_cfggen, "sonic-db-cli": sonic_db_cli, "sonic-lab-reimage": reimage,
+            "sonic-lab-verdict": verdicts}
 
 
 def main() -> int:

@@ -43,7 +43,18 @@ from fabricgen.platforms.sonic import gcu
 STATE_DIR = "/var/lib/fabricgen"
 CHECKPOINT_PREFIX = "fabricgen-"
 _ERROR_CHARS = 400
-_APPLY_TIMEOUT_S = 900.0  # GCU applies change by change (a second each on a real switch)
+# GCU's sorter searches an order for the patch, validating each step against the YANG models; its cost grows with
+# the ports whose QUEUE/PORT_QOS_MAP/BUFFER_PG rows change (docs/platforms.md, bench/gcu_sorter.py). A dry run and
+# an apply each get BASE + PER_PORT × bounced ports, at most CEILING.
+GCU_BASE_S = 120.0
+GCU_PER_PORT_S = 240.0
+GCU_CEILING_S = 7200.0
+_APPLY_TIMEOUT_S = GCU_CEILING_S  # a rollback or revert: the patch is GCU's own, its size not known here
+
+
+def gcu_timeout(bounced: list[str]) -> float:
+    """How long one config apply-patch (or its dry run) may take for a patch bouncing ``bounced`` ports."""
+    return min(GCU_CEILING_S, GCU_BASE_S + GCU_PER_PORT_S * len(bounced))
 
 
 class FabricgenSonicDriver(RecordingDriver):
@@ -58,6 +69,7 @@ class FabricgenSonicDriver(RecordingDriver):
         self.given_state_dir = self.options.get("state_dir")
         self.state_dir = str(self.given_state_dir or STATE_DIR)
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
+        self.disruption: list[str] = []  # ports the last compare/commit bounces (GCU's sorter: admin down and up)
 
     def opened(self) -> None:
         if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
@@ -86,21 +98,23 @@ class FabricgenSonicDriver(RecordingDriver):
         self.candidate = None
 
     def compare_config(self) -> str:
-        """The patch the switch would take, once GCU's own dry run accepted it; "" when nothing differs."""
+        """The patch the switch would take (plus its pfcwd commands, what its release keeps and the ports it bounces),
+        once GCU's own dry run accepted it; "" when nothing differs."""
         candidate = self._loaded()
-        changes = self._checked_changes(self.running_config(), candidate)
-        if changes:
-            self._dry_run(changes)
-        return gcu.readable(changes)
+        running = self.running_config()
+        planned = self._checked_plan(running, candidate)
+        if planned.changes:
+            self._dry_run(planned.changes, planned.bounced)
+        return planned.lines()
 
     def intent_check(self, config: str) -> str:
-        """Read-only: what of the switch's owned state differs from ``config`` (the patch that would make it so,
-        one line per operation), "" when the switch holds it."""
+        """Read-only: what of the switch's owned state differs from ``config`` (the plan that would make it so, one
+        line per operation), "" when the switch holds it."""
         try:
             candidate = gcu.parse_candidate(config)
         except gcu.CandidateError as exc:
             raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
-        return gcu.readable(gcu.owned_patch(self.running_config(), candidate))
+        return gcu.plan(self.running_config(), candidate).lines()
 
     def running_config(self) -> dict[str, Any]:
         done = self.ssh.run("show runningconfiguration all")
@@ -111,15 +125,18 @@ class FabricgenSonicDriver(RecordingDriver):
         except ValueError as exc:
             raise CommitError(f"{self.hostname}: {exc}") from None
 
-    def _checked_changes(self, running: dict[str, Any], candidate: dict[str, dict[str, Any]]) -> list[gcu.Change]:
-        """The owned patch, or CommitError naming everything GCU would refuse (nothing is sent then)."""
-        changes = gcu.owned_patch(running, candidate)
-        problems = gcu.refusals(running, candidate, changes)
-        problems += gcu.unsupported_port_values(changes, self._state_db(gcu.port_capabilities(changes)))
+    def _checked_plan(self, running: dict[str, Any], candidate: dict[str, dict[str, Any]]) -> gcu.Plan:
+        """The plan for the switch's release, or CommitError naming everything GCU would refuse (nothing is sent
+        then). ``disruption`` is set to the ports the plan bounces (the push asks for --allow-disruptive)."""
+        planned = gcu.plan(running, candidate)
+        problems = gcu.refusals(running, candidate, planned.changes)
+        problems += gcu.unsupported_port_values(planned.changes,
+                                                self._state_db(gcu.port_capabilities(planned.changes)))
         if problems:
             raise CommitError(f"{self.hostname}: nothing was changed: the switch's GCU would refuse this patch, so "
                               "it was not sent: " + "; ".join(problems))
-        return changes
+        self.disruption = list(planned.bounced)
+        return planned
 
     def _state_db(self, queries: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """STATE_DB ``PORT_TABLE|<port>`` fields, one ``sonic-db-cli ... HGET`` each (sonic-swss-common); {} when
@@ -134,14 +151,14 @@ class FabricgenSonicDriver(RecordingDriver):
             return {}
         return {query: answer.strip() for query, answer in zip(queries, answers, strict=True)}
 
-    def _dry_run(self, changes: list[gcu.Change]) -> None:
+    def _dry_run(self, changes: list[gcu.Change], bounced: list[str]) -> None:
         """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied."""
         directory = self.ssh.check("mktemp -d /tmp/fabricgen-patch.XXXXXXXX").stdout.strip()
         patch = f"{directory}/patch.json"
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
             done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
-                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=_APPLY_TIMEOUT_S)
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(bounced))
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
             raise
@@ -156,13 +173,14 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
         before = self.running_config()
-        changes = self._checked_changes(before, candidate)
-        self.last_snapshot = gcu.readable(changes)  # = intent_check(candidate) of the switch as found
-        if not changes:
+        planned = self._checked_plan(before, candidate)
+        self.last_snapshot = planned.lines()  # = intent_check(candidate) of the switch as found
+        if not planned.changes and not planned.watchdog:
             return
-        self._dry_run(changes)
+        if planned.changes:
+            self._dry_run(planned.changes, planned.bounced)
         try:
-            directory = self._stage(commit_id, changes, before)
+            directory = self._stage(commit_id, planned.changes, before)
             if revert_in:
                 self._arm_timer(commit_id, directory, int(revert_in))
         except SshError as exc:
@@ -170,10 +188,12 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint and undo could not be staged "
                               f"on the switch first ({exc})") from None
         # Under the lock the revert script takes: a timer that fires while GCU is still applying waits, then rolls
-        # back what was applied, instead of rolling back first and seeing the patch land after it.
+        # back what was applied, instead of rolling back first and seeing the patch land after it. The pfcwd
+        # commands come after the patch: pfcwd skips a port that has no pfc_enable yet.
+        steps = [self.config(f"apply-patch {shlex.quote(directory)}/patch.json")] if planned.changes else []
+        steps += [f"{self._root}{command}" for command in planned.watchdog]
         applied = self.ssh.run(f"exec 9>>{shlex.quote(self.state_dir)}/lock && flock -w 60 9 && "
-                               f"{self.config(f'apply-patch {shlex.quote(directory)}/patch.json')}",
-                               timeout=_APPLY_TIMEOUT_S)
+                               + " && ".join(steps), timeout=gcu_timeout(planned.bounced))
         if applied.status != 0:
             raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
@@ -291,9 +311,10 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: nothing was changed: reverting {commit_id} needs what GCU "
                               "refuses: " + "; ".join(problems))
         if changes:
-            self._dry_run(changes)
+            bounced = gcu.bounced_ports(running, changes)
+            self._dry_run(changes, bounced)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
-            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=_APPLY_TIMEOUT_S)
+            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(bounced))
             if done.status != 0:
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
             self._save("")
