@@ -169,6 +169,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--soak", type=click.IntRange(min=0), default=0, show_default=True,
                   help="seconds to wait after a wave's commits before its health checks")
     @click.option("--yes", is_flag=True, help="do not ask (CI)")
+    @click.option("--allow-disruptive", is_flag=True,  # (gcu, issue 24)
+                  help="commit changes that bounce ports (SONiC: GCU takes QoS-changed ports admin-down and up)")
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True, help="where runs/<run-id>/ journals go")
     @click.option("--resume", "resume_id", default=None, metavar="RUN_ID",
@@ -176,8 +178,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def push_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, confirm_timeout: int, canary: int,
                  batch: str,
-                 max_failures: int, soak: int, yes: bool, journal_root: Path, resume_id: str | None,
-                 fmt: str) -> None:
+                 max_failures: int, soak: int, yes: bool, allow_disruptive: bool, journal_root: Path,
+                 resume_id: str | None, fmt: str) -> None:
         """Push the rendered intent to the devices in waves, each change reverting by itself unless confirmed.
 
         Per device: diff, commit with a revert timer on the device, health checks (fresh login, settings read
@@ -217,7 +219,8 @@ def _push_command(edge: Edge) -> click.Command:
         if soak >= confirm_timeout:
             edge.fail(f"--soak {soak} must be shorter than --confirm-timeout {confirm_timeout}: the devices would "
                       "revert before their health checks")
-        options = PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id)
+        options = PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id,
+                              allow_disruptive=allow_disruptive)
         deployment.progress = for_terminal(len(names), machine_output=fmt == "json")
         try:
             code = engine.push(deployment, plan, options, run_id)

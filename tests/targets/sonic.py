@@ -86,6 +86,11 @@ def lab_connection(lab: Any, host: str) -> dict[str, Any]:
             "connection_options": {"napalm": {"platform": "fabricgen_sonic", "extras": {"optional_args": options}}}}
 
 
+def lab_ready(lab: Any, host: str) -> bool:
+    """The switch has booted: its CONFIG_DB is loaded (tests/fabric_lab.py waits for it)."""
+    return bool((lab.state_dir(host) / READY).exists())
+
+
 def lab_init(directory: Path) -> None:
     """What the platform reports (STATE_DB), before the switch boots; its config is made at first boot."""
     ports = json.loads(STARTING_CONFIG.read_text())["PORT"]
