@@ -250,7 +250,8 @@ def test_target_diff_names_the_patch_and_the_bounced_port_and_leaves_no_trace(la
     assert "replace /WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold: 1048576 → 5000" in lines  # 202411's rule
     assert any(line.startswith("! not changed on SONiC 202411: WRED_PROFILE|AZURE_LOSSLESS") for line in lines)
     assert lines[-1].startswith("! disruptive: GCU takes Ethernet0 admin-down and up again")
-    assert bounced == ["Ethernet0"]
+    # What the switch's own sorter took down in its dry run is what fabricgen's rule (RequiredValueIdentifier) says
+    assert bounced == ["Ethernet0"] == gcu.plan(before, json.loads(rendered)).bounced
     # no trace: the switch's config, saved config and checkpoints as they were; only a dry run reached GCU
     assert running(lab, switch) == before and saved_text(lab, switch) == saved
     assert checkpoints(lab, switch) == [] and not pending
@@ -386,7 +387,8 @@ def test_target_what_gcu_cannot_change_is_refused_before_anything_is_sent(lab: L
 
 
 @pytest.mark.parametrize(("patch", "error"), [
-    ([{"op": "replace", "path": "/BUFFER_POOL/ingress_lossless_pool/size", "value": "60000000"}],
+    # 202411 lets the lossless pool's size and xoff change on a Spectrum-3 (its field rules), not the egress pool
+    ([{"op": "replace", "path": "/BUFFER_POOL/egress_lossless_pool/size", "value": "60000000"}],
      "Error: Modification of BUFFER_POOL table is illegal- validating function "
      "generic_config_updater.field_operation_validators.rdma_config_update_validator returned False"),
     ([{"op": "remove", "path": "/PFC_WD/GLOBAL"}],

@@ -28,6 +28,7 @@ Credentials are never logged; host keys are checked against ``optional_args["kno
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -104,7 +105,7 @@ class FabricgenSonicDriver(RecordingDriver):
         running = self.running_config()
         planned = self._checked_plan(running, candidate)
         if planned.changes:
-            self._dry_run(planned.changes, planned.bounced)
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
         return planned.lines()
 
     def intent_check(self, config: str) -> str:
@@ -151,8 +152,18 @@ class FabricgenSonicDriver(RecordingDriver):
             return {}
         return {query: answer.strip() for query, answer in zip(queries, answers, strict=True)}
 
-    def _dry_run(self, changes: list[gcu.Change], bounced: list[str]) -> None:
-        """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied."""
+    def _sorted(self, planned: gcu.Plan, dry_run: str) -> gcu.Plan:
+        """The plan with the ports the switch's own sorter took admin-down in its dry run (its ``** DryRun: Would
+        apply`` lines), when it printed them: the sorter, not fabricgen's rule, has the last word."""
+        bounced = gcu.bounced_in_dry_run(dry_run)
+        if bounced is None or bounced == planned.bounced:
+            return planned
+        self.disruption = bounced
+        return dataclasses.replace(planned, bounced=bounced)
+
+    def _dry_run(self, changes: list[gcu.Change], bounced: list[str]) -> str:
+        """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied; its
+        output (the sorted changes it would apply)."""
         directory = self.ssh.check("mktemp -d /tmp/fabricgen-patch.XXXXXXXX").stdout.strip()
         patch = f"{directory}/patch.json"
         try:
@@ -165,6 +176,7 @@ class FabricgenSonicDriver(RecordingDriver):
         if done.status != 0:
             raise CommitError(f"{self.hostname}: nothing was changed: config apply-patch --dry-run refused the "
                               f"patch: {_gcu_error(done.output)}")
+        return str(done.stdout)
 
     # --- commit, confirm, rollback ------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
@@ -178,7 +190,7 @@ class FabricgenSonicDriver(RecordingDriver):
         if not planned.changes and not planned.watchdog:
             return
         if planned.changes:
-            self._dry_run(planned.changes, planned.bounced)
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
         try:
             directory = self._stage(commit_id, planned.changes, before)
             if revert_in:

@@ -592,3 +592,17 @@ def bounced_ports(running: Mapping[str, Any], changes: Iterable[Change]) -> list
         keys = [change.parts[1]] if len(change.parts) > 1 else list(change.value or {})
         touched.update(key.split("|", 1)[0] if PORT_BOUNCING[table] else key for key in keys)
     return sorted((port for port in touched if ports.get(port, {}).get("admin_status") == "up"), key=natural)
+
+
+def bounced_in_dry_run(output: str) -> list[str] | None:
+    """The ports ``config apply-patch --dry-run`` says it would take admin-down (GCU's DryRun logger prints each
+    sorted change: ``** DryRun: Would apply [{"op": "replace", "path": "/PORT/Ethernet0/admin_status", "value":
+    "down"}]``); None when it printed no sorted changes at all (nothing to tell)."""
+    lines = [line for line in output.splitlines() if "Would apply" in line]
+    if not lines:
+        return None
+    ports = set()
+    for line in lines:
+        for match in re.finditer(r'"path": "/PORT/([^/"]+)/admin_status", "value": "down"', line):
+            ports.add(match.group(1))
+    return sorted(ports, key=natural)
