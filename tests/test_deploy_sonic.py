@@ -309,11 +309,13 @@ def test_target_a_switch_without_pfc_wd_gets_its_watchdog_from_pfcwd_start(lab: 
         device.commit_config(message="run-7", revert_in=600)
         device.confirm_commit()
         assert device.intent_check(rendered) == ""
+        started = running(lab, host)["PFC_WD"]
+        device.rollback()  # a confirmed commit undone: the watchdog it started goes too (no PFC_WD table again)
+        assert "PFC_WD" not in running(lab, host)
     finally:
         device.close()
-    after = running(lab, host)
-    assert after["PFC_WD"] == {"Ethernet0": {"action": "drop", "detection_time": "200", "restoration_time": "200"},
-                               "GLOBAL": {"POLL_INTERVAL": "100"}}
+    assert started == {"Ethernet0": {"action": "drop", "detection_time": "200", "restoration_time": "200"},
+                       "GLOBAL": {"POLL_INTERVAL": "100"}}
     assert ["start", "--action", "drop", "--restoration-time", "200", "Ethernet0", "200"] in config_calls(lab, host)
 
 

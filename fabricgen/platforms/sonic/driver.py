@@ -318,6 +318,10 @@ class FabricgenSonicDriver(RecordingDriver):
                               f"({exc})") from None
         running = self.running_config()
         changes = gcu.restoring_patch(running, before, forward)
+        if not before.get("PFC_WD") and running.get("PFC_WD"):
+            # The commit started the watchdog with pfcwd (no PFC_WD table before): GCU removes the whole table, as
+            # its own rollback to the checkpoint does (the field rules refuse only /PFC_WD/GLOBAL on its own).
+            changes.append(gcu.Change("remove", ("PFC_WD",), old=running["PFC_WD"]))
         problems = gcu.within_field_rules(changes, running)
         if problems:
             raise CommitError(f"{self.hostname}: nothing was changed: reverting {commit_id} needs what GCU "
