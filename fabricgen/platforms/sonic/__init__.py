@@ -90,7 +90,10 @@ CAPABILITY = Capability(
             "uploaded by SFTP (removed after)",
         "commit": "config checkpoint fabricgen-<run>, a systemd-run (else setsid) timer that runs config rollback "
             "fabricgen-<run>, then config apply-patch (and pfcwd start/interval) under the timer's lock; "
-            "time-limited per bounced port (240 s each + 120 s, at most 2 h: GCU's sorter is slow)",
+            "time-limited per bounced port (240 s each + 120 s, at most 2 h). GCU's sorter is slow and grows faster "
+            "than the ports: measured with bench/gcu_sorter.py (202511, GCU's own dry run, a loaded 2-core machine) "
+            "1 port / 33 operations 23 s CPU (127 s wall), 4 ports / 87 operations 220 s CPU (831 s wall); give "
+            "--confirm-timeout room for it, and push a many-port leaf's first change in port groups",
         "confirm": "the timer cancelled, then config save -y",
         "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
             "paths its patch touched (later changes by others stay)",
@@ -107,7 +110,8 @@ CAPABILITY = Capability(
             "profile lists) rows change admin-down and up again (patch_sorter.py RequiredValueIdentifier): diff, "
             "plan and the push prompt name them; push needs --allow-disruptive; a rollback bounces them again",
         "lab": "real: OpenSSH, SFTP, redis-server holding CONFIG_DB/STATE_DB, sonic-utilities' generic_config_updater "
-            "of 202411/202505/202511 (../shared/sonic-gcu) with each release's YANG models; adapted "
+            "of 202411/202505/202511 (../shared/sonic-gcu) with each release's YANG models (202505: 202411's, the "
+            "closest set there); adapted "
             "(tests/targets/sonic_gcu.py): swsscommon's connector over redis-py, sonic-cfggen, device_info, "
             "sonic_yang on libyang 2; emulated: show, config save, pfcwd in tests/targets/sonic.py",
     },
