@@ -92,7 +92,8 @@ CAPABILITY = Capability(
             "fabricgen-<run>, then config apply-patch (and pfcwd start/interval) under the timer's lock; "
             "time-limited per bounced port (240 s each + 120 s, at most 2 h). GCU's sorter is slow and grows faster "
             "than the ports: measured with bench/gcu_sorter.py (202511, GCU's own dry run, a loaded 2-core machine) "
-            "1 port / 33 operations 23 s CPU (127 s wall), 4 ports / 87 operations 220 s CPU (831 s wall); give "
+            "1 port / 33 operations 23 s CPU (127 s wall), 2 ports / 51 operations 66 s CPU (481 s wall), 4 ports "
+            "/ 87 operations 220 s CPU (831 s wall), about ports^1.6; give "
             "--confirm-timeout room for it, and push a many-port leaf's first change in port groups",
         "confirm": "the timer cancelled, then config save -y",
         "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
