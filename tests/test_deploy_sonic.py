@@ -9,7 +9,9 @@ the switch holds is read from its Redis and /etc/sonic directly, never through t
 
 GCU's sorter is slow (minutes for a few ports, docs/platforms.md): the lab pushes use leaf1's rendered config
 narrowed to one port (``one_port``), and each release's push, no-op, ECN change and rollback run in one test.
-These real-sorter tests take about N minutes in all on a 2-core machine (see the report in docs/platforms.md).
+Measured on a loaded 2-core machine: the diff, no-PFC_WD, refusal tests and one release's push flow take about 14
+minutes together; each release's push flow is about 5 of them (its first push, ECN change and rollback each sort).
+CI runs them once (tests/run); GCU's refusals before the sort take seconds (tests/test_sonic_gcu_oracle.py).
 
 The first tests need no lab: they pin the owned-scope rules on plain dicts.
 """
