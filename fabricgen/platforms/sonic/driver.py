@@ -7,14 +7,20 @@ models and applies it; ``config checkpoint``/``config rollback`` save and restor
 contract maps onto it like this:
 
 - ``load_replace_candidate``: the rendered config_db.json, kept in memory; nothing reaches the switch.
-- ``compare_config``: the running config (``show runningconfiguration all``), the JSON Patch of the owned scope
-  (fabricgen/platforms/sonic/gcu.py: what is owned, down to fields), what GCU would refuse checked here first,
+- ``compare_config``: the running config (``show runningconfiguration all``) and its release (``VERSIONS|DATABASE``),
+  the push that release accepts (fabricgen/platforms/sonic/gcu.py ``plan``: the JSON Patch of the owned scope, down
+  to fields; up to 202505 the switch's own lossless WRED profile with fabricgen's green fields; ``pfcwd`` commands
+  for a switch without PFC_WD), what GCU's field rules of that release would refuse checked here first (the
+  predictor agrees with the real GCU of 202411/202505/202511 on every golden patch: tests/test_sonic_gcu_oracle.py),
   then the switch's own check: ``config apply-patch --dry-run`` of the patch, uploaded by SFTP into a private
-  temporary directory that the same command removes. The diff is the patch, one line per operation.
+  temporary directory that the same command removes. The diff is the patch, one line per operation, then the pfcwd
+  commands, what stays the switch's (``! not changed on SONiC <release>``) and the ports GCU's sorter takes
+  admin-down and up again around it (``! disruptive``: read from the dry run's sorted changes; ``disruption``).
 - ``commit_config(revert_in=T)``: the same checks, then ``config checkpoint fabricgen-<run>``; the revert script
   and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
-  rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch``. If fabricgen dies, or the
+  rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
+  per bounced port (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit``: cancels the timer under the lock the timer takes, then ``config save -y`` (a reboot keeps it).
 - ``rollback``/``revert`` of the pending commit: ``config rollback fabricgen-<run>`` (GCU replaces the running
