@@ -178,6 +178,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--soak", type=click.IntRange(min=0), default=0, show_default=True,
                   help="seconds to wait after a wave's commits before its health checks")
     @click.option("--yes", is_flag=True, help="do not ask (CI)")
+    @click.option("--allow-disruptive", is_flag=True,  # (gcu, issue 24)
+                  help="commit changes that bounce ports (SONiC: GCU takes QoS-changed ports admin-down and up)")
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True, help="where runs/<run-id>/ journals go")
     @click.option("--resume", "resume_id", default=None, metavar="RUN_ID",
@@ -185,8 +187,8 @@ def _push_command(edge: Edge) -> click.Command:
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def push_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, confirm_timeout: int, canary: int,
                  batch: str,
-                 max_failures: int, soak: int, yes: bool, journal_root: Path, resume_id: str | None,
-                 fmt: str) -> None:
+                 max_failures: int, soak: int, yes: bool, allow_disruptive: bool, journal_root: Path,
+                 resume_id: str | None, fmt: str) -> None:
         """Push the rendered intent to the devices in waves, each change reverting by itself unless confirmed.
 
         Per device: diff, commit with a revert timer on the device, health checks (fresh login, settings read
@@ -208,7 +210,8 @@ def _push_command(edge: Edge) -> click.Command:
         with _fabric_locked(journal_root, run_id, "push", edge.fail):
             code, outcomes = _push_locked(edge, fabric, inv, names, rendered, PushRequest(
                 journal_root, run_id, resume_id, selection, canary, batch, yes, workers, fmt,
-                PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id)))
+                PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id,
+                            allow_disruptive=allow_disruptive)))
         _show(outcomes, fmt, "push", run_id)
         sys.exit(code)
 

@@ -200,6 +200,7 @@ def _commit_step(task: Task, deployment: Deployment, options: PushOptions, run_i
     if not changes:
         driver.discard_config()
         return {"diff": ""}
+    _refuse_disruption(task.host.name, driver, options)  # (gcu, issue 24)
     links_up = _links_up(driver, deployment.data_links.get(task.host.name, []))
     _intent(deployment, "committing", task.host.name, commit_id=run_id)
     driver.commit_config(message=run_id, revert_in=options.confirm_timeout)
@@ -215,6 +216,16 @@ def _intent(deployment: Deployment, event: str, name: str, **data: Any) -> None:
     device acts still names it, and rollback and resume ask the device what became of it."""
     if deployment.journal is not None:
         deployment.journal.write(event, name, **data)
+
+
+def _refuse_disruption(name: str, driver: Any, options: PushOptions) -> None:
+    """(gcu, issue 24) A driver that says its change bounces ports (SONiC: GCU's sorter takes them admin-down and up
+    again) commits only under --allow-disruptive."""
+    bounced = getattr(driver, "disruption", None) or []
+    if bounced and not options.allow_disruptive:
+        driver.discard_config()
+        raise RuntimeError(f"{name}: nothing was changed: this change takes {', '.join(bounced)} admin-down and up "
+                           "again (SONiC GCU); drain them, then push with --allow-disruptive")
 
 
 def _links_up(driver: Any, links: list[str]) -> list[str]:

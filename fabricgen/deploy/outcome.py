@@ -52,6 +52,7 @@ class PushOptions:
     health_timeout: int = 30
     soak: int = 0  # seconds between commit and health checks: let the change meet real traffic first
     resume_run: str | None = None  # a pending commit of this run (killed before its confirm) is undone first
+    allow_disruptive: bool = False  # (gcu, issue 24) a change that bounces ports (driver.disruption) may be committed
 
 
 @dataclass

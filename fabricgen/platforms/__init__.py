@@ -104,6 +104,8 @@ DEPLOY_STEPS: tuple[tuple[str, str], ...] = (
     ("confirm", "confirm"),
     ("rollback", "rollback to before a run"),
     ("save", "saved across reboot"),
+    ("limits", "what the device's own rules keep fabricgen from changing"),
+    ("disruption", "what a change disrupts"),
     ("lab", "test lab: real vs emulated"),
 )
 

@@ -1,108 +1,90 @@
-"""A SONiC switch's configuration CLI for the test lab (no SONiC image runs here): sonic-utilities' ``config``
-GCU commands and the ``show`` commands fabricgen reads, on a CONFIG_DB kept in a JSON file.
+"""A SONiC switch for the test lab, built on SONiC's own code: CONFIG_DB and STATE_DB in a real Redis, and
+``config apply-patch``/``replace``/``checkpoint``/``rollback`` answered by sonic-utilities' own
+``generic_config_updater`` (GCU) of the switch's release (tests/targets/sonic_gcu.py loads it from
+``../shared/sonic-gcu``, with the release's YANG models; its docstring lists every adapter and why).
 
-What it implements, after sonic-utilities (``config/main.py``, ``generic_config_updater/``) and the GCU design
-document (sonic-net/SONiC ``doc/config-generic-update-rollback/SONiC_Generic_Config_Update_and_Rollback_Design.md``):
+Adapters (tests/targets/sonic_gcu.py, each the thinnest stand-in for a SONiC-only piece GCU calls, and why):
+swsscommon's ``ConfigDBConnector``/``DBConnector``/``Table`` over redis-py (its C++ connector has no wheel);
+``sonic-cfggen -d --print-data``/``-v`` as this module's tool (sonic-config-engine is not packaged here);
+``sonic_py_common.device_info``/``multi_asic``/``logger`` (SONiC image files, a single ASIC, syslog to a file);
+``sonic_yang`` = sonic-yang-mgmt master on libyang-python 2.7.1 (the releases' libyang-1 SWIG bindings exist in no
+registry here) with the libyang-1 node calls and YIN-shaped table models the releases' GCU reads, libyang 3's
+``json_string_datatypes``, ``find_backlinks_paths`` and ``find_leafref_path_target_paths`` done over libyang 2;
+GCU's ``YANG_DIR`` pointed at the release's models (202505 uses 202411's: ../shared has no 202505 set).
 
-* ``config apply-patch [-d/--dry-run] [-v] [-f CONFIGDB] PATCH`` — "Apply given patch of updates to Config. A patch
-  is a JsonPatch which follows rfc6902." As ``generic_config_updater/main.py`` ``apply_patch_from_file`` and
-  ``generic_updater.py`` ``PatchApplier.apply`` do, in this order: the patch file must be a list of operations
-  ("Invalid patch format in file: ..."); the patched config is simulated and validated against SONiC's YANG models
-  ("Failed validating patch: ..."); field rules (``gu_common.py`` ``validate_field_operation``: removing
-  ``/PFC_WD/GLOBAL``, ``/PFC_WD/GLOBAL/POLL_INTERVAL`` or ``/LOOPBACK_INTERFACE/Loopback0`` is illegal; BUFFER_POOL
-  may not change at all; a BUFFER_PROFILE only its ``dynamic_th``/``xoff``, and on 202505 and older no profile may be
-  added or removed); no empty table ("EmptyTableError"). Only then is anything applied. ``--dry-run`` stops there.
-  YANG validation is fabricgen's own validator (fabricgen.validate.sonic_yang, the function ``fabricgen validate``
-  uses) over the models in ``../shared/sonic-yang/models``; without them this target refuses every patch and says
-  why (``yang_unavailable``).
-* ``config checkpoint NAME`` — "Take a checkpoint of the whole current config" (``<checkpoints>/NAME.cp.json``);
-  ``config rollback NAME`` — "Rollback the whole config to the specified checkpoint" (``config replace`` with its
-  content: the same validation); ``config list-checkpoints``; ``config delete-checkpoint NAME``.
-* ``config save -y`` — the running config written to the startup file (``/etc/sonic/config_db.json`` on a switch).
-* ``show runningconfiguration all`` — CONFIG_DB as JSON plus ``bgpraw`` (FRR's running config, split mode).
-* ``show interfaces status`` — ``scripts/intfutil``'s table. No ASIC here: a port's Oper state is its admin state.
-* ``sonic-db-cli STATE_DB HGET PORT_TABLE|<port> supported_fecs|supported_speeds`` — what the platform reports
-  (``state_db.json``; an SN4700's 400G ports: FEC rs or none). GCU's PORT validator
-  (``port_config_update_validator``) refuses a fec or speed not listed there.
+GCU's refusals are the refusals: this module has no rule of its own about what a patch may change. What it adds
+is the thin command layer around GCU that sonic-utilities' ``config/main.py`` is on a switch (parse the patch file,
+call ``GenericUpdater``, print ``Patch applied successfully.`` or ``Failed to apply patch due to: <reason>`` and
+click's ``Error: <reason>`` with exit status 2), and the few other commands fabricgen runs:
 
-Emulated rather than real: CONFIG_DB is ``running.json`` in the state directory (``$SONIC_TARGET_STATE``) and the
-startup file ``config_db.json`` beside it; a patch is applied at once, where GCU applies it change by change in an
-order it sorts (so a refused patch leaves the file as it was, as GCU's validation before applying does); GCU's
-checks that need the ASIC's identity (the RDMA validators' platform and release table) are not modelled.
-Error replies follow sonic-utilities' click commands: ``Failed to apply patch due to: <reason>`` then click's usage
-error ``Error: <reason>``, exit status 2.
+* ``config apply-patch [-d/--dry-run] [-v] PATCH``, ``config replace [-d] FILE``, ``config checkpoint NAME``,
+  ``config rollback [-d] NAME``, ``config list-checkpoints``, ``config delete-checkpoint NAME``: GCU's
+  ``GenericUpdater`` (checkpoints in ``/etc/sonic/checkpoints``, GCU's own ``CHECKPOINTS_DIR``). sonic-utilities'
+  ``config/main.py`` also pre-validates a patch with sonic-config-engine's ``SonicYangCfgDbGenerator`` before
+  calling GCU; that package is not here, and GCU's own YANG check then gives the refusal (``Given patch will
+  produce invalid config``).
+* ``config save -y``: CONFIG_DB written to ``/etc/sonic/config_db.json`` (``sonic-cfggen -d --print-data``).
+* ``show runningconfiguration all``: CONFIG_DB as JSON plus ``bgpraw``; ``show version``: the release.
+* ``show interfaces status``: ``scripts/intfutil``'s table (no ASIC: a port's Oper state is its admin state).
+* ``sonic-cfggen -d --print-data`` / ``-d -v TABLE.key.field``; ``sonic-db-cli <DB> HGET <key> <field>``.
+* ``pfcwd start [--action A] [--restoration-time R] PORTS... DETECTION`` and ``pfcwd interval MS``: sonic-utilities
+  ``pfcwd/main.py``, which writes CONFIG_DB ``PFC_WD`` directly (not through GCU) and skips a port without
+  ``PORT_QOS_MAP|<port> pfc_enable`` ("SKIPPED: PFC is not enabled on port").
+
+The lab's part (``DAEMON``): ``sonic-lab-redis`` starts Debian's ``redis-server`` in the switch's namespace on a
+unix socket in the target's state directory (no TCP port), loads ``/etc/sonic/config_db.json`` into CONFIG_DB as a
+booting switch does, and the platform's STATE_DB ``PORT_TABLE`` (an SN4700's 400G ports: FEC rs or none).
+``sonic-lab-reimage RELEASE [--without-pfcwd]`` makes the switch a fresh one of another release (VERSIONS|DATABASE,
+``/etc/sonic/sonic_version.yml``), optionally one whose PFC watchdog was never started (no PFC_WD table).
 """
 
 from __future__ import annotations
 
-import copy
-import fcntl
 import json
 import os
 import re
+import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
 from pathlib import Path
 from typing import Any
 
 import click
-import jsonpatch
 
-TOOLS = ("show", "config", "sonic-db-cli")
+# tests/targets/ is not a package: the lab's launcher imports this file as tests.targets.sonic, mypy as sonic.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sonic_gcu
+
+TOOLS = ("show", "config", "sonic-db-cli", "sonic-cfggen", "pfcwd", "sonic-lab-redis", "sonic-lab-reimage",
+         "sonic-lab-verdict")
+DAEMON = "sonic-lab-redis"
 STATE_VAR = "SONIC_TARGET_STATE"
 LOG_VAR = "SONIC_TARGET_LOG"
-ROOT = Path(__file__).resolve().parents[2]
 STARTING_CONFIG = Path(__file__).resolve().parent / "data" / "sonic" / "config_db.json"
-MODELS = ROOT.parent / "shared" / "sonic-yang" / "models"
-RUNNING = "running.json"
-STARTUP = "config_db.json"
-STATE_DB = "state_db.json"  # what the platform reports (STATE_DB PORT_TABLE), read by GCU's PORT validator
+ETC = Path(os.environ.get("SONIC_TARGET_ETC", "/etc/sonic"))  # another directory only outside the lab (tests)
+STARTUP = ETC / "config_db.json"
+VERSION_FILE = ETC / "sonic_version.yml"
+CHECKPOINTS = Path("/etc/sonic/checkpoints")  # generic_updater.py CHECKPOINTS_DIR
+SOCKET = "redis.sock"
+READY = "redis.ready"
+STATE_DB_SEED = "state_db.json"
+DEFAULT_RELEASE = "202411"
 # STATE_DB PORT_TABLE|<port> of the SN4700's 400G ports: what its xcvrd/syncd report as supported.
 SUPPORTED = {"supported_fecs": "rs,none", "supported_speeds": "1000,10000,25000,40000,50000,100000,200000,400000"}
-# field_operation_validators.py DEFAULT_SUPPORTED_FECS_LIST: a port whose STATE_DB names no supported FECs.
-DEFAULT_SUPPORTED_FECS = ("rs", "fc", "none", "auto")
-CHECKPOINTS = "checkpoints"
-CHECKPOINT_EXT = ".cp.json"  # generic_updater.py CHECKPOINT_EXT
 # FRR's running config (docker_routing_config_mode split: bgpd's own config, not CONFIG_DB's BGP tables).
-BGPRAW = """Building configuration...
-
-Current configuration:
-!
-frr version 8.5.4
-frr defaults traditional
-hostname leaf1
-!
-router bgp 65101
- bgp router-id 10.1.0.1
- neighbor 10.0.0.1 remote-as 65200
- neighbor 10.0.0.3 remote-as 65200
- !
- address-family ipv4 unicast
-  network 10.1.0.1/32
- exit-address-family
-exit
-!
-end
-"""
-# gu_common.py validate_field_operation: illegal_operations_to_fields_map["remove"].
-ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL/POLL_INTERVAL", "/PFC_WD/GLOBAL", "/LOOPBACK_INTERFACE/Loopback0")
-VALIDATORS = "generic_config_updater.field_operation_validators"
-# gcu_field_operation_validators.conf.json BUFFER_PROFILE: the in-place edits (field, operation) it lists; whole
-# profiles (field_operation_validators.py buffer_profile_config_update_validator) from 202511 (#4087).
-BUFFER_PROFILE_EDITS = frozenset({("dynamic_th", "replace"), ("xoff", "replace"), ("packet_discard_action", "add"),
-                                  ("packet_discard_action", "replace")})
-WHOLE_PROFILE_FROM = "202511"
+BGPRAW = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.5.4\nhostname leaf1\n!\nend\n"
 
 
-class GcuError(Exception):
-    """A refusal, worded as sonic-utilities words it."""
-
-
-# --- state ------------------------------------------------------------------------------------------------
+# --- the lab's side: state directory, Redis, release ---------------------------------------------------------
 
 def state_dir() -> Path:
     return Path(os.environ[STATE_VAR])
+
+
+def environment(directory: Path) -> dict[str, str]:
+    """Where the adapters find Redis, the version file and syslog on this switch."""
+    return {sonic_gcu.SOCKET_VAR: str(directory / SOCKET), sonic_gcu.VERSION_VAR: str(VERSION_FILE),
+            sonic_gcu.SYSLOG_VAR: str(directory / "syslog")}
 
 
 def lab_connection(lab: Any, host: str) -> dict[str, Any]:
@@ -113,45 +95,94 @@ def lab_connection(lab: Any, host: str) -> dict[str, Any]:
             "connection_options": {"napalm": {"platform": "fabricgen_sonic", "extras": {"optional_args": options}}}}
 
 
+def lab_ready(lab: Any, host: str) -> bool:
+    """The switch has booted: its CONFIG_DB is loaded (tests/fabric_lab.py waits for it)."""
+    return bool((lab.state_dir(host) / READY).exists())
+
+
 def lab_init(directory: Path) -> None:
-    """The switch as delivered: SONiC's sample shape for an SN4700 leaf (lanes, aliases, BGP, ACL, SONiC's own
-    QoS and buffer templates), running and saved alike; no checkpoint yet."""
-    text = STARTING_CONFIG.read_text()
-    (directory / RUNNING).write_text(text)
-    (directory / STARTUP).write_text(text)
-    ports = json.loads(text)["PORT"]
-    write_json(directory / STATE_DB, {"PORT_TABLE": {port: dict(SUPPORTED) for port in ports}})
+    """What the platform reports (STATE_DB), before the switch boots; its config is made at first boot."""
+    ports = json.loads(STARTING_CONFIG.read_text())["PORT"]
+    (directory / STATE_DB_SEED).write_text(json.dumps({"PORT_TABLE": {port: dict(SUPPORTED) for port in ports}}))
 
 
-def yang_unavailable() -> str | None:
-    """Why this target cannot validate against SONiC's YANG models (then it refuses every patch), or None."""
-    if not any(MODELS.glob("*.yang")):
-        return f"SONiC YANG models not found in {MODELS} (the SONiC target validates every patch against them)"
-    try:
-        import libyang  # noqa: F401
-    except ImportError as exc:
-        return f"libyang is not importable ({exc}): the SONiC target cannot validate patches against YANG models"
-    return None
+def unavailable() -> str | None:
+    """Why this target cannot run here (tests skip with it, or fail under FABRICGEN_REQUIRE_SHARED=1)."""
+    if not Path("/usr/bin/redis-server").exists():
+        return "redis-server is not installed (Debian package redis-server): the SONiC target keeps CONFIG_DB in it"
+    return sonic_gcu.unavailable()
 
 
-def read_running(directory: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((directory / RUNNING).read_text())
-    return data
+def starting_config(release: str, with_pfcwd: bool = True) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads(STARTING_CONFIG.read_text())
+    config["VERSIONS"] = {"DATABASE": {"VERSION": f"version_{release}_01"}}  # db_migrator's CONFIG_DB version
+    if not with_pfcwd:  # default_pfcwd_status disable and `pfcwd start` never run: no PFC_WD table at all
+        config.pop("PFC_WD", None)
+    return config
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Atomically (a reader never sees half a file), as sonic-cfggen's output is a whole file."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(data, indent=4, sort_keys=True) + "\n")
-    temporary.replace(path)
+def write_image(release: str, with_pfcwd: bool = True) -> None:
+    """A switch freshly installed with ``release``: its startup config and version file, no checkpoint."""
+    STARTUP.parent.mkdir(parents=True, exist_ok=True)
+    STARTUP.write_text(sonic_gcu.dumps(starting_config(release, with_pfcwd)) + "\n")
+    # sonic_version.yml as a SONiC image writes it: build_version <branch YYYYMM>10.<build> (GCU's RDMA rules
+    # compare the 8-digit branch date), asic_type of an NVIDIA Spectrum switch.
+    VERSION_FILE.write_text(f"build_version: '{release}10.01'\nasic_type: 'mellanox'\n"
+                            f"release: '{release}'\n")
+    if CHECKPOINTS.is_dir():
+        for path in CHECKPOINTS.iterdir():
+            path.unlink()
 
 
-@contextmanager
-def config_lock(directory: Path) -> Iterator[None]:
-    """One writer at a time (GCU's ConfigLock)."""
-    with (directory / "gcu.lock").open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+def boot(directory: Path) -> None:
+    """What a booting switch does to its databases: the startup config into CONFIG_DB, the platform's STATE_DB."""
+    sonic_gcu.write_config(sonic_gcu.connect(sonic_gcu.CONFIG_DB), json.loads(STARTUP.read_text()))
+    seed = json.loads((directory / STATE_DB_SEED).read_text())
+    sonic_gcu.write_config(sonic_gcu.connect(sonic_gcu.STATE_DB), seed)
+
+
+def redis_daemon() -> int:
+    """``sonic-lab-redis``: redis-server on the state directory's unix socket, the switch booted into it."""
+    directory = state_dir()
+    (directory / READY).unlink(missing_ok=True)
+    conf = directory / "redis.conf"
+    conf.write_text(f"port 0\nunixsocket {directory / SOCKET}\nunixsocketperm 700\nsave \"\"\nappendonly no\n"
+                    f"dir {directory}\ndaemonize no\nlogfile {directory / 'redis.log'}\n")
+    server = subprocess.Popen(["/usr/bin/redis-server", str(conf)], stdin=subprocess.DEVNULL)
+    sonic_gcu.wait_for_socket(str(directory / SOCKET))
+    if not STARTUP.exists():
+        write_image(DEFAULT_RELEASE)
+    boot(directory)
+    (directory / READY).write_text("ready\n")
+    return server.wait()
+
+
+def wait_ready(directory: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not (directory / READY).exists():
+        if time.monotonic() > deadline:
+            sys.exit("sonic target: CONFIG_DB (redis-server) did not come up")
+        time.sleep(0.05)
+
+
+def reimage(argv: list[str]) -> int:
+    """``sonic-lab-reimage RELEASE [--without-pfcwd]``: the switch as freshly installed with that release."""
+    if not argv or argv[0] not in sonic_gcu.RELEASES:
+        print(f"usage: sonic-lab-reimage {{{','.join(sonic_gcu.RELEASES)}}} [--without-pfcwd]", file=sys.stderr)
+        return 2
+    write_image(argv[0], with_pfcwd="--without-pfcwd" not in argv[1:])
+    boot(state_dir())
+    return 0
+
+
+def running() -> dict[str, Any]:
+    return sonic_gcu.read_config(sonic_gcu.connect(sonic_gcu.CONFIG_DB))
+
+
+def release_of(config: dict[str, Any]) -> str:
+    version = str(config.get("VERSIONS", {}).get("DATABASE", {}).get("VERSION", ""))
+    match = re.fullmatch(r"version_(\d{6})_\d+", version)
+    return match.group(1) if match else DEFAULT_RELEASE
 
 
 def log_call(argv: list[str], status: int) -> None:
@@ -161,119 +192,14 @@ def log_call(argv: list[str], status: int) -> None:
             stream.write(json.dumps({"argv": argv, "status": status}) + "\n")
 
 
-# --- GCU --------------------------------------------------------------------------------------------------
-
-def validate_patch_format(patch: Any) -> bool:
-    return isinstance(patch, list) and all(isinstance(op, dict) and "op" in op and "path" in op for op in patch)
-
-
-def yang_issues(config: dict[str, Any]) -> list[str]:
-    reason = yang_unavailable()
-    if reason:
-        return [reason]
-    from fabricgen.validate.sonic_yang import SonicYangValidator
-
-    return [f"{issue.path}: {issue.message}" for issue in SonicYangValidator(MODELS).validate(config)]
-
-
-def release(config: dict[str, Any]) -> str:
-    version = str(config.get("VERSIONS", {}).get("DATABASE", {}).get("VERSION", ""))
-    match = re.fullmatch(r"version_(\d{6})_\d+", version)
-    return match.group(1) if match else "202411"
-
-
-def validate_field_operation(old: dict[str, Any], target: dict[str, Any]) -> None:
-    """gu_common.py ConfigWrapper.validate_field_operation, on the diff old → target (as GCU computes it)."""
-    diff = jsonpatch.JsonPatch.from_diff(old, target)
-    for element in diff:
-        if element["op"] == "remove" and element["path"] in ILLEGAL_REMOVALS:
-            raise GcuError("Given patch operation is invalid. Operation: remove is illegal on field: "
-                           f"{element['path']}")
-    for element in diff:
-        table = element["path"].split("/")[1]
-        function = _refusing_validator(table, element, release(old))
-        if function:
-            raise GcuError(f"Modification of {table} table is illegal- validating function {VALIDATORS}.{function} "
-                           "returned False")
-
-
-def _refusing_validator(table: str, element: dict[str, Any], version: str) -> str | None:
-    """The field_operation_validators.py function that refuses ``element``, or None."""
-    if table == "BUFFER_POOL":  # its scenario lists no field, operation or platform
-        return "rdma_config_update_validator"
-    if table == "PORT":
-        return None if port_update_allowed(element) else "port_config_update_validator"
-    if table != "BUFFER_PROFILE":
-        return None
-    parts = element["path"].split("/")
-    in_place = len(parts) == 4 and (parts[3], element["op"]) in BUFFER_PROFILE_EDITS
-    whole = len(parts) <= 3 and version >= WHOLE_PROFILE_FROM
-    return None if in_place or whole else "buffer_profile_config_update_validator"
-
-
-def port_update_allowed(element: dict[str, Any]) -> bool:
-    """field_operation_validators.py port_config_update_validator: a PORT speed or fec must be one the port's
-    STATE_DB entry lists as supported (a FEC: any of DEFAULT_SUPPORTED_FECS when it lists none)."""
-    if element["op"] == "remove":
-        return True
-    parts = element["path"].split("/")
-    value = element.get("value")
-    if len(parts) == 4:
-        fields = {parts[3]: value}
-    elif len(parts) == 3 and isinstance(value, dict):
-        fields = value
-    else:
-        return True  # a whole table: GCU walks it too; the lab's patches never add PORT whole
-    port = parts[2]
-    return all(_supported(port, name, str(fields[name])) for name in ("fec", "speed") if name in fields)
-
-
-def _supported(port: str, field: str, value: str) -> bool:
-    listed = state_db_port(port).get(f"supported_{field}s", "")
-    if field == "fec":
-        if not listed:
-            return value.strip() in DEFAULT_SUPPORTED_FECS
-        return listed != "N/A" and value.strip() in [v.strip() for v in listed.split(",")]
-    speeds = [int(v) for v in listed.split(",") if v]
-    return not speeds or (value.isdigit() and int(value) in speeds)
-
-
-def state_db_port(port: str) -> dict[str, str]:
-    path = state_dir() / STATE_DB
-    entry: dict[str, str] = json.loads(path.read_text()).get("PORT_TABLE", {}).get(port, {}) if path.exists() else {}
-    return entry
-
-
-def empty_tables(config: dict[str, Any]) -> list[str]:
-    return [table for table, rows in config.items() if not rows]
-
-
-def check_target(old: dict[str, Any], target: dict[str, Any], failure: str) -> None:
-    """Everything GCU checks before it changes anything (the module docstring's order)."""
-    # sonic-yang's translation has no use for an empty table (it becomes no YANG data); GCU refuses it below.
-    issues = yang_issues({table: rows for table, rows in target.items() if rows})
-    if issues:
-        for issue in issues:  # sonic-yang's reasons (syslog on a switch), before the command's own error line
-            click.echo(f"sonic_yang: {issue}", err=True)
-        raise GcuError(failure)
-    validate_field_operation(old, target)
-    empty = empty_tables(target)
-    if empty:
-        raise GcuError(f"localhost: given patch is not valid because it will result in empty tables which is not "
-                       f"allowed in ConfigDb. Table{'s' if len(empty) != 1 else ''}: {', '.join(empty)}")
-
-
-def simulate(running: dict[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:
-    try:
-        target: dict[str, Any] = jsonpatch.JsonPatch(patch).apply(copy.deepcopy(running))
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-        raise GcuError(f"Failed validating patch: {patch} ({exc})") from None
-    return target
-
-
-# --- the commands -----------------------------------------------------------------------------------------
+# --- config: sonic-utilities' command layer over GCU --------------------------------------------------------
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def updater() -> Any:
+    """GCU of the switch's release (VERSIONS|DATABASE), adapters in place: its ``generic_updater`` module."""
+    return sonic_gcu.install(release_of(running()))
 
 
 @click.group(context_settings=CONTEXT)
@@ -283,9 +209,8 @@ def config() -> None:
         sys.exit("Root privileges are required for this operation")
 
 
-def _fail(ctx: click.Context, headline: str | None, error: Exception) -> None:
-    if headline:
-        click.echo(headline, err=True)
+def _fail(ctx: click.Context, headline: str, error: Exception) -> None:
+    click.echo(f"{headline}: {error}", err=True)
     ctx.fail(str(error))
 
 
@@ -294,31 +219,48 @@ def _fail(ctx: click.Context, headline: str | None, error: Exception) -> None:
 @click.option("-f", "--format", "config_format", type=click.Choice(["CONFIGDB", "SONICYANG"]), default="CONFIGDB")
 @click.option("-d", "--dry-run", is_flag=True, default=False)
 @click.option("-p", "--parallel", is_flag=True, default=False)
-@click.option("-n", "--ignore-non-yang-tables", is_flag=True, default=False, hidden=True)
-@click.option("-i", "--ignore-path", multiple=True, hidden=True)
+@click.option("-n", "--ignore-non-yang-tables", is_flag=True, default=False)
+@click.option("-i", "--ignore-path", multiple=True)
 @click.option("-v", "--verbose", is_flag=True, default=False)
 @click.pass_context
 def apply_patch(ctx: click.Context, patch_file_path: str, config_format: str, dry_run: bool, parallel: bool,
                 ignore_non_yang_tables: bool, ignore_path: tuple[str, ...], verbose: bool) -> None:
     """Apply given patch of updates to Config. A patch is a JsonPatch which follows rfc6902."""
+    import jsonpatch
+
     if dry_run:
         click.echo("** DRY RUN EXECUTION **")
-    directory = state_dir()
     try:
-        if config_format != "CONFIGDB":
-            raise GcuError("this lab target takes CONFIGDB patches only")
-        patch = json.loads(Path(patch_file_path).read_text())
-        if not validate_patch_format(patch):
-            raise GcuError(f"Invalid patch format in file: {patch_file_path}")
-        with config_lock(directory):
-            running = read_running(directory)
-            target = simulate(running, patch)
-            check_target(running, target, f"Failed validating patch: {patch}")
-            if not dry_run:
-                write_json(directory / RUNNING, target)
-    except (GcuError, OSError, ValueError) as exc:
-        _fail(ctx, f"Failed to apply patch due to: {exc}", exc)
+        patch = jsonpatch.JsonPatch(json.loads(Path(patch_file_path).read_text()))
+        gu = updater()
+        gu.GenericUpdater().apply_patch(patch, gu.ConfigFormat[config_format], verbose, dry_run,
+                                        ignore_non_yang_tables, list(ignore_path))
+    except Exception as exc:  # config/main.py: any failure is the command's error
+        _fail(ctx, "Failed to apply patch due to", exc)
     click.echo("Patch applied successfully.")
+
+
+@config.command()
+@click.argument("target-file-path", type=str, required=True)
+@click.option("-f", "--format", "config_format", type=click.Choice(["CONFIGDB", "SONICYANG"]), default="CONFIGDB")
+@click.option("-d", "--dry-run", is_flag=True, default=False)
+@click.option("-n", "--ignore-non-yang-tables", is_flag=True, default=False)
+@click.option("-i", "--ignore-path", multiple=True)
+@click.option("-v", "--verbose", is_flag=True, default=False)
+@click.pass_context
+def replace(ctx: click.Context, target_file_path: str, config_format: str, dry_run: bool,
+            ignore_non_yang_tables: bool, ignore_path: tuple[str, ...], verbose: bool) -> None:
+    """Replace the whole config with the specified config."""
+    if dry_run:
+        click.echo("** DRY RUN EXECUTION **")
+    try:
+        target = json.loads(Path(target_file_path).read_text())
+        gu = updater()
+        gu.GenericUpdater().replace(target, gu.ConfigFormat[config_format], verbose, dry_run,
+                                    ignore_non_yang_tables, list(ignore_path))
+    except Exception as exc:
+        _fail(ctx, "Failed to replace config due to", exc)
+    click.echo("Config replaced successfully.")
 
 
 @config.command()
@@ -327,21 +269,18 @@ def apply_patch(ctx: click.Context, patch_file_path: str, config_format: str, dr
 @click.pass_context
 def checkpoint(ctx: click.Context, checkpoint_name: str, verbose: bool) -> None:
     """Take a checkpoint of the whole current config with the specified checkpoint name."""
-    directory = state_dir()
     try:
-        with config_lock(directory):
-            (directory / CHECKPOINTS).mkdir(exist_ok=True)
-            write_json(directory / CHECKPOINTS / f"{checkpoint_name}{CHECKPOINT_EXT}", read_running(directory))
-    except OSError as exc:
-        _fail(ctx, "Failed to create a config checkpoint", exc)
+        updater().GenericUpdater().checkpoint(checkpoint_name, verbose)
+    except Exception as exc:
+        _fail(ctx, "Failed to create a config checkpoint due to", exc)
     click.echo("Checkpoint created successfully.")
 
 
 @config.command()
 @click.argument("checkpoint-name", type=str, required=True)
 @click.option("-d", "--dry-run", is_flag=True, default=False)
-@click.option("-n", "--ignore-non-yang-tables", is_flag=True, default=False, hidden=True)
-@click.option("-i", "--ignore-path", multiple=True, hidden=True)
+@click.option("-n", "--ignore-non-yang-tables", is_flag=True, default=False)
+@click.option("-i", "--ignore-path", multiple=True)
 @click.option("-v", "--verbose", is_flag=True, default=False)
 @click.pass_context
 def rollback(ctx: click.Context, checkpoint_name: str, dry_run: bool, ignore_non_yang_tables: bool,
@@ -349,29 +288,19 @@ def rollback(ctx: click.Context, checkpoint_name: str, dry_run: bool, ignore_non
     """Rollback the whole config to the specified checkpoint."""
     if dry_run:
         click.echo("** DRY RUN EXECUTION **")
-    directory = state_dir()
-    path = directory / CHECKPOINTS / f"{checkpoint_name}{CHECKPOINT_EXT}"
     try:
-        if not path.is_file():
-            raise GcuError(f"Checkpoint '{checkpoint_name}' does not exist")
-        with config_lock(directory):
-            running, target = read_running(directory), json.loads(path.read_text())
-            check_target(running, target, f"Failed validating patch: {jsonpatch.make_patch(running, target)}")
-            if not dry_run:
-                write_json(directory / RUNNING, target)
-    except (GcuError, OSError, ValueError) as exc:
-        _fail(ctx, "Failed to rollback config", exc)
+        updater().GenericUpdater().rollback(checkpoint_name, verbose, dry_run, ignore_non_yang_tables,
+                                            list(ignore_path))
+    except Exception as exc:
+        _fail(ctx, "Failed to rollback config due to", exc)
     click.echo("Config rolled back successfully.")
 
 
 @config.command("list-checkpoints")
-@click.option("-t", "--time", "with_time", is_flag=True, default=False)
 @click.option("-v", "--verbose", is_flag=True, default=False)
-def list_checkpoints(with_time: bool, verbose: bool) -> None:
+def list_checkpoints(verbose: bool) -> None:
     """List the config checkpoints available."""
-    folder = state_dir() / CHECKPOINTS
-    names = sorted(p.name[: -len(CHECKPOINT_EXT)] for p in folder.glob(f"*{CHECKPOINT_EXT}")) if folder.is_dir() else []
-    click.echo(json.dumps(names, indent=4))
+    click.echo(json.dumps(updater().GenericUpdater().list_checkpoints(verbose), indent=4))
 
 
 @config.command("delete-checkpoint")
@@ -380,10 +309,10 @@ def list_checkpoints(with_time: bool, verbose: bool) -> None:
 @click.pass_context
 def delete_checkpoint(ctx: click.Context, checkpoint_name: str, verbose: bool) -> None:
     """Delete a checkpoint with the specified checkpoint name."""
-    path = state_dir() / CHECKPOINTS / f"{checkpoint_name}{CHECKPOINT_EXT}"
-    if not path.is_file():
-        _fail(ctx, "Failed to delete config checkpoint", GcuError(f"Checkpoint '{checkpoint_name}' does not exist"))
-    path.unlink()
+    try:
+        updater().GenericUpdater().delete_checkpoint(checkpoint_name, verbose)
+    except Exception as exc:
+        _fail(ctx, "Failed to delete config checkpoint due to", exc)
     click.echo("Checkpoint deleted successfully.")
 
 
@@ -398,12 +327,14 @@ def _abort_if_false(ctx: click.Context, param: click.Parameter, value: bool) -> 
 @click.argument("filename", required=False)
 def save(filename: str | None) -> None:
     """Export current config DB to a file on disk."""
-    directory = state_dir()
-    startup = filename or "/etc/sonic/config_db.json"
-    click.echo(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {startup}")
-    with config_lock(directory):
-        write_json(Path(filename) if filename else directory / STARTUP, read_running(directory))
+    path = Path(filename) if filename else STARTUP
+    click.echo(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {path}")
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(sonic_gcu.dumps(running()) + "\n")
+    temporary.replace(path)
 
+
+# --- show, sonic-cfggen, sonic-db-cli, pfcwd -------------------------------------------------------------
 
 @click.group(context_settings=CONTEXT)
 def show() -> None:
@@ -418,7 +349,15 @@ def runningconfiguration() -> None:
 @runningconfiguration.command("all")
 def running_all() -> None:
     """Show full running configuration"""
-    click.echo(json.dumps({**read_running(state_dir()), "bgpraw": BGPRAW}, indent=4, sort_keys=True))
+    click.echo(sonic_gcu.dumps({**running(), "bgpraw": BGPRAW}))
+
+
+@show.command()
+def version() -> None:
+    """Show version information"""
+    info = sonic_gcu.sonic_version_info()
+    click.echo(f"SONiC Software Version: SONiC.{info.get('build_version', '')}\n"
+               f"SONiC OS Version: 12\nDistribution: Debian 12\nASIC: {info.get('asic_type', '')}\n")
 
 
 @show.group()
@@ -429,7 +368,7 @@ def interfaces() -> None:
 @interfaces.command()
 def status() -> None:
     """Show Interface status information (scripts/intfutil -c status)"""
-    ports = read_running(state_dir()).get("PORT", {})
+    ports = running().get("PORT", {})
     header = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
     rows = [[name, port.get("lanes", "N/A"), _speed(port.get("speed")), port.get("mtu", "N/A"),
              port.get("fec", "N/A"), port.get("alias", "N/A"), "routed", port.get("admin_status", "down"),
@@ -445,23 +384,139 @@ def _speed(mbps: str | None) -> str:
     return f"{int(mbps) // 1000}G" if mbps and mbps.isdigit() else "N/A"
 
 
-def sonic_db_cli(argv: list[str]) -> int:
-    """sonic-swss-common's sonic-db-cli, ``STATE_DB HGET <key> <field>`` only: the value, or an empty line."""
-    if len(argv) != 4 or argv[0] != "STATE_DB" or argv[1].upper() != "HGET":
-        print("sonic-db-cli: the SONiC lab target answers STATE_DB HGET <key> <field> only", file=sys.stderr)
+def sonic_cfggen(argv: list[str]) -> int:
+    """sonic-config-engine's ``sonic-cfggen -d --print-data`` and ``-d -v A.b.c`` (what GCU runs)."""
+    if "-d" not in argv:
+        print("sonic-cfggen: the SONiC lab target reads CONFIG_DB only (-d)", file=sys.stderr)
         return 1
-    table, _, key = argv[2].partition("|")
-    print(state_db_port(key).get(argv[3], "") if table == "PORT_TABLE" else "")
+    config = running()
+    if "-v" in argv:
+        value: Any = config
+        for part in argv[argv.index("-v") + 1].split("."):
+            value = value.get(part, "") if isinstance(value, dict) else ""
+        print(value)
+        return 0
+    print(sonic_gcu.dumps(config))
     return 0
+
+
+def sonic_db_cli(argv: list[str]) -> int:
+    """sonic-swss-common's sonic-db-cli, ``<DB> HGET <key> <field>`` only: the value, or an empty line."""
+    numbers = {"CONFIG_DB": sonic_gcu.CONFIG_DB, "STATE_DB": sonic_gcu.STATE_DB}
+    if len(argv) != 4 or argv[0] not in numbers or argv[1].upper() != "HGET":
+        print("sonic-db-cli: the SONiC lab target answers <CONFIG_DB|STATE_DB> HGET <key> <field> only",
+              file=sys.stderr)
+        return 1
+    print(sonic_gcu.connect(numbers[argv[0]]).hget(argv[2], argv[3]) or "")
+    return 0
+
+
+@click.group(context_settings=CONTEXT)
+def pfcwd() -> None:
+    """SONiC PFC Watchdog"""
+
+
+@pfcwd.command()
+@click.option("--action", "-a", type=click.Choice(["drop", "forward", "alert"]))
+@click.option("--restoration-time", "-r", type=click.IntRange(100, 60000))
+@click.argument("ports", nargs=-1)
+@click.argument("detection-time", type=click.IntRange(100, 5000))
+def start(action: str | None, restoration_time: int | None, ports: tuple[str, ...], detection_time: int) -> None:
+    """Start PFC watchdog on port(s). To config all ports, use all as input."""
+    if os.geteuid() != 0:
+        sys.exit("Root privileges are required for this operation")
+    config = running()
+    all_ports = sorted(config.get("PORT", {}))
+    invalid = sorted(set(ports) - {"all", *all_ports})
+    if invalid:
+        click.echo("Failed to run command, invalid options:\n" + "\n".join(invalid))
+        sys.exit(1)
+    entry = {"detection_time": str(detection_time), **({"action": action} if action else {})}
+    if restoration_time is None:
+        restoration_time = 2 * detection_time
+        click.echo(f"restoration time not defined; default to 2 times detection time: {restoration_time} ms")
+    entry["restoration_time"] = str(restoration_time)
+    db = sonic_gcu.ConfigDBConnector()
+    db.connect()
+    for port in all_ports if "all" in ports or not ports else ports:
+        if config.get("PORT_QOS_MAP", {}).get(port, {}).get("pfc_enable") is None:
+            click.echo(f"SKIPPED: PFC is not enabled on port: {port}")
+            continue
+        db.set_entry("PFC_WD", port, entry)
+
+
+@pfcwd.command()
+@click.argument("poll_interval", type=click.IntRange(100, 3000))
+def interval(poll_interval: int) -> None:
+    """Set PFC watchdog counter polling interval"""
+    if os.geteuid() != 0:
+        sys.exit("Root privileges are required for this operation")
+    table = running().get("PFC_WD", {})
+    times = [int(entry[name]) for key, entry in table.items() if "Ethernet" in key
+             for name in ("detection_time", "restoration_time") if name in entry]
+    if times and min(times) < poll_interval:
+        click.echo(f"unable to use polling interval = {poll_interval}ms, value is bigger than one of the configured "
+                   "detection time values, please choose a smaller polling_interval", err=True)
+        sys.exit(1)
+    db = sonic_gcu.connect(sonic_gcu.CONFIG_DB)
+    db.hdel("PFC_WD|GLOBAL", "NULL")
+    db.hset("PFC_WD|GLOBAL", "POLL_INTERVAL", str(poll_interval))
+
+
+class _Sorted(Exception):
+    """Raised where GCU's sorter would start searching an order: every check before it has passed."""
+
+
+class _StopBeforeSorting:
+    def sort(self, patch: Any, algorithm: Any = None) -> list[Any]:
+        raise _Sorted
+
+
+def verdicts(argv: list[str]) -> int:
+    """``sonic-lab-verdict`` (tests only): for each JSON Patch of the JSON list on stdin, GCU's verdict on the switch
+    as it is, from GCU's own PatchApplier and StrictPatchSorter up to where the sorter starts searching an order
+    (field rules, empty tables, YANG models-only tables, YANG validity of the result): null when all pass, else
+    GCU's error. Printed as a JSON list. The search itself (minutes a patch) is left to the dry runs."""
+    import jsonpatch
+
+    gu = updater()
+    gu_common: Any = sys.modules["generic_config_updater.gu_common"]
+    sorter_module: Any = sys.modules["generic_config_updater.patch_sorter"]
+    answers: list[str | None] = []
+    for operations in json.loads(sys.stdin.read()):
+        config_wrapper = gu_common.DryRunConfigWrapper()
+        patch_wrapper = gu_common.PatchWrapper(config_wrapper)
+        sorter = sorter_module.StrictPatchSorter(config_wrapper, patch_wrapper, _StopBeforeSorting())
+        applier = gu.PatchApplier(patchsorter=sorter, changeapplier=gu.DryRunChangeApplier(config_wrapper),
+                                  config_wrapper=config_wrapper, patch_wrapper=patch_wrapper)
+        try:
+            applier.apply(jsonpatch.JsonPatch(operations))
+            answers.append("the patch was applied without sorting (GCU did not reach its sorter)")
+        except _Sorted:
+            answers.append(None)
+        except Exception as exc:  # GCU's refusal, whatever its class
+            answers.append(f"{type(exc).__name__}: {exc}")
+    print(json.dumps(answers))
+    return 0
+
+
+COMMANDS = {"config": config, "show": show, "pfcwd": pfcwd}
+PROGRAMS = {"sonic-cfggen": sonic_cfggen, "sonic-db-cli": sonic_db_cli, "sonic-lab-reimage": reimage,
+            "sonic-lab-verdict": verdicts}
 
 
 def main() -> int:
     tool = Path(sys.argv[0]).name
-    if tool == "sonic-db-cli":
-        status = sonic_db_cli(sys.argv[1:])
+    directory = state_dir()
+    os.environ.update(environment(directory))
+    if tool == DAEMON:
+        return redis_daemon()
+    wait_ready(directory)
+    if tool in PROGRAMS:
+        status = PROGRAMS[tool](sys.argv[1:])
         log_call(sys.argv, status)
         return status
-    command = {"config": config, "show": show}.get(tool)
+    command = COMMANDS.get(tool)
     if command is None:
         print(f"{tool}: not a tool of the SONiC lab target ({', '.join(TOOLS)})", file=sys.stderr)
         return 127

@@ -84,17 +84,37 @@ CAPABILITY = Capability(
                     "confirm cancels it → config save -y",
     napalm_driver="fabricgen_sonic",
     deploy={
-        "diff": "show runningconfiguration all → an RFC 6902 patch of the owned tables and fields, checked against "
-            "what GCU refuses, then config apply-patch --dry-run on a file uploaded by SFTP (removed after)",
+        "diff": "show runningconfiguration all → the push the switch's release accepts (VERSIONS|DATABASE): an RFC "
+            "6902 patch of the owned tables and fields, pfcwd commands, what stays the switch's and the ports it "
+            "bounces, checked against GCU's field rules of that release, then config apply-patch --dry-run on a file "
+            "uploaded by SFTP (removed after)",
         "commit": "config checkpoint fabricgen-<run>, a systemd-run (else setsid) timer that runs config rollback "
-            "fabricgen-<run>, then config apply-patch under the timer's lock",
+            "fabricgen-<run>, then config apply-patch (and pfcwd start/interval) under the timer's lock; "
+            "time-limited per bounced port (240 s each + 120 s, at most 2 h). GCU's sorter is slow and grows faster "
+            "than the ports: measured with bench/gcu_sorter.py (202511, GCU's own dry run, a loaded 2-core machine) "
+            "1 port / 33 operations 23 s CPU (127 s wall), 2 ports / 51 operations 66 s CPU (481 s wall), 4 ports "
+            "/ 87 operations 220 s CPU (831 s wall), about ports^1.6; give "
+            "--confirm-timeout room for it, and push a many-port leaf's first change in port groups",
         "confirm": "the timer cancelled, then config save -y",
         "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
             "paths its patch touched (later changes by others stay)",
         "save": "config save -y on confirm",
-        "lab": "real: OpenSSH, SFTP, libyang with SONiC's YANG models validating every patch result; emulated: show "
-            "/ config (GCU apply-patch, checkpoints, rollback, save, STATE_DB port capabilities) in "
-            "tests/targets/sonic.py",
+        "limits": "GCU field rules (sonic-utilities gcu_field_operation_validators.conf.json): 202411: WRED_PROFILE "
+            "only AZURE_LOSSLESS's green_min/max_threshold and green_drop_probability by replace, so the lossless "
+            "profile is the switch's own (its ecn mode, enables, yellow/red stay and are listed in the diff); "
+            "BUFFER_PROFILE only dynamic_th/xoff of an existing profile (a new lossless profile of the traditional "
+            "buffer model needs config reload); BUFFER_POOL sizes only. 202505: the same, any existing WRED profile's "
+            "green fields. 202511: WRED_PROFILE and whole BUFFER_PROFILEs free, BUFFER_POOL not at all. Every "
+            "release: a switch without a PFC_WD table gets its watchdog by pfcwd start/interval (GCU refuses "
+            "add /PFC_WD); PORT fec/speed only as STATE_DB lists them",
+        "disruption": "GCU's sorter takes every up port whose QUEUE, PORT_QOS_MAP, BUFFER_PG (BUFFER_QUEUE, buffer "
+            "profile lists) rows change admin-down and up again (patch_sorter.py RequiredValueIdentifier): diff, "
+            "plan and the push prompt name them; push needs --allow-disruptive; a rollback bounces them again",
+        "lab": "real: OpenSSH, SFTP, redis-server holding CONFIG_DB/STATE_DB, sonic-utilities' generic_config_updater "
+            "of 202411/202505/202511 (../shared/sonic-gcu) with each release's YANG models (202505: 202411's, the "
+            "closest set there); adapted "
+            "(tests/targets/sonic_gcu.py): swsscommon's connector over redis-py, sonic-cfggen, device_info, "
+            "sonic_yang on libyang 2; emulated: show, config save, pfcwd in tests/targets/sonic.py",
     },
     output_files=("config_db.json",),
     port_settings=("admin_up", "mtu", "speed_mbps", "fec", "lanes", "description", "access_vlan", "tagged_vlans",

@@ -7,14 +7,20 @@ models and applies it; ``config checkpoint``/``config rollback`` save and restor
 contract maps onto it like this:
 
 - ``load_replace_candidate``: the rendered config_db.json, kept in memory; nothing reaches the switch.
-- ``compare_config``: the running config (``show runningconfiguration all``), the JSON Patch of the owned scope
-  (fabricgen/platforms/sonic/gcu.py: what is owned, down to fields), what GCU would refuse checked here first,
+- ``compare_config``: the running config (``show runningconfiguration all``) and its release (``VERSIONS|DATABASE``),
+  the push that release accepts (fabricgen/platforms/sonic/gcu.py ``plan``: the JSON Patch of the owned scope, down
+  to fields; up to 202505 the switch's own lossless WRED profile with fabricgen's green fields; ``pfcwd`` commands
+  for a switch without PFC_WD), what GCU's field rules of that release would refuse checked here first (the
+  predictor agrees with the real GCU of 202411/202505/202511 on every golden patch: tests/test_sonic_gcu_oracle.py),
   then the switch's own check: ``config apply-patch --dry-run`` of the patch, uploaded by SFTP into a private
-  temporary directory that the same command removes. The diff is the patch, one line per operation.
+  temporary directory that the same command removes. The diff is the patch, one line per operation, then the pfcwd
+  commands, what stays the switch's (``! not changed on SONiC <release>``) and the ports GCU's sorter takes
+  admin-down and up again around it (``! disruptive``: read from the dry run's sorted changes; ``disruption``).
 - ``commit_config(revert_in=T)``: the same checks, then ``config checkpoint fabricgen-<run>``; the revert script
   and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
-  rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch``. If fabricgen dies, or the
+  rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
+  per bounced port (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit``: cancels the timer under the lock the timer takes, then ``config save -y`` (a reboot keeps it).
 - ``rollback``/``revert`` of the pending commit: ``config rollback fabricgen-<run>`` (GCU replaces the running
@@ -28,6 +34,7 @@ Credentials are never logged; host keys are checked against ``optional_args["kno
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -43,7 +50,18 @@ from fabricgen.platforms.sonic import gcu
 STATE_DIR = "/var/lib/fabricgen"
 CHECKPOINT_PREFIX = "fabricgen-"
 _ERROR_CHARS = 400
-_APPLY_TIMEOUT_S = 900.0  # GCU applies change by change (a second each on a real switch)
+# GCU's sorter searches an order for the patch, validating each step against the YANG models; its cost grows with
+# the ports whose QUEUE/PORT_QOS_MAP/BUFFER_PG rows change (docs/platforms.md, bench/gcu_sorter.py). A dry run and
+# an apply each get BASE + PER_PORT × bounced ports, at most CEILING.
+GCU_BASE_S = 120.0
+GCU_PER_PORT_S = 240.0
+GCU_CEILING_S = 7200.0
+_APPLY_TIMEOUT_S = GCU_CEILING_S  # a rollback or revert: the patch is GCU's own, its size not known here
+
+
+def gcu_timeout(bounced: list[str]) -> float:
+    """How long one config apply-patch (or its dry run) may take for a patch bouncing ``bounced`` ports."""
+    return min(GCU_CEILING_S, GCU_BASE_S + GCU_PER_PORT_S * len(bounced))
 
 
 class FabricgenSonicDriver(RecordingDriver):
@@ -58,6 +76,7 @@ class FabricgenSonicDriver(RecordingDriver):
         self.given_state_dir = self.options.get("state_dir")
         self.state_dir = str(self.given_state_dir or STATE_DIR)
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
+        self.disruption: list[str] = []  # ports the last compare/commit bounces (GCU's sorter: admin down and up)
 
     def opened(self) -> None:
         if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
@@ -86,21 +105,23 @@ class FabricgenSonicDriver(RecordingDriver):
         self.candidate = None
 
     def compare_config(self) -> str:
-        """The patch the switch would take, once GCU's own dry run accepted it; "" when nothing differs."""
+        """The patch the switch would take (plus its pfcwd commands, what its release keeps and the ports it bounces),
+        once GCU's own dry run accepted it; "" when nothing differs."""
         candidate = self._loaded()
-        changes = self._checked_changes(self.running_config(), candidate)
-        if changes:
-            self._dry_run(changes)
-        return gcu.readable(changes)
+        running = self.running_config()
+        planned = self._checked_plan(running, candidate)
+        if planned.changes:
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
+        return planned.lines()
 
     def intent_check(self, config: str) -> str:
-        """Read-only: what of the switch's owned state differs from ``config`` (the patch that would make it so,
-        one line per operation), "" when the switch holds it."""
+        """Read-only: what of the switch's owned state differs from ``config`` (the plan that would make it so, one
+        line per operation), "" when the switch holds it."""
         try:
             candidate = gcu.parse_candidate(config)
         except gcu.CandidateError as exc:
             raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
-        return gcu.readable(gcu.owned_patch(self.running_config(), candidate))
+        return gcu.plan(self.running_config(), candidate).lines()
 
     def running_config(self) -> dict[str, Any]:
         done = self.ssh.run("show runningconfiguration all")
@@ -111,15 +132,18 @@ class FabricgenSonicDriver(RecordingDriver):
         except ValueError as exc:
             raise CommitError(f"{self.hostname}: {exc}") from None
 
-    def _checked_changes(self, running: dict[str, Any], candidate: dict[str, dict[str, Any]]) -> list[gcu.Change]:
-        """The owned patch, or CommitError naming everything GCU would refuse (nothing is sent then)."""
-        changes = gcu.owned_patch(running, candidate)
-        problems = gcu.refusals(running, candidate, changes)
-        problems += gcu.unsupported_port_values(changes, self._state_db(gcu.port_capabilities(changes)))
+    def _checked_plan(self, running: dict[str, Any], candidate: dict[str, dict[str, Any]]) -> gcu.Plan:
+        """The plan for the switch's release, or CommitError naming everything GCU would refuse (nothing is sent
+        then). ``disruption`` is set to the ports the plan bounces (the push asks for --allow-disruptive)."""
+        planned = gcu.plan(running, candidate)
+        problems = gcu.refusals(running, candidate, planned.changes)
+        problems += gcu.unsupported_port_values(planned.changes,
+                                                self._state_db(gcu.port_capabilities(planned.changes)))
         if problems:
             raise CommitError(f"{self.hostname}: nothing was changed: the switch's GCU would refuse this patch, so "
                               "it was not sent: " + "; ".join(problems))
-        return changes
+        self.disruption = list(planned.bounced)
+        return planned
 
     def _state_db(self, queries: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """STATE_DB ``PORT_TABLE|<port>`` fields, one ``sonic-db-cli ... HGET`` each (sonic-swss-common); {} when
@@ -134,20 +158,31 @@ class FabricgenSonicDriver(RecordingDriver):
             return {}
         return {query: answer.strip() for query, answer in zip(queries, answers, strict=True)}
 
-    def _dry_run(self, changes: list[gcu.Change]) -> None:
-        """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied."""
+    def _sorted(self, planned: gcu.Plan, dry_run: str) -> gcu.Plan:
+        """The plan with the ports the switch's own sorter took admin-down in its dry run (its ``** DryRun: Would
+        apply`` lines), when it printed them: the sorter, not fabricgen's rule, has the last word."""
+        bounced = gcu.bounced_in_dry_run(dry_run)
+        if bounced is None or bounced == planned.bounced:
+            return planned
+        self.disruption = bounced
+        return dataclasses.replace(planned, bounced=bounced)
+
+    def _dry_run(self, changes: list[gcu.Change], bounced: list[str]) -> str:
+        """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied; its
+        output (the sorted changes it would apply)."""
         directory = self.ssh.check("mktemp -d /tmp/fabricgen-patch.XXXXXXXX").stdout.strip()
         patch = f"{directory}/patch.json"
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
             done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
-                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=_APPLY_TIMEOUT_S)
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(bounced))
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
             raise
         if done.status != 0:
             raise CommitError(f"{self.hostname}: nothing was changed: config apply-patch --dry-run refused the "
                               f"patch: {_gcu_error(done.output)}")
+        return str(done.stdout)
 
     # --- commit, confirm, rollback ------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
@@ -156,13 +191,14 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: a commit is waiting for its confirm; confirm or roll back first")
         commit_id = _commit_id(message)
         before = self.running_config()
-        changes = self._checked_changes(before, candidate)
-        self.last_snapshot = gcu.readable(changes)  # = intent_check(candidate) of the switch as found
-        if not changes:
+        planned = self._checked_plan(before, candidate)
+        self.last_snapshot = planned.lines()  # = intent_check(candidate) of the switch as found
+        if not planned.changes and not planned.watchdog:
             return
-        self._dry_run(changes)
+        if planned.changes:
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
         try:
-            directory = self._stage(commit_id, changes, before)
+            directory = self._stage(commit_id, planned.changes, before)
             if revert_in:
                 self._arm_timer(commit_id, directory, int(revert_in))
         except SshError as exc:
@@ -170,10 +206,12 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint and undo could not be staged "
                               f"on the switch first ({exc})") from None
         # Under the lock the revert script takes: a timer that fires while GCU is still applying waits, then rolls
-        # back what was applied, instead of rolling back first and seeing the patch land after it.
+        # back what was applied, instead of rolling back first and seeing the patch land after it. The pfcwd
+        # commands come after the patch: pfcwd skips a port that has no pfc_enable yet.
+        steps = [self.config(f"apply-patch {shlex.quote(directory)}/patch.json")] if planned.changes else []
+        steps += [f"{self._root}{command}" for command in planned.watchdog]
         applied = self.ssh.run(f"exec 9>>{shlex.quote(self.state_dir)}/lock && flock -w 60 9 && "
-                               f"{self.config(f'apply-patch {shlex.quote(directory)}/patch.json')}",
-                               timeout=_APPLY_TIMEOUT_S)
+                               + " && ".join(steps), timeout=gcu_timeout(planned.bounced))
         if applied.status != 0:
             raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
@@ -286,14 +324,19 @@ class FabricgenSonicDriver(RecordingDriver):
                               f"({exc})") from None
         running = self.running_config()
         changes = gcu.restoring_patch(running, before, forward)
+        if not before.get("PFC_WD") and running.get("PFC_WD"):
+            # The commit started the watchdog with pfcwd (no PFC_WD table before): GCU removes the whole table, as
+            # its own rollback to the checkpoint does (the field rules refuse only /PFC_WD/GLOBAL on its own).
+            changes.append(gcu.Change("remove", ("PFC_WD",), old=running["PFC_WD"]))
         problems = gcu.within_field_rules(changes, running)
         if problems:
             raise CommitError(f"{self.hostname}: nothing was changed: reverting {commit_id} needs what GCU "
                               "refuses: " + "; ".join(problems))
         if changes:
-            self._dry_run(changes)
+            bounced = gcu.bounced_ports(running, changes)
+            self._dry_run(changes, bounced)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
-            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=_APPLY_TIMEOUT_S)
+            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(bounced))
             if done.status != 0:
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
             self._save("")

@@ -23,16 +23,23 @@ per entry where it does not, never ``move``/``copy`` (GCU's field rules look at 
 
 What GCU refuses is found here, before anything is sent (``refusals``), rather than half-way through a push:
 
-* field rules (sonic-utilities ``generic_config_updater/gu_common.py`` ``validate_field_operation``,
-  ``field_operation_validators.py``, ``gcu_field_operation_validators.conf.json``): removing ``/PFC_WD/GLOBAL`` or
-  ``/PFC_WD/GLOBAL/POLL_INTERVAL`` is always illegal; a BUFFER_PROFILE that exists may change only ``dynamic_th``
-  and ``xoff`` in place; up to release 202505 no BUFFER_PROFILE may be added (``GCU_REFUSES_NEW_BUFFER_PROFILE``);
+* field rules, per release (sonic-utilities at the release branch: ``gu_common.py`` ``validate_field_operation``,
+  ``field_operation_validators.py``, ``gcu_field_operation_validators.conf.json``; ``RELEASE_RULES``), judged on
+  the diff of the whole config as GCU judges it: removing ``/PFC_WD/GLOBAL`` or its ``POLL_INTERVAL`` is always
+  illegal; PFC_WD, BUFFER_POOL, BUFFER_PROFILE and (to 202505) WRED_PROFILE accept only the fields and operations
+  the release lists, for an ASIC it lists. tests/test_gcu_oracle.py checks this predictor against the real GCU
+  of each release on every golden patch;
 * a PORT ``fec`` or ``speed`` the port's STATE_DB entry does not list as supported (``port_config_update_validator``:
   ``supported_fecs``, default rs/fc/none/auto when it lists none; ``supported_speeds``), read from the switch
   (``port_capabilities``);
 * a target config with an empty table (``generic_updater.py`` ``PatchApplier.apply``: EmptyTableError);
 * a port the switch does not have, or whose lanes differ from the candidate's: ports come from the platform's
   port map (breakout), which fabricgen does not change, so the inventory does not describe this switch.
+
+What the release does not let fabricgen change is planned around, not sent (``plan``/``for_release``): up to
+202505 the lossless WRED profile is the switch's own one with fabricgen's green thresholds; a PFC watchdog on a
+switch without a PFC_WD table is started with ``pfcwd start``. ``bounced_ports`` names the ports GCU's sorter takes
+admin-down around the patch.
 
 YANG validity is the switch's to judge: ``config apply-patch --dry-run`` runs the same validation without
 changing anything (the driver's device-side check).
@@ -50,7 +57,7 @@ from typing import Any, Literal
 import jsonpatch
 import jsonpointer
 
-from fabricgen.platforms.sonic import GCU_REFUSES_NEW_BUFFER_PROFILE, OWNED_TABLES
+from fabricgen.platforms.sonic import OWNED_TABLES
 
 # Entries fabricgen owns only in part: the fields it may write (None: any field the candidate names).
 PARTIAL_FIELDS: Mapping[str, frozenset[str] | None] = {
@@ -64,8 +71,6 @@ ROW_FAMILIES = frozenset({"QUEUE", "MGMT_INTERFACE"})
 ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL", "/PFC_WD/GLOBAL/POLL_INTERVAL")
 # field_operation_validators.py DEFAULT_SUPPORTED_FECS_LIST: a port whose STATE_DB lists no supported FEC.
 DEFAULT_SUPPORTED_FECS = ("rs", "fc", "none", "auto")
-# gcu_field_operation_validators.conf.json, BUFFER_PROFILE: the fields an existing profile may change in place.
-BUFFER_PROFILE_IN_PLACE = frozenset({"dynamic_th", "xoff"})
 DEFAULT_RELEASE = "202411"  # fabricgen's target when the switch's CONFIG_DB names no release
 
 Op = Literal["add", "replace", "remove"]
@@ -263,7 +268,7 @@ def _at(config: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
 
 def within_field_rules(changes: list[Change], running: Mapping[str, Any]) -> list[str]:
     """What GCU's field rules refuse in ``changes`` and what lies outside the owned scope (a restoring patch)."""
-    return _field_rule_problems(changes, _release(running)) + [
+    return _field_rule_problems(changes, release(running), running) + [
         f"{change.path}: outside fabricgen's owned scope" for change in changes if not in_owned_scope(change)]
 
 
@@ -273,13 +278,17 @@ def refusals(running: Mapping[str, Any], candidate: Mapping[str, Mapping[str, An
              changes: list[Change]) -> list[str]:
     """Why the switch would refuse the patch (or why fabricgen must not send it); [] when it may be sent."""
     problems = _port_map_problems(running.get("PORT") or {}, candidate.get("PORT") or {})
-    problems += _field_rule_problems(changes, _release(running))
     problems += [f"{change.path}: outside fabricgen's owned scope (a fabricgen bug; nothing was sent)"
                  for change in changes if not in_owned_scope(change)]
+    return problems + gcu_refusals(running, changes)
+
+
+def gcu_refusals(running: Mapping[str, Any], changes: list[Change]) -> list[str]:
+    """What the switch's GCU refuses before it looks at YANG: its field rules of the release and empty tables."""
+    problems = _field_rule_problems(changes, release(running), running)
     empty = sorted(table for table, rows in patched(running, changes).items() if isinstance(rows, dict) and not rows)
-    problems += [f"/{table}: the patch would leave the table empty, which CONFIG_DB cannot hold (GCU "
-                 "EmptyTableError)" for table in empty]
-    return problems
+    return problems + [f"/{table}: the patch would leave the table empty, which CONFIG_DB cannot hold (GCU "
+                       "EmptyTableError)" for table in empty]
 
 
 def _port_map_problems(have: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
@@ -296,20 +305,92 @@ def _port_map_problems(have: Mapping[str, Any], want: Mapping[str, Any]) -> list
     return problems
 
 
-def _field_rule_problems(changes: list[Change], release: str) -> list[str]:
-    problems = [f"{change.path}: GCU refuses to remove it (gu_common.py validate_field_operation)"
-                for change in changes if change.op == "remove" and change.path in ILLEGAL_REMOVALS]
-    for change in changes:
-        if change.parts[0] != "BUFFER_PROFILE":
-            continue
-        if len(change.parts) == 3 and not (change.op == "replace" and change.parts[2] in BUFFER_PROFILE_IN_PLACE):
-            problems.append(f"{change.path}: GCU changes an existing buffer profile's dynamic_th and xoff only "
-                            f"(gcu_field_operation_validators.conf.json); a {change.op} of "
-                            f"{change.parts[2]} needs config reload")
-        elif change.op == "add" and release in GCU_REFUSES_NEW_BUFFER_PROFILE:
-            problems.append(f"{change.path}: GCU of SONiC {release} adds no buffer profile (allowed from 202511, "
-                            "sonic-utilities #4087); it needs config reload")
+def _field_rule_problems(changes: list[Change], release: str, running: Mapping[str, Any] | None = None) -> list[str]:
+    """What GCU's field rules refuse. GCU judges the diff of the whole config (``jsonpatch.JsonPatch.from_diff(old,
+    target)``, gu_common.py ``validate_field_operation``), not the operations sent, so this does the same."""
+    before = dict(running or {})
+    try:
+        diff = list(jsonpatch.JsonPatch.from_diff(before, patched(before, changes)))
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+        return [f"the patch does not apply to the switch's config: {exc}"]
+    problems = [f"{element['path']}: GCU refuses to remove it (gu_common.py validate_field_operation)"
+                for element in diff if element["op"] == "remove" and element["path"] in ILLEGAL_REMOVALS]
+    rules = field_rules(release)
+    for element in diff:
+        table = jsonpointer.JsonPointer(element["path"]).parts[0]
+        if table in rules and not _rule_allows(rules[table], element):
+            problems.append(f"{element['path']}: GCU of SONiC {release} refuses to {element['op']} it "
+                            f"(gcu_field_operation_validators.conf.json, {table}: {rules[table].says})")
     return problems
+
+
+@dataclass(frozen=True)
+class TableRule:
+    """One table's entry in GCU's gcu_field_operation_validators.conf.json (+ field_operation_validators.py) of a
+    release, for an ASIC the release lists (an unknown ASIC is refused every change to these tables)."""
+
+    scenarios: tuple[tuple[frozenset[str], frozenset[str]], ...]  # (cleaned fields, operations)
+    exact: bool  # rdma_config_update_validator: exact field match; else the last path element must match
+    drop_ports: bool  # path elements with a digit (Ethernet0) are dropped before matching
+    whole_entry_ops: frozenset[str] = frozenset()  # 202511 buffer_profile_config_update_validator: /T/<name>
+    says: str = ""
+
+
+def _scenario(fields: Iterable[str], operations: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(fields), frozenset(operations)
+
+
+_PFC_WD = ("restoration_time", "detection_time", "action", "global/poll_interval", "")
+_POOL_SIZES = ("ingress_lossless_pool/xoff", "ingress_lossless_pool/size", "egress_lossy_pool/size")
+_GREEN = ("green_min_threshold", "green_max_threshold", "green_drop_probability")
+_RULES_202411 = {
+    "PFC_WD": TableRule((_scenario(_PFC_WD, ("add", "replace", "remove")),), True, True,
+                        says="per-port watchdog fields and GLOBAL/POLL_INTERVAL"),
+    "BUFFER_POOL": TableRule((_scenario(_POOL_SIZES, ("replace",)),), True, True,
+                             says="only replace of the lossless pool's size/xoff and egress_lossy_pool/size"),
+    "BUFFER_PROFILE": TableRule((_scenario(("dynamic_th",), ("replace",)), _scenario(("xoff",), ("replace",))),
+                                True, True, says="only replace of an existing profile's dynamic_th or xoff"),
+    "WRED_PROFILE": TableRule((_scenario((f"azure_lossless/{name}" for name in _GREEN), ("replace",)),), True, True,
+                              says="only replace of AZURE_LOSSLESS's green_min/max_threshold and "
+                                   "green_drop_probability"),
+}
+_RULES_202505 = {**_RULES_202411, "WRED_PROFILE": TableRule(
+    (_scenario(_GREEN, ("replace",)),), False, False,
+    says="only replace of an existing profile's green_min/max_threshold and green_drop_probability")}
+_RULES_202511 = {
+    "PFC_WD": TableRule((_scenario((*_PFC_WD, "pfc_stat_history"), ("add", "replace", "remove")),), True, True,
+                        says="per-port watchdog fields and GLOBAL/POLL_INTERVAL"),
+    "BUFFER_POOL": TableRule((), True, True, says="no change at all"),
+    "BUFFER_PROFILE": TableRule((_scenario(("dynamic_th",), ("replace",)), _scenario(("xoff",), ("replace",))),
+                                False, False, frozenset({"add", "replace", "remove"}),
+                                says="whole profiles, or replace of dynamic_th or xoff"),
+}
+RELEASE_RULES: Mapping[str, Mapping[str, TableRule]] = {"202411": _RULES_202411, "202505": _RULES_202505,
+                                                        "202511": _RULES_202511}
+
+
+def field_rules(release: str) -> Mapping[str, TableRule]:
+    """GCU's field rules of ``release``; a later release than fabricgen knows gets the latest known ones."""
+    known = sorted(RELEASE_RULES)
+    older = [name for name in known if name <= release]
+    return RELEASE_RULES[older[-1] if older else known[0]]
+
+
+def _rule_allows(rule: TableRule, element: Mapping[str, Any]) -> bool:
+    """field_operation_validators.py rdma_config_update_validator(_common) on one element of GCU's diff."""
+    parts = jsonpointer.JsonPointer(element["path"]).parts[1:]
+    if len(parts) == 1 and rule.whole_entry_ops:
+        return element["op"] in rule.whole_entry_ops
+    kept = [part for part in parts if not (rule.drop_ports and any(char.isdigit() for char in part))]
+    field = "/".join(kept).lower()
+    value = element.get("value")
+    fields = [f"{field}/{key}" if field else key for key in value] if isinstance(value, dict) else [field]
+    for cleaned in fields:
+        matches = [operations for names, operations in rule.scenarios
+                   if (cleaned in names if rule.exact else cleaned.split("/")[-1] in names)]
+        if not matches or element["op"] not in matches[0]:
+            return False
+    return True
 
 
 def port_capabilities(changes: Iterable[Change]) -> list[tuple[str, str]]:
@@ -349,7 +430,7 @@ def _supported(field: str, value: str, listed: str) -> bool:
     return not speeds or value in speeds
 
 
-def _release(running: Mapping[str, Any]) -> str:
+def release(running: Mapping[str, Any]) -> str:
     """The release the switch's CONFIG_DB names (db_migrator's ``VERSIONS|DATABASE``, ``version_202411_02``)."""
     version = (running.get("VERSIONS") or {}).get("DATABASE", {}).get("VERSION", "")
     match = re.fullmatch(r"version_(\d{6})_\d+", str(version))
@@ -391,3 +472,137 @@ def outside_owned_scope(config: Mapping[str, Any], candidate: Mapping[str, Mappi
             else:
                 del have[key]
     return rest
+
+
+# --- the push a release accepts -------------------------------------------------------------------------------
+
+# patch_sorter.py RequiredValueIdentifier: a change under these (table, key shape) needs PORT|<port> admin_status
+# down, so GCU's sorter takes an up port down before it and up again after it.
+PORT_BOUNCING = {"BUFFER_PG": True, "BUFFER_PORT_EGRESS_PROFILE_LIST": False, "BUFFER_PORT_INGRESS_PROFILE_LIST": False,
+                 "BUFFER_QUEUE": True, "PORT_QOS_MAP": False, "QUEUE": True}  # True: keyed "<port>|..."
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What fabricgen sends a SONiC switch of the release it runs, and what that does to it."""
+
+    release: str
+    changes: list[Change]  # the JSON Patch for config apply-patch
+    watchdog: list[str]  # pfcwd commands after the patch: PFC watchdog on a switch without a PFC_WD table
+    not_owned: list[str]  # what this release's GCU does not let fabricgen change (needs config reload)
+    bounced: list[str]  # ports GCU's sorter takes admin-down and up again around the patch
+
+    def lines(self) -> str:
+        """The diff: one line per operation and pfcwd command, then what stays as it is and what it bounces."""
+        if not self.changes and not self.watchdog:
+            return ""
+        text = readable(self.changes) + "".join(command + "\n" for command in self.watchdog)
+        text += "".join(f"! not changed on SONiC {self.release}: {note}\n" for note in self.not_owned)
+        if self.bounced:
+            text += (f"! disruptive: GCU takes {', '.join(self.bounced)} admin-down and up again around this change "
+                     "(sonic-utilities patch_sorter.py: QUEUE, PORT_QOS_MAP, BUFFER_PG changes need the port down)\n")
+        return text
+
+
+def plan(running: Mapping[str, Any], candidate: Mapping[str, Mapping[str, Any]]) -> Plan:
+    """The candidate as the switch's release lets fabricgen apply it (see ``for_release``), its patch, and the
+    ports the patch bounces."""
+    name = release(running)
+    adapted, watchdog, notes = for_release(running, candidate)
+    changes = owned_patch(running, adapted)
+    return Plan(name, changes, watchdog, notes, bounced_ports(running, changes))
+
+
+def for_release(running: Mapping[str, Any], candidate: Mapping[str, Mapping[str, Any]]
+                ) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+    """The candidate narrowed to what the switch's GCU accepts, the pfcwd commands that replace a PFC_WD table
+    the switch lacks, and what stays the switch's.
+
+    * Up to 202505 GCU changes a WRED profile only by ``replace`` of an existing profile's green threshold and
+      drop-probability fields (202411: of ``AZURE_LOSSLESS`` only). fabricgen's lossless profile then becomes the
+      switch's own profile that its lossless queues already use: its green fields are fabricgen's, its other fields
+      (ecn mode, enables, yellow/red) stay as the switch has them and are listed.
+    * GCU refuses to add PFC_WD when the switch has no such table (its diff is ``add /PFC_WD``, whose keys are no
+      field the rules list), on every release: SONiC's documented way is ``pfcwd start`` (sonic-utilities
+      pfcwd/main.py), run after the patch, once the ports have ``pfc_enable``.
+    """
+    adapted = copy.deepcopy({table: dict(rows) for table, rows in candidate.items()})
+    notes: list[str] = []
+    rule = field_rules(release(running)).get("WRED_PROFILE")
+    if rule is not None and "WRED_PROFILE" in adapted:
+        notes += _existing_wred_profiles(running, adapted, rule)
+    watchdog: list[str] = []
+    if "PFC_WD" in adapted and not running.get("PFC_WD"):
+        watchdog = pfcwd_commands(adapted.pop("PFC_WD"))
+    return adapted, watchdog, notes
+
+
+def _existing_wred_profiles(running: Mapping[str, Any], adapted: dict[str, dict[str, Any]],
+                            rule: TableRule) -> list[str]:
+    have = running.get("WRED_PROFILE") or {}
+    notes: list[str] = []
+    for wanted in sorted(adapted["WRED_PROFILE"]):
+        target = wanted if wanted in have else _queues_profile(running, adapted.get("QUEUE", {}), wanted)
+        if target is None or not _rule_allows(rule, {"op": "replace", "path": f"/WRED_PROFILE/{target}/"
+                                                                             f"{_GREEN[0]}"}):
+            continue  # nothing the release lets fabricgen reuse: the patch goes as rendered and GCU says why not
+        entry = adapted["WRED_PROFILE"].pop(wanted)
+        kept = dict(have[target])
+        kept.update({name: entry[name] for name in _GREEN if name in entry})
+        notes += [f"WRED_PROFILE|{target} {name} stays {have[target].get(name, '(unset)')} (fabricgen's "
+                  f"{wanted}: {entry.get(name, '(unset)')})" for name in sorted(set(entry) | set(have[target]))
+                  if name not in _GREEN and entry.get(name) != have[target].get(name)]
+        adapted["WRED_PROFILE"][target] = kept
+        for row in adapted.get("QUEUE", {}).values():
+            if row.get("wred_profile") == wanted:
+                row["wred_profile"] = target
+    return notes
+
+
+def _queues_profile(running: Mapping[str, Any], queues: Mapping[str, Any], wanted: str) -> str | None:
+    """The WRED profile the switch's own rows of the candidate's ``wanted`` queues use (its lossless profile)."""
+    have = running.get("QUEUE") or {}
+    found = sorted({have[key]["wred_profile"] for key, row in queues.items()
+                    if row.get("wred_profile") == wanted and "wred_profile" in have.get(key, {})})
+    return found[0] if len(found) == 1 and found[0] in (running.get("WRED_PROFILE") or {}) else None
+
+
+def pfcwd_commands(table: Mapping[str, Any]) -> list[str]:
+    """``pfcwd start`` per group of ports with the same settings, then ``pfcwd interval`` (pfcwd/main.py)."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for port, entry in table.items():
+        if port != "GLOBAL":
+            key = (str(entry.get("action", "drop")), str(entry["restoration_time"]), str(entry["detection_time"]))
+            groups.setdefault(key, []).append(port)
+    commands = [f"pfcwd start --action {action} --restoration-time {restore} {' '.join(sorted(ports, key=natural))} "
+                f"{detect}" for (action, restore, detect), ports in sorted(groups.items())]
+    interval = (table.get("GLOBAL") or {}).get("POLL_INTERVAL")
+    return commands + ([f"pfcwd interval {interval}"] if interval else [])
+
+
+def bounced_ports(running: Mapping[str, Any], changes: Iterable[Change]) -> list[str]:
+    """The up ports whose QUEUE, PORT_QOS_MAP, BUFFER_PG (… PORT_BOUNCING) rows the patch changes: GCU's sorter
+    puts ``admin_status: down`` before those changes and ``up`` after them (RequiredValueIdentifier)."""
+    ports = running.get("PORT") or {}
+    touched: set[str] = set()
+    for change in changes:
+        table = change.parts[0]
+        if table not in PORT_BOUNCING:
+            continue
+        keys = [change.parts[1]] if len(change.parts) > 1 else list(change.value or {})
+        touched.update(key.split("|", 1)[0] if PORT_BOUNCING[table] else key for key in keys)
+    return sorted((port for port in touched if ports.get(port, {}).get("admin_status") == "up"), key=natural)
+
+
+def bounced_in_dry_run(output: str) -> list[str] | None:
+    """The ports ``config apply-patch --dry-run`` says it would take admin-down (GCU's DryRun logger prints each
+    sorted change: ``** DryRun: Would apply [{"op": "replace", "path": "/PORT/Ethernet0/admin_status", "value":
+    "down"}]``); None when it printed no sorted changes at all (nothing to tell)."""
+    lines = [line for line in output.splitlines() if "Would apply" in line]
+    if not lines:
+        return None
+    ports = set()
+    for line in lines:
+        for match in re.finditer(r'"path": "/PORT/([^/"]+)/admin_status", "value": "down"', line):
+            ports.add(match.group(1))
+    return sorted(ports, key=natural)
