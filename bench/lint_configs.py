@@ -23,11 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 ROAD = """
 import json, sys, time
 from pathlib import Path
-from fabricgen.gctune import bulk_allocation
+from fabricgen.runtime.gctune import bulk_allocation
 from fabricgen.lint import lint
-from fabricgen.load import load
+from fabricgen.load.fabric import load
 from fabricgen.resolve import resolve
-from fabricgen.configs import read_configs
+from fabricgen.lint.configs import read_configs
 fabric_dir, road = Path(sys.argv[1]), sys.argv[2]
 start = time.process_time()
 with bulk_allocation():

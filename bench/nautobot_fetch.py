@@ -46,7 +46,7 @@ def main() -> None:
 
 
 def measure(url: str, gpus: int, runs: int, work: Path) -> dict[str, object]:
-    from fabricgen.inventory_sources.nautobot import as_nornir, fetch
+    from fabricgen.load.sources.nautobot import as_nornir, fetch
 
     location = f"bench-{gpus}"
     fabric = work / f"fabric-{gpus}"

@@ -33,12 +33,12 @@ def main() -> None:
     fabric_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
     inventory = fabric_dir / (sys.argv[3] if len(sys.argv) > 3 else "inventory")
     from fabricgen.api import generate
-    from fabricgen.gctune import bulk_allocation
-    from fabricgen.incremental import renderer_fingerprint
+    from fabricgen.build.incremental import renderer_fingerprint
+    from fabricgen.build.output import build_manifest, write_output
     from fabricgen.lint import lint
-    from fabricgen.load import load
-    from fabricgen.output import build_manifest, write_output
+    from fabricgen.load.fabric import load
     from fabricgen.resolve import resolve
+    from fabricgen.runtime.gctune import bulk_allocation
 
     phases: dict[str, dict[str, float]] = {}
     with bulk_allocation():

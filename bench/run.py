@@ -175,11 +175,11 @@ def _loud_import_failure(exc: BaseException) -> str:
 def pyavd_side_by_side(work: Path) -> dict[str, Any]:
     """One 64-port EOS RoCE leaf: fabricgen (resolve that device + render) vs pyavd (validate + render)."""
     from fabricgen.api import render_device
-    from fabricgen.gctune import bulk_allocation
-    from fabricgen.load import load
+    from fabricgen.load.fabric import load
     from fabricgen.resolve import _resolve_device
     from fabricgen.resolve.context import ResolveContext
     from fabricgen.resolve.qos import resolve_qos
+    from fabricgen.runtime.gctune import bulk_allocation
 
     fabric = work / "fabric-1024"
     if not fabric.exists():

@@ -8,10 +8,11 @@ from typing import Any
 
 import yaml
 
-from fabricgen.forked import fork_map, interleaved, worth_forking
-from fabricgen.model import DeviceModel, Fabric
-from fabricgen.platforms import get_platform, jsontext
-from fabricgen.templating import Templates, default_templates
+import fabricgen.platforms.common.jsontext as jsontext
+from fabricgen.models.device import DeviceModel, Fabric
+from fabricgen.platforms import get_platform
+from fabricgen.platforms.common.templating import Templates, default_templates
+from fabricgen.runtime.forked import fork_map, interleaved, worth_forking
 
 # JSON, not YAML: PyYAML's Python representer made these dumps 3/4 of render time (7 ms vs 0.3 ms per device).
 RESOLVED_FILE = "resolved.json"

@@ -10,8 +10,8 @@ from decimal import Decimal
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
-from fabricgen.model import DeviceModel, MgmtModel, PortModel, QosModel, QueueModel
-from fabricgen.platforms.eos import PROFILE
+from fabricgen.models.device import DeviceModel, MgmtModel, PortModel, QosModel, QueueModel
+from fabricgen.platforms.eos.render import PROFILE
 
 # AVD's names for the management VLAN and interface description (eos_designs conventions).
 MGMT_VLAN_NAME = "OOB_MGMT"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from fabricgen.load import FabricInput, load
-from fabricgen.model import Fabric
+from fabricgen.load.fabric import FabricInput, load
+from fabricgen.models.device import Fabric
 from fabricgen.resolve import resolve
 
 if TYPE_CHECKING:  # imported where used: libyang may be absent

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from fabricgen.build.output import MANIFEST, OutputError, build_manifest, staged_render, write_output
 from fabricgen.cli import main
-from fabricgen.forked import contiguous
-from fabricgen.output import MANIFEST, OutputError, build_manifest, staged_render, write_output
+from fabricgen.runtime.forked import contiguous
 
 from conftest import ROOT
 
@@ -115,7 +115,7 @@ def test_failed_write_leaves_previous_tree(tmp_path: Path, monkeypatch: pytest.M
     def disk_full(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("fabricgen.output._write_files", disk_full)
+    monkeypatch.setattr("fabricgen.build.output._write_files", disk_full)
     with pytest.raises(OSError):
         write_output(out, {"a/x.txt": "new\n"}, build_manifest({"a/x.txt": "new\n"}, {}))
     assert (out / "a" / "x.txt").read_text() == "old\n"

@@ -31,12 +31,13 @@ from typing import Any
 
 import pytest
 
+import fabricgen.platforms.common.hostscript as hostscript
+import fabricgen.platforms.connectx.read as reader
 from fabricgen.api import generate, render_device
-from fabricgen.load import load
-from fabricgen.model import DeviceModel, NicModel
-from fabricgen.platforms import hostscript
-from fabricgen.platforms.connectx import SCRIPT as SCRIPT_FILE
-from fabricgen.platforms.connectx import UNIT, reader
+from fabricgen.load.fabric import load
+from fabricgen.models.device import DeviceModel, NicModel
+from fabricgen.platforms.connectx.capability import SCRIPT as SCRIPT_FILE
+from fabricgen.platforms.connectx.capability import UNIT
 from fabricgen.resolve import resolve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from fabricgen.deploy.hostbundle import BundleError, HostBundle, bundle_from_ren
 from fabricgen.deploy.journal import Journal, list_runs, new_run_id, read_run, valid_run_id
 from fabricgen.deploy.plan import PlanError, batch_size, select, waves
 from fabricgen.deploy.progress import Lines, LiveTable, Silent, for_terminal
-from fabricgen.model import Fabric
+from fabricgen.models.device import Fabric
 from fabricgen.platforms import get_platform, platform_names
 from fabricgen.resolve import resolve
 

@@ -34,7 +34,8 @@ import pytest
 import redis
 from napalm.base.exceptions import CommitError
 
-from fabricgen.platforms.sonic import OWNED_TABLES, gcu
+from fabricgen.platforms.sonic import gcu
+from fabricgen.platforms.sonic.capability import OWNED_TABLES
 
 from lab import Lab, hidden_by_private_mounts
 from test_lab import require_lab

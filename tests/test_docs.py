@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from fabricgen.lint import lint
-from fabricgen.load import load
-from fabricgen.model import Fabric
+from fabricgen.load.fabric import load
+from fabricgen.models.device import Fabric
 from fabricgen.report import build_docs, topology
 from fabricgen.report.text import Code, md_cell
 from fabricgen.resolve import resolve

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+import fabricgen.platforms.eos.read as reader
 from fabricgen.api import render_device
 from fabricgen.lint.rules.drift import differences
-from fabricgen.model import Fabric, MgmtModel, PortModel
+from fabricgen.models.device import Fabric, MgmtModel, PortModel
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.eos import natural_key, queue_keyword, reader, seconds, speed_keyword
+from fabricgen.platforms.eos.render import natural_key, queue_keyword, seconds, speed_keyword
 
 
 def test_queue_keyword_follows_the_asic_family() -> None:

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from fabricgen.api import render_device
-from fabricgen.load import load
-from fabricgen.model import DeviceModel, Fabric
+from fabricgen.load.fabric import load
+from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.resolve import resolve
 
 from avd_structured import QUEUE_KEYWORD, structured_config

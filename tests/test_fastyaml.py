@@ -10,9 +10,9 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fabricgen import fastyaml
-from fabricgen.fastyaml import load_plain
-from fabricgen.yamlsource import parse_yaml
+import fabricgen.load.fastyaml as fastyaml
+from fabricgen.load.fastyaml import load_plain
+from fabricgen.load.yamlsource import parse_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = sorted([*ROOT.glob("intent/*.yaml"), *ROOT.glob("inventory/**/*.yaml")])

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from fabricgen.build.output import MANIFEST
 from fabricgen.cli import main
-from fabricgen.output import MANIFEST
-from fabricgen.selection import selects
+from fabricgen.load.selection import selects
 
 from conftest import ROOT
 

@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fabricgen.build.incremental import PACKAGE, renderer_fingerprint
 from fabricgen.cli import main
-from fabricgen.incremental import PACKAGE, renderer_fingerprint
-from fabricgen.templating import templates_dir
+from fabricgen.platforms.common.templating import templates_dir
 
 from conftest import EXAMPLE_INVENTORY, EXAMPLES, ROOT
 
@@ -148,14 +148,14 @@ def _package_copy(root: Path) -> tuple[Path, Path]:
 
 # Edits of a copy of the package, and whether each must change the renderer fingerprint.
 FINGERPRINT_EDITS = {
-    "a comment in a platform renderer": ("fabricgen/platforms/sonic/__init__.py", "# comment\n", True),
+    "a comment in a platform renderer": ("fabricgen/platforms/sonic/render.py", "# comment\n", True),
     "a nested platform module": ("fabricgen/platforms/nvue/patchyaml.py", "# comment\n", True),
-    "the templating module": ("fabricgen/templating.py", "# comment\n", True),
+    "the templating module": ("fabricgen/platforms/common/templating.py", "# comment\n", True),
     "the api module": ("fabricgen/api.py", "# comment\n", True),
     "a template": ("templates/eos/device.cfg.j2", "{# comment #}\n", True),
     "a new template": ("templates/eos/extra.j2", "", True),
     "a lint rule (renders nothing)": ("fabricgen/lint/rules/mtu.py", "# comment\n", False),
-    "the loader (renders nothing)": ("fabricgen/load.py", "# comment\n", False),
+    "the loader (renders nothing)": ("fabricgen/load/fabric.py", "# comment\n", False),
     "a byte-code cache": ("fabricgen/platforms/__pycache__/stale.cpython-311.pyc", "junk", False),
 }
 
@@ -176,7 +176,7 @@ def test_the_fingerprint_is_stable_where_nothing_changed(tmp_path: Path) -> None
     package in use fingerprints as its copies do."""
     first = _package_copy(tmp_path / "first")
     second = _package_copy(tmp_path / "elsewhere" / "second")
-    crlf = second[1] / "platforms" / "eos" / "__init__.py"
+    crlf = second[1] / "platforms" / "eos" / "render.py"
     crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
     assert renderer_fingerprint(*first) == renderer_fingerprint(*second) == renderer_fingerprint()
 

@@ -13,7 +13,7 @@ import pytest
 
 from fabricgen.api import render_device
 from fabricgen.lint import lint
-from fabricgen.model import DeviceModel, Fabric
+from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.platforms import get_platform
 from fabricgen.resolve import resolve
 

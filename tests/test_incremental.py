@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fabricgen import output
+import fabricgen.build.output as output
+from fabricgen.build.incremental import DEPLOY_ONLY, renderer_fingerprint
+from fabricgen.build.output import INCOMPLETE, MANIFEST
 from fabricgen.cli import main
-from fabricgen.incremental import DEPLOY_ONLY, renderer_fingerprint
-from fabricgen.output import INCOMPLETE, MANIFEST
-from fabricgen.templating import templates_dir
+from fabricgen.platforms.common.templating import templates_dir
 
 from conftest import ROOT
 
@@ -209,14 +209,14 @@ def test_full_flag_and_other_shard_rewrite_everything(inventory: Path, tmp_path:
 
 def test_the_renderer_fingerprint_follows_code_and_templates(tmp_path: Path) -> None:
     """A template or renderer module edited in a checkout (same version number) re-renders everything."""
-    package = Path(output.__file__).parent
+    package = Path(output.__file__).parents[1]
     copies = []
     for name in ("a", "b", "c"):
         copy = tmp_path / name
         shutil.copytree(package, copy / "fabricgen", ignore=shutil.ignore_patterns("__pycache__", "templates"))
         shutil.copytree(templates_dir(), copy / "templates")
         copies.append(copy)
-    for path, addition in ((copies[1] / "fabricgen" / "platforms" / "eos" / "__init__.py", "# changed\n"),
+    for path, addition in ((copies[1] / "fabricgen" / "platforms" / "eos" / "render.py", "# changed\n"),
                            (copies[2] / "templates" / "eos" / "device.cfg.j2", "{# changed #}\n")):
         path.write_text(path.read_text() + addition)
     prints = {renderer_fingerprint(copy / "templates", copy / "fabricgen") for copy in copies}
@@ -225,7 +225,7 @@ def test_the_renderer_fingerprint_follows_code_and_templates(tmp_path: Path) -> 
 
 def test_deploy_modules_are_outside_the_fingerprint_because_rendering_never_imports_them(tmp_path: Path) -> None:
     """A platform's NAPALM driver (and what only it imports) may change without re-rendering the fabric."""
-    package = Path(output.__file__).parent
+    package = Path(output.__file__).parents[1]
     copy = tmp_path / "copy"
     shutil.copytree(package, copy / "fabricgen", ignore=shutil.ignore_patterns("__pycache__", "templates"))
     before = renderer_fingerprint(templates_dir(), copy / "fabricgen")
@@ -244,7 +244,8 @@ def test_deploy_modules_are_outside_the_fingerprint_because_rendering_never_impo
                 assert not done.code, done.code
         deploy_only = {sorted(DEPLOY_ONLY)!r}
         print(sorted(name for name in sys.modules
-                     if name.rsplit(".", 1)[-1] + ".py" in deploy_only or name.split(".")[0] == "napalm"))
+                     if (name.startswith("fabricgen.platforms.") and name.rsplit(".", 1)[-1] + ".py" in deploy_only)
+                     or name.split(".")[0] == "napalm"))
         """)
     done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "out-")], cwd=ROOT, capture_output=True,
                           text=True, check=False, timeout=300)

@@ -30,13 +30,13 @@ from pydantic import TypeAdapter, ValidationError
 
 from fabricgen.api import generate, render_device
 from fabricgen.cli import main
-from fabricgen.diagnostics import Diagnostic, InputError
-from fabricgen.load import load
-from fabricgen.model import Fabric
+from fabricgen.load.fabric import load
+from fabricgen.models.common import LINE_BREAKS, Hostname, IpAddress, IpNetwork, PortName, Text
+from fabricgen.models.device import Fabric
+from fabricgen.models.diagnostics import Diagnostic, InputError
 from fabricgen.platforms import get_platform
-from fabricgen.platforms.hostscript import nic_function
+from fabricgen.platforms.common.hostscript import nic_function
 from fabricgen.resolve import resolve
-from fabricgen.schema.common import LINE_BREAKS, Hostname, IpAddress, IpNetwork, PortName, Text
 
 from conftest import ROOT
 

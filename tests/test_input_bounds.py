@@ -20,11 +20,11 @@ from click.testing import CliRunner, Result
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabricgen import yamlsource
+import fabricgen.load.yamlsource as yamlsource
 from fabricgen.cli import main
-from fabricgen.diagnostics import Diagnostic, Location, format_key_path
-from fabricgen.fastyaml import load_plain
-from fabricgen.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_yaml
+from fabricgen.load.fastyaml import load_plain
+from fabricgen.load.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_yaml
+from fabricgen.models.diagnostics import Diagnostic, Location, format_key_path
 
 from conftest import ROOT
 
@@ -121,7 +121,7 @@ def test_running_out_of_memory_is_bad_input_not_a_crash(workspace: Path, monkeyp
     def out_of_memory(*_: object, **__: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr("fabricgen.load.load_yaml", out_of_memory)
+    monkeypatch.setattr("fabricgen.load.fabric.load_yaml", out_of_memory)
     assert_refused(workspace, render(workspace), "inventory", "the input does not fit in memory")
 
 

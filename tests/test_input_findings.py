@@ -20,8 +20,8 @@ import yaml
 from click.testing import CliRunner, Result
 
 from fabricgen.cli import main
-from fabricgen.diagnostics import INPUT_ERROR_IDS
 from fabricgen.lint.registry import INPUT_RULES, all_rules, catalog
+from fabricgen.models.diagnostics import INPUT_ERROR_IDS
 
 from conftest import ROOT
 

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.diagnostics import InputError
-from fabricgen.inventory_sources.export import compress, export_compact
-from fabricgen.load import load
+from fabricgen.load.fabric import load
+from fabricgen.load.sources.export import compress, export_compact
+from fabricgen.models.diagnostics import InputError
 
 from conftest import ROOT
 

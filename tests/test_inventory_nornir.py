@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nornir import InitNornir
 
-from fabricgen.load import FabricInput
+from fabricgen.load.fabric import FabricInput
 
 from conftest import ROOT
 

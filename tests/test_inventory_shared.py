@@ -16,8 +16,8 @@ from nornir import InitNornir
 
 from fabricgen.api import dump_device
 from fabricgen.cli import main
-from fabricgen.diagnostics import DEVICE_FACT_MISSING, InputError
-from fabricgen.load import FabricInput, load
+from fabricgen.load.fabric import FabricInput, load
+from fabricgen.models.diagnostics import DEVICE_FACT_MISSING, InputError
 from fabricgen.resolve import resolve
 
 from conftest import ROOT

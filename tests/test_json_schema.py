@@ -18,9 +18,9 @@ import yaml
 from test_inventory_shared import to_namespace_layout
 from test_lint_cases import CASES_DIR, merge
 
-from fabricgen.diagnostics import InputError
-from fabricgen.jsonschema import defaults_schema, intent_schema, inventory_schema
-from fabricgen.load import load
+from fabricgen.load.fabric import load
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.jsonschema import defaults_schema, intent_schema, inventory_schema
 
 from conftest import EXAMPLE_INVENTORY, ROOT
 from lab import Lab, plan_hosts

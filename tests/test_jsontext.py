@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from fabricgen import model
+import fabricgen.models.device as model
+import fabricgen.platforms.common.jsontext as jsontext
 from fabricgen.api import dump_device
-from fabricgen.model import DeviceModel, Fabric
-from fabricgen.platforms import jsontext
+from fabricgen.models.device import DeviceModel, Fabric
 
 # Every character class json and orjson might treat differently: controls, DEL, Latin-1, line/paragraph
 # separators, the BOM, a lone surrogate (orjson refuses it), astral characters, runs of spaces (like indentation).

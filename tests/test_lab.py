@@ -19,7 +19,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from fabricgen.load import load
+from fabricgen.load.fabric import load
 
 from conftest import ROOT
 from lab import (

@@ -25,14 +25,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from fabricgen.build.neighbourhood import concerns, findings_around
 from fabricgen.cli import main
-from fabricgen.configs import Configs, Locate, read_configs
-from fabricgen.diagnostics import Location
 from fabricgen.lint import Evidence, Finding, all_rules, lint
+from fabricgen.lint.configs import Configs, Locate, read_configs
 from fabricgen.lint.registry import FabricWide, rule
-from fabricgen.load import load
-from fabricgen.model import Fabric
-from fabricgen.neighbourhood import concerns, findings_around
+from fabricgen.load.fabric import load
+from fabricgen.models.device import Fabric
+from fabricgen.models.diagnostics import Location
 from fabricgen.resolve import resolve
 
 from conftest import EXAMPLE_INVENTORY, ROOT

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from fabricgen.api import render_device
-from fabricgen.configs import read_configs
 from fabricgen.lint import Finding, lint
-from fabricgen.model import DeviceModel, Fabric
+from fabricgen.lint.configs import read_configs
+from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.platforms import get_platform, platform_names
 from fabricgen.resolve import resolve
 

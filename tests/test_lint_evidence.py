@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from fabricgen import configs as configs_module
+import fabricgen.lint.configs as configs_module
 from fabricgen.cli import main
 from fabricgen.platforms import Platform, get_platform
 

@@ -17,7 +17,7 @@ import yaml
 from test_lint_cases import _relative, build_located, evidence_of, merge
 
 from fabricgen.lint import lint
-from fabricgen.model import Fabric
+from fabricgen.models.device import Fabric
 
 CASES = yaml.safe_load((Path(__file__).parent / "port_faults.yaml").read_text())["cases"]
 

@@ -31,15 +31,18 @@ from hypothesis import assume, given, settings
 from pydantic import ValidationError
 from test_roundtrip import intents, scramble
 
+import fabricgen.platforms.common.hostscript as hostscript
+import fabricgen.platforms.linux_dcb.read as reader
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
-from fabricgen.load import load
-from fabricgen.model import DeviceModel, Fabric, NicModel
-from fabricgen.platforms import ConfigReadError, get_platform, hostscript
-from fabricgen.platforms.linux_dcb import CAPABILITY, NCCL_ENV, SCRIPT, UNIT, dscp_map, reader
+from fabricgen.load.fabric import load
+from fabricgen.models.device import DeviceModel, Fabric, NicModel
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.intent import Intent, check_intent
+from fabricgen.models.inventory import Inventory
+from fabricgen.platforms import ConfigReadError, get_platform
+from fabricgen.platforms.linux_dcb.capability import CAPABILITY, NCCL_ENV, SCRIPT, UNIT
+from fabricgen.platforms.linux_dcb.render import dscp_map
 from fabricgen.resolve import resolve
-from fabricgen.schema.intent import Intent, check_intent
-from fabricgen.schema.inventory import Inventory
 
 from conftest import ROOT
 

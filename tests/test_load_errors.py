@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.diagnostics import InputError
-from fabricgen.load import load
+from fabricgen.load.fabric import load
+from fabricgen.models.diagnostics import InputError
 from fabricgen.resolve import resolve
 
 from conftest import ROOT

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fabricgen.api import generate
-from fabricgen.platforms.memo import by_identity
+from fabricgen.platforms.common.memo import by_identity
+from fabricgen.platforms.common.templating import Templates
 from fabricgen.resolve import resolve
-from fabricgen.templating import Templates
 
 from conftest import ROOT, load_example
 

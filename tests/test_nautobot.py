@@ -128,7 +128,7 @@ def test_a_filter_nautobot_refuses_is_said_as_such(nautobot: NautobotLab, tmp_pa
 def test_a_cable_nautobot_cannot_take_is_reported_at_the_cable(nautobot: NautobotLab,
                                                                 tmp_path: Path) -> None:
     """A cable length fabricgen refuses (0 m is below the schema's 1) names the Nautobot cable it came from."""
-    from fabricgen.inventory_sources.nautobot_export import Api
+    from fabricgen.load.sources.nautobot_export import Api
 
     api = Api(nautobot.url, nautobot.token)
     location = api.all("dcim/locations", name="fabric")[0]["id"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.inventory_sources.nautobot import TYPE_FROM_MEDIA, media_of, metres, url_of
+from fabricgen.load.sources.nautobot import TYPE_FROM_MEDIA, media_of, metres, url_of
 
 
 @pytest.mark.parametrize(("given", "url", "filters"), [

@@ -19,13 +19,13 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fabricgen import neighbourhood
+import fabricgen.build.neighbourhood as neighbourhood
+from fabricgen.build.neighbourhood import plan_update
+from fabricgen.build.output import read_previous
 from fabricgen.cli import main
-from fabricgen.load import load
-from fabricgen.neighbourhood import plan_update
-from fabricgen.output import read_previous
+from fabricgen.load.fabric import load
+from fabricgen.load.yamlsource import top_level_entries
 from fabricgen.resolve import resolve
-from fabricgen.yamlsource import top_level_entries
 
 from conftest import ROOT
 

@@ -17,25 +17,25 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from test_roundtrip import _classes, scramble
 
+import fabricgen.platforms.nvue.read as nvue
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
-from fabricgen.load import load
-from fabricgen.model import DeviceModel, EcnThresholds, Fabric, MgmtModel, PortModel, QueueModel, WatchdogModel
-from fabricgen.platforms import ConfigReadError, get_platform
-from fabricgen.platforms.nvue import (
-    CAPABILITY,
-    COMMANDS,
-    RELEASE,
-    RELEASES,
-    YAML_FILE,
-    UnsupportedOnPlatform,
-    pfc_profile_name,
-    watchdog_settings,
+from fabricgen.load.fabric import load
+from fabricgen.models.device import (
+    DeviceModel,
+    EcnThresholds,
+    Fabric,
+    MgmtModel,
+    PortModel,
+    QueueModel,
+    WatchdogModel,
 )
-from fabricgen.platforms.nvue import reader as nvue
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.intent import Intent, check_intent
+from fabricgen.models.inventory import Inventory
+from fabricgen.platforms import ConfigReadError, get_platform
+from fabricgen.platforms.nvue.capability import CAPABILITY, COMMANDS, RELEASE, RELEASES, YAML_FILE
+from fabricgen.platforms.nvue.render import UnsupportedOnPlatform, pfc_profile_name, watchdog_settings
 from fabricgen.resolve import resolve
-from fabricgen.schema.intent import Intent, check_intent
-from fabricgen.schema.inventory import Inventory
 
 from conftest import ROOT
 

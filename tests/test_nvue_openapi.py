@@ -34,8 +34,8 @@ from jsonschema import Draft202012Validator
 from test_nvue import BROWNFIELD_COMMANDS, BROWNFIELD_YAML, generated_fabric, mixed, nvue_intents
 
 from fabricgen.api import render_device
-from fabricgen.model import DeviceModel
-from fabricgen.platforms.nvue import COMMANDS, RELEASE, YAML_FILE
+from fabricgen.models.device import DeviceModel
+from fabricgen.platforms.nvue.capability import COMMANDS, RELEASE, YAML_FILE
 
 from conftest import ROOT
 

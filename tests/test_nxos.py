@@ -15,15 +15,26 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from test_roundtrip import intents, scramble
 
+import fabricgen.platforms.nxos.read as reader
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
 from fabricgen.lint import lint
-from fabricgen.model import DeviceModel, EcnThresholds, Fabric, MgmtModel, PortModel, QueueModel, WatchdogModel
+from fabricgen.models.device import (
+    DeviceModel,
+    EcnThresholds,
+    Fabric,
+    MgmtModel,
+    PortModel,
+    QueueModel,
+    WatchdogModel,
+)
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.intent import Intent, check_intent
+from fabricgen.models.inventory import Inventory
 from fabricgen.platforms import ConfigReadError, get_platform
-from fabricgen.platforms.nxos import CAPABILITY, PLATFORM, ranges, reader
+from fabricgen.platforms.nxos import PLATFORM
+from fabricgen.platforms.nxos.capability import CAPABILITY
+from fabricgen.platforms.nxos.render import ranges
 from fabricgen.resolve import resolve
-from fabricgen.schema.intent import Intent, check_intent
-from fabricgen.schema.inventory import Inventory
 
 from conftest import ROOT, load_example
 

@@ -26,11 +26,11 @@ from pydantic import ValidationError
 from test_nxos import cfg, leaf4, mixed_inventory, nxos_intents, port
 
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
-from fabricgen.model import MgmtModel
+from fabricgen.models.device import MgmtModel
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.intent import Intent, check_intent
 from fabricgen.platforms.nxos.splice import splice
 from fabricgen.resolve import resolve
-from fabricgen.schema.intent import Intent, check_intent
 
 from lab import ROOT, Lab
 from test_lab import require_lab

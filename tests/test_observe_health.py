@@ -3,7 +3,7 @@ lint rule or intent key it points to; findings come out bottom-up."""
 
 from __future__ import annotations
 
-from fabricgen.model import Fabric
+from fabricgen.models.device import Fabric
 from fabricgen.observe.health import RULES, HealthFinding, judge
 from fabricgen.observe.model import DeviceSnapshot, Layer, Snapshot, reading
 

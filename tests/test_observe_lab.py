@@ -106,7 +106,7 @@ def test_the_soak_check_reads_a_host_before_and_after_and_fails_on_crc_growth(la
     """What push's soak step does (fabricgen/observe/soak.py): read the device over a fresh connection, let it
     soak, read again, judge. The CRC errors grow on the host itself in between."""
     from fabricgen.deploy.nornir_run import fresh_driver
-    from fabricgen.load import load
+    from fabricgen.load.fabric import load
     from fabricgen.observe.collect import read_device
     from fabricgen.observe.soak import soak_verdict
     from fabricgen.resolve import resolve

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabricgen.model import Fabric
+from fabricgen.models.device import Fabric
 from fabricgen.observe.model import Reading, reading
 from fabricgen.observe.soak import soak_verdict
 

@@ -26,9 +26,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen import output
-from fabricgen.cli import main
-from fabricgen.output import (
+import fabricgen.build.output as output
+from fabricgen.build.output import (
     MANIFEST,
     MANIFEST_FORMAT,
     STAGING_MARK,
@@ -38,6 +37,7 @@ from fabricgen.output import (
     files_digest,
     read_previous,
 )
+from fabricgen.cli import main
 
 from conftest import ROOT
 

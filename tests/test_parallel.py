@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fabricgen import cli
 from fabricgen.api import generate, generate_parallel, shard
 from fabricgen.cli import main
-from fabricgen.model import Fabric
+from fabricgen.cli import render as cli
+from fabricgen.models.device import Fabric
 
 from conftest import ROOT
 

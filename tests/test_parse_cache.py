@@ -14,10 +14,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen import fastyaml, parsecache, yamlsource
-from fabricgen.diagnostics import Location
-from fabricgen.parsecache import blob_may_carry_secret, carries_secret
-from fabricgen.yamlsource import load_yaml
+import fabricgen.load.fastyaml as fastyaml
+import fabricgen.load.parsecache as parsecache
+import fabricgen.load.yamlsource as yamlsource
+from fabricgen.load.parsecache import blob_may_carry_secret, carries_secret
+from fabricgen.load.yamlsource import load_yaml
+from fabricgen.models.diagnostics import Location
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen.model import Fabric
-from fabricgen.platforms import nvue
+import fabricgen.platforms.nvue.render as nvue
+from fabricgen.models.device import Fabric
 from fabricgen.platforms.nvue import patchyaml
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.model import DeviceModel
-from fabricgen.review import DevicePlan, Plan, device_summary, file_diff, to_markdown
+from fabricgen.models.device import DeviceModel
+from fabricgen.review.plan import DevicePlan, Plan, device_summary, file_diff, to_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 ECN_KMAX_40 = "ecn: {min: 5KB, max: 40KB, probability: 10}"

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import fabricgen.platforms.eos.read as eos_reader
 from fabricgen.api import render_device
 from fabricgen.cli import main
 from fabricgen.lint import all_rules, lint
-from fabricgen.model import DeviceModel, Fabric, PortModel
+from fabricgen.models.device import DeviceModel, Fabric, PortModel
 from fabricgen.platforms import get_platform
-from fabricgen.platforms.eos import reader as eos_reader
 from fabricgen.resolve import resolve
 
 from conftest import ROOT, load_example

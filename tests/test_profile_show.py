@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from fabricgen.load import load
-from fabricgen.profile_command import SUMMARIES, profile, register
-from fabricgen.schema.intent import PROFILES, Intent
+from fabricgen.cli.profile import SUMMARIES, profile, register
+from fabricgen.load.fabric import load
+from fabricgen.models.intent import PROFILES, Intent
 
 from conftest import ROOT
 

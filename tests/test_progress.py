@@ -1,7 +1,7 @@
 """The progress bar of render and lint: on a terminal, for a large fabric, never in a pipe, CI or JSON.
 
 The end-to-end tests run the installed `fabricgen` command in a pseudo-terminal (Python's pty module) on a fabric
-bench/make_fabric.py generates: 12,288 GPUs, 2,156 devices, just above fabricgen.progress.LARGE_FABRIC.
+bench/make_fabric.py generates: 12,288 GPUs, 2,156 devices, just above fabricgen.cli.progress.LARGE_FABRIC.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.progress import LARGE_FABRIC, Bar, Quiet, for_fabric
+from fabricgen.cli.progress import LARGE_FABRIC, Bar, Quiet, for_fabric
 
 from conftest import ROOT
 

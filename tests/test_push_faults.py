@@ -29,11 +29,11 @@ from typing import Any
 import pytest
 from test_deploy_lab import installed, journal_events, json_devices, readback, script_check, wait_for
 
-from fabricgen.deploy.commands import headline
+from fabricgen.cli.deploy import headline
 from fabricgen.deploy.journal import JournalLocked, escape, fabric_lock, read_run
 from fabricgen.deploy.nornir_run import nornir_for, run_each
 from fabricgen.deploy.outcome import Outcome
-from fabricgen.schema.inventory import Device
+from fabricgen.models.inventory import Device
 
 from lab import Lab, init_models
 from test_lab import require_lab

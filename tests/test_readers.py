@@ -12,11 +12,11 @@ from types import ModuleType
 
 import pytest
 
-from fabricgen.model import DeviceModel, Fabric, PortModel
+import fabricgen.platforms.connectx.read as connectx
+import fabricgen.platforms.eos.read as eos
+import fabricgen.platforms.sonic.read as sonic
+from fabricgen.models.device import DeviceModel, Fabric, PortModel
 from fabricgen.platforms import ConfigReadError, get_platform
-from fabricgen.platforms.connectx import reader as connectx
-from fabricgen.platforms.eos import reader as eos
-from fabricgen.platforms.sonic import reader as sonic
 from fabricgen.resolve import resolve
 
 from conftest import ROOT, load_example
@@ -316,7 +316,7 @@ def test_host_script_words_split_as_shlex_splits_them() -> None:
     the fast path declines and shlex decides (unbalanced quotes are still the script's error)."""
     import shlex
 
-    from fabricgen.platforms.hostscript import plain_words
+    from fabricgen.platforms.common.hostscript import plain_words
 
     lines = [line for path in sorted(ROOT.glob("golden/**/*.sh")) for line in path.read_text().splitlines()]
     assert len(lines) > 500

@@ -18,8 +18,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen.model import DeviceModel
-from fabricgen.platforms import nvue, sonic
+import fabricgen.platforms.nvue.render as nvue
+import fabricgen.platforms.sonic.render as sonic
+from fabricgen.models.device import DeviceModel
 from fabricgen.platforms.nvue import patchyaml
 from fabricgen.resolve import resolve
 

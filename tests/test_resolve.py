@@ -12,8 +12,10 @@ import pytest
 from pydantic import ValidationError
 
 from fabricgen.api import dump_device
-from fabricgen.load import load
-from fabricgen.model import DeviceModel, Fabric, PortModel
+from fabricgen.load.fabric import load
+from fabricgen.models.device import DeviceModel, Fabric, PortModel
+from fabricgen.models.intent import Intent, expand_profile
+from fabricgen.models.units import parse_bytes, parse_speed_mbps
 from fabricgen.resolve import resolve
 from fabricgen.resolve.headroom import (
     FORMULA_BEFORE_3235,
@@ -22,8 +24,6 @@ from fabricgen.resolve.headroom import (
     spectrum_headroom,
     vendor_table_headroom,
 )
-from fabricgen.schema.intent import Intent, expand_profile
-from fabricgen.units import parse_bytes, parse_speed_mbps
 
 from conftest import EXAMPLES, ROOT, load_example
 

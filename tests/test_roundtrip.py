@@ -16,12 +16,21 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
-from fabricgen.model import DeviceModel, Fabric, HeadroomModel, MgmtModel, NicModel, PortModel, QosModel, WatchdogModel
+from fabricgen.models.device import (
+    DeviceModel,
+    Fabric,
+    HeadroomModel,
+    MgmtModel,
+    NicModel,
+    PortModel,
+    QosModel,
+    WatchdogModel,
+)
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.intent import Intent, check_intent
+from fabricgen.models.inventory import Inventory
 from fabricgen.platforms import get_platform
 from fabricgen.resolve import resolve
-from fabricgen.schema.intent import Intent, check_intent
-from fabricgen.schema.inventory import Inventory
 
 from conftest import EXAMPLES, load_example
 

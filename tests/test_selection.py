@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fabricgen.load import FabricInput
-from fabricgen.model import Fabric
-from fabricgen.selection import SelectionError, filter_devices
+from fabricgen.load.fabric import FabricInput
+from fabricgen.load.selection import SelectionError, filter_devices
+from fabricgen.models.device import Fabric
 
 from conftest import load_example
 

@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.model import Fabric
-from fabricgen.platforms.sonic import BASELINE, OWNED_TABLES, _pg_keys, build_config_db
+from fabricgen.models.device import Fabric
+from fabricgen.platforms.sonic.capability import OWNED_TABLES
+from fabricgen.platforms.sonic.render import BASELINE, _pg_keys, build_config_db
 
 from conftest import EXAMPLES, ROOT
 

@@ -15,18 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import fabricgen.platforms.sonic.read as reader
 from fabricgen.api import render_device
-from fabricgen.diagnostics import InputError
-from fabricgen.load import FabricInput, load
-from fabricgen.model import DeviceModel, Fabric, PortModel
+from fabricgen.load.fabric import FabricInput, load
+from fabricgen.models.device import DeviceModel, Fabric, PortModel
+from fabricgen.models.diagnostics import InputError
+from fabricgen.models.intent import Intent
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.sonic import (
-    BASELINE,
-    CAPABILITY,
-    GCU_REFUSES_NEW_BUFFER_PROFILE,
-    build_config_db,
-    reader,
-)
+from fabricgen.platforms.sonic.capability import CAPABILITY
+from fabricgen.platforms.sonic.render import BASELINE, GCU_REFUSES_NEW_BUFFER_PROFILE, build_config_db
 from fabricgen.resolve import resolve
 from fabricgen.resolve.headroom import (
     DEFAULT_SONIC_RELEASE,
@@ -41,7 +38,6 @@ from fabricgen.resolve.headroom import (
     sonic_headroom,
     spectrum_headroom,
 )
-from fabricgen.schema.intent import Intent
 
 from conftest import ROOT, load_example
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+import fabricgen.platforms.sonic.read as reader
 from fabricgen.api import render_device
-from fabricgen.model import DeviceModel, Fabric, PortModel
+from fabricgen.models.device import DeviceModel, Fabric, PortModel
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.sonic import reader
 
 Db = dict[str, Any]
 

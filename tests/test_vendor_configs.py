@@ -20,9 +20,9 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.configs import read_configs
 from fabricgen.lint import lint
-from fabricgen.load import load
+from fabricgen.lint.configs import read_configs
+from fabricgen.load.fabric import load
 from fabricgen.resolve import resolve
 
 from conftest import EXAMPLE_INVENTORY, ROOT

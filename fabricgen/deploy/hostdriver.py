@@ -43,7 +43,7 @@ from fabricgen.deploy.journal import escape
 from fabricgen.deploy.ssh import SshError
 from fabricgen.deploy.sshdriver import RecordingDriver
 from fabricgen.deploy.sshdriver import commit_id as _commit_id
-from fabricgen.platforms.hostscript import STATE_DIR
+from fabricgen.platforms.common.hostscript import STATE_DIR
 
 # This boot's id (FABRICGEN_BOOT_ID_FILE stands in for it where a test "reboots" a namespace): a timer's PID is
 # recorded with it, and a PID recorded under another boot is never signalled.

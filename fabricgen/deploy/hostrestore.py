@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from fabricgen import __version__
-from fabricgen.platforms.hostscript import KILL_AFTER_S, TOOL_TIMEOUT_S
-from fabricgen.schema.common import DEVICE_NAME
-from fabricgen.templating import templates_dir
+from fabricgen.models.common import DEVICE_NAME
+from fabricgen.platforms.common.hostscript import KILL_AFTER_S, TOOL_TIMEOUT_S
+from fabricgen.platforms.common.templating import templates_dir
 
 PLATFORMS = ("connectx", "linux-dcb")
 UNSET = "<unset>"  # what the script prints for a value it could not read

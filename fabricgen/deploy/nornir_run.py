@@ -23,8 +23,8 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.core.task import AggregatedResult, Result, Task
 from nornir.plugins.runners import ThreadedRunner
 
+from fabricgen.models.inventory import Device
 from fabricgen.platforms import get_platform
-from fabricgen.schema.inventory import Device
 
 CONNECTION = "napalm"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from fabricgen.deploy.journal import Journal
 from fabricgen.deploy.progress import Progress, Silent
-from fabricgen.schema.inventory import Device
+from fabricgen.models.inventory import Device
 
 EXIT_OK, EXIT_FAILED_REVERTED, EXIT_USAGE, EXIT_ATTENTION = 0, 1, 2, 3
 DIFF_CHANGES, DIFF_ERRORS = 2, 1

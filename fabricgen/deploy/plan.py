@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from fabricgen.api import shard
-from fabricgen.model import DeviceModel, Fabric
+from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.platforms import get_platform, platform_names
 
 ROLE_ORDER = ("gpu-host", "leaf", "spine")

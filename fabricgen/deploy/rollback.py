@@ -21,7 +21,7 @@ from fabricgen.deploy.hostdriver import not_restored
 from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id, next_seq, read_candidate
 from fabricgen.deploy.nornir_run import fresh_driver
 from fabricgen.deploy.outcome import EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
-from fabricgen.schema.inventory import Inventory
+from fabricgen.models.inventory import Inventory
 
 # What a device's own record says of a commit that left nothing to undo.
 _NEVER_APPLIED = ("absent", "staged")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.evidence import Evidence
 from fabricgen.lint.registry import RULES, SEVERITY_ORDER, Finding, Rule, all_rules
-from fabricgen.model import Fabric, WaiverModel
+from fabricgen.models.device import Fabric, WaiverModel
 
 __all__ = ["RULES", "Evidence", "Finding", "LintReport", "Rule", "all_rules", "lint"]
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from fabricgen.lint.evidence import Evidence
-from fabricgen.model import DeviceModel, Fabric, HeadroomModel, NicModel, PolicyModel, PortModel
+from fabricgen.models.device import DeviceModel, Fabric, HeadroomModel, NicModel, PolicyModel, PortModel
 from fabricgen.platforms import Capability, get_platform
 
 DATA_ROLES = frozenset({"host", "fabric", "rdma"})

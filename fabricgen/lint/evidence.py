@@ -1,6 +1,6 @@
 """What ``lint --configs`` found on disk, beside the models it read: the evidence the FG-EVD rules judge.
 
-Plain data, made by :mod:`fabricgen.configs` (which does the reading) and handed to :func:`fabricgen.lint.lint`.
+Plain data, made by :mod:`fabricgen.lint.configs` (which does the reading) and handed to :func:`fabricgen.lint.lint`.
 Linting the resolved fabric passes no evidence: it is complete by construction, and the FG-EVD rules are
 silent there. Missing evidence is not a pass: a device without configs, a file that is empty or cut short
 and a cabled port the config lacks are findings, unless ``--partial`` leaves devices out on purpose.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 
 
 @dataclass(frozen=True)

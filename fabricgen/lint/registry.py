@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel
 
-from fabricgen.diagnostics import (
+from fabricgen.models.device import DeviceModel
+from fabricgen.models.diagnostics import (
     CONFIG_UNREADABLE,
     DEVICE_FACT_MISSING,
     INPUT_FILE,
@@ -31,7 +32,6 @@ from fabricgen.diagnostics import (
     INPUT_SCHEMA,
     PLATFORM_LIMIT,
 )
-from fabricgen.model import DeviceModel
 
 if TYPE_CHECKING:
     from fabricgen.lint.context import LintContext
@@ -212,7 +212,7 @@ def _input_rule(rule_id: str, name: str, summary: str, explanation: str) -> Inpu
     return InputRule(rule_id, name, "error", summary, f"{inspect.cleandoc(explanation)}\n\n{_NOT_WAIVABLE}")
 
 
-# Their IDs are fabricgen.diagnostics' (the loaders tag each diagnostic); the texts are here, with the catalog's.
+# Their IDs are fabricgen.models.diagnostics' (the loaders tag each diagnostic); the texts are here, with the catalog's.
 INPUT_RULES: dict[str, InputRule] = {entry.id: entry for entry in (
     _input_rule(INPUT_FILE, "input-file-unreadable", "every input file is readable YAML within the size limits", """
         The intent file and the inventory's hosts.yaml (groups.yaml and defaults.yaml when present) must exist, be

@@ -15,10 +15,10 @@ from typing import Any
 from urllib.parse import quote
 
 from fabricgen import __version__
-from fabricgen.diagnostics import Diagnostic, Location
 from fabricgen.lint import LintReport
 from fabricgen.lint.coverage import coverage_markdown  # lint helper (issue 26)
 from fabricgen.lint.registry import CatalogEntry, Finding, catalog, catalog_entry
+from fabricgen.models.diagnostics import Diagnostic, Location
 from fabricgen.platforms.matrix import readers_markdown
 
 Locate = Callable[[Finding], Location]

@@ -18,13 +18,13 @@ from typing import Any
 from nornir.core.task import Task
 
 from fabricgen.deploy.nornir_run import close_all, connection, nornir_for, run_each
-from fabricgen.model import DeviceModel, Fabric
+from fabricgen.models.device import DeviceModel, Fabric
+from fabricgen.models.inventory import Device
 from fabricgen.observe.model import DeviceSnapshot, ParseError, Reading, Snapshot, cyclic_gc_paused
 from fabricgen.platforms.connectx import observe as connectx
 from fabricgen.platforms.eos import observe as eos
 from fabricgen.platforms.linux_dcb import observe as linux_dcb
 from fabricgen.platforms.sonic import observe as sonic
-from fabricgen.schema.inventory import Device
 
 Reader = Callable[[Any, DeviceModel, float], list[Reading]]
 # Platforms with no counter reader yet, and why (shown per device rather than silently skipped).

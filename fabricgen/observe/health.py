@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from fabricgen.model import DeviceModel, Fabric
+from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.observe.delta import counter_delta
 from fabricgen.observe.model import METRICS, Layer, Snapshot
 

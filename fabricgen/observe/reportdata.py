@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from fabricgen.model import Fabric
+from fabricgen.models.device import Fabric
 from fabricgen.observe.delta import counter_delta
 from fabricgen.observe.health import HealthFinding, judge
 from fabricgen.observe.model import Snapshot

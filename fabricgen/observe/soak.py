@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 from fabricgen.observe.delta import counter_delta
 from fabricgen.observe.model import Reading
 

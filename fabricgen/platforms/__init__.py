@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fabricgen.model import DeviceModel
-from fabricgen.templating import Templates
+from fabricgen.models.device import DeviceModel
+from fabricgen.platforms.common.templating import Templates
 
 RenderFn = Callable[[DeviceModel, Templates], dict[str, str]]
 # read(skeleton, files): the skeleton (resolved from intent + inventory) with every owned field replaced by

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fabricgen.lint.registry import Finding
-from fabricgen.model import Fabric
+from fabricgen.models.device import Fabric
 from fabricgen.report.device import device_page
 from fabricgen.report.html import fabric_report
 from fabricgen.report.runbook import runbook

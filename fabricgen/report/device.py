@@ -4,7 +4,7 @@ interfaces with the facts that decide lossless behaviour, and the QoS matrix in 
 from __future__ import annotations
 
 from fabricgen.lint.registry import Finding
-from fabricgen.model import DeviceModel, HeadroomModel, NicModel, PortModel, QosModel
+from fabricgen.models.device import DeviceModel, HeadroomModel, NicModel, PortModel, QosModel
 from fabricgen.platforms import FEATURES, Capability, get_platform
 from fabricgen.report.text import (
     dscp_ranges,

@@ -11,7 +11,7 @@ import jinja2
 
 from fabricgen import __version__
 from fabricgen.lint.registry import Finding
-from fabricgen.model import DeviceModel, Fabric, QosModel
+from fabricgen.models.device import DeviceModel, Fabric, QosModel
 from fabricgen.platforms import FEATURES, get_platform
 from fabricgen.report.device import QOS_MATRIX_HEADER, qos_matrix_rows
 from fabricgen.report.text import priorities, size, speed

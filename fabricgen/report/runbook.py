@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 
-from fabricgen.model import DeviceModel, Fabric, NicModel
+from fabricgen.models.device import DeviceModel, Fabric, NicModel
 from fabricgen.report.text import Code, md_cell, md_table, priorities
 
 # platform -> (document, [(what, command, healthy)]); <port> is filled with a cabled data port of the device.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from fabricgen.model import DeviceModel, EcnThresholds, PortModel, QosModel, QueueModel
+from fabricgen.models.device import DeviceModel, EcnThresholds, PortModel, QosModel, QueueModel
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
                              "[": "\\[", "]": "\\]"})

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 from fabricgen.lint.registry import SEVERITY_ORDER, Finding
-from fabricgen.model import DeviceModel, Fabric, NicModel, PortModel
+from fabricgen.models.device import DeviceModel, Fabric, NicModel, PortModel
 from fabricgen.platforms import get_platform
 from fabricgen.report.text import priorities, size, speed
 

@@ -5,15 +5,24 @@ from __future__ import annotations
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
-from fabricgen.diagnostics import DEVICE_FACT_MISSING, INPUT_REFERENCE, PLATFORM_LIMIT, InputError
-from fabricgen.model import DeviceModel, Fabric, MgmtModel, PolicyModel, PortModel, PortRole, QosModel, WaiverModel
+from fabricgen.models.device import (
+    DeviceModel,
+    Fabric,
+    MgmtModel,
+    PolicyModel,
+    PortModel,
+    PortRole,
+    QosModel,
+    WaiverModel,
+)
+from fabricgen.models.diagnostics import DEVICE_FACT_MISSING, INPUT_REFERENCE, PLATFORM_LIMIT, InputError
+from fabricgen.models.intent import Intent
+from fabricgen.models.inventory import Device, Inventory
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
 from fabricgen.resolve.ports import SwitchPortPolicy, mgmt_interface, port_role, switch_port_fields
 from fabricgen.resolve.qos import resolve_qos
-from fabricgen.schema.intent import Intent
-from fabricgen.schema.inventory import Device, Inventory
 
 __all__ = ["Resolution", "resolve"]
 

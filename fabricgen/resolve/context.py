@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from fabricgen.diagnostics import INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
-from fabricgen.schema.intent import Intent
-from fabricgen.schema.inventory import Endpoint, Inventory, Link
+from fabricgen.models.diagnostics import INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
+from fabricgen.models.intent import Intent
+from fabricgen.models.inventory import Endpoint, Inventory, Link
 
 Locator = Callable[[KeyPath], Location]
 T = TypeVar("T")
@@ -48,5 +48,5 @@ class ResolveContext:
 
     def problem(self, path: KeyPath, message: str, hint: str = "", *, rule: str = INPUT_SCHEMA) -> None:
         """Record a problem; ``path`` starts with ``"intent"`` or ``"inventory"``. ``rule``: the catalog rule it
-        breaks (fabricgen.diagnostics' input-error IDs, or a lint rule whose condition resolve finds first)."""
+        breaks (fabricgen.models.diagnostics' input-error IDs, or a lint rule whose condition resolve finds first)."""
         self.problems.append(Diagnostic(self.locate(path), format_key_path(path[1:]), message, hint, rule))

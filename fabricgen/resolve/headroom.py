@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fabricgen.model import HeadroomModel
+from fabricgen.models.device import HeadroomModel
 
 BufferModel = Literal["traditional", "dynamic"]
 

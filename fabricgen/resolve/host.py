@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from fabricgen.diagnostics import DEVICE_FACT_MISSING
-from fabricgen.model import HostModel, NicModel, QosModel
+from fabricgen.models.device import HostModel, NicModel, QosModel
+from fabricgen.models.diagnostics import DEVICE_FACT_MISSING
+from fabricgen.models.intent import Intent, QosClass
+from fabricgen.models.inventory import Device
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import mlx5_xoff
 from fabricgen.resolve.ports import speed_of
 from fabricgen.resolve.qos import dscp_owner
-from fabricgen.schema.intent import Intent, QosClass
-from fabricgen.schema.inventory import Device
 
 
 class NicEts(NamedTuple):

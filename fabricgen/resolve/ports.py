@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from fabricgen.diagnostics import DEVICE_FACT_MISSING, PLATFORM_LIMIT
-from fabricgen.model import HeadroomModel, PortMode, PortRole, QosModel
+from fabricgen.models.device import HeadroomModel, PortMode, PortRole, QosModel
+from fabricgen.models.diagnostics import DEVICE_FACT_MISSING, PLATFORM_LIMIT
+from fabricgen.models.inventory import Device, Endpoint, PortSpec
 from fabricgen.platforms import Capability
 from fabricgen.resolve.context import ResolveContext
 from fabricgen.resolve.headroom import (
@@ -23,7 +24,6 @@ from fabricgen.resolve.headroom import (
     sonic_headroom,
     vendor_table_headroom,
 )
-from fabricgen.schema.inventory import Device, Endpoint, PortSpec
 
 DATA_SWITCH_ROLES = frozenset({"leaf", "spine"})
 _DESCRIPTION_PREFIX: dict[str, str] = {"fabric": "P2P", "host": "GPU", "mgmt": "OOB", "oob-access": "MGMT",

@@ -6,8 +6,8 @@ for lossless classes, its priority group; PG 0 holds all lossy traffic.
 
 from __future__ import annotations
 
-from fabricgen.model import EcnThresholds, QosModel, QueueModel, WatchdogModel
-from fabricgen.schema.intent import Intent, QosClass
+from fabricgen.models.device import EcnThresholds, QosModel, QueueModel, WatchdogModel
+from fabricgen.models.intent import Intent, QosClass
 
 
 def dscp_owner(intent: Intent) -> dict[int, str]:

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from fabricgen.parsecache import cache_folder, private_folder, untrusted_reason
+from fabricgen.load.parsecache import cache_folder, private_folder, untrusted_reason
 from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
 from fabricgen.validate.gitfetch import GitError, Remote, public_url, run_git, terminate_raises
 from fabricgen.validate.templates import MAX_MODEL_BYTES, TEMPLATES_PATH, TemplateRefused, read_inside, render_templates
@@ -221,7 +221,7 @@ def _json_object(path: Path) -> dict[str, Any] | None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Trusting the cache: the parse cache's rules (fabricgen/parsecache.py), and a digest of the models
+# Trusting the cache: the parse cache's rules (fabricgen/load/parsecache.py), and a digest of the models
 
 
 def models_digest(directory: Path) -> str:

@@ -30,8 +30,8 @@ from typing import Final
 from jinja2 import BaseLoader, Environment, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
+from fabricgen.load.yamlsource import Limit
 from fabricgen.validate.gitfetch import die_with_parent, stop_group
-from fabricgen.yamlsource import Limit
 
 __all__ = ["MAX_MODEL_BYTES", "RENDER_SECONDS", "TEMPLATES_PATH", "FetchedTemplates", "TemplateRefused",
            "read_inside", "render_templates"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 
 Files = dict[str, str]
 Mutation = Callable[[Files, DeviceModel, str], Files]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from fabricgen.model import DeviceModel, NicModel
+from fabricgen.models.device import DeviceModel, NicModel
 
 from mutations import Files, Mutation
 from mutations._hostscript import add_line, drop_lines, edit_nic

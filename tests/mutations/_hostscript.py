@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from fabricgen.platforms.hostscript import nic_function
+from fabricgen.platforms.common.hostscript import nic_function
 
 
 def function_span(script: str, interface: str) -> tuple[int, int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabricgen.platforms.connectx import SCRIPT
+from fabricgen.platforms.connectx.capability import SCRIPT
 
 from mutations import Mutation
 from mutations._hostnic import ScriptMutations, csv

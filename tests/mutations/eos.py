@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fabricgen.model import DeviceModel
-from fabricgen.platforms.eos import PROFILE
+from fabricgen.models.device import DeviceModel
+from fabricgen.platforms.eos.render import PROFILE
 
 from mutations import Files, Mutation, replace_once
 

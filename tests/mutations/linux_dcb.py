@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabricgen.platforms.linux_dcb import SCRIPT
+from fabricgen.platforms.linux_dcb.capability import SCRIPT
 
 from mutations import Mutation
 from mutations._hostnic import ScriptMutations

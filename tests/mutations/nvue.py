@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fabricgen.model import DeviceModel
-from fabricgen.platforms.nvue import YAML_FILE
+from fabricgen.models.device import DeviceModel
+from fabricgen.platforms.nvue.capability import YAML_FILE
 
 from mutations import Files, Mutation, replace_once
 

@@ -6,8 +6,8 @@ policy the port is bound to, as a person would before binding it.
 
 from __future__ import annotations
 
-from fabricgen.model import DeviceModel
-from fabricgen.platforms.nxos import FILE, QOS_POLICY
+from fabricgen.models.device import DeviceModel
+from fabricgen.platforms.nxos.capability import FILE, QOS_POLICY
 
 from mutations import Files, Mutation
 

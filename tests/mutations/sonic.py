@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 
 from mutations import Files, Mutation
 

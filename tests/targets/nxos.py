@@ -121,7 +121,7 @@ def lab_connection(lab: Any, host: str) -> dict[str, Any]:
 # Values the target refuses in a patch, as NX-OS's parser does: the Ethernet L3 MTU range 576-9216 (the range
 # NX-OS's `mtu` takes on a routed Nexus 9000 port, from memory: unverified against a Cisco document here); speeds
 # and FEC modes: the Cisco NX-OS device YANG model's l1 speed enumeration and l1_FECMode (CLI spelling ``off``;
-# see fabricgen/platforms/nxos/__init__.py for the sources); qos-group 0-7, CoS 0-7 (8q mode), DSCP 0-63.
+# see fabricgen/platforms/nxos/render.py for the sources); qos-group 0-7, CoS 0-7 (8q mode), DSCP 0-63.
 MTU_RANGE = (576, 9216)
 SPEEDS_MBPS = {100, 1000, 10000, 25000, 40000, 50000, 100000, 200000, 400000, 800000}
 FEC_MODES = {"auto", "fc-fec", "rs-fec", "off", "rs-ieee", "rs-cons16", "kp-fec"}

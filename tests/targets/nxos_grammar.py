@@ -18,7 +18,7 @@ checked against and how far:
 * ``PARTLY``: Cisco's text read here shows the command family or the keyword, not the whole line as rendered
   (the note says which part is unconfirmed);
 * ``UNVERIFIED``: no Cisco text showing the syntax could be read here; the form is the one fabricgen renders
-  (from the Azure Local reference ToR QoS policy for Nexus, see fabricgen/platforms/nxos/__init__.py) or the one
+  (from the Azure Local reference ToR QoS policy for Nexus, see fabricgen/platforms/nxos/render.py) or the one
   the lab's starting running-config holds. A real switch may refuse such a form: these are the lines to check on
   hardware first.
 
@@ -64,7 +64,7 @@ N5K_QOS_GUIDE = ("Cisco Nexus 5000 Series NX-OS Quality of Service Configuration
                  "Service_Configuration_Guide/b_Cisco_Nexus_5000_Series_NX-OS_Quality_of_Service_Configuration_"
                  "Guide_chapter_011.html)")
 NO_CISCO_TEXT = "no Cisco text showing this syntax could be read here"
-RENDERED_FROM = ("the form fabricgen renders (fabricgen/platforms/nxos/__init__.py: the Azure Local reference ToR "
+RENDERED_FROM = ("the form fabricgen renders (fabricgen/platforms/nxos/render.py: the Azure Local reference ToR "
                  "policy)")
 LAB_BASE = "a line of the lab's starting running-config (tests/targets/data/nxos/running-config.cfg)"
 
@@ -160,7 +160,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(PMAP_C_QUE, _WRED, UNVERIFIED, QUEUING_GUIDE_103X,
             "the guide's WRED/ECN section was read only in its introduction (\"ECN is an extension to WRED that "
             "marks packets instead of dropping them\"); the syntax line was not readable here. The threshold units "
-            "are the Cisco NX-OS device YANG model's ipqos_ThreshUnit (per fabricgen/platforms/nxos/__init__.py, "
+            "are the Cisco NX-OS device YANG model's ipqos_ThreshUnit (per fabricgen/platforms/nxos/render.py, "
             "not re-read here)"),
     # --- no-drop classes and MTU: policy-map type network-qos (FABRICGEN_NETWORK_QOS) ---------------------------
     Command(CONFIG, "policy-map type network-qos <name>", PARTLY, SDK_NETWORK_QOS,

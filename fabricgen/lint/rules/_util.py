@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, KeyPath, Rule, Severity
-from fabricgen.model import DeviceModel, QosModel, QueueModel
+from fabricgen.models.device import DeviceModel, QosModel, QueueModel
 
 
 def port_source(device: str, port: str) -> KeyPath:

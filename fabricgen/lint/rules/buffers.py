@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, end_source, kib
-from fabricgen.model import DeviceModel, PolicyModel
+from fabricgen.models.device import DeviceModel, PolicyModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import Problem, device_source, end_source, per_port_qos, port_source
-from fabricgen.model import DeviceModel, PolicyModel, QosModel
-from fabricgen.schema.intent import CE
+from fabricgen.models.device import DeviceModel, PolicyModel, QosModel
+from fabricgen.models.intent import CE
 
 
 @rule("FG-CLS-001", "dscp-unmapped", "error", "every DSCP maps to exactly one traffic class on every switch")

@@ -19,7 +19,7 @@ from fabricgen.lint.rules._util import (
     rdma_ecn,
     remedy,
 )
-from fabricgen.model import DeviceModel, PolicyModel, QosModel
+from fabricgen.models.device import DeviceModel, PolicyModel, QosModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,

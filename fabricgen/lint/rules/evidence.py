@@ -9,7 +9,7 @@ from pathlib import PurePath
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, port_source
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 
 
 @rule("FG-EVD-001", "device-config-missing", "error", "every inventory device has its config in --configs DIR")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import FabricWide, Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, kib, queue_for_tc
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 
 
 def _in_use(ctx: LintContext) -> list[int]:

@@ -16,7 +16,7 @@ from fabricgen.lint.rules._util import (
     queue_settings,
     remedy,
 )
-from fabricgen.model import DeviceModel, QosModel
+from fabricgen.models.device import DeviceModel, QosModel
 
 
 @rule("FG-PFC-001", "pfc-priority-mismatch", "error", "PFC priorities are equal at both ends of every link")

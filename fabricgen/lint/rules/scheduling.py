@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from fabricgen.lint.context import LintContext, Nic
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import Problem, device_source, per_port_qos, port_source, queue_settings
-from fabricgen.model import DeviceModel, QosModel
+from fabricgen.models.device import DeviceModel, QosModel
 
 
 @rule("FG-SCH-001", "dwrr-weights-not-100", "error", "DWRR weights sum to 100 on every switch and NIC")

@@ -11,7 +11,7 @@ packet_seq_err, local_ack_timeout_err, out_of_buffer). A counter the driver does
 
 from __future__ import annotations
 
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 from fabricgen.observe.hosttext import ethtool_sections, host_command, hw_counters
 from fabricgen.observe.model import ParseError, Reading
 

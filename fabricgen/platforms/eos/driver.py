@@ -45,7 +45,7 @@ from napalm.base.exceptions import (
 from napalm.eos.eos import EOSDriver
 from pyeapi.eapilib import CommandError, EapiError  # type: ignore[import-untyped]
 
-from fabricgen.platforms.eos import PROFILE
+from fabricgen.platforms.eos.render import PROFILE
 
 PREFIX = "fabricgen-"
 _COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,53}$")  # EOS session and checkpoint names

@@ -10,7 +10,7 @@ names outside the mlx5 set are ignored, not guessed.
 
 from __future__ import annotations
 
-from fabricgen.model import DeviceModel
+from fabricgen.models.device import DeviceModel
 from fabricgen.observe.hosttext import host_command
 from fabricgen.observe.model import Reading
 from fabricgen.platforms.connectx import observe as connectx

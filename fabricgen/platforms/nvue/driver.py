@@ -40,7 +40,8 @@ from napalm.base.exceptions import CommitError, ReplaceConfigException
 from fabricgen.deploy.ssh import Completed
 from fabricgen.deploy.sshdriver import SshDriver
 from fabricgen.deploy.sshdriver import commit_id as _commit_id
-from fabricgen.platforms.nvue import BRIDGE, CAPABILITY, LINK_SPEEDS
+from fabricgen.platforms.nvue.capability import CAPABILITY
+from fabricgen.platforms.nvue.render import BRIDGE, LINK_SPEEDS
 
 Tree = dict[str, Any]
 NvPath = tuple[str, ...]

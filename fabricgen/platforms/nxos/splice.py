@@ -24,9 +24,9 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from fabricgen.platforms.clitext import Node
-from fabricgen.platforms.nxos import MGMT_VRF, NETWORK_POLICY, QOS_POLICY, QUEUING_POLICY
-from fabricgen.platforms.nxos.reader import _tree
+from fabricgen.platforms.common.clitext import Node
+from fabricgen.platforms.nxos.capability import MGMT_VRF, NETWORK_POLICY, QOS_POLICY, QUEUING_POLICY
+from fabricgen.platforms.nxos.read import _tree
 
 WHOLE = re.compile(rf"class-map type qos (?:match-all |match-any )?FG_\S+|policy-map type qos {QOS_POLICY}"
                    rf"|policy-map type queuing {QUEUING_POLICY}|policy-map type network-qos {NETWORK_POLICY}")

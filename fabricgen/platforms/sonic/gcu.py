@@ -57,7 +57,7 @@ from typing import Any, Literal
 import jsonpatch
 import jsonpointer
 
-from fabricgen.platforms.sonic import OWNED_TABLES
+from fabricgen.platforms.sonic.capability import OWNED_TABLES
 
 # Entries fabricgen owns only in part: the fields it may write (None: any field the candidate names).
 PARTIAL_FIELDS: Mapping[str, frozenset[str] | None] = {

@@ -1,0 +1,1 @@
+"""Build: write rendered trees atomically and fast (manifest, incremental and neighbourhood updates)."""

@@ -1,0 +1,458 @@
+"""The neighbourhood update: `render` into an earlier tree after a commit that edits a few hosts.yaml entries,
+without loading, resolving or linting the rest of the fabric (under a second at 32,768 GPUs, where the whole
+road takes 7-8 s).
+
+Why the tree it writes is the one the whole road would write:
+
+- **What can change.** A device's resolved model is a function of the intent, groups.yaml, defaults.yaml, its
+  own hosts.yaml entry, and, of each device it is cabled to, the role, the declared speed of the far port and
+  the cable as either end declares it (fabricgen/resolve reads nothing else). With the first three unchanged
+  (their hashes are in the manifest), an edit of entries E can change the models of E and of the neighbours
+  whose view of an edited device (its *face*: role and the ports facing them) changed: the set A. Their
+  models are resolved again from their entries and their neighbours'; every other file of the tree stays.
+- **The input is still valid.** Every entry outside E validated in the previous render and reads the same.
+  Every check that spans entries (the peer exists, names back, one cable per port, both ends agree on the
+  cable) involves the declaring port and the one it names; those that touch A are run again.
+- **Lint still passes.** The previous render linted clean (a forced render is not updated this way). A rule
+  looks at one device, one port and the port at its far end, or one cable, except the fabric-wide ones; so
+  only findings on the devices whose model changed (C) and on their neighbours' ports facing them can
+  change, and those are linted again over C and its neighbours (their models read back from the tree's
+  resolved.json). The fabric-wide rules (each declares ``fabric_wide``: the fields it reads) compare devices
+  with the fabric's majority; they are not run again when no device of C changed any field they declare, and
+  then they find what they found before.
+- **The neighbours' peers.** Who a device is cabled to comes from its resolved.json in the tree (both ends'
+  declarations already combined), so no index of the fabric needs to be kept besides the render state: each
+  entry's digest and each device's role and platform, in the parse cache, keyed by the manifest's bytes.
+
+Outside what this covers — the intent, groups.yaml or defaults.yaml changed, a device added, removed or
+renamed, a change to a field the fabric-wide rules compare, any problem in the input, any lint error, a
+previous render forced or sharded, no render state (another machine, FABRICGEN_NO_CACHE) — :func:`plan_update`
+returns None and the caller takes the whole road, which reports problems with their file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import marshal
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabricgen import __version__
+from fabricgen.api import RESOLVED_FILE, dump_device, generate_devices
+from fabricgen.build.output import MANIFEST, PreviousTree, build_manifest, file_hash, update_output
+from fabricgen.lint import Finding, all_rules, lint
+from fabricgen.lint.registry import FabricWide
+from fabricgen.load.fabric import input_hashes, load_groups, load_intent, validate_hosts
+from fabricgen.load.yamlsource import (
+    Entries,
+    InputFileError,
+    cache_dir,
+    cached_entry,
+    entry_digest,
+    entry_table_path,
+    parse_entry,
+    read_entry_table,
+    read_input,
+    starts_with_key,
+    top_level_entries,
+    write_entry_table,
+)
+from fabricgen.models.device import DeviceModel, Fabric
+from fabricgen.models.inventory import Device, Inventory
+from fabricgen.resolve import Resolution, resolve_policy
+
+HOSTS = "inventory/hosts.yaml"
+STATES_KEPT = 32
+STATE_FORMAT = 2  # part of the state's key: a state of another format (or entry digest) is not found
+# More edited entries than this and the whole road is faster: it resolves in --jobs processes, this in one.
+MAX_EDITED = 200
+# A file read whole (below yamlsource.BY_ENTRY_MIN_BYTES it is) has no entry table: up to this many entries are
+# parsed one by one after the render to make it (10 ms for a thousand).
+RECORD_MAX_ENTRIES = 2_000
+
+Kind = tuple[str, str]  # a device's (role, platform), what the render summary groups by
+
+
+# --- the render state ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RenderState:
+    """What a render leaves for the next neighbourhood update of its tree, beside the tree itself."""
+
+    entries: dict[str, bytes]
+    """device → digest of its hosts.yaml entry's text"""
+    kinds: dict[str, Kind]
+
+
+def _state_path(manifest: bytes) -> Path | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(manifest)
+    key.update(f"\0{STATE_FORMAT}\0{__version__}\0{sys.version_info[:2]}".encode())  # marshal's is Python's
+    return folder / f"state-{key.hexdigest()}.marshal"
+
+
+def save_state(out: Path, state: RenderState) -> None:
+    """Record the state of the tree just written at ``out`` (a cache: failing to write it only costs time)."""
+    with contextlib.suppress(OSError):
+        path = _state_path((out / MANIFEST).read_bytes())
+        if path is None:
+            return
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        staging.write_bytes(marshal.dumps({"entries": state.entries, "kinds": state.kinds}))
+        staging.replace(path)
+        _prune_states(path.parent)
+
+
+def _prune_states(folder: Path) -> None:
+    """Keep the most recent states: one is written per render, and a state is only useful to the next one."""
+    states = sorted(folder.glob("state-*.marshal"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for stale in states[STATES_KEPT:]:
+        stale.unlink(missing_ok=True)
+
+
+def _load_state(manifest: bytes) -> RenderState | None:
+    path = _state_path(manifest)
+    if path is None:
+        return None
+    try:
+        raw = marshal.loads(path.read_bytes())
+        return RenderState(dict(raw["entries"]), {name: tuple(kind) for name, kind in raw["kinds"].items()})
+    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def record_render(out: Path, kinds: dict[str, Kind], hosts: Path, entries: Entries) -> None:
+    """After the whole road wrote the tree at ``out``: its render state, and every hosts.yaml entry in the parse
+    cache's entry table (the next update compares an edited entry with what it was).
+
+    The update reads an entry on its own; so the state is recorded only for a file each of whose entries reads
+    alone as it reads in the file (load read it so, or each is checked here): not for YAML that spans entries
+    (an alias of another entry's anchor, a flow collection running on at the start of a line)."""
+    digests = {name: entry_digest(text) for name, text in entries.texts.items()}
+    table_path = entry_table_path(hosts)
+    if not entries.read_alone:
+        if table_path is None or len(digests) > RECORD_MAX_ENTRIES:
+            return
+        table = read_entry_table(table_path)
+        for name, text in entries.texts.items():
+            alone = parse_entry(text)
+            if not _same({name: entries.data[name]}, alone):
+                return
+            table[digests[name]] = marshal.dumps(alone)
+        write_entry_table(table_path, table)
+    save_state(out, RenderState(digests, kinds))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types throughout (``==`` alone takes True for 1, and 1.0 for 1)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(value, b[key]) for key, value in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def kinds_of(models: Iterable[DeviceModel]) -> dict[str, Kind]:
+    return {device.name: (device.role, device.platform) for device in models}
+
+
+# --- the plan -----------------------------------------------------------------------------------------------
+
+class _Decline(Exception):
+    """This update is not one the neighbourhood covers: take the whole road."""
+
+
+@dataclass
+class UpdatePlan:
+    """An update of the tree at ``out``, worked out, not yet written."""
+
+    fabric: str
+    files: dict[str, str]
+    """the rendered files of the devices whose model changed"""
+    kept: dict[str, str]
+    """path → hash of every other file of the tree"""
+    replaced: dict[str, str]
+    """path → hash of the files of the devices whose model changed, as the tree holds them"""
+    removed: list[str]
+    manifest: str
+    state: RenderState
+    entry_table: tuple[Path, dict[bytes, bytes]] | None
+    """the parse cache's entry table of hosts.yaml with the edited entries added, to write with the tree"""
+    edited: int = 0
+    resolved: int = 0
+    linted: int = 0
+    """how many hosts.yaml entries were edited, devices resolved again, devices linted again"""
+
+    @property
+    def paths(self) -> list[str]:
+        return [*self.files, *self.kept]
+
+
+def plan_update(intent: Path, inventory: Path, out: Path, previous: PreviousTree | None,
+                extra: dict[str, Any]) -> UpdatePlan | None:
+    """The update of ``previous`` (the tree at ``out``) for the current inputs, or None when it is not a
+    neighbourhood update."""
+    try:
+        return _Planner(intent, inventory, out, previous, extra).plan()
+    except _Decline:
+        return None
+    except Exception:  # anything unexpected: the whole road gives the right tree, and reports input problems
+        if os.environ.get("FABRICGEN_DEBUG"):
+            raise
+        return None
+
+
+def apply_update(out: Path, plan: UpdatePlan) -> int:
+    """Write the planned update (as an incremental render writes: atomically per file, marked while it runs),
+    then the render state. Returns how many files were written."""
+    changed = {name: text for name, text in plan.files.items() if plan.replaced.get(name) != file_hash(text)}
+    rewritten = update_output(out, changed, plan.removed, plan.manifest)
+    save_state(out, plan.state)
+    if plan.entry_table is not None:
+        write_entry_table(*plan.entry_table)
+    return rewritten
+
+
+class _Planner:
+    """Works out one update; any step that finds it is not a neighbourhood update raises _Decline."""
+
+    def __init__(self, intent: Path, inventory: Path, out: Path, previous: PreviousTree | None,
+                 extra: dict[str, Any]) -> None:
+        if previous is None or set(extra) != {"renderer"} or previous.manifest.get("renderer") != extra["renderer"]:
+            raise _Decline  # no tree, another renderer, or a shard
+        if "forced" in previous.manifest or "shard" in previous.manifest:
+            raise _Decline
+        state = _load_state(previous.raw)
+        if state is None:
+            raise _Decline
+        self.intent_path, self.inventory, self.out, self.previous, self.extra, self.state = \
+            intent, inventory, out, previous, extra, state
+        self.old_models: dict[str, DeviceModel] = {}
+
+    def plan(self) -> UpdatePlan:
+        self.hosts_path = self.inventory / "hosts.yaml"
+        try:
+            raw = read_input(self.hosts_path)  # read once: what is hashed is what is split
+        except InputFileError:
+            raise _Decline from None  # a FIFO, /dev/zero, too large: the whole road's load reports it
+
+        inputs = {**input_hashes(self.intent_path, self.inventory, ("groups.yaml", "defaults.yaml")),
+                  HOSTS: hashlib.sha256(raw).hexdigest()}
+        before = self.previous.manifest.get("inputs", {})
+        if inputs.keys() != before.keys() or any(inputs[k] != before[k] for k in inputs if k != HOSTS):
+            raise _Decline  # the intent, groups.yaml or defaults.yaml changed: any device may have
+        edited, digests = self._edited_entries(raw)
+        intent, groups = load_intent(self.intent_path), load_groups(self.inventory)
+        if intent is None or groups is None:
+            raise _Decline
+        self.groups, self.defaults = groups
+        affected = self._affected(edited)
+        devices, links = self._validated(affected, edited)
+        resolution = Resolution(intent, Inventory.model_construct(devices=devices, links=links))
+        if not resolution.resolve(sorted(affected)):
+            raise _Decline
+        models = resolution.devices
+        changed = sorted(name for name in affected
+                         if file_hash(dump_device(models[name], "json"))
+                         != self.previous.files.get(f"{name}/{RESOLVED_FILE}"))
+        linted = 0
+        if changed:
+            linted = self._lint_clean(Fabric(name=intent.fabric, devices={n: models[n] for n in changed},
+                                             policy=resolve_policy(intent, resolution.qos)), models, changed)
+        plan = self._render(intent.fabric, models, changed, inputs, edited, digests)
+        plan.edited, plan.resolved, plan.linted = len(edited), len(affected), linted
+        return plan
+
+    # -- which entries changed, and which devices that affects
+
+    def _edited_entries(self, raw: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
+        """The data of the hosts.yaml entries whose text changed, by name, and their digests. Unchanged entries
+        were part of a file that loaded, and each read alone as it read in the file (see record_render); an
+        edited one must be UTF-8 (rapidyaml does not look at comments) and start with its key as written."""
+        entries = top_level_entries(raw)
+        if entries is None:
+            raise _Decline
+        self.texts = {entry_digest(entry): entry for entry in entries}
+        if len(self.texts) != len(entries):
+            raise _Decline  # two equal entries: a duplicate key
+        known = set(self.state.entries.values())
+        if sum(digest not in known for digest in self.texts) > MAX_EDITED:
+            raise _Decline
+        edited: dict[str, Any] = {}
+        digests: dict[str, bytes] = {}
+        for digest, text in self.texts.items():
+            if digest not in known:
+                name, data = _one_entry(parse_entry(text))
+                if name in edited or not starts_with_key(text, name):
+                    raise _Decline
+                try:
+                    text.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _Decline from None
+                edited[name], digests[name] = data, digest
+        gone = {name for name, digest in self.state.entries.items() if digest not in self.texts}
+        if set(edited) != gone:
+            raise _Decline  # a device added, removed or renamed
+
+        self.table_path = entry_table_path(self.hosts_path)
+        self.table = read_entry_table(self.table_path) if self.table_path else {}
+        return edited, digests
+
+    def _affected(self, edited: dict[str, Any]) -> set[str]:
+        """The edited devices, and each neighbour whose view of an edited device changed."""
+        new = self._devices(edited)
+        old_data = {name: cached_entry(self.table, self.state.entries[name]) for name in edited}
+        old = self._devices({name: _one_entry(data)[1] for name, data in old_data.items() if data is not None})
+        affected = set(edited)
+        self.new_targets: dict[str, set[str]] = {}
+        for name, device in new.items():
+            targets = {spec.peer.partition(":")[0] for spec in device.data.ports.values() if spec.peer}
+            self.new_targets[name] = targets
+            before = self._old(name)
+            for neighbour in _peers(before) | targets:
+                if neighbour not in self.state.entries:
+                    raise _Decline  # an unknown peer: load reports it
+                if name not in old or _face(old[name], before, neighbour) != _face(device, before, neighbour):
+                    affected.add(neighbour)
+        return affected
+
+    def _validated(self, affected: set[str], edited: dict[str, Any]) -> tuple[dict[str, Device], list[Any]]:
+        """The devices to resolve and their neighbours, validated, and the cables that touch the former."""
+        around = set(affected)
+        for name in affected:
+            around |= _peers(self._old(name)) | self.new_targets.get(name, set())
+        found = validate_hosts({name: edited[name] if name in edited else self._entry(name) for name in sorted(around)},
+                               self.groups, self.defaults, affected)
+        if found is None:
+            raise _Decline
+        return found
+
+    def _devices(self, entries: dict[str, Any]) -> dict[str, Device]:
+        found = validate_hosts(entries, self.groups, self.defaults, set())
+        if found is None:
+            raise _Decline
+        return found[0]
+
+    def _entry(self, name: str) -> Any:
+        """An unchanged entry's data: from the parse cache's entry table, else parsed from its text."""
+        digest = self.state.entries[name]
+        data = cached_entry(self.table, digest)
+        if data is None:
+            data = parse_entry(self.texts[digest])
+        found, value = _one_entry(data)
+        if found != name:
+            raise _Decline
+        return value
+
+    def _old(self, name: str) -> DeviceModel:
+        """The device's model as the tree holds it (resolved.json, written by the previous render)."""
+        model = self.old_models.get(name)
+        if model is None:
+            if f"{name}/{RESOLVED_FILE}" not in self.previous.files:
+                raise _Decline
+            path = self.out / name / RESOLVED_FILE
+            model = self.old_models[name] = DeviceModel.model_validate_json(path.read_bytes())
+        return model
+
+    # -- lint, over the changed devices and their neighbours
+
+    def _lint_clean(self, changed_only: Fabric, models: dict[str, DeviceModel], changed: list[str]) -> int:
+        """Lint the changed devices and their neighbours; declines at any error the whole road would report.
+        Returns how many devices were linted."""
+        for name in changed:
+            if _wide_fields(self._old(name)) != _wide_fields(models[name]):
+                raise _Decline  # the fabric-wide rules may judge differently: lint the whole fabric
+        around = set(changed).union(*(_peers(models[name]) for name in changed))
+        fabric = changed_only.model_copy(update={"devices": {
+            name: models[name] if name in models else self._old(name) for name in sorted(around)}})
+        if findings_around(fabric, set(changed), "error"):
+            raise _Decline  # the whole road prints the report and stops
+        return len(fabric.devices)
+
+    # -- render
+
+    def _render(self, fabric: str, models: dict[str, DeviceModel], changed: list[str], inputs: dict[str, str],
+                edited: dict[str, Any], digests: dict[str, bytes]) -> UpdatePlan:
+        files = generate_devices(models, changed)
+        mine = set(changed)
+        kept: dict[str, str] = {}
+        replaced: dict[str, str] = {}
+        for path, digest in self.previous.files.items():
+            (replaced if path.partition("/")[0] in mine else kept)[path] = digest
+        removed = sorted(path for path in replaced if path not in files)
+        state = RenderState({**self.state.entries, **digests}, {**self.state.kinds, **kinds_of(models.values())})
+        table = None
+        if self.table_path is not None and edited:
+            # The entries of the file as it is now: the edited ones' earlier texts are not needed again.
+            fresh = {digest: marshal.dumps({name: edited[name]}) for name, digest in digests.items()}
+            table = (self.table_path, {digest: fresh[digest] if digest in fresh else self.table[digest]
+                                       for digest in self.texts if digest in fresh or digest in self.table})
+        return UpdatePlan(fabric, files, kept, replaced, removed,
+                          build_manifest(files, inputs, self.extra, hashes=kept), state, table)
+
+
+def findings_around(fabric: Fabric, changed: set[str], severity: str | None = None) -> list[Finding]:
+    """What lint finds about the ``changed`` devices, given a ``fabric`` of them and every device cabled to them:
+    findings of every rule but the fabric-wide ones that are on a changed device or on a port cabled to one
+    (of one ``severity``, or all). Each such rule reads a device, its ports and the far end of each: so these
+    are the findings a lint of the whole fabric makes about them (tests/test_lint_cases.py checks it on every
+    rule's failing fixtures)."""
+    report = lint(fabric, [rule for rule in all_rules() if rule.fabric_wide is None])
+    wanted = [finding for finding in report.findings if severity is None or finding.severity == severity]
+    facing = _facing(fabric, changed) if wanted else {}
+    return [finding for finding in wanted if finding.device in changed or (finding.device, finding.port) in facing]
+
+
+def concerns(finding: Finding, devices: set[str], fabric: Fabric) -> bool:
+    """Whether ``finding`` is on one of ``devices`` or on a port cabled to one of them."""
+    return finding.device in devices or (finding.device, finding.port) in _facing(fabric, devices)
+
+
+def _facing(fabric: Fabric, devices: set[str]) -> set[tuple[str, str | None]]:
+    """Every (device, port) whose cable reaches one of ``devices``."""
+    return {(device.name, port.name) for device in fabric.devices.values() for port in device.ports
+            if port.peer is not None and port.peer.partition(":")[0] in devices}
+
+
+def _one_entry(data: Any) -> tuple[str, Any]:
+    if not isinstance(data, dict) or len(data) != 1:
+        raise _Decline  # the fast path declined it, or not one key: load reads the file whole
+    ((name, value),) = data.items()
+    if not isinstance(name, str):
+        raise _Decline
+    return name, value
+
+
+def _peers(model: DeviceModel) -> set[str]:
+    return {port.peer.partition(":")[0] for port in model.ports if port.peer}
+
+
+def _face(device: Device, before: DeviceModel, neighbour: str) -> tuple[Any, ...]:
+    """What resolving ``neighbour`` reads of ``device``: its role and the ports that faced the neighbour or
+    now name it (their speed, and the cable they declare)."""
+    ports = {port.name for port in before.ports if port.peer and port.peer.partition(":")[0] == neighbour}
+    ports |= {name for name, spec in device.data.ports.items() if spec.peer and
+              spec.peer.partition(":")[0] == neighbour}
+    specs = device.data.ports
+    return device.data.role, [(name, specs[name].model_dump() if name in specs else None) for name in sorted(ports)]
+
+
+def _wide_fields(device: DeviceModel) -> tuple[Any, ...]:
+    """Every field of a device the fabric-wide rules read, as they declare it."""
+    return _wide_reads().read(device)
+
+
+@functools.cache
+def _wide_reads() -> FabricWide:
+    return FabricWide.union(rule.fabric_wide for rule in all_rules() if rule.fabric_wide is not None)

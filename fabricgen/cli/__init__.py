@@ -1,0 +1,80 @@
+"""The command line: a thin edge around load → resolve → lint → render → write.
+
+Exit status: 0 success · 1 lint errors (render, lint; warnings too with --strict) or rendered configs that
+failed validation (``validate``) · 2 bad input or usage
+(every problem printed as FILE:LINE:COL: key.path: message (hint)) · 3 the output directory could not be
+written (the previous tree is left as it was, or, when an incremental update fails part-way, marked
+.fabricgen-incomplete so the next render rewrites it whole) · 70 internal error (a bug: rerun with FABRICGEN_DEBUG=1 and
+report it). `plan` alone differs: 2 devices change, 3 bad input or usage (fabricgen/cli/plan.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from fabricgen import __version__
+from fabricgen.build.output import INCOMPLETE
+from fabricgen.cli import lint, platforms, render, resolve, validate
+from fabricgen.cli.common import escape_unencodable_output, fail, input_options, load_and_resolve
+from fabricgen.cli.deploy import register as register_deploy_commands
+from fabricgen.cli.docs import register as register_docs_command
+from fabricgen.cli.inventory import register as register_inventory_commands
+from fabricgen.cli.observe import register as register_observe_commands
+from fabricgen.cli.plan import register as register_plan_command
+from fabricgen.cli.profile import register as register_profile_commands
+from fabricgen.runtime.gctune import bulk_allocation
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fabricgen")
+def main() -> None:
+    """Compile one RoCEv2 fabric intent + Nornir inventory into per-device configs.
+
+    SONiC config_db.json, Arista EOS, Cumulus NVUE and Cisco NX-OS for the switches, and for every GPU host a
+    ConnectX or Linux dcb script with its nccl.env: one DSCP, PFC, ECN, MTU and headroom plan, checked end to
+    end by `fabricgen lint`. `fabricgen COMMAND --help` describes each command with examples.
+
+    \b
+    Exit status: 0 ok, 1 lint errors or invalid configs, 2 bad input/usage, 3 output not written
+    (plan: 2 devices change, 3 bad input/usage; see `fabricgen plan --help`).
+    Shell completion (bash; zsh and fish alike): eval "$(_FABRICGEN_COMPLETE=bash_source fabricgen)"
+    """
+
+
+def run() -> None:  # pragma: no cover - console entry guard
+    escape_unencodable_output()
+    try:
+        with bulk_allocation():
+            main()
+    except KeyboardInterrupt:
+        fail(f"interrupted; the output is unchanged, or marked {INCOMPLETE} if an incremental update had "
+             "begun (render again to repair it)", 130)
+    except Exception as exc:
+        if os.environ.get("FABRICGEN_DEBUG"):
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with FABRICGEN_DEBUG=1 and report it)", 70)
+
+
+main.add_command(lint.lint_cmd)
+main.add_command(lint.rules_cmd)
+main.add_command(platforms.platforms_cmd)
+main.add_command(render.render)
+main.add_command(resolve.resolve_cmd)
+main.add_command(resolve.schema)
+main.add_command(validate.validate)
+# diff, push, rollback, runs: the deploy stage (fabricgen/deploy/), after write.
+register_deploy_commands(main, load_and_resolve, input_options, fail)
+# profile list|show: what a `profile:` fills in (fabricgen/cli/profile.py).
+register_profile_commands(main)
+# docs: device pages, the HTML fabric report and the validation runbook (fabricgen/report/).
+register_docs_command(main, load_and_resolve, input_options, fail)
+# plan: what a change does to each device, between two revisions (fabricgen/cli/plan.py).
+register_plan_command(main, input_options, fail)
+# observe [serve], health: counters, their history and health against the intent (fabricgen/observe/).
+register_observe_commands(main, load_and_resolve, input_options, fail)
+# inventory export: the inventory's other forms, compact cabling and Nautobot (fabricgen/load/sources/).
+register_inventory_commands(main, fail)
+
+

@@ -1,0 +1,296 @@
+"""``lint --configs DIR``: each device's config files read from disk and overlaid on its resolved model.
+
+Every file is checked as bytes before a platform's reader sees it, so that no byte sequence reaches a reader
+it could crash: a regular file of bounded size, strict UTF-8, no NUL byte, JSON and YAML no deeper than any
+config nests, CLI indented with spaces. What fails those checks, and what a reader refuses
+(:class:`~fabricgen.platforms.ConfigReadError`), is a :class:`Problem` (``FILE:LINE: message``): the CLI prints
+them all and exits 2. What is readable but not whole — a device without configs, an empty file, one cut
+short — is :class:`~fabricgen.lint.evidence.Evidence` for the FG-EVD rules: missing evidence is a finding,
+never a pass.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from fabricgen.build.output import INCOMPLETE
+from fabricgen.lint.evidence import Evidence, Gap
+from fabricgen.lint.registry import Finding
+from fabricgen.models.device import DeviceModel, Fabric
+from fabricgen.models.diagnostics import Location
+from fabricgen.platforms import ConfigReadError, Platform, get_platform
+
+# Far above any switch's config (a 512-port SONiC config_db.json is a few MB), far below what hurts to read.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+# Configs nest a handful of levels (config_db.json: 3-4; NVUE YAML: about 10). Python's JSON and YAML parsers
+# recurse per level and fail with RecursionError near 1000; anything deeper than this is not a config.
+MAX_DEPTH = 64
+# EOS's `show running-config` starts with this line and ends with `end` (fabricgen's eos.cfg, a snippet, has
+# neither). NX-OS's has no end marker: a cut there shows only as a missing final newline.
+EOS_RUNNING_CONFIG = "! Command: show running-config"
+# JSON strings (possessive: no backtracking into a string that never closes) and brackets, in text order.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*+"|[\[\]{}]')
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+Locate = Callable[[Finding], Location]
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """A config file that cannot be read: printed as ``FILE:LINE: message``."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class UnreadableConfigs(Exception):
+    """Every problem found in ``--configs DIR``, sorted by file and line."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = sorted(set(problems))
+        super().__init__("\n".join(str(problem) for problem in self.problems))
+
+
+@dataclass
+class Configs:
+    """The fabric with every readable device's model read from its configs, the evidence lint judges, and each
+    device's config files in its platform's file order (to point findings at)."""
+
+    fabric: Fabric
+    evidence: Evidence
+    files: dict[str, list[Path]] = field(default_factory=dict)
+
+    def locator(self, fallback: Locate) -> Locate:
+        """Findings on a device read from configs point into its first config file, at the first line naming
+        their port (line 1 when none does); findings that know their line keep it; the rest use ``fallback``.
+        Files are read again only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
+        @functools.cache
+        def text(path: Path) -> str:
+            return path.read_text(encoding="utf-8", errors="replace")
+
+        def locate(finding: Finding) -> Location:
+            if finding.where is not None:
+                return Location(finding.where[0], finding.where[1], 1)
+            files = self.files.get(finding.device)
+            if not files:
+                return fallback(finding)
+            return Location(str(files[0]), _line_naming(text(files[0]), finding.port) if finding.port else 1, 1)
+
+        return locate
+
+
+def read_configs(fabric: Fabric, directory: Path, partial: bool = False) -> Configs:
+    """Each device's configs (``directory/<device>/<its platform's files>``) read over its resolved model.
+    ``partial``: devices without any config file are left out on purpose instead of reported. Raises
+    :class:`UnreadableConfigs` with every problem found."""
+    if (directory / INCOMPLETE).exists():
+        raise UnreadableConfigs([Problem(str(directory / INCOMPLETE), 1, "an interrupted render: some files may be "
+                                         "from the previous one; run `fabricgen render` again first")])
+    reading = _Reading(directory)
+    for name in sorted(fabric.devices):
+        reading.device(fabric.devices[name])
+    if reading.problems:
+        raise UnreadableConfigs(reading.problems)
+    missing = {name: what for name, what in reading.missing.items() if not partial or name not in reading.absent}
+    skipped = tuple(sorted(reading.absent)) if partial else ()
+    evidence = Evidence(str(directory), reading.intended, missing, tuple(reading.gaps), skipped)
+    devices = {**fabric.devices, **reading.devices}
+    return Configs(fabric.model_copy(update={"devices": devices}), evidence, reading.files)
+
+
+class _Reading:
+    """The state of one read of DIR: what was read, what is missing or cut short, and every problem."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.problems: list[Problem] = []
+        self.devices: dict[str, DeviceModel] = {}
+        self.intended: dict[str, DeviceModel] = {}
+        self.missing: dict[str, str] = {}
+        self.absent: set[str] = set()  # devices without a single config file
+        self.gaps: list[Gap] = []
+        self.files: dict[str, list[Path]] = {}
+
+    def device(self, device: DeviceModel) -> None:
+        platform = get_platform(device.platform)
+        folder = self.directory / device.name
+        paths = [folder / name for name in platform.capability.output_files if _present(folder / name)]
+        if not paths:
+            self.absent.add(device.name)
+            self.missing[device.name] = (f"no config in {folder}/ (expected "
+                                         f"{', '.join(platform.capability.output_files)})")
+            return
+        before = len(self.problems)
+        texts = {path.name: text for path in paths if (text := self._text(device.name, path)) is not None}
+        if len(self.problems) > before:
+            return
+        self.files[device.name] = [folder / name for name in texts]
+        whole = {name: text for name, text in texts.items() if text.strip()}
+        if whole:
+            self._read(platform, device, folder, whole)
+
+    def _text(self, device: str, path: Path) -> str | None:
+        """The file's text when it passes every check; else None, with the problem recorded."""
+        try:
+            text = _decoded(path, _bytes(path))
+            _check_format(path, text)
+        except _Refused as refused:
+            self.problems.append(refused.problem)
+            return None
+        gap = _gap(path, text)
+        if gap is not None:
+            self.gaps.append(Gap(device, str(path), *gap))
+        return text
+
+    def _read(self, platform: Platform, device: DeviceModel, folder: Path, texts: dict[str, str]) -> None:
+        if platform.read is None:
+            self.missing[device.name] = f"platform {device.platform} has no config reader"
+            return
+        try:
+            model = platform.read(device, texts)
+        except ConfigReadError as exc:
+            self._refused(device, folder, texts, exc)
+            return
+        except Exception as exc:  # a reader's bug on odd input: name the file, never exit 70 (internal error)
+            first = next(iter(texts))
+            self.problems.append(Problem(str(folder / first), 1, f"the {device.platform} reader cannot read this "
+                                         f"file: {type(exc).__name__}: {exc}"))
+            return
+        self.devices[device.name] = model
+        self.intended[device.name] = device
+
+    def _refused(self, device: DeviceModel, folder: Path, texts: dict[str, str], exc: ConfigReadError) -> None:
+        if exc.file in texts:
+            self.problems.append(Problem(str(folder / exc.file), max(exc.line, 1), exc.message))
+        elif not _present(folder / exc.file):  # the reader needs a file the others came without
+            self.missing[device.name] = f"no {exc.file} in {folder}/ (found {', '.join(sorted(texts))})"
+        # else: the file it needs is empty, and FG-EVD-002 says so already
+
+
+class _Refused(Exception):
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+def _present(path: Path) -> bool:
+    return path.is_symlink() or path.exists()
+
+
+def _bytes(path: Path) -> bytes:
+    """The file's bytes: only a regular file (a FIFO would block the read, a device never end), at most
+    MAX_FILE_BYTES of it."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused(Problem(str(path), 1, "not a regular file"))
+        if info.st_size > MAX_FILE_BYTES:
+            raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise _Refused(Problem(str(path), 1, f"cannot read: {exc.strerror or exc}")) from exc
+    if len(data) > MAX_FILE_BYTES:  # it grew while being read
+        raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
+    return data
+
+
+def _decoded(path: Path, data: bytes) -> str:
+    """``data`` as strict UTF-8 without NUL bytes (a binary file); else the line and column of the first bad
+    byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _position(data[:exc.start].decode("utf-8"), exc.start)
+        raise _Refused(Problem(str(path), line, f"not UTF-8 (byte 0x{data[exc.start]:02x} at column {column})")) \
+            from exc
+    nul = text.find("\0")
+    if nul >= 0:
+        line, column = _position(text, nul)
+        raise _Refused(Problem(str(path), line, f"binary content (a NUL byte at column {column})"))
+    return text
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of ``offset`` in ``text``."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _check_format(path: Path, text: str) -> None:
+    """What would make a reader fail on text that decodes: nesting deeper than any config, tab indentation in CLI
+    text (a reader that nests by spaces would read the tabbed lines as top-level lines, in silence)."""
+    line = None
+    if path.suffix == ".json":
+        line = _json_too_deep(text)
+    elif path.suffix == ".yaml":
+        line = _yaml_too_deep(text)
+    if line is not None:
+        raise _Refused(Problem(str(path), line, f"nested deeper than {MAX_DEPTH} levels: not a config"))
+    if path.suffix == ".cfg":
+        for number, raw in enumerate(text.splitlines(), 1):
+            if "\t" in raw[:len(raw) - len(raw.lstrip())]:
+                raise _Refused(Problem(str(path), number, "indented with a tab: the CLI nests lines by spaces"))
+
+
+def _json_too_deep(text: str) -> int | None:
+    """The line where JSON text first nests deeper than MAX_DEPTH, without parsing it (the parser recurses)."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return text.count("\n", 0, token.start()) + 1
+        elif bracket in ("]", "}"):
+            depth -= 1
+    return None
+
+
+def _yaml_too_deep(text: str) -> int | None:
+    """The line where YAML first nests deeper than MAX_DEPTH, from the parser's events (the event parser is a
+    state machine; only composing the document recurses). Text that does not parse is the reader's to
+    report, with its own message."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_YAML_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark.line + 1 if event.start_mark is not None else 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+def _gap(path: Path, text: str) -> tuple[int, str] | None:
+    """(line, problem) when a decodable file does not hold a whole config: empty, or cut short."""
+    lines = text.splitlines()
+    if not text.strip():
+        return 1, "is empty"
+    if path.suffix != ".json" and not text.endswith("\n"):  # JSON: a cut does not parse (SONiC writes no final \n)
+        return len(lines), f"ends in the middle of line {len(lines)} (no final newline): cut short"
+    if path.suffix == ".cfg" and lines[0].strip() == EOS_RUNNING_CONFIG:
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        if last != "end":
+            return len(lines), "is a `show running-config` that does not end with `end`: cut short"
+    return None
+
+
+def _line_naming(text: str, port: str) -> int:
+    """The first line naming ``port`` as a whole name (Ethernet1 is not Ethernet10 or Ethernet1/1), else 1."""
+    found = re.search(rf"(?<![\w/.]){re.escape(port)}(?![\w/.])", text)
+    return text.count("\n", 0, found.start()) + 1 if found else 1

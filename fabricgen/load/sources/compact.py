@@ -1,0 +1,464 @@
+"""The compact inventory: a cabling table plus per-role port templates, for fabrics too large to list as hosts.
+
+A directory holding ``devices.yaml`` and ``cabling.csv`` (and Nornir's own ``groups.yaml`` and ``defaults.yaml``,
+read as in a SimpleInventory)::
+
+    # devices.yaml
+    templates:                       # port tables, each shared by every device that names it
+      sn4700:
+        eth0: {speed: 1G}
+        Ethernet{0..248..8}: {speed: 400G, fec: rs, lanes: "{n}..{n+7}"}
+    devices:                         # Nornir hosts, as in hosts.yaml, plus `template`
+      leaf1: {hostname: 192.0.2.11, groups: [leaves], template: sn4700}
+
+    # cabling.csv: one cable a line
+    a_device,a_port,b_device,b_port,cable_m,media
+    leaf1,Ethernet224,spine1,Ethernet1/1,30,optic
+
+A port key ``<text>{A..B}<text>`` (or ``{A..B..STEP}``) is one port per number from A to B; in its values ``{n}``
+is that number and ``{n+K}`` / ``{n-K}`` the number plus or minus K, and a ``lanes`` value ``X..Y`` is the lanes
+X to Y. A device's own ``data.ports`` adds ports or replaces a template's port whole. Each device becomes the
+Nornir host it would be in hosts.yaml, its ports those of its template with each cable's ``peer``, ``cable_m`` and
+``media`` set on the a-end port (a cable belongs to the table, never to a template). Every problem is reported
+at its FILE:LINE, the table's at its row and column.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabricgen.load.sources import DEFAULTS, GROUPS, HOSTS, NornirData
+from fabricgen.load.yamlsource import InputFileError, SourceMap, YamlDocument, load_yaml, read_input
+from fabricgen.models.diagnostics import INPUT_FILE, INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
+
+DEVICES_FILE, CABLING_FILE = "devices.yaml", "cabling.csv"
+COLUMNS = ("a_device", "a_port", "b_device", "b_port", "cable_m", "media")
+CABLE_KEYS = ("peer", "cable_m", "media")
+NAMESPACE = "fabricgen"
+PORT_USED_TWICE = "FG-INV-002"  # the lint rule whose condition a port cabled twice is (as load's link checks)
+MAX_RANGE_PORTS = 4096
+"""ports one range key may make: a switch has at most a few hundred; a typo ({0..50000}) must not make a million"""
+
+_RANGE = re.compile(r"^(?P<head>[^{}]*)\{(?P<first>\d+)\.\.(?P<last>\d+)(?:\.\.(?P<step>\d+))?\}(?P<tail>[^{}]*)$")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_OFFSET = re.compile(r"^n(?:([+-])(\d+))?$")
+_LANE_SPAN = re.compile(r"^(\d+)\.\.(\d+)$")
+
+
+def is_compact(directory: Path) -> bool:
+    """A compact inventory: ``devices.yaml`` and no ``hosts.yaml`` (with both, the SimpleInventory is read, and
+    its hosts.yaml is what load reports on)."""
+    return (directory / DEVICES_FILE).exists() and not (directory / HOSTS).exists()
+
+
+class CompactSource:
+    """devices.yaml + cabling.csv (+ groups.yaml, defaults.yaml) → Nornir data."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def read(self, problems: list[Diagnostic], hashes: dict[str, str], jobs: int) -> NornirData | None:
+        docs: dict[str, YamlDocument] = {}
+        layers: dict[str, dict[str, Any]] = {}
+        for name in (GROUPS, DEFAULTS):
+            doc = self._yaml(name, problems, hashes, jobs, required=False)
+            layers[name] = _mapping_entries(doc, name, problems) if doc is not None else {}
+            if doc is not None:
+                docs[name] = doc
+        devices_doc = self._yaml(DEVICES_FILE, problems, hashes, jobs, required=True)
+        if devices_doc is None:
+            return None
+        table = _read_table(self.directory / CABLING_FILE, problems, hashes)
+        built = _Builder(devices_doc, problems).build(table)
+        if built is None:
+            return None
+        docs[HOSTS] = built
+        defaults = docs[DEFAULTS].data if DEFAULTS in docs else {}
+        return NornirData(built.data, layers[GROUPS], defaults if isinstance(defaults, dict) else {}, docs)
+
+    def _yaml(self, name: str, problems: list[Diagnostic], hashes: dict[str, str], jobs: int,
+              required: bool) -> YamlDocument | None:
+        path = self.directory / name
+        if not path.exists():
+            if required:
+                problems.append(Diagnostic(Location(str(path), 1, 1), "<file>", f"compact inventory has no {name}",
+                                           "see README: Compact cabling", INPUT_FILE))
+            return None
+        _hash(path, f"inventory/{name}", hashes)
+        doc, found = load_yaml(path, jobs=jobs)
+        problems += found
+        if doc is not None and doc.data is None:
+            doc.data = {}
+        if doc is not None and not isinstance(doc.data, dict):
+            problems.append(Diagnostic(doc.at(()), "<root>", f"{name} must be a mapping",
+                                       "see README: Compact cabling", INPUT_SCHEMA))
+            return None
+        return doc
+
+
+def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
+    with contextlib.suppress(InputFileError):  # reported by whoever reads it
+        hashes[label] = hashlib.sha256(read_input(path)).hexdigest()
+
+
+def _mapping_entries(doc: YamlDocument, name: str, problems: list[Diagnostic]) -> dict[str, Any]:
+    """groups.yaml's entries that are mappings (or empty); each other entry reported."""
+    entries: dict[str, Any] = {}
+    if name == DEFAULTS:
+        return dict(doc.data)
+    for key, entry in doc.data.items():
+        if isinstance(key, str) and isinstance(entry, dict | None):
+            entries[key] = entry or {}
+        else:
+            problems.append(Diagnostic(doc.at((key,)), format_key_path((str(key),)), "a group entry must be a "
+                                       "name and a mapping", "write its keys under it (platform, groups, data)",
+                                       INPUT_SCHEMA))
+    return entries
+
+
+# --- cabling.csv ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    """One row of cabling.csv: its line number, its text and its fields."""
+
+    line: int
+    text: str
+    fields: tuple[str, ...]
+
+    def at(self, file: str, column: str) -> Location:
+        """Where a field starts (as written unquoted; a quoted field shifts the ones after it by its quotes,
+        close enough to point at the field). Worked out only for a problem: 71k rows at 32,768 GPUs."""
+        index, start = COLUMNS.index(column), 1
+        for cell in _split(self.text)[:index]:
+            start += len(cell) + 1
+        return Location(file, self.line, start)
+
+
+@dataclass
+class _Table:
+    file: str
+    cables: list[Cable] = field(default_factory=list)
+
+
+def _read_table(path: Path, problems: list[Diagnostic], hashes: dict[str, str]) -> _Table | None:
+    name = str(path)
+    try:
+        raw = read_input(path)
+        text = raw.decode("utf-8")
+    except InputFileError as exc:
+        problems.append(Diagnostic(Location(name, 1, 1), "<file>", exc.message, exc.hint, INPUT_FILE))
+        return None
+    except UnicodeDecodeError as exc:
+        problems.append(Diagnostic(Location(name, 1, 1), "<file>", f"not UTF-8 text: {exc.reason}",
+                                   "save the table as UTF-8 CSV", INPUT_FILE))
+        return None
+    hashes[f"inventory/{CABLING_FILE}"] = hashlib.sha256(raw).hexdigest()
+    table = _Table(name)
+    header_seen = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line or line[0] == "#" or not line.strip() or line.lstrip().startswith("#"):
+            continue  # a blank line or a comment
+        row = _split(line)
+        if not header_seen:
+            header_seen = True
+            if tuple(cell.strip() for cell in row) != COLUMNS:
+                problems.append(Diagnostic(Location(name, number, 1), "<header>", f"the header must be "
+                                           f"{','.join(COLUMNS)}", "put that line first, then one cable a line",
+                                           INPUT_SCHEMA))
+                return None
+            continue
+        if len(row) != len(COLUMNS):
+            problems.append(Diagnostic(Location(name, number, 1), f"line {number}", f"{len(row)} fields, expected "
+                                       f"{len(COLUMNS)}", f"write {','.join(COLUMNS)} (cable_m and media may be "
+                                       "empty)", INPUT_SCHEMA))
+            continue
+        table.cables.append(Cable(number, line, tuple(row)))
+    if not header_seen:
+        problems.append(Diagnostic(Location(name, 1, 1), "<header>", "the cabling table is empty",
+                                   f"start it with the header {','.join(COLUMNS)}", INPUT_SCHEMA))
+        return None
+    return table
+
+
+def _split(line: str) -> list[str]:
+    """A line's fields, spaces around them dropped. A line with quotes goes through the csv module; the others
+    (all of a generated table) are split at commas, 20 times faster. A quoted field may not span lines: a cable
+    is one line, so that every problem names its line."""
+    fields = next(csv.reader([line])) if '"' in line else line.split(",")
+    return [cell.strip() for cell in fields] if " " in line or "\t" in line else fields
+
+
+# --- devices.yaml → hosts ----------------------------------------------------------------------------------
+
+class CompactHosts(YamlDocument):
+    """The hosts built from devices.yaml and cabling.csv, as load reads a hosts.yaml document. Where each key
+    came from (a device entry, a template's port, a table row) is worked out only when a problem asks."""
+
+    def __init__(self, data: dict[str, Any], devices: YamlDocument, table_file: str,
+                 templates: dict[str, dict[str, KeyPath]], cabled: dict[tuple[str, str], tuple[Cable, str]],
+                 ports_paths: dict[str, KeyPath]) -> None:
+        super().__init__(data, devices.file, "")
+        self.devices, self.table_file, self.templates = devices, table_file, templates
+        self.cabled, self.ports_paths = cabled, ports_paths
+
+    @property
+    def source(self) -> SourceMap:
+        if self._source is None:
+            self._source = self._locations()
+        return self._source
+
+    def _locations(self) -> SourceMap:
+        found = SourceMap()
+        for name in self.data:
+            found.graft((name,), self.devices, ("devices", name))
+            ports = self.ports_paths.get(name, ("data", "ports"))
+            entry = self.devices.data["devices"][name]
+            own = _own_ports(entry)
+            for port, at in self.templates.get(entry.get("template"), {}).items():
+                if port not in own:
+                    found.graft((name, *ports, port), self.devices, at)
+        for (device, port), (cable, end) in self.cabled.items():
+            if end != "a":
+                continue
+            base = (device, *self.ports_paths.get(device, ("data", "ports")), port)
+            found.add((*base, "peer"), cable.at(self.table_file, "b_device"))
+            found.add((*base, "cable_m"), cable.at(self.table_file, "cable_m"))
+            found.add((*base, "media"), cable.at(self.table_file, "media"))
+        return found
+
+
+def _own_ports(entry: Any) -> dict[str, Any]:
+    data = entry.get("data") if isinstance(entry, dict) else None
+    if not isinstance(data, dict):
+        return {}
+    inner = data.get(NAMESPACE)
+    ports = inner.get("ports") if isinstance(inner, dict) else data.get("ports")
+    return ports if isinstance(ports, dict) else {}
+
+
+class _Builder:
+    def __init__(self, doc: YamlDocument, problems: list[Diagnostic]) -> None:
+        self.doc, self.problems = doc, problems
+        self.template_paths: dict[str, dict[str, KeyPath]] = {}
+        self.ports_paths: dict[str, KeyPath] = {}
+
+    def problem(self, path: KeyPath, message: str, hint: str, rule: str = INPUT_SCHEMA) -> None:
+        self.problems.append(Diagnostic(self.doc.at(path), format_key_path(path), message, hint, rule))
+
+    def build(self, table: _Table | None) -> CompactHosts | None:
+        data = self.doc.data
+        for key in data:
+            if key not in ("templates", "devices"):
+                self.problem((key,), f"unknown key {key!r}", "devices.yaml holds `templates:` and `devices:`")
+        templates = self._templates(data.get("templates"))
+        devices = data.get("devices")
+        if not isinstance(devices, dict) or not devices:
+            self.problem(("devices",), "devices.yaml defines no devices", "add `devices:`, one Nornir host each, "
+                         "with `template:` naming its port table")
+            return None
+        hosts = {name: self._host(name, entry or {}, templates) for name, entry in devices.items()
+                 if self._well_shaped(name, entry)}
+        if table is None:
+            return None
+        cabled = self._cable(hosts, table)
+        return CompactHosts(hosts, self.doc, table.file, self.template_paths, cabled, self.ports_paths)
+
+    def _well_shaped(self, name: Any, entry: Any) -> bool:
+        if isinstance(name, str) and isinstance(entry, dict | None):
+            return True
+        self.problem(("devices", name), "a device entry must be a name and a mapping",
+                     "write its keys under it (hostname, groups, template, data)")
+        return False
+
+    # -- templates
+
+    def _templates(self, templates: Any) -> dict[str, dict[str, Any]]:
+        if templates is None:
+            return {}
+        if not isinstance(templates, dict):
+            self.problem(("templates",), "templates must be a mapping: name → ports", "see README: Compact cabling")
+            return {}
+        expanded: dict[str, dict[str, Any]] = {}
+        for name, ports in templates.items():
+            path: KeyPath = ("templates", name)
+            if not isinstance(ports, dict):
+                self.problem(path, "a template must be a mapping: port (or range) → port settings",
+                             "e.g. Ethernet{0..248..8}: {speed: 400G}")
+                continue
+            expanded[str(name)] = self._template(path, ports)
+        return expanded
+
+    def _template(self, path: KeyPath, ports: dict[Any, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        paths = self.template_paths.setdefault(str(path[1]), {})
+        for key, spec in ports.items():
+            at = (*path, key)
+            if isinstance(spec, dict) and (cable := [k for k in CABLE_KEYS if k in spec]):
+                self.problem((*at, cable[0]), f"{cable[0]} in a port template", "a cable belongs in cabling.csv, "
+                             "one line per cable")
+                continue
+            for port, value in self._expand(at, str(key), spec):
+                if port in result:
+                    self.problem(at, f"port {port!r} is defined twice in the template",
+                                 "make the ranges and names disjoint")
+                    continue
+                result[port], paths[port] = value, at
+        return result
+
+    def _expand(self, at: KeyPath, key: str, spec: Any) -> list[tuple[str, Any]]:
+        """A template's key and value as ports: one for a plain name, one per number for a range."""
+        if "{" not in key and "}" not in key:
+            return [(key, _lane_span(spec))]
+        match = _RANGE.match(key)
+        if match is None:
+            self.problem(at, f"{key!r} is not a port range", "write one range as {FIRST..LAST} or "
+                         "{FIRST..LAST..STEP}, e.g. Ethernet{0..248..8}")
+            return []
+        first, last, step = int(match["first"]), int(match["last"]), int(match["step"] or 1)
+        count = (last - first) // step + 1 if step and last >= first else 0
+        if count <= 0 or count > MAX_RANGE_PORTS:
+            self.problem(at, f"range {{{first}..{last}..{step}}} makes {max(count, 0)} ports",
+                         f"FIRST ≤ LAST, STEP ≥ 1, at most {MAX_RANGE_PORTS} ports")
+            return []
+        ports = []
+        for number in range(first, last + 1, step):
+            value = self._substitute(at, spec, number)
+            if value is _BAD:
+                return []
+            ports.append((f"{match['head']}{number}{match['tail']}", _lane_span(value)))
+        return ports
+
+    def _substitute(self, at: KeyPath, spec: Any, number: int) -> Any:
+        if isinstance(spec, str):
+            try:
+                return _PLACEHOLDER.sub(lambda m: str(_offset(m[1], number)), spec)
+            except ValueError as exc:
+                self.problem(at, f"{{{exc}}} is not a port number placeholder", "use {n}, {n+K} or {n-K}")
+                return _BAD
+        if isinstance(spec, dict):
+            out = {}
+            for key, value in spec.items():
+                out[key] = self._substitute((*at, key), value, number)
+                if out[key] is _BAD:
+                    return _BAD
+            return out
+        return spec
+
+    # -- devices
+
+    def _host(self, name: str, entry: dict[str, Any], templates: dict[str, dict[str, Any]]) -> Any:
+        path: KeyPath = ("devices", name)
+        host = {key: value for key, value in entry.items() if key != "template"}
+        data = host.get("data")
+        if isinstance(data, dict) and isinstance(data.get(NAMESPACE), dict):
+            self.ports_paths[str(name)] = ("data", NAMESPACE, "ports")
+        template = entry.get("template")
+        if template is None:
+            return host
+        if not isinstance(template, str) or template not in templates:
+            close = difflib.get_close_matches(str(template), list(templates), n=1)
+            self.problem((*path, "template"), f"unknown template {template!r}",
+                         f"did you mean {close[0]!r}?" if close else "name one under `templates:`")
+            return host
+        data = host.get("data")
+        data = dict(data) if isinstance(data, dict) else {}
+        host["data"] = data
+        inner = data.get(NAMESPACE)
+        holder = data
+        if isinstance(inner, dict):
+            holder = data[NAMESPACE] = dict(inner)
+        own = holder.get("ports")
+        ports = {port: dict(spec) if isinstance(spec, dict) else spec for port, spec in templates[template].items()}
+        if isinstance(own, dict):
+            for port, spec in own.items():
+                ports[port] = _lane_span(spec)
+        holder["ports"] = ports
+        return host
+
+    # -- cables
+
+    def _cable(self, hosts: dict[str, Any], table: _Table) -> dict[tuple[str, str], tuple[Cable, str]]:
+        """Each row's cable set on its a-end port. 71k rows at 32,768 GPUs: a good row is decided inline, and
+        :meth:`_end` runs only to word a problem."""
+        used: dict[tuple[str, str], tuple[Cable, str]] = {}
+        ports_of = {name: _own_ports(host) for name, host in hosts.items()}
+        for cable in table.cables:
+            a_device, a_port, b_device, b_port, cable_m, media = cable.fields
+            a_ports, b_ports = ports_of.get(a_device), ports_of.get(b_device)
+            a = a_ports.get(a_port) if a_ports is not None else None
+            b = b_ports.get(b_port) if b_ports is not None else None
+            a_end, b_end = (a_device, a_port), (b_device, b_port)
+            if not (isinstance(a, dict) and isinstance(b, dict)) or a_end in used or b_end in used or a_end == b_end:
+                a = self._end(hosts, cable, table.file, "a", used)
+                b = self._end(hosts, cable, table.file, "b", used)
+                if a is None or b is None:
+                    continue
+                if a_end == b_end:
+                    self._row(cable, table.file, "b_device", "a port cannot be its own peer",
+                              "name the device and port at the other end of the cable")
+                    continue
+            used[a_end], used[b_end] = (cable, "a"), (cable, "b")
+            a["peer"] = f"{b_device}:{b_port}"
+            if cable_m:
+                a["cable_m"] = int(cable_m) if cable_m.isdecimal() else cable_m  # the schema reports the rest
+            if media:
+                a["media"] = media
+        return used
+
+    def _end(self, hosts: dict[str, Any], cable: Cable, file: str, end: str,
+             used: dict[tuple[str, str], tuple[Cable, str]]) -> dict[str, Any] | None:
+        """The port spec (a mapping, to set the cable on) at one end of a row, or None with the problem said."""
+        device, port = cable.fields[COLUMNS.index(f"{end}_device")], cable.fields[COLUMNS.index(f"{end}_port")]
+        host = hosts.get(device)
+        if not isinstance(host, dict):
+            close = difflib.get_close_matches(device, list(hosts), n=1)
+            self._row(cable, file, f"{end}_device", f"unknown device {device!r}",
+                      f"did you mean {close[0]!r}?" if close else "add it under `devices:` in devices.yaml")
+            return None
+        ports = _own_ports(host)
+        if port not in ports:
+            close = difflib.get_close_matches(port, list(ports), n=1)
+            self._row(cable, file, f"{end}_port", f"{device} has no port {port!r}",
+                      f"did you mean {close[0]!r}?" if close else f"add {port} to {device}'s template")
+            return None
+        if (device, port) in used:
+            first, _ = used[(device, port)]
+            self._row(cable, file, f"{end}_port", f"port {device}:{port} is cabled twice (first at line "
+                      f"{first.line})", "a port takes one cable; fix one of the lines", PORT_USED_TWICE)
+            return None
+        spec = ports[port]
+        if spec is None:
+            spec = ports[port] = {}
+        return spec if isinstance(spec, dict) else None
+
+    def _row(self, cable: Cable, file: str, column: str, message: str, hint: str, rule: str = INPUT_SCHEMA) -> None:
+        shown = f"line {cable.line}.{column}"
+        self.problems.append(Diagnostic(cable.at(file, column), shown, message, hint, rule))
+
+
+_BAD: Any = object()
+
+
+def _offset(expression: str, number: int) -> int:
+    match = _OFFSET.match(expression.replace(" ", ""))
+    if match is None:
+        raise ValueError(expression)
+    sign, amount = match.groups()
+    return number + (int(amount) if sign == "+" else -int(amount) if sign == "-" else 0)
+
+
+def _lane_span(spec: Any) -> Any:
+    """A port's settings with a ``lanes`` value ``X..Y`` written out as the lanes X to Y."""
+    if isinstance(spec, dict) and isinstance(spec.get("lanes"), str):
+        match = _LANE_SPAN.match(spec["lanes"])
+        if match is not None and int(match[1]) <= int(match[2]) < int(match[1]) + 64:
+            return {**spec, "lanes": ",".join(str(lane) for lane in range(int(match[1]), int(match[2]) + 1))}
+    return spec

@@ -1,0 +1,1 @@
+"""Helpers every platform's renderer shares: CLI text, JSON text, host-script pieces, templates."""

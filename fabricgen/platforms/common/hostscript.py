@@ -1,0 +1,344 @@
+"""What the GPU-host platforms (connectx, linux-dcb) share: the layout of their generated bash script, nccl.env,
+and reading both back.
+
+Both write a script with a ``# fabricgen`` header, one ``nic_*()`` function per NIC and an ``all_nics()`` that
+calls them, plus a systemd unit and the same nccl.env; only the commands inside a NIC function differ. So the
+walk over the script, its shell-word and number errors, the ``local``/``setting`` lines and nccl.env are written
+here once, and each platform passes in what its own lines set (``lines``) and how that becomes a NicModel
+(``nic_model``). Where the two differ on purpose (nccl.env's header comment, templates) they are parameters.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from fabricgen import __version__
+from fabricgen.models.common import shell_name
+from fabricgen.models.device import DeviceModel, HostModel, NicModel
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.common.memo import by_identity
+from fabricgen.platforms.common.templating import Templates
+
+NCCL_ENV = "nccl.env"
+# How `fabricgen push` deploys a GPU host's rendered files (fabricgen/deploy/hostdriver.py); both host platforms.
+HOST_DEPLOY = {
+    "diff": "the script's --check run over SSH from a private temporary directory (removed), plus a diff of the "
+            "installed files",
+    "commit": "the undo staged on the host first (files as found, a restore script from the snapshot the script "
+              "read), a systemd-run (else setsid) timer armed, then the files installed and the script's --apply",
+    "confirm": "the boot unit enabled, then the host's timer stopped (flock shared with the revert and the apply)",
+    "rollback": "the commit's own revert script on the host (the boot unit disabled again where it was), read back "
+                "against the snapshot",
+    "save": "the boot unit, enabled at confirm, runs the script at every boot; a commit still pending at boot is "
+            "reverted instead",
+    "lab": "real: OpenSSH, bash, the rendered script, iproute2 and veth MTUs; emulated: mlnx_qos / dcb / "
+           "cma_roce_tos and the NIC's sysfs/configfs (tests/nic_stubs, tests/dcb_stubs)",
+}
+# Where `fabricgen push` keeps a host's commit records (the pending mark, each commit's undo and fate): the boot
+# unit reads the pending mark there, so an unconfirmed commit is reverted at boot, never re-applied.
+STATE_DIR = "/var/lib/fabricgen"
+DEFAULT_PATH_MTU = 4096  # only for a skeleton without a host part: path_mtu is not in the script
+LOAD_HINT = "# Load with `set -a; . ./nccl.env; set +a`, or copy the lines into /etc/nccl.conf."
+
+# Time limits of the root-run scripts. Each external tool call runs under coreutils ``timeout`` (the scripts'
+# ``bounded``): SIGTERM after TOOL_TIMEOUT_S seconds (FABRICGEN_TOOL_TIMEOUT overrides it on the host), SIGKILL
+# KILL_AFTER_S seconds later; the script then names the tool and exits 3. A healthy call takes well under a second.
+TOOL_TIMEOUT_S = 30
+KILL_AFTER_S = 5
+# The systemd unit's TimeoutStartSec: a whole run (two passes over every NIC, a few dozen calls per NIC) plus a
+# backstop for a tool in uninterruptible sleep, which even SIGKILL does not end.
+START_TIMEOUT = "10min"
+# The scripts' wrapper: `bounded TOOL ARGS...` runs TOOL ARGS within the time limit.
+BOUNDED = "bounded"
+
+
+# --- rendering ------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1024)  # interface names repeat on every host
+def nic_function(interface: str) -> str:
+    """The bash function that configures ``interface``: the reader finds NIC functions by the ``nic_`` prefix,
+    and a bash name takes only letters, digits and ``_``. Load refuses two ports of a host with one
+    :func:`~fabricgen.models.common.shell_name` (``check_device``), so each NIC gets its own function."""
+    return "nic_" + shell_name(interface)
+
+
+@lru_cache(maxsize=1024)
+def quote(word: str) -> str:
+    """``shlex.quote``, remembered: the same interface and RDMA device names come back on every host."""
+    return shlex.quote(word)
+
+
+class NicQos(NamedTuple):
+    """The QoS half of a NicModel, hashable. It is the same on every NIC of a fabric (the intent's classes), so
+    each platform formats it once per fabric (an ``lru_cache`` over its ``NicQos``) instead of once per NIC."""
+
+    trust: str
+    pfc: tuple[int, ...]
+    prio_tc: tuple[int, ...]
+    tsa: tuple[str, ...]
+    tcbw: tuple[int, ...]
+    dscp2prio: tuple[tuple[int, int], ...]  # sorted by DSCP
+    dcqcn_priorities: tuple[int, ...]
+    dcqcn_enabled: bool
+    cnp_dscp: int
+    cnp_priority: int
+    roce_tos: int
+
+    @classmethod
+    def of(cls, nic: NicModel) -> NicQos:
+        return cls(nic.trust, tuple(nic.pfc), tuple(nic.prio_tc), tuple(nic.tsa), tuple(nic.tcbw),
+                   _sorted_entries(nic.dscp2prio), tuple(nic.dcqcn_priorities), nic.dcqcn_enabled,
+                   nic.cnp_dscp, nic.cnp_priority, nic.roce_tos)
+
+
+@by_identity  # every NIC of a resolved fabric shares one 64-entry map: sorted once, not once per NIC
+def _sorted_entries(mapping: dict[int, int]) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(mapping.items()))
+
+
+def nic_identity(nic: NicModel) -> tuple[str, str, str, int, str]:
+    """The fields every host script's NicContext starts with: quoted interface, its shell function name,
+    quoted RDMA device, MTU and the peer it is cabled to (the rest is the platform's QoS wording)."""
+    return (quote(nic.interface), nic_function(nic.interface), quote(nic.rdma_device), nic.mtu,
+            nic.peer or "no peer in inventory")
+
+
+def dcb_map(keyword: str, values: Sequence[Any]) -> str:
+    """An 8-entry ``dcb`` array as ``dcb ... show`` prints it and ``dcb ... set`` takes it: ``prio-tc 0:0 1:1 ...``
+    (the scripts compare against what ``dcb`` shows)."""
+    return " ".join([keyword] + [f"{index}:{value}" for index, value in enumerate(values)])
+
+
+def render_env(device: DeviceModel, header: Sequence[str]) -> str:
+    """nccl.env: the platform's ``header`` comment lines, how to load the file, then ``KEY=VALUE`` lines sorted
+    so that the file does not change with the order of the inventory."""
+    assert device.host is not None
+    lines = [*header, LOAD_HINT]
+    lines += [f"{key}={value}" for key, value in sorted(device.host.nccl_env.items())]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class HostFiles:
+    """A host platform's three files: the script, the systemd unit that re-runs it at boot (NIC QoS settings
+    are lost at reboot or driver reload), nccl.env. Templates are ``<folder>/<file name>.j2``."""
+
+    folder: str
+    script: str
+    unit: str
+    install_path: str
+
+    def render(self, device: DeviceModel, nic_context: Callable[[NicModel], Any],
+               env: str, templates: Templates) -> dict[str, str]:
+        """The files by name, script first; ``nic_context`` gives each NIC's template values (as attributes: a
+        NamedTuple costs Jinja one getattr per value, a dict a failed getattr then a lookup)."""
+        assert device.host is not None
+        nics = [nic_context(nic) for nic in device.host.nics]
+        return {
+            self.script: templates.render(f"{self.folder}/{self.script}.j2", version=__version__, device=device,
+                                          nics=nics, tool_timeout=TOOL_TIMEOUT_S, kill_after=KILL_AFTER_S),
+            self.unit: templates.render(f"{self.folder}/{self.unit}.j2", version=__version__, device=device,
+                                        install_path=self.install_path, tool_timeout=TOOL_TIMEOUT_S,
+                                        state_dir=STATE_DIR,
+                                        start_timeout=START_TIMEOUT),
+            NCCL_ENV: env,
+        }
+
+
+# --- reading the script ---------------------------------------------------------------------------------
+
+@dataclass
+class Nic:
+    """What one ``nic_*()`` function sets, field by field as NicModel names them (a platform may add more)."""
+
+    function: str
+    line: int
+    interface: str = ""
+    rdma_device: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+N = TypeVar("N", bound=Nic)
+# A handler of one keyword line inside a NIC function: (the NIC so far, the stripped line, its line number).
+LineFn = Callable[[N, str, int], None]
+
+
+@dataclass
+class Script(Generic[N]):
+    """The script's NIC functions and the order ``all_nics()`` calls them in."""
+
+    nics: dict[str, N] = field(default_factory=dict)  # by function name
+    calls: list[str] | None = None  # the functions all_nics() calls
+
+
+@dataclass(frozen=True)
+class ScriptFile:
+    """Reading one platform's script: every error names the script (``name``) and the line."""
+
+    name: str
+
+    def error(self, line: int, message: str) -> ConfigReadError:
+        """An error at ``line`` of the script."""
+        return ConfigReadError(self.name, line, message)
+
+    def words(self, text: str, line: int) -> list[str]:
+        """``text`` split as bash would (comments dropped); unbalanced quotes are the script's error."""
+        fast = plain_words(text)  # lint helper (issue 26): shlex is most of `lint --configs` on hosts
+        if fast is not None:
+            return fast
+        try:
+            return shlex.split(text, comments=True)
+        except ValueError as exc:  # unbalanced quotes
+            raise self.error(line, f"cannot split into shell words: {exc}") from exc
+
+    def number(self, text: str, line: int, what: str, high: int) -> int:
+        """``text`` as a number 0-``high`` (what the tool accepts), else an error naming ``what``."""
+        if not re.fullmatch(r"\d+", text) or int(text) > high:
+            raise self.error(line, f"{what}: expected a number 0-{high}, found {text!r}")
+        return int(text)
+
+    def local(self, nic: Nic, text: str, line: int) -> None:
+        """``local ifname=IF rdma=DEV``: which NIC the function configures."""
+        for word in self.words(text, line)[1:]:
+            key, _, value = word.partition("=")
+            if key == "ifname":
+                nic.interface = value
+            elif key == "rdma":
+                nic.rdma_device = value
+
+    def command(self, text: str, line: int) -> list[str]:
+        """The words of the command ``text`` runs: ``bounded TOOL ARGS...`` (the scripts' time limit) runs TOOL
+        ARGS, so it reads as TOOL ARGS written bare."""
+        words = self.words(text, line)
+        return words[1:] if words[:1] == [BOUNDED] else words
+
+    def setting(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
+        """A handler for ``setting NAME CURRENT WANTED -- COMMAND...`` lines that passes the words of COMMAND
+        (what apply mode runs, hence what the NIC gets) to the platform's ``command``."""
+        def handle(nic: N, text: str, line: int) -> None:
+            _, sep, rest = text.partition(" -- ")
+            if not sep:
+                raise self.error(line, "a `setting` line without ` -- COMMAND`")
+            command(nic, self.command(rest, line), line)
+        return handle
+
+    def bare(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
+        """A handler for a tool's command written on its own line in a NIC function (not through ``setting``), bare
+        or through ``bounded``: it runs on every apply, so what it sets is what the NIC gets, like a ``setting``
+        line's command."""
+        def handle(nic: N, text: str, line: int) -> None:
+            command(nic, self.command(text, line), line)
+        return handle
+
+    def parse(self, text: str, new_nic: Callable[[str, int], N], lines: Mapping[str, LineFn[N]]) -> Script[N]:
+        """The NIC functions (each line whose keyword is in ``lines`` handled) and ``all_nics()``'s calls;
+        other functions are the script's helpers. No header or no ``all_nics()``: not a fabricgen script."""
+        source = text.splitlines()
+        if not any(line.startswith("# fabricgen ") for line in source[:3]):
+            raise self.error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
+        script: Script[N] = Script()
+        current: N | None = None
+        calls: list[str] | None = None
+        for number, raw in enumerate(source, 1):
+            line = raw.strip()
+            opened = re.fullmatch(r"(\w+)\(\) \{", line)
+            if opened is not None:
+                current, calls = _open_function(script, new_nic, opened.group(1), number)
+            elif line == "}":
+                current, calls = None, None
+            elif current is not None:
+                keyword = line.split(" ", 1)[0]
+                if keyword in lines:
+                    lines[keyword](current, line, number)
+            elif calls is not None and re.fullmatch(r"\w+", line):
+                calls.append(line)
+        if script.calls is None:
+            raise self.error(len(source), "no all_nics() function: not a script fabricgen wrote")
+        return script
+
+
+def _open_function(script: Script[N], new_nic: Callable[[str, int], N], name: str,
+                   line: int) -> tuple[N | None, list[str] | None]:
+    """What the lines of function ``name`` fill: a new NIC, ``all_nics()``'s call list, or nothing."""
+    if name == "all_nics":
+        script.calls = []
+        return None, script.calls
+    if name.startswith("nic_"):
+        nic = script.nics[name] = new_nic(name, line)
+        return nic, None
+    return None, None  # the script's helpers
+
+
+# --- nccl.env -------------------------------------------------------------------------------------------
+
+def parse_env(text: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines as ``set -a; . ./nccl.env`` reads them (``export`` and quoted values too)."""
+    env: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
+        if match is None:
+            raise ConfigReadError(NCCL_ENV, number, f"expected KEY=VALUE, found {line!r}")
+        value = match.group(2)
+        if value[:1] in ("'", '"'):
+            try:
+                value = "".join(shlex.split(value))
+            except ValueError as exc:
+                raise ConfigReadError(NCCL_ENV, number, f"unbalanced quotes in {line!r}") from exc
+        env[match.group(1)] = value
+    return env
+
+
+# --- owned and read -------------------------------------------------------------------------------------
+
+def owned(device: DeviceModel, owned_nic: Callable[[NicModel], dict[str, Any]]) -> dict[str, Any]:
+    """The host's NICs (keyed by interface, each as the platform's ``owned_nic`` projects it) and nccl_env."""
+    host = device.host
+    if host is None:
+        return {"nics": {}, "nccl_env": {}}
+    return {"nics": {nic.interface: owned_nic(nic) for nic in host.nics}, "nccl_env": dict(host.nccl_env)}
+
+
+def read(skeleton: DeviceModel, files: Mapping[str, str], script_file: ScriptFile, new_nic: Callable[[str, int], N],
+         lines: Mapping[str, LineFn[N]], nic_model: Callable[[N, NicModel | None], NicModel]) -> DeviceModel:
+    """``skeleton`` with its NICs (those ``all_nics()`` calls, in that order, each made by ``nic_model`` over the
+    skeleton NIC of its interface) and nccl_env (a missing nccl.env: no settings) replaced by the files'."""
+    if script_file.name not in files:
+        raise ConfigReadError(script_file.name, 0, "file missing")
+    script = script_file.parse(files[script_file.name], new_nic, lines)
+    old = {nic.interface: nic for nic in (skeleton.host.nics if skeleton.host else [])}
+    nics = [nic_model(script.nics[name], old.get(script.nics[name].interface))
+            for name in (script.calls or []) if name in script.nics]
+    env = parse_env(files.get(NCCL_ENV, ""))
+    if skeleton.host is None:
+        host = HostModel(nics=nics, nccl_env=env, path_mtu=DEFAULT_PATH_MTU)
+    else:
+        host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
+    return skeleton.model_copy(update={"host": host})
+
+
+# --- lint helper (issue 26): a fast path for shlex.split ---------------------------------------------------
+# Bare runs, '…' and "…" segments, and the whitespace between words; a line without a backslash or `#` is split by
+# these alone exactly as shlex.split(posix, comments=True) splits it (inside "…" only a backslash escapes).
+_WORD = re.compile(r"(?:[^\s'\"]++|'[^']*+'|\"[^\"]*+\")++")  # possessive: no backtracking on a bad line
+_LINE = re.compile(r"\s*+(?:(?:[^\s'\"]++|'[^']*+'|\"[^\"]*+\")++\s*+)*+")
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+
+
+def plain_words(text: str) -> list[str] | None:
+    """``text`` split into shell words when it has no backslash, no ``#`` and balanced quotes; else None (the caller
+    falls back to shlex, which also reports unbalanced quotes)."""
+    if "\\" in text or "#" in text or not _LINE.fullmatch(text):
+        return None
+    return [_unquote(word) if "'" in word or '"' in word else word for word in _WORD.findall(text)]
+
+
+def _unquote(word: str) -> str:
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), word)

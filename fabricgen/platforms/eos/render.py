@@ -1,0 +1,238 @@
+"""Arista EOS: CLI text for the sections fabricgen owns, laid out the way Arista's pyavd renders them.
+
+Lossless settings live in one ``qos profile`` applied to data ports with ``service-profile`` (AVD's model),
+DSCP→TC maps and the PFC watchdog are global, management sits in its own VRF. Section order, indentation
+and ``!`` separators follow pyavd 6.4 (eos_cli_config_gen), which follows EOS 4.35 running-config, so
+a diff against a pyavd- or device-produced config shows only real differences.
+
+fabricgen owns the port mode of data ports, because it decides which MTU takes effect. EOS Ethernet
+interfaces are switchports until ``no switchport``, and ``mtu`` is the Layer 3 MTU of routed interfaces and
+SVIs (Arista EOS manual, "Layer 3 MTU Configuration": "You configure Layer 3 MTU on Layer 3 interfaces and
+SVIs using the mtu command"); a switchport's frames follow ``l2 mtu`` instead. So a routed data port (the
+RoCE leaf/spine norm, ``PortModel.mode``) is rendered ``mtu N`` + ``no switchport``, a switched one
+``l2 mtu N`` + ``switchport``, in the places pyavd puts ``mtu``, ``l2_mtu`` and ``switchport.enabled``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from ipaddress import ip_address
+from typing import Any, NamedTuple
+
+from fabricgen import __version__
+from fabricgen.models.device import DeviceModel, PortModel, QosModel, QueueModel
+from fabricgen.platforms.common.memo import by_identity
+from fabricgen.platforms.common.templating import Templates
+
+PROFILE = "FABRICGEN_ROCE"
+
+# Queue sub-mode per hardware family: Jericho ("sand", VOQ) platforms use `tx-queue`; Trident/Tomahawk
+# shared-buffer platforms split unicast/multicast and take ECN on `uc-tx-queue` (as Arista's pyavd renders
+# each model: tests/test_eos_pyavd_parity.py compares byte for byte).
+_SAND_FAMILIES = ("7280", "7500R", "7800R", "7020R")
+_MGMT0_FAMILIES = ("7500R", "7800R", "7300X3", "7368X4", "7388X5")
+
+def queue_keyword(hardware: str | None) -> str:
+    model = hardware or ""
+    return "tx-queue" if any(f in model for f in _SAND_FAMILIES) or not model else "uc-tx-queue"
+
+
+def natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+@lru_cache(maxsize=256)  # switches of one model list the same ports: sorted once per port layout
+def _natural_order(names: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions of ``names`` in natural order."""
+    return tuple(sorted(range(len(names)), key=lambda i: natural_key(names[i])))
+
+
+def seconds(ms: int) -> str:
+    """200 → "0.2": EOS takes watchdog timers in seconds."""
+    return format((Decimal(ms) / 1000).normalize(), "f")
+
+
+# Template values are NamedTuples, not dicts: Jinja reads ``a.b`` with getattr first, which fails on a dict
+# (an exception per value, most of the render time) before it tries ``a["b"]``. Interfaces, the bulk of a
+# switch, are plain tuples the template unpacks in its loop: no attribute lookup at all.
+
+@dataclass(frozen=True)
+class Queue:  # not a NamedTuple: its field ``index`` would hide tuple.index (once per fabric: speed is moot)
+    index: int
+    lines: tuple[str, ...]
+
+
+class Profile(NamedTuple):
+    name: str
+    trust: str
+    no_drop: tuple[int, ...]
+    watchdog: bool
+    queue_keyword: str
+    queues: tuple[Queue, ...]
+
+
+class Watchdog(NamedTuple):
+    timeout: str
+    recovery: str
+    polling: str
+    action: str
+
+
+class Vlan(NamedTuple):
+    id: int
+    name: str
+
+
+# (name, description, shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile): the order
+# templates/eos unpacks; speed is the `speed` keyword, fec the whole error-correction line; switchport is the mode
+# line, "switchport" / "no switchport", or None to leave the port's mode alone.
+Interface = tuple[str, str | None, bool, int | None, int | None, str | None, str | None, int | None, str | None,
+                  str | None]
+
+
+class IpWords(NamedTuple):
+    """EOS spells IPv4 and IPv6 management differently: `ip address`/`ip route` vs `ipv6 ...`."""
+
+    keyword: str
+    default: str
+
+
+class QosLines(NamedTuple):
+    """Everything rendered from the fabric's QoS alone: the same on every switch of one queue keyword."""
+
+    profile: Profile
+    dscp_map: tuple[str, ...]
+    tc_map: tuple[str, ...]
+    watchdog: Watchdog | None
+
+
+def _queue_lines(queue: QueueModel) -> tuple[str, ...]:
+    lines = ["priority strict" if queue.scheduler == "strict" else "no priority"]
+    if queue.scheduler == "dwrr":
+        lines.append(f"bandwidth percent {queue.weight}")
+    if queue.ecn:
+        lines.append(f"random-detect ecn minimum-threshold {queue.ecn.min_bytes} bytes maximum-threshold "
+                     f"{queue.ecn.max_bytes} bytes max-mark-probability {queue.ecn.probability_pct}")
+        lines.append("random-detect ecn count")
+    return tuple(lines)
+
+
+# QosModel.trust → the profile's line: EOS trusts `dscp` or `cos` (the VLAN tag's PCP); `no qos trust` trusts neither.
+TRUST_LINES = {"dscp": "qos trust dscp", "pcp": "qos trust cos", "none": "no qos trust"}
+
+
+def _profile(qos: QosModel, keyword: str) -> Profile:
+    return Profile(
+        name=PROFILE,
+        trust=TRUST_LINES[qos.trust],
+        no_drop=tuple(qos.lossless_priorities),
+        watchdog=qos.watchdog is not None and bool(qos.lossless_priorities),
+        queue_keyword=keyword,
+        queues=tuple(Queue(q.index, _queue_lines(q)) for q in qos.queues),
+    )
+
+
+def _dscp_map_lines(qos: QosModel) -> tuple[str, ...]:
+    by_tc: dict[int, list[int]] = {}
+    for dscp, tc in sorted(qos.dscp_to_tc.items()):
+        by_tc.setdefault(tc, []).append(dscp)
+    lines = [f"{' '.join(map(str, dscps))} to traffic-class {tc}" for tc, dscps in by_tc.items()]
+    return tuple(sorted(lines, key=natural_key))
+
+
+def _tc_map_lines(qos: QosModel, keyword: str) -> tuple[str, ...]:
+    used = sorted({q.traffic_class for q in qos.queues})
+    return tuple(f"{tc} to {keyword} {qos.tc_to_queue[tc]}" for tc in used)
+
+
+def _watchdog(qos: QosModel) -> Watchdog | None:
+    wd = qos.watchdog
+    if wd is None:
+        return None
+    return Watchdog(timeout=seconds(wd.detection_ms), recovery=seconds(wd.restoration_ms),
+                    polling=seconds(wd.poll_ms), action=wd.action if wd.action != "alert" else "notify-only")
+
+
+@by_identity  # one QosModel per fabric: formatted once, not on every switch
+def _qos_lines(qos: QosModel, keyword: str) -> QosLines:
+    return QosLines(profile=_profile(qos, keyword), dscp_map=_dscp_map_lines(qos),
+                    tc_map=_tc_map_lines(qos, keyword), watchdog=_watchdog(qos))
+
+
+_DATA_ROLES = ("host", "fabric")
+
+
+_SWITCHPORT = {"routed": "no switchport", "switched": "switchport", None: None}
+# PortModel.fec → the interface line (EOS: `error-correction encoding fire-code|reed-solomon`; the bare `no` form
+# turns FEC off, pyavd's `error_correction_encoding.enabled: false`).
+FEC_LINES = {"rs": "error-correction encoding reed-solomon", "fc": "error-correction encoding fire-code",
+             "none": "no error-correction encoding"}
+# From this speed up EOS names the electrical lane count in the speed (`100g-4`, `400g-8`): several lane counts
+# give the same rate there.
+LANE_SPEED_MBPS = 50_000
+
+
+def speed_keyword(mbps: int, lanes: str | None) -> str:
+    """The EOS `speed` argument for a fixed speed: 400000 → "400g" ("400g-8" on eight lanes), 2500 → "2p5g",
+    100 → "100full" (EOS spells sub-gigabit speeds with their duplex)."""
+    if mbps < 1000:
+        return f"{mbps}full"
+    whole, rest = divmod(mbps, 1000)
+    word = f"{whole}g" if not rest else f"{whole}p{str(rest).rstrip('0')}g"
+    if lanes and mbps >= LANE_SPEED_MBPS:
+        word += f"-{len(lanes.split(','))}"
+    return word
+
+
+def _interface(port: PortModel, profile: str | None) -> Interface:
+    data_port = port.role in _DATA_ROLES
+    # The MTU goes where it takes effect in the port's mode: `mtu` (L3) on a routed port, `l2 mtu` on a
+    # switchport. A data port of no stated mode is taken as EOS has it, a switchport.
+    # Speed and FEC are owned on data ports (the link the RoCE recipe runs over), where pyavd puts `speed` and
+    # `error_correction_encoding`.
+    routed = port.mode == "routed"
+    speed = speed_keyword(port.speed_mbps, port.lanes) if data_port and port.speed_mbps else None
+    fec = FEC_LINES[port.fec] if data_port and port.fec else None
+    return (port.name, port.description, not port.admin_up, port.mtu if data_port and routed else None,
+            port.mtu if data_port and not routed else None, speed, fec, port.access_vlan, _SWITCHPORT[port.mode],
+            profile if data_port else None)
+
+
+def _ethernet(device: DeviceModel) -> list[PortModel]:
+    """The switch's ports but management, in natural order (Ethernet2 before Ethernet10)."""
+    ports = [p for p in device.ports if p.role != "mgmt"]
+    return [ports[i] for i in _natural_order(tuple(p.name for p in ports))]
+
+
+_IPV4 = IpWords(keyword="ip", default="0.0.0.0/0")
+_IPV6 = IpWords(keyword="ipv6", default="::/0")
+
+
+def _ip_words(address: str | None) -> IpWords:
+    return _IPV6 if address is not None and ip_address(address).version == 6 else _IPV4
+
+
+def build_context(device: DeviceModel) -> dict[str, Any]:
+    qos = _qos_lines(device.qos, queue_keyword(device.hardware)) if device.qos else None
+    mgmt = device.mgmt
+    profile = qos.profile.name if qos else None
+    return {
+        "version": __version__,
+        "device": device,
+        "profile": qos.profile if qos else None,
+        "vlans": [Vlan(mgmt.vlan, "OOB_MGMT")] if mgmt and device.role == "oob" else [],
+        "interfaces": [_interface(p, profile) for p in _ethernet(device)],
+        "mgmt": mgmt,
+        "mgmt_description": "OOB_MANAGEMENT",
+        "ip": _ip_words(mgmt.address.split("/")[0] if mgmt and mgmt.address else None),
+        "dscp_map": qos.dscp_map if qos else (),
+        "tc_map": qos.tc_map if qos else (),
+        "watchdog": qos.watchdog if qos else None,
+    }
+
+
+def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
+    return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device))}

@@ -1,0 +1,837 @@
+"""Read NVUE configuration (fabricgen's ``nvue.yaml``/``nvue.commands``, or a switch's own) back into the model.
+
+Input: ``nvue.yaml`` when present — any NVUE YAML: a patch, ``nv config show -o yaml`` or
+``/etc/nvue.d/startup.yaml`` (a list of ``- header:``/``- set:``/``- unset:`` blocks, applied in order) — else
+``nvue.commands`` (``nv set``/``nv unset`` lines; everything else, comments included, is skipped). Both become
+one tree keyed by the NVUE path; id lists and ranges (``swp1-4``, ``swp2-5,10-25``, ``0-7``, ``4,5,7``) under
+``interface``/``dscp``/``pcp``/``switch-priority``/``traffic-class`` expand to one key each.
+
+Owned — what ``owned()`` projects and ``read()`` replaces with what the file says. Ports are read as the switch
+runs them (each port's *effective* state), with the defaults NVIDIA documents for what a file leaves out:
+
+* every non-management port: ``admin_up`` (``link state``, an object keyed by the state: ``state: {up: {}}``,
+  ``nv set … link state up``; a configured port without it is up, a port the file does not mention reads as
+  down — Cumulus does not bring up swp ports nobody configured, unverified), ``description``,
+  ``speed_mbps`` (``link speed``; not set = ``auto``, None: "the switch advertises all supported speeds") and
+  ``fec`` (``link fec`` ``rs``/``baser``/``off`` as rs/fc/none; not set, ``auto`` or ``driver-auto`` = None:
+  "Auto FEC … is the current default on the NVIDIA Spectrum switch" — Switch-Port-Attributes page, CL 5.15),
+  ``access_vlan`` (``bridge domain <d> access``) and ``tagged_vlans``: a member of a VLAN-aware bridge domain
+  without ``access`` is a trunk carrying its own ``vlan`` set, else the domain's ("the bridge port inherits the
+  bridge VIDs"), untagged on its ``untagged`` VLAN (else the domain's, else 1: "The Primary VLAN Identifier
+  (PVID) of the bridge defaults to 1"; ``none``: "drop untagged frames", every VLAN tagged) — the tagged ones
+  are the carried VLANs less the untagged one (VLAN-aware-Bridge-Mode page, CL 5.15);
+* ``mode`` on ports resolve gives one (host, fabric, OOB access): ``switched`` when the port is in a bridge
+  domain, else ``routed`` (a swp port outside a bridge is a layer 3 port);
+* on data ports (role host/fabric): ``mtu`` (``link mtu``, default 9216: "ifupdown2 assigns 9216 as the default
+  MTU", Switch-Port-Attributes page) and, on a device with QoS,
+  ``pfc_priorities``/``lossless`` (the port's ``qos pfc profile``, else ``default-global``: its
+  ``switch-priority`` set when ``tx`` and ``rx`` are both on, absent = on) and, on a port with PFC,
+  ``cable_m`` (that profile's ``cable-length``, default 10 m), and ``qos``: the QoS in effect on the port where
+  it differs from the switch's (None where it does not): the port's own ``qos mapping profile`` (trust, DSCP
+  map), ``qos egress-scheduler profile`` (queues, weights, strictness) and ``qos congestion-control profile``
+  (ECN), each else ``default-global`` (QoS page, "Port Groups": "Configurations with port groups override the
+  global settings for the ingress ports in the port group. Ports not in a port group use the global settings";
+  NVUE binds a named profile with ``nv set interface swp1 qos mapping profile customer1``), and on a lossless port
+  its watchdog: armed by ``interface … qos pfc-watchdog`` (``state enable``, or the bare container), else none;
+* ``qos`` (the switch's): ``trust`` (``qos mapping <profile> trust``: ``l3`` and ``both`` take an IP packet's
+  DSCP — "PCP (802.1p) and DSCP … IP: Accept incoming DSCP IP header marking", QoS page —, ``l2`` the PCP,
+  ``port`` nothing; not set reads as DSCP, as fabricgen always sets it), ``dscp_to_tc`` (all 64:
+  ``qos mapping <profile> dscp``, over Cumulus's default DSCP 8n..8n+7 → switch priority n; empty when the
+  trust is ``l2`` or ``port``), ``tc_to_queue`` (all 8: ``egress-queue-mapping``, over the default identity;
+  NVUE has it only in ``default-global``, so never per port), the queues' index/scheduler/weight/ECN
+  (``egress-scheduler`` traffic classes; ECN from ``congestion-control``, where ``default-global`` marks
+  traffic class 0 at 150000-1500000 B unless told otherwise) and the PFC watchdog: detection =
+  ``robustness`` × ``polling-interval`` (defaults 3 × 100 ms), action drop; present when most lossless data
+  ports arm it (ties: present; each other port says so in its ``qos``), or — with no lossless port — when its
+  timers are set;
+* ``mgmt``: ``interface`` (the skeleton's if configured, else the first ``eth*``), ``vrf`` (``interface …
+  vrf``; default ``mgmt``, where Cumulus puts eth0), ``address`` (``ipv4``/``ipv6``/``ip address``),
+  ``gateway`` (the VRF's static default route, else the interface ``gateway``), ``mtu`` (default 1500,
+  Linux's; unverified for eth0 under ifupdown2).
+
+The switch's mapping, egress-scheduler and congestion-control profile is the one most data ports apply (a port
+without a binding applies ``default-global``; ties: by name). Also set but not compared:
+``qos.lossless_priorities`` (union of the ports' PFC priorities; an unbound PFC profile does nothing), each
+queue's ``traffic_class`` (lowest switch priority mapped to it), ``class_name`` (the skeleton's on that index,
+else ``queue<N>``) and ``lossless``.
+
+Not recoverable, kept from the skeleton: ``watchdog.restoration_ms`` (NVUE restores after one polling interval
+without pauses; a skeleton without a watchdog gets the polling interval), ``tc_to_pg`` and
+``pfc_priority_to_queue`` (NVUE has no such maps), ``qos.rdma_*``/``cnp_*``, headroom (Cumulus computes it),
+port roles, peers, lanes, media, ``mgmt.vlan``, hardware/role/name. A skeleton without QoS or management stays
+without. A traffic class scheduled DWRR without ``bw-percent`` (DWRR 0: "no egress scheduling") is not a
+queue the model can hold and is left out; an empty ``default-global`` scheduler reads as Cumulus's default
+(DWRR 12 % on even, 13 % on odd traffic classes).
+
+Brownfield: everything outside those paths is ignored, as are keys inside them fabricgen does not know;
+``qos roce`` (modes lossless, lossless-single-ipool and lossy) reads as NVIDIA documents it: its maps, ETS, ECN
+and (lossless) PFC under every setting the config leaves unset (see ``_with_qos_roce``); ``lossy-multi-tc`` is
+not interpreted, so a switch running it reads as its explicit settings.
+Unparseable YAML, or a recognised key with a value the model cannot take (``link mtu jumbo``, ``dscp 70``),
+raises ``ConfigReadError(file, line, message)``. So does ``link: {state: up}``, the state as a value: NVUE's
+object model has no such leaf and ``nv config patch`` refuses it (fabricgen wrote it so before its nvue.yaml was
+checked against NVIDIA's OpenAPI model); render again.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from ipaddress import ip_address, ip_interface
+from typing import Any, Literal
+
+import yaml
+
+from fabricgen.models.device import (
+    DeviceModel,
+    EcnThresholds,
+    MgmtModel,
+    PortModel,
+    QosModel,
+    QueueModel,
+    WatchdogModel,
+)
+from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.nvue.capability import CAPABILITY, COMMANDS, MAX_MTU, YAML_FILE
+from fabricgen.platforms.nvue.render import (
+    DATA_ROLES,
+    DEFAULT_CABLE_M,
+    LINK_FEC,
+    LINK_SPEEDS,
+    PROFILE,
+    natural_key,
+    port_cable,
+)
+
+Path = tuple[str, ...]
+
+# Cumulus defaults for what a file leaves out (QoS page, NVUE reference; eth0 MTU is Linux's).
+DEFAULT_MGMT_MTU = 1500
+DEFAULT_MGMT_VRF = "mgmt"
+DEFAULT_ECN = EcnThresholds(min_bytes=150_000, max_bytes=1_500_000, probability_pct=100)  # default-global TC 0
+DEFAULT_POLL_MS = 100
+DEFAULT_ROBUSTNESS = 3
+MIN_MTU = 552
+DEFAULT_PVID = 1  # a VLAN-aware bridge's untagged VLAN when none is set (VLAN-aware-Bridge-Mode page)
+MODE_ROLES = ("host", "fabric", "oob-access")  # the roles resolve gives a forwarding mode (resolve.ports.port_mode)
+SPEEDS_MBPS = {word.lower(): mbps for mbps, word in LINK_SPEEDS.items()}
+FEC_MODEL = {word: fec for fec, word in LINK_FEC.items()}
+# `qos mapping <profile> trust` as the model says it (QoS page, classification table): `both` takes the DSCP of
+# IP packets (RoCEv2 is IP), the PCP of the rest; `port` ignores markings and uses `port-default-sp`.
+TRUST_MODEL: dict[str, Literal["dscp", "pcp", "none"]] = {"l3": "dscp", "both": "dscp", "l2": "pcp", "port": "none"}
+# The per-port QoS bindings besides PFC (`interface <if> qos <feature> profile <name>`, else default-global).
+BOUND_FEATURES = ("mapping", "egress-scheduler", "congestion-control")
+
+LINK_STATE: Path = ("interface", "*", "link", "state")  # an object keyed by up or down: one at a time
+# Words whose next word is an id that may be a list or range.
+COLLECTIONS = frozenset({"interface", "dscp", "pcp", "switch-priority", "traffic-class"})
+# Paths whose last word in a command is an id, not a value (`nv set qos pfc P switch-priority 3`).
+ID_LEAVES: tuple[Path, ...] = (
+    ("qos", "pfc", "*", "switch-priority"), ("qos", "traffic-pool", "*", "switch-priority"),
+    ("interface", "*", "ipv4", "address"), ("interface", "*", "ipv6", "address"), ("interface", "*", "ip", "address"),
+    ("interface", "*", "ipv4", "gateway"), ("interface", "*", "ipv6", "gateway"), ("interface", "*", "ip", "gateway"),
+    ("vrf", "*", "router", "static", "*", "via"), ("bridge", "domain", "*", "vlan"), LINK_STATE,
+    ("interface", "*", "bridge", "domain"), ("interface", "*", "bridge", "domain", "*", "vlan"),
+)
+_RANGE = re.compile(r"(.*?)(\d+)-(?:\1)?(\d+)")
+# Container words that may end a command without a value (`nv set interface swp1 qos pfc-watchdog`).
+PRESENCE_WORDS = frozenset({"pfc-watchdog", "roce"})
+_ON = frozenset({"on", "enable", "enabled", "yes", "true"})
+_OFF = frozenset({"off", "disable", "disabled", "no", "false"})
+
+
+# --- owned ----------------------------------------------------------------------------------------------
+
+def owned(device: DeviceModel) -> dict[str, Any]:
+    """The fields nvue.yaml expresses, as plain data (see the module docstring)."""
+    with_qos = device.qos is not None
+    return {
+        "ports": {p.name: _owned_port(p, with_qos) for p in device.ports if p.role != "mgmt"},
+        "qos": _owned_qos(device.qos) if device.qos is not None else None,
+        "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
+    }
+
+
+def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
+                             "speed_mbps": port.speed_mbps, "fec": port.fec, "access_vlan": port.access_vlan,
+                             "tagged_vlans": port.tagged_vlans or None}
+    if port.role in MODE_ROLES:
+        entry["mode"] = port.mode
+    if port.role in DATA_ROLES:
+        entry["mtu"] = port.mtu
+        if with_qos:
+            entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
+                      "qos": None if port.qos is None else _owned_qos(port.qos)}
+            if port.pfc_priorities:
+                entry["cable_m"] = port_cable(port)
+    return entry
+
+
+def _owned_qos(qos: QosModel) -> dict[str, Any]:
+    watchdog = qos.watchdog
+    return {
+        "trust": qos.trust,
+        # What the switch does: DSCPs and switch priorities the model leaves out keep Cumulus's defaults.
+        "dscp_to_tc": {dscp: qos.dscp_to_tc.get(dscp, dscp >> 3) for dscp in range(64)},
+        "tc_to_queue": {sp: qos.tc_to_queue.get(sp, sp) for sp in range(8)},
+        "queues": [{"index": q.index, "scheduler": q.scheduler, "weight": q.weight if q.scheduler == "dwrr" else None,
+                    "ecn": None if q.ecn is None else q.ecn.model_dump()}
+                   for q in sorted(qos.queues, key=lambda q: q.index)],
+        "watchdog": None if watchdog is None else {"detection_ms": watchdog.detection_ms,
+                                                   "poll_ms": watchdog.poll_ms, "action": watchdog.action},
+    }
+
+
+def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
+    return {"interface": mgmt.interface, "vrf": mgmt.vrf, "address": mgmt.address, "gateway": mgmt.gateway,
+            "mtu": mgmt.mtu}
+
+
+# --- the configuration as a tree of NVUE paths ----------------------------------------------------------
+
+@dataclass
+class _Tree:
+    file: str
+    root: dict[str, Any] = field(default_factory=dict)
+    lines: dict[Path, int] = field(default_factory=dict)
+
+    def put(self, path: Path, value: Any, line: int) -> None:
+        node = self.root
+        for depth, key in enumerate(path[:-1]):
+            child = node.get(key)
+            if not isinstance(child, dict):  # a later setting replaces a value with a container
+                child = node[key] = {}
+                self.lines.setdefault(path[:depth + 1], line)
+            node = child
+        if isinstance(value, dict):
+            if not isinstance(node.get(path[-1]), dict):
+                node[path[-1]] = {}
+        else:
+            node[path[-1]] = value
+        self.lines[path] = line
+
+    def delete(self, path: Path) -> None:
+        node: Any = self.root
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+
+    def get(self, path: Path) -> Any:
+        node: Any = self.root
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+        return node
+
+    def node(self, path: Path) -> dict[str, Any]:
+        found = self.get(path)
+        return found if isinstance(found, dict) else {}
+
+    def line(self, path: Path) -> int:
+        for depth in range(len(path), 0, -1):
+            if path[:depth] in self.lines:
+                return self.lines[path[:depth]]
+        return 0
+
+    def error(self, path: Path, message: str) -> ConfigReadError:
+        return ConfigReadError(self.file, self.line(path), f"{' '.join(path)}: {message}")
+
+    def number(self, path: Path, low: int, high: int) -> int | None:
+        value = self.get(path)
+        if value is None or value == {}:
+            return None
+        if isinstance(value, bool) or not re.fullmatch(r"\d+", str(value)) or not low <= int(value) <= high:
+            raise self.error(path, f"expected a number {low}-{high}, found {value!r}")
+        return int(value)
+
+    def text(self, path: Path) -> str | None:
+        value = self.get(path)
+        return None if value is None or isinstance(value, dict) else str(value)
+
+    def flag(self, path: Path) -> bool | None:
+        """on/enable/enabled (and YAML 1.1 booleans) → True, off/disable/disabled → False, absent → None."""
+        value = self.get(path)
+        if value is None or value == {}:
+            return None
+        word = str(value).lower()
+        if word in _ON or word in _OFF:
+            return word in _ON
+        raise self.error(path, f"expected enabled or disabled, found {value!r}")
+
+    def ids(self, path: Path) -> list[str]:
+        """A set of ids: map keys (``{'3': {}}``), or a scalar list in a brownfield file (``3,5``)."""
+        value = self.get(path)
+        if isinstance(value, dict):
+            return list(value)
+        if value is None:
+            return []
+        return expand_ids(str(value))
+
+
+def expand_ids(text: str) -> list[str]:
+    """``swp1-3,swp7`` → swp1, swp2, swp3, swp7; ``swp2-5,10-25`` reuses the prefix; ``0-7`` → 0..7."""
+    out: list[str] = []
+    prefix = ""
+    for part in text.split(","):
+        if part[:1].isdigit() and prefix:
+            part = prefix + part
+        prefix = re.match(r"\D*", part).group(0)  # type: ignore[union-attr]  # \D* always matches
+        match = _RANGE.fullmatch(part)
+        if match and int(match.group(2)) <= int(match.group(3)) <= int(match.group(2)) + 4096:
+            out += [f"{match.group(1)}{n}" for n in range(int(match.group(2)), int(match.group(3)) + 1)]
+        elif part:
+            out.append(part)
+    return out
+
+
+# --- YAML -----------------------------------------------------------------------------------------------
+
+# libyaml's parser when PyYAML has it (the same nodes and marks, ~10x faster on a 64-port switch's YAML).
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _from_yaml(text: str) -> _Tree:
+    tree = _Tree(YAML_FILE)
+    try:
+        document = yaml.compose(text, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigReadError(YAML_FILE, mark.line + 1 if mark else 0, f"not YAML: {exc}") from exc
+    if document is None:
+        return tree
+    blocks = document.value if isinstance(document, yaml.SequenceNode) else [document]
+    for block in blocks:
+        if not isinstance(block, yaml.MappingNode):
+            raise ConfigReadError(YAML_FILE, block.start_mark.line + 1, "expected `- set:` / `- unset:` blocks")
+        for key, value in block.value:
+            if key.value == "set" and isinstance(value, yaml.MappingNode):
+                _merge(tree, value, ())
+            elif key.value == "unset":
+                _unset(tree, value, ())
+    return tree
+
+
+def _keys(parent: Path, key: yaml.Node) -> list[str]:
+    if not isinstance(key, yaml.ScalarNode):
+        raise ConfigReadError(YAML_FILE, key.start_mark.line + 1, "expected a plain key")
+    return expand_ids(key.value) if parent and parent[-1] in COLLECTIONS else [key.value]
+
+
+def _merge(tree: _Tree, node: yaml.MappingNode, path: Path) -> None:
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + 1
+        for key in _keys(path, key_node):
+            if isinstance(value_node, yaml.MappingNode):
+                tree.put((*path, key), {}, line)
+                _merge(tree, value_node, (*path, key))
+            else:
+                tree.put((*path, key), _scalar(value_node), line)
+
+
+def _unset(tree: _Tree, node: yaml.Node, path: Path) -> None:
+    if not isinstance(node, yaml.MappingNode) or not node.value:
+        if path:
+            tree.delete(path)
+        return
+    for key_node, value_node in node.value:
+        for key in _keys(path, key_node):
+            _unset(tree, value_node, (*path, key))
+
+
+def _scalar(node: yaml.Node) -> Any:
+    """YAML 1.1 scalars as NVUE means them: ints, booleans (``on``), null as an empty container."""
+    if isinstance(node, yaml.SequenceNode):
+        return ",".join(str(_scalar(item)) for item in node.value)
+    if not isinstance(node, yaml.ScalarNode):
+        return {}
+    if node.tag == "tag:yaml.org,2002:null":
+        return {}
+    if node.tag == "tag:yaml.org,2002:bool":
+        return node.value.lower() in ("true", "yes", "on", "y")
+    if node.tag == "tag:yaml.org,2002:int" and re.fullmatch(r"[-+]?\d+", node.value.replace("_", "")):
+        return int(node.value.replace("_", ""))
+    return node.value
+
+
+# --- nv set commands ------------------------------------------------------------------------------------
+
+def _from_commands(text: str) -> _Tree:
+    tree = _Tree(COMMANDS)
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip().startswith("nv "):
+            continue
+        try:
+            words = shlex.split(raw, comments=True)
+        except ValueError as exc:
+            raise ConfigReadError(COMMANDS, number, f"cannot split the line: {exc}") from exc
+        if words[:2] not in (["nv", "set"], ["nv", "unset"]) or len(words) < 3:
+            continue
+        args = words[2:]
+        if words[1] == "unset":
+            for path in _paths(args):
+                tree.delete(path)
+            continue
+        id_leaf = (len(args) == 1 or args[-2] == "interface" or args[-1] in PRESENCE_WORDS
+                   or _is_id_leaf(tuple(args[:-1])))
+        value: Any = {} if id_leaf else _word_value(args[-1])
+        for path in _paths(args if id_leaf else args[:-1]):
+            if _is_pattern(LINK_STATE, path[:-1]):
+                tree.delete(path[:-1])  # `link state down` after `link state up`: the later state, not both
+            tree.put(path, value, number)
+    return tree
+
+
+def _is_id_leaf(path: Path) -> bool:
+    return any(_is_pattern(pattern, path) for pattern in ID_LEAVES)
+
+
+def _is_pattern(pattern: Path, path: Path) -> bool:
+    """Whether ``path`` is ``pattern``, each ``*`` any one word."""
+    return len(path) == len(pattern) and all(p in ("*", w) for p, w in zip(pattern, path, strict=True))
+
+
+def _paths(words: list[str]) -> Iterator[Path]:
+    """Each concrete path of a command: id lists after COLLECTIONS words expand."""
+    choices = [expand_ids(word) if index and words[index - 1] in COLLECTIONS else [word]
+               for index, word in enumerate(words)]
+    yield from _product(choices)
+
+
+def _product(choices: list[list[str]]) -> Iterator[Path]:
+    if not choices:
+        yield ()
+        return
+    for head in choices[0]:
+        for rest in _product(choices[1:]):
+            yield (head, *rest)
+
+
+def _word_value(word: str) -> Any:
+    return int(word) if re.fullmatch(r"\d+", word) else word
+
+
+def _parse(files: Mapping[str, str]) -> _Tree:
+    if YAML_FILE in files:
+        return _with_qos_roce(_from_yaml(files[YAML_FILE]))
+    if COMMANDS in files:
+        return _with_qos_roce(_from_commands(files[COMMANDS]))
+    raise ConfigReadError(YAML_FILE, 0, "file missing")
+
+
+# --- `nv set qos roce` ------------------------------------------------------------------------------------
+# What the RoCE profile applies, per NVIDIA's Cumulus Linux user guide (Quality of Service > RDMA over Converged
+# Ethernet - RoCE, "Default RoCE Configuration" table and the `nv show qos roce` examples, releases 5.x):
+# trust both (DSCP for IP packets, over the default DSCP 8n..8n+7 -> switch priority n map), switch priority 3 ->
+# traffic class 3 (RoCE), 6 -> 6 (CNP), every other -> 0; ETS TC 6 strict, TC 3 and TC 0 DWRR 50 % each; ECN on
+# TC 3 from 150000 to 1500000 bytes; and in lossless mode (the default, also `lossless-single-ipool`) PFC on
+# switch priority 3, rx and tx, with cable length 100 m. Explicit `nv set qos ...` settings override it ("Change
+# RoCE Configuration" on that page), so the profile only fills what the config leaves unset.
+ROCE_SP_TO_TC = {sp: sp if sp in (3, 6) else 0 for sp in range(8)}
+ROCE_SCHEDULER: dict[str, dict[str, Any]] = {
+    "0": {"mode": "dwrr", "bw-percent": 50}, "3": {"mode": "dwrr", "bw-percent": 50}, "6": {"mode": "strict"}}
+ROCE_ECN = {"ecn": "enable", "min-threshold": 150000, "max-threshold": 1500000, "probability": 100}
+ROCE_PFC: dict[Path, Any] = {("switch-priority", "3"): {}, ("rx",): "enable", ("tx",): "enable",
+                             ("cable-length",): 100}
+ROCE_LOSSLESS_MODES = frozenset({"lossless", "lossless-single-ipool"})
+ROCE_MODES = ROCE_LOSSLESS_MODES | {"lossy"}  # `lossy-multi-tc` (packet trimming) is not interpreted
+
+
+def _with_qos_roce(tree: _Tree) -> _Tree:
+    """``tree`` with what an enabled ``qos roce`` implies under every setting the config leaves unset."""
+    roce = tree.get(("qos", "roce"))
+    if not isinstance(roce, dict) or str(roce.get("enable", "on")) in ("off", "False", "false"):
+        return tree
+    mode = str(roce.get("mode", "lossless"))
+    if mode not in ROCE_MODES:
+        return tree
+    line = tree.lines.get(("qos", "roce"), 1)
+    _default(tree, ("qos", "mapping", PROFILE, "trust"), "both", line)
+    for sp, tc in ROCE_SP_TO_TC.items():
+        _default(tree, ("qos", "egress-queue-mapping", PROFILE, "switch-priority", str(sp), "traffic-class"), tc, line)
+    if tree.get(("qos", "egress-scheduler", PROFILE, "traffic-class")) is None:
+        for name, entry in ROCE_SCHEDULER.items():
+            for key, value in entry.items():
+                tree.put(("qos", "egress-scheduler", PROFILE, "traffic-class", name, key), value, line)
+    for key, value in ROCE_ECN.items():
+        _default(tree, ("qos", "congestion-control", PROFILE, "traffic-class", "3", key), value, line)
+    if mode in ROCE_LOSSLESS_MODES and tree.get(("qos", "pfc", PROFILE)) is None:
+        for keys, value in ROCE_PFC.items():
+            tree.put(("qos", "pfc", PROFILE, *keys), value, line)
+    return tree
+
+
+def _default(tree: _Tree, path: Path, value: Any, line: int) -> None:
+    if tree.get(path) is None:
+        tree.put(path, value, line)
+
+
+# --- ports ----------------------------------------------------------------------------------------------
+
+def _read_ports(tree: _Tree, skeleton: DeviceModel) -> list[PortModel]:
+    interfaces = tree.node(("interface",))
+    with_qos = skeleton.qos is not None
+    ports = [port if port.role == "mgmt" else _read_port(tree, port, port.name in interfaces, with_qos)
+             for port in skeleton.ports]
+    known = {p.name for p in skeleton.ports}
+    for name in sorted(interfaces, key=natural_key):
+        if name not in known and name.startswith("swp"):
+            blank = PortModel(name=name, role="unused", admin_up=False, mtu=MAX_MTU)
+            ports.append(_read_port(tree, blank, True, with_qos))
+    return ports
+
+
+def _read_port(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> PortModel:
+    path = ("interface", port.name)
+    update: dict[str, Any] = {
+        "admin_up": present and _link_state(tree, (*path, "link", "state")) != "down",
+        "speed_mbps": _link_speed(tree, (*path, "link", "speed")),
+        "fec": _link_fec(tree, (*path, "link", "fec")),
+        "mtu": tree.number((*path, "link", "mtu"), MIN_MTU, MAX_MTU) or MAX_MTU,
+        "description": tree.text((*path, "description")) or None,
+        "access_vlan": _access_vlan(tree, path),
+        "tagged_vlans": _tagged_vlans(tree, path),
+    }
+    if port.role in MODE_ROLES:  # a port in a bridge domain is switched; any other swp port is a routed port
+        update["mode"] = "switched" if tree.node((*path, "bridge", "domain")) else "routed"
+    if with_qos:
+        priorities, cable = _port_pfc(tree, port.name)
+        update |= {"pfc_priorities": priorities, "lossless": bool(priorities)}
+        if priorities:
+            update["cable_m"] = cable
+    return port.model_copy(update=update)
+
+
+def _link_state(tree: _Tree, path: Path) -> str | None:
+    """``up`` or ``down``, the one key of the ``link state`` object; None when it is not set."""
+    state = tree.get(path)
+    if state is None or state == {}:
+        return None
+    if not isinstance(state, dict):
+        raise tree.error(path, f"expected `state: {{up: {{}}}}` or `state: {{down: {{}}}}` (NVUE's object model: "
+                               f"the state is a key), found the value {state!r}, which `nv config patch` refuses "
+                               "(a fabricgen nvue.yaml that has it predates the fix: render again)")
+    if len(state) != 1 or next(iter(state)) not in ("up", "down"):
+        raise tree.error(path, f"expected one key, up or down, found {', '.join(map(str, state))}")
+    return str(next(iter(state)))
+
+
+def _link_speed(tree: _Tree, path: Path) -> int | None:
+    """Mb/s; None for ``auto`` (the default: the port advertises every speed it supports)."""
+    word = tree.text(path)
+    if word is None or word == "auto":
+        return None
+    if word.lower() not in SPEEDS_MBPS:
+        raise tree.error(path, f"expected auto or one of {', '.join(LINK_SPEEDS.values())}, found {word!r}")
+    return SPEEDS_MBPS[word.lower()]
+
+
+def _link_fec(tree: _Tree, path: Path) -> str | None:
+    """The inventory's FEC word; None for ``auto``/``driver-auto`` (the default: the firmware picks)."""
+    if tree.get(path) is False:
+        return "none"  # `fec: off` unquoted, which YAML 1.1 reads as false: the word written is `off`
+    word = tree.text(path)
+    if word is None or word in ("auto", "driver-auto"):
+        return None
+    if word not in FEC_MODEL:
+        raise tree.error(path, f"expected auto, rs, baser, off or driver-auto, found {word!r}")
+    return FEC_MODEL[word]
+
+
+def _access_vlan(tree: _Tree, path: Path) -> int | None:
+    for domain in sorted(tree.node((*path, "bridge", "domain"))):
+        vlan = tree.number((*path, "bridge", "domain", domain, "access"), 1, 4094)
+        if vlan is not None:
+            return vlan
+    return None
+
+
+def _tagged_vlans(tree: _Tree, path: Path) -> list[int] | None:
+    """The VLANs the port carries tagged: in each bridge domain it is a member of without ``access``, its own
+    ``vlan`` set, else the domain's ("the bridge port inherits the bridge VIDs"), less its untagged VLAN (its
+    own ``untagged``, else the domain's, else 1; ``none``: every VLAN tagged) — VLAN-aware-Bridge-Mode page."""
+    carried: set[int] = set()
+    for domain in sorted(tree.node((*path, "bridge", "domain"))):
+        member = (*path, "bridge", "domain", domain)
+        if tree.get((*member, "access")) is not None:
+            continue
+        bridge = ("bridge", "domain", domain)
+        own = _vlan_ids(tree, (*member, "vlan"))
+        vids = _vlan_ids(tree, (*bridge, "vlan")) if own is None else own
+        carried |= (vids or set()) - {_untagged(tree, member, bridge)}
+    return sorted(carried) or None
+
+
+def _untagged(tree: _Tree, member: Path, bridge: Path) -> int | None:
+    """The member's untagged VLAN: its own, unless ``auto`` (inherit), else the domain's, else 1."""
+    for path in ((*member, "untagged"), (*bridge, "untagged")):
+        word = tree.text(path)
+        if word == "none":
+            return None
+        if word not in (None, "auto"):
+            return _vlan_id(tree, path, word)
+    return DEFAULT_PVID
+
+
+def _vlan_ids(tree: _Tree, path: Path) -> set[int] | None:
+    """The VLAN ids of a ``vlan`` set (``10,20``, ``100-110``); None when absent or ``all`` (inherit)."""
+    ids = tree.ids(path)
+    if not ids or ids == ["all"]:
+        return None
+    return {_vlan_id(tree, path, vid) for key in ids for vid in expand_ids(key)}
+
+
+def _vlan_id(tree: _Tree, path: Path, text: str) -> int:
+    if not re.fullmatch(r"\d+", text) or not 1 <= int(text) <= 4094:
+        raise tree.error(path, f"expected a VLAN 1-4094, found {text!r}")
+    return int(text)
+
+
+def _port_pfc(tree: _Tree, port: str) -> tuple[list[int], int]:
+    """(priorities, cable length) of the PFC profile the port uses; no PFC unless tx and rx are on."""
+    profile = tree.text(("interface", port, "qos", "pfc", "profile")) or PROFILE
+    base = ("qos", "pfc", profile)
+    ids = tree.ids((*base, "switch-priority"))
+    priorities = sorted({_int_id(tree, (*base, "switch-priority"), sp, 7) for sp in ids})
+    if not priorities or tree.flag((*base, "tx")) is False or tree.flag((*base, "rx")) is False:
+        return [], DEFAULT_CABLE_M
+    return priorities, tree.number((*base, "cable-length"), 1, 100_000) or DEFAULT_CABLE_M
+
+
+def _int_id(tree: _Tree, path: Path, text: str, high: int) -> int:
+    if not re.fullmatch(r"\d+", text) or int(text) > high:
+        raise tree.error((*path, text), f"expected an id 0-{high}, found {text!r}")
+    return int(text)
+
+
+# --- qos ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Bindings:
+    """The QoS profiles that apply to a port (or most data ports): ``qos <feature> profile``, else default-global."""
+
+    mapping: str = PROFILE
+    scheduler: str = PROFILE
+    ecn: str = PROFILE
+
+
+def _port_bindings(tree: _Tree, port: str) -> _Bindings:
+    return _Bindings(*(tree.text(("interface", port, "qos", feature, "profile")) or PROFILE
+                       for feature in BOUND_FEATURES))
+
+
+def _applied_bindings(tree: _Tree, data_ports: list[PortModel]) -> _Bindings:
+    """Per feature, the profile most data ports apply (a port without a binding applies default-global; ties: by
+    name); default-global without data ports."""
+    bound = [_port_bindings(tree, p.name) for p in data_ports]
+    return _Bindings(*(_most_common([getattr(b, name) for b in bound]) for name in ("mapping", "scheduler", "ecn")))
+
+
+def _most_common(names: list[str]) -> str:
+    counts = Counter(names)
+    return min(counts, key=lambda name: (-counts[name], name)) if counts else PROFILE
+
+
+def _read_mapping(tree: _Tree, profile: str) -> tuple[Literal["dscp", "pcp", "none"], dict[int, int]]:
+    """The profile's trust and its DSCP → switch priority map (empty when the trust does not look at DSCP)."""
+    base = ("qos", "mapping", profile)
+    word = tree.text((*base, "trust"))
+    if word not in (None, *TRUST_MODEL):
+        raise tree.error((*base, "trust"), f"expected l2, l3, both or port, found {word!r}")
+    trust = TRUST_MODEL[word] if word else "dscp"  # not set: read as the DSCP map, as fabricgen always sets it
+    if trust != "dscp":
+        return trust, {}  # DSCP is not looked at
+    mapping = {dscp: dscp >> 3 for dscp in range(64)}
+    for key in tree.node((*base, "dscp")):
+        priority = tree.number((*base, "dscp", key, "switch-priority"), 0, 7)
+        if priority is not None:
+            mapping[_int_id(tree, (*base, "dscp"), key, 63)] = priority
+    return trust, mapping
+
+
+def _read_queue_map(tree: _Tree) -> dict[int, int]:
+    base = ("qos", "egress-queue-mapping", PROFILE, "switch-priority")  # NVUE has only default-global here
+    mapping = {sp: sp for sp in range(8)}
+    for key in tree.node(base):
+        queue = tree.number((*base, key, "traffic-class"), 0, 7)
+        if queue is not None:
+            mapping[_int_id(tree, base, key, 7)] = queue
+    return mapping
+
+
+def _schedulers(tree: _Tree, profile: str) -> dict[int, tuple[Literal["strict", "dwrr"], int | None]]:
+    base = ("qos", "egress-scheduler", profile, "traffic-class")
+    entries = tree.node(base)
+    if not entries and profile == PROFILE:  # Cumulus's default scheduler
+        return {tc: ("dwrr", 12 if tc % 2 == 0 else 13) for tc in range(8)}
+    found: dict[int, tuple[Literal["strict", "dwrr"], int | None]] = {}
+    for key in entries:
+        tc = _int_id(tree, base, key, 7)
+        mode = tree.text((*base, key, "mode"))
+        weight = tree.number((*base, key, "bw-percent"), 0, 100)
+        if mode == "strict":
+            found[tc] = ("strict", None)
+        elif mode not in (None, "dwrr"):
+            raise tree.error((*base, key, "mode"), f"expected strict or dwrr, found {mode!r}")
+        elif weight:
+            found[tc] = ("dwrr", weight)
+    return found
+
+
+def _read_ecn(tree: _Tree, profile: str, tc: int) -> EcnThresholds | None:
+    base = ("qos", "congestion-control", profile, "traffic-class", str(tc))
+    if tree.get(base) is None:
+        return DEFAULT_ECN if profile == PROFILE and tc == 0 else None
+    if tree.flag((*base, "ecn")) is False:
+        return None
+    return EcnThresholds(
+        min_bytes=tree.number((*base, "min-threshold"), 0, 2**32) or DEFAULT_ECN.min_bytes,
+        max_bytes=tree.number((*base, "max-threshold"), 0, 2**32) or DEFAULT_ECN.max_bytes,
+        probability_pct=tree.number((*base, "probability"), 1, 100) or DEFAULT_ECN.probability_pct)
+
+
+def _read_queues(tree: _Tree, skeleton: QosModel, bindings: _Bindings, tc_to_queue: dict[int, int],
+                 lossless: list[int]) -> list[QueueModel]:
+    names = {q.index: q.class_name for q in skeleton.queues}
+    queues = []
+    for index, (scheduler, weight) in sorted(_schedulers(tree, bindings.scheduler).items()):
+        priorities = sorted(sp for sp, queue in tc_to_queue.items() if queue == index)
+        priority = priorities[0] if priorities else index
+        queues.append(QueueModel(index=index, traffic_class=priority, class_name=names.get(index, f"queue{index}"),
+                                 lossless=priority in lossless, scheduler=scheduler, weight=weight,
+                                 ecn=_read_ecn(tree, bindings.ecn, index)))
+    return queues
+
+
+def _classes(tree: _Tree, skeleton: QosModel, bindings: _Bindings, tc_to_queue: dict[int, int],
+             lossless: list[int]) -> dict[str, Any]:
+    """The QosModel fields the bound profiles decide: trust, DSCP map, queues (scheduler and ECN)."""
+    trust, dscp_to_tc = _read_mapping(tree, bindings.mapping)
+    return {"trust": trust, "dscp_to_tc": dscp_to_tc,
+            "queues": _read_queues(tree, skeleton, bindings, tc_to_queue, lossless)}
+
+
+def _port_watchdog(tree: _Tree, port: str) -> bool:
+    path = ("interface", port, "qos", "pfc-watchdog")
+    if tree.get(path) is None:
+        return False
+    return tree.flag((*path, "state")) is not False  # `nv set interface swp1 qos pfc-watchdog` arms it
+
+
+def _watchdog_timers(tree: _Tree, skeleton: WatchdogModel | None) -> WatchdogModel:
+    poll = tree.number(("qos", "pfc-watchdog", "polling-interval"), 1, 100_000) or DEFAULT_POLL_MS
+    robustness = tree.number(("qos", "pfc-watchdog", "robustness"), 1, 100_000) or DEFAULT_ROBUSTNESS
+    return WatchdogModel(detection_ms=poll * robustness, restoration_ms=skeleton.restoration_ms if skeleton else poll,
+                         poll_ms=poll, action="drop")
+
+
+def _read_watchdog(tree: _Tree, skeleton: WatchdogModel | None, data_ports: list[PortModel]) -> WatchdogModel | None:
+    """The switch's watchdog: armed on most lossless data ports (ties: armed; the others read it in ``port.qos``),
+    or — with no lossless port — its timers set."""
+    lossless = [p for p in data_ports if p.pfc_priorities]
+    if lossless:
+        armed = 2 * sum(_port_watchdog(tree, p.name) for p in lossless) >= len(lossless)
+    else:
+        armed = any(tree.get(("qos", "pfc-watchdog", timer)) is not None
+                    for timer in ("polling-interval", "robustness"))
+    return _watchdog_timers(tree, skeleton) if armed else None
+
+
+def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
+    data_ports = sorted((p for p in ports if p.role in DATA_ROLES), key=lambda p: natural_key(p.name))
+    tc_to_queue = _read_queue_map(tree)
+    lossless = sorted({prio for port in data_ports for prio in port.pfc_priorities})
+    classes = _classes(tree, skeleton, _applied_bindings(tree, data_ports), tc_to_queue, lossless)
+    return skeleton.model_copy(update={
+        **classes,
+        "tc_to_queue": tc_to_queue,
+        "lossless_priorities": lossless,
+        "watchdog": _read_watchdog(tree, skeleton.watchdog, data_ports),
+    })
+
+
+def _with_port_qos(tree: _Tree, device: QosModel, ports: list[PortModel]) -> list[PortModel]:
+    """Each data port with ``qos`` set where the QoS in effect on it differs from the switch's: its own mapping,
+    egress-scheduler or congestion-control profile, or — on a lossless port — the watchdog armed where the switch's
+    is not, or not armed where it is."""
+    found: dict[_Bindings, dict[str, Any]] = {}  # ports share a few bindings: each read once
+    read = []
+    for port in ports:
+        if port.role not in DATA_ROLES:  # the management port is not read; other ports are not compared
+            read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            continue
+        bindings = _port_bindings(tree, port.name)
+        if bindings not in found:
+            found[bindings] = _classes(tree, device, bindings, device.tc_to_queue, device.lossless_priorities)
+        effective = dict(found[bindings])
+        if port.pfc_priorities:
+            effective["watchdog"] = _watchdog_timers(tree, device.watchdog) if _port_watchdog(tree, port.name) else None
+        differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
+        read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
+    return read
+
+
+# --- management -----------------------------------------------------------------------------------------
+
+def _read_mgmt(tree: _Tree, skeleton: DeviceModel) -> MgmtModel | None:
+    mgmt = skeleton.mgmt
+    if mgmt is None:
+        return None
+    interfaces = tree.node(("interface",))
+    candidates = [mgmt.interface, *(p.name for p in skeleton.ports if p.role == "mgmt"),
+                  *sorted((n for n in interfaces if n.startswith("eth")), key=natural_key)]
+    name = next((n for n in candidates if n in interfaces), CAPABILITY.mgmt_interface)
+    path = ("interface", name)
+    vrf = tree.text((*path, "vrf")) or tree.text((*path, "ip", "vrf")) or DEFAULT_MGMT_VRF
+    address = _mgmt_address(tree, path, mgmt.address)
+    return mgmt.model_copy(update={
+        "interface": name, "vrf": vrf, "address": address,
+        "gateway": _gateway(tree, path, vrf, address if address else mgmt.address),
+        "mtu": tree.number((*path, "link", "mtu"), MIN_MTU, MAX_MTU) or DEFAULT_MGMT_MTU,
+    })
+
+
+def _addresses(keys: list[str]) -> list[str]:
+    found = []
+    for key in keys:
+        try:
+            found.append(str(ip_interface(key)))
+        except ValueError:
+            continue  # `dhcp` and the like
+    return found
+
+
+def _mgmt_address(tree: _Tree, path: Path, wanted: str | None) -> str | None:
+    """The interface's address of the skeleton's family when it has both."""
+    found = _addresses([key for family in ("ipv4", "ipv6", "ip") for key in tree.ids((*path, family, "address"))])
+    want_v6 = wanted is not None and ":" in wanted
+    return next((a for a in found if (":" in a) == want_v6), found[0] if found else None)
+
+
+def _gateway(tree: _Tree, path: Path, vrf: str, address: str | None) -> str | None:
+    v6 = address is not None and ":" in address
+    hops = tree.ids(("vrf", vrf, "router", "static", "::/0" if v6 else "0.0.0.0/0", "via"))
+    hops += [key for family in ("ipv6" if v6 else "ipv4", "ip") for key in tree.ids((*path, family, "gateway"))]
+    for hop in hops:
+        try:
+            return str(ip_address(hop))
+        except ValueError:
+            continue
+    return None
+
+
+# --- read -----------------------------------------------------------------------------------------------
+
+def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
+    """``skeleton`` with every owned field replaced by what nvue.yaml (else nvue.commands) says."""
+    tree = _parse(files)
+    ports = _read_ports(tree, skeleton)
+    qos = _read_qos(tree, skeleton.qos, ports) if skeleton.qos is not None else None
+    if qos is not None:
+        ports = _with_port_qos(tree, qos, ports)
+    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(tree, skeleton)})

@@ -1,0 +1,87 @@
+"""SONiC: the capability record — what fabricgen can express on it, its limits and how it deploys — and the vendor
+facts the record rests on."""
+
+from __future__ import annotations
+
+from fabricgen.platforms import Capability
+from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE, SONIC_RELEASES
+
+OWNED_TABLES = (
+    "PORT", "PORT_QOS_MAP", "DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP",
+    "MAP_PFC_PRIORITY_TO_QUEUE", "WRED_PROFILE", "SCHEDULER", "QUEUE", "BUFFER_PROFILE", "BUFFER_PG",
+    "CABLE_LENGTH", "LOSSLESS_TRAFFIC_PATTERN", "PFC_WD", "MGMT_PORT", "MGMT_INTERFACE", "MGMT_VRF_CONFIG",
+)
+
+CAPABILITY = Capability(
+    name="sonic",
+    kind="switch",
+    target=f"SONiC {DEFAULT_SONIC_RELEASE} or later (config_db.json; YANG models of sonic-buildimage); headroom per "
+           f"release {min(SONIC_RELEASES)}-{max(SONIC_RELEASES)}",
+    max_mtu=9216,
+    mtu_semantics="l3",
+    lossless_class_limit=2,  # SONiC's own templates use lossless TCs 3 and 4 at most
+    ecn_threshold_unit="bytes",
+    ecn_granularity_bytes=1,
+    programs_headroom=True,
+    mgmt_interface="eth0",
+    mgmt_vrf_fixed_name="mgmt",  # interfaces.j2 always builds Linux VRF `mgmt` (table 6000)
+    watchdog_step_ms=1,
+    watchdog_actions=("drop", "forward", "alert"),
+    owned_sections=OWNED_TABLES,
+    commit_strategy="GCU over SSH: an RFC 6902 patch of the owned tables and fields (never lanes/alias), checked "
+                    "with config apply-patch --dry-run; config checkpoint fabricgen-<run> → config apply-patch with a "
+                    "revert timer on the switch (config rollback fabricgen-<run>; systemd-run, else setsid) → "
+                    "confirm cancels it → config save -y",
+    napalm_driver="fabricgen_sonic",
+    deploy={
+        "diff": "show runningconfiguration all → the push the switch's release accepts (VERSIONS|DATABASE): an RFC "
+            "6902 patch of the owned tables and fields, pfcwd commands, what stays the switch's and the ports it "
+            "bounces, checked against GCU's field rules of that release, then config apply-patch --dry-run on a file "
+            "uploaded by SFTP (removed after)",
+        "commit": "config checkpoint fabricgen-<run>, a systemd-run (else setsid) timer that runs config rollback "
+            "fabricgen-<run>, then config apply-patch (and pfcwd start/interval) under the timer's lock; "
+            "time-limited per bounced port (240 s each + 120 s, at most 2 h). GCU's sorter is slow and grows faster "
+            "than the ports: measured with bench/gcu_sorter.py (202511, GCU's own dry run, a loaded 2-core machine) "
+            "1 port / 33 operations 23 s CPU (127 s wall), 2 ports / 51 operations 66 s CPU (481 s wall), 4 ports "
+            "/ 87 operations 220 s CPU (831 s wall), about ports^1.6; give "
+            "--confirm-timeout room for it, and push a many-port leaf's first change in port groups",
+        "confirm": "the timer cancelled, then config save -y",
+        "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
+            "paths its patch touched (later changes by others stay)",
+        "save": "config save -y on confirm",
+        "limits": "GCU field rules (sonic-utilities gcu_field_operation_validators.conf.json): 202411: WRED_PROFILE "
+            "only AZURE_LOSSLESS's green_min/max_threshold and green_drop_probability by replace, so the lossless "
+            "profile is the switch's own (its ecn mode, enables, yellow/red stay and are listed in the diff); "
+            "BUFFER_PROFILE only dynamic_th/xoff of an existing profile (a new lossless profile of the traditional "
+            "buffer model needs config reload); BUFFER_POOL sizes only. 202505: the same, any existing WRED profile's "
+            "green fields. 202511: WRED_PROFILE and whole BUFFER_PROFILEs free, BUFFER_POOL not at all. Every "
+            "release: a switch without a PFC_WD table gets its watchdog by pfcwd start/interval (GCU refuses "
+            "add /PFC_WD); PORT fec/speed only as STATE_DB lists them",
+        "disruption": "GCU's sorter takes every up port whose QUEUE, PORT_QOS_MAP, BUFFER_PG (BUFFER_QUEUE, buffer "
+            "profile lists) rows change admin-down and up again (patch_sorter.py RequiredValueIdentifier): diff, "
+            "plan and the push prompt name them; push needs --allow-disruptive; a rollback bounces them again",
+        "lab": "real: OpenSSH, SFTP, redis-server holding CONFIG_DB/STATE_DB, sonic-utilities' generic_config_updater "
+            "of 202411/202505/202511 (../shared/sonic-gcu) with each release's YANG models (202505: 202411's, the "
+            "closest set there); adapted "
+            "(tests/targets/sonic_gcu.py): swsscommon's connector over redis-py, sonic-cfggen, device_info, "
+            "sonic_yang on libyang 2; emulated: show, config save, pfcwd in tests/targets/sonic.py",
+    },
+    output_files=("config_db.json",),
+    port_settings=("admin_up", "mtu", "speed_mbps", "fec", "lanes", "description", "access_vlan", "tagged_vlans",
+                   "mode", "pfc_priorities", "lossless", "cable_m", "headroom", "qos"),
+    spelling={
+        "trust": "PORT_QOS_MAP|<port>.dscp_to_tc_map (DSCP trust is implied)",
+        "dscp_map": "DSCP_TO_TC_MAP|ROCE (all 64 code points)",
+        "queue_map": "TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP, MAP_PFC_PRIORITY_TO_QUEUE",
+        "pfc": "PORT_QOS_MAP|<port>.pfc_enable",
+        "pfc_watchdog": "PFC_WD|<port> + PFC_WD|GLOBAL.POLL_INTERVAL, pfcwd_sw_enable",
+        "headroom": "traditional buffer model: BUFFER_PROFILE pg_lossless_<speed>_<cable>_profile, BUFFER_PG, "
+                    "CABLE_LENGTH; dynamic: CABLE_LENGTH and LOSSLESS_TRAFFIC_PATTERN (buffermgrd computes it)",
+        "ecn": "WRED_PROFILE (ecn_all, bytes) on QUEUE|<port>|<q>",
+        "scheduling": "SCHEDULER type STRICT / DWRR weight on QUEUE",
+        "mtu": "PORT.mtu",
+        "mgmt": "MGMT_VRF_CONFIG (VRF mgmt), MGMT_INTERFACE, MGMT_PORT",
+        "vlans": "VLAN_MEMBER|Vlan<id>|<port> tagging_mode untagged (access) or tagged; PORT.mode routed|access|trunk "
+                 "(read back; fabricgen's data ports are routed and render none)",
+    },
+)

@@ -1,0 +1,1 @@
+"""Review: what a change does to each device between two revisions (fabricgen plan)."""
