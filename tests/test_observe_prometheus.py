@@ -61,7 +61,7 @@ def prometheus_binary() -> str:
     if binary is None:
         if os.environ.get("FABRICGEN_REQUIRE_PROMETHEUS") == "1":
             pytest.fail("FABRICGEN_REQUIRE_PROMETHEUS=1 but no prometheus binary (Debian package `prometheus`)")
-        pytest.skip("no prometheus binary (apt-get install prometheus)")
+        pytest.skip(reason="no prometheus binary (apt-get install prometheus)")
     return binary
 
 

@@ -61,8 +61,8 @@ CAPABILITY = Capability(
             "profile lists) rows change admin-down and up again (patch_sorter.py RequiredValueIdentifier): diff, "
             "plan and the push prompt name them; push needs --allow-disruptive; a rollback bounces them again",
         "lab": "real: OpenSSH, SFTP, redis-server holding CONFIG_DB/STATE_DB, sonic-utilities' generic_config_updater "
-            "of 202411/202505/202511 (../shared/sonic-gcu) with each release's YANG models (202505: 202411's, the "
-            "closest set there); adapted "
+            "of 202411/202505/202511 (sonic-net/sonic-utilities release branches) with each release's YANG models "
+            "(202505: 202411's, the closest set at hand); adapted "
             "(tests/targets/sonic_gcu.py): swsscommon's connector over redis-py, sonic-cfggen, device_info, "
             "sonic_yang on libyang 2; emulated: show, config save, pfcwd in tests/targets/sonic.py",
     },
