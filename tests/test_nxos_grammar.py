@@ -13,12 +13,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import napalm
 import pytest
+import test_deploy_nxos
 from hypothesis import assume, given, settings
 from napalm.base.exceptions import CommitError
 from napalm.nxapi_plumbing import NXAPICommandError
@@ -190,17 +190,7 @@ def lab() -> Iterator[Lab]:
         yield built
 
 
-@pytest.fixture
-def switch(lab: Lab) -> str:
-    """The target as found: rebuilt with its starting config, its NX-API answering."""
-    host = next(iter(lab.hosts))
-    lab.reset(host)
-    ready = lab.state_dir(host) / "nxapi.ready"
-    deadline = time.monotonic() + 30
-    while not ready.exists():
-        assert time.monotonic() < deadline, "the NX-API server of the target did not start"
-        time.sleep(0.05)
-    return host
+switch = test_deploy_nxos.switch  # the same fixture: the target as found, its NX-API answering
 
 
 def on_switch(lab: Lab, host: str) -> dict[str, Any]:
