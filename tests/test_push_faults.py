@@ -189,6 +189,18 @@ def test_rollback_after_a_kill_between_confirm_and_its_journal_line_restores_the
 
 # --- two runs at once -----------------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def paused(process: subprocess.Popen[str]) -> Iterator[None]:
+    """The run stopped (SIGSTOP) where it is, its locks and its on-host pending commit held, then let go: the race
+    is decided by the test, not by how fast a loaded machine starts the other run. Its on-host confirm timer (300 s
+    by default) keeps running, so the pause is short."""
+    process.send_signal(signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        process.send_signal(signal.SIGCONT)
+
+
 def test_a_second_push_and_a_rollback_wait_out_a_running_push_naming_it(
         lab: Lab, tmp_path: Path, inputs: tuple[Path, Path], scripts: dict[str, str]) -> None:
     host = sorted(lab.hosts)[0]
@@ -198,8 +210,9 @@ def test_a_second_push_and_a_rollback_wait_out_a_running_push_naming_it(
              120)
     first_id = run_ids(tmp_path, inputs)[0]["run_id"]
 
-    second = run(tmp_path, inputs, "push", "--yes", "--hosts", host)
-    racing = run(tmp_path, inputs, "rollback", "--yes")
+    with paused(first):  # the first push holds its lock, committed and unconfirmed, however slow the others start
+        second = run(tmp_path, inputs, "push", "--yes", "--hosts", host)
+        racing = run(tmp_path, inputs, "rollback", "--yes")
     stdout, _ = first.communicate(timeout=300)
 
     for refused in (second, racing):
@@ -223,7 +236,8 @@ def test_two_controllers_with_their_own_journals_never_both_mark_a_host(
     wait_for(lambda: bool(pending(lab, host)), "the first push's pending commit", 120)
     first_id = pending(lab, host)
 
-    second = run(tmp_path, inputs, "push", "--yes", "--hosts", host, "--format", "json", journal="other")
+    with paused(first):  # its commit stays pending on the host while the second operator pushes
+        second = run(tmp_path, inputs, "push", "--yes", "--hosts", host, "--format", "json", journal="other")
     stdout, _ = first.communicate(timeout=300)
 
     assert second.returncode == 1, second.stdout + second.stderr
