@@ -19,7 +19,7 @@ from lab import HOST_LAB_DIR, NICS, Lab
 from test_lab import require_lab
 
 STUB = Path(__file__).parent / "observe_stubs" / "ethtool"
-QUIET = {"rx_crc_errors_phy": 0, "rx_discards_phy": 0, "tx_pause_storm_error_events": 0,
+QUIET = {"rx_crc_errors_phy": 0, "rx_pcs_symbol_err_phy": 0, "rx_discards_phy": 0, "tx_pause_storm_error_events": 0,
          **{f"{d}_prio{p}_pause": 0 for d in ("rx", "tx") for p in range(8)},
          **{f"rx_prio{p}_{c}": 0 for p in range(8) for c in ("buf_discard", "cong_discard", "marked")}}
 
@@ -101,11 +101,13 @@ def test_a_host_that_does_not_answer_is_named_and_the_others_still_read(lab: Lab
     assert "Traceback" not in done.stderr
 
 
-def test_push_soak_reverts_the_host_whose_errors_grow_and_confirms_the_quiet_one(lab: Lab, tmp_path: Path) -> None:
+def test_push_soak_reverts_the_host_whose_fec_errors_grow_and_confirms_the_quiet_one(lab: Lab,
+                                                                                      tmp_path: Path) -> None:
     """Push's counter soak (fabricgen/deploy/soak.py) end to end: both hosts committed, their counters read after
-    the commit; during the soak the first host's NIC starts counting errors *on the host*; that host is reverted
-    (its script's own --check, run on the host, differs again) and the quiet one confirmed; the run keeps both
-    readings of each host and journals the soak."""
+    the commit; during the soak the first host's NIC starts counting symbol errors its FEC did not correct (on
+    the host); that host is reverted (its script is gone again, read on the host) and the quiet one confirmed
+    (its script's own --check, run on the host, matches); the run keeps both readings of each host and
+    journals the soak."""
     for host in lab.hosts:
         lab.reset(host)
         install_stub(lab, host)
@@ -121,7 +123,7 @@ def test_push_soak_reverts_the_host_whose_errors_grow_and_confirms_the_quiet_one
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
         wait_for_event(runs, "soak-start", sick, push)
-        set_counters(lab, sick, NICS[1], {**QUIET, "rx_crc_errors_phy": 9})
+        set_counters(lab, sick, NICS[1], {**QUIET, "rx_pcs_symbol_err_phy": 9})  # FEC no longer corrects all
         stdout, stderr = push.communicate(timeout=240)
     finally:
         if push.poll() is None:
@@ -130,8 +132,8 @@ def test_push_soak_reverts_the_host_whose_errors_grow_and_confirms_the_quiet_one
     devices = json.loads(stdout)["devices"]
     assert devices[quiet]["state"] == "confirmed", devices[quiet]
     assert devices[sick]["state"] == "reverted", devices[sick]
-    assert devices[sick]["message"] == (f"counters grew during the soak: {sick}:{NICS[1]} CRC errors +9; reverted "
-                                        "and read back as before")
+    assert devices[sick]["message"] == (f"counters grew during the soak: {sick}:{NICS[1]} symbol errors FEC did "
+                                        "not correct +9; reverted and read back as before")
     script = f"/usr/local/sbin/{lab.hosts[quiet].kind.script}"
     assert lab.run(quiet, f"bash {script} --check").returncode == 0  # holds the intent
     assert not lab.inside(sick, f"/usr/local/sbin/{lab.hosts[sick].kind.script}").exists()  # back as it was
@@ -141,16 +143,16 @@ def test_push_soak_reverts_the_host_whose_errors_grow_and_confirms_the_quiet_one
     soaks = {(e["event"], e["device"]): e for e in events if e["event"] in ("soak-start", "soak")}
     assert set(soaks) == {(event, host) for event in ("soak-start", "soak") for host in lab.hosts}
     assert soaks["soak", quiet]["healthy"] and soaks["soak", quiet]["problems"] == []
-    assert soaks["soak", sick]["problems"] == [f"{sick}:{NICS[1]} CRC errors +9"]
+    assert soaks["soak", sick]["problems"] == [f"{sick}:{NICS[1]} symbol errors FEC did not correct +9"]
     assert soaks["soak", sick]["window_s"] >= 6
     for host in lab.hosts:
         before = json.loads((run.parent / "soak" / f"{host}.before.json").read_text())
         after = json.loads((run.parent / "soak" / f"{host}.after.json").read_text())
         assert before["phase"] == "before" and after["phase"] == "after"
         assert len(before["readings"]) == soaks["soak-start", host]["readings"] > 0
-    crc = {(r["port"], r["metric"]): r["value"] for r in
-           json.loads((run.parent / "soak" / f"{sick}.after.json").read_text())["readings"]}
-    assert crc[NICS[1], "fcs_errors"] == 9
+    after = {(r["port"], r["metric"]): r["value"] for r in
+             json.loads((run.parent / "soak" / f"{sick}.after.json").read_text())["readings"]}
+    assert after[NICS[1], "fec_uncorrected_symbols"] == 9
 
 
 def install_stub(lab: Lab, host: str) -> None:

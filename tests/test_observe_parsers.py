@@ -115,6 +115,8 @@ def test_connectx_ethtool_and_hw_counters() -> None:
     assert table[("ens1f0np0", "prio_buffer_discards", 3)] == 0
     assert table[("ens1f0np0", "carrier_transitions", None)] == 2
     assert table[("ens2f0np0", "fcs_errors", None)] == 17
+    assert table[("ens2f0np0", "fec_uncorrected_symbols", None)] == 28  # rx_pcs_symbol_err_phy
+    assert table[("ens1f0np0", "fec_uncorrected_symbols", None)] == 0
     assert ("ens2f0np0", "carrier_transitions", None) not in table  # sysfs unreadable (-1): absent, not 0
     assert table[("ens1f0np0", "cnp_sent", None)] == 4410  # mlx5_0 filed under its interface
     assert table[("ens1f0np0", "cnp_handled", None)] == 4388

@@ -44,6 +44,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     _m("fec_corrected", "codewords", Layer.PHYSICAL, "port", "FEC codewords received with errors the FEC corrected"),
     _m("fec_uncorrected", "codewords", Layer.PHYSICAL, "port", "FEC codewords received with errors beyond repair"),
     _m("fec_symbol_errors", "symbols", Layer.PHYSICAL, "port", "FEC symbol errors"),
+    _m("fec_uncorrected_symbols", "symbols", Layer.PHYSICAL, "port",
+       "symbol errors the FEC did not correct (or received while FEC was off)"),
     _m("pre_fec_ber", "ratio", Layer.PHYSICAL, "port", "bit error ratio before FEC correction", kind="gauge"),
     _m("fcs_errors", "frames", Layer.PHYSICAL, "port", "frames received with a bad FCS (CRC)"),
     _m("symbol_errors", "symbols", Layer.PHYSICAL, "port", "PCS symbol errors"),

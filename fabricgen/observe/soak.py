@@ -24,7 +24,8 @@ from fabricgen.observe.delta import counter_delta
 from fabricgen.observe.model import Reading
 
 # Counters whose growth during the soak fails the device, whatever priority or queue they are on.
-ALWAYS = {"fec_uncorrected": "uncorrectable FEC codewords", "fcs_errors": "CRC errors", "symbol_errors":
+ALWAYS = {"fec_uncorrected": "uncorrectable FEC codewords",
+          "fec_uncorrected_symbols": "symbol errors FEC did not correct", "fcs_errors": "CRC errors", "symbol_errors":
           "symbol errors", "pfc_watchdog_storms": "PFC watchdog storms", "pause_storm_events": "NIC pause storms",
           "carrier_transitions": "link flaps"}
 # Counters whose growth fails the device on a lossless priority (or the queue a lossless priority uses).
