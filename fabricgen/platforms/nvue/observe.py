@@ -17,8 +17,9 @@ Transceivers with NVUE" and "RDMA over Converged Ethernet - RoCE"; NVUE command 
   raw-ber (the pre-FEC BER) and the RS-FEC histogram rs-num-corr-err-bin<N> (codewords with N symbols
   corrected: bins 1-15 summed are the corrected codewords).
 
-Tables are read by the columns their dash line draws (values such as ``56.52 MB`` hold spaces); a value that is
-not a plain number (``n/a``, sizes with units) is not read. A command the switch does not know (an older
+The per-priority and per-queue tables are read by the columns their dash line draws (a cell such as ``0 Bytes``
+holds a space), the key/value pages by their keys; a value that is not a plain number (``n/a``, sizes with
+units) is not read. A command the switch does not know (an older
 release) prints no table, and the port simply has none of its readings.
 """
 
@@ -34,9 +35,18 @@ from fabricgen.observe.model import ParseError, Reading
 
 COMMANDS = ("counters", "counters qos pfc-stats", "counters qos egress-queue-stats", "qos roce counters",
             "link phy-detail")
-_DASHES = re.compile(r"^ *-+(?: +-+)* *$")
+_DASH_LINE = re.compile(r"^-+(?:  +-+)* *$", re.MULTILINE)
 _INTEGER = re.compile(r"^[0-9]+$")
 _FLOAT = re.compile(r"^[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$")
+_COUNTER_KEYS = (("carrier-transitions", "carrier_transitions"), ("    FCS Errors", "fcs_errors"),
+                 ("    Symbol Errors", "symbol_errors"), ("    Buffer Drops", "in_discards"))
+_DEPTH_1 = re.compile(r"\n  (?! )")
+# NVIDIA's layouts of the two per-index pages (header, then rows); another column order takes the general road.
+_PFC_HEADER = "switch-priority  rx-pause-frames  rx-pause-duration  tx-pause-frames  tx-pause-duration"
+_PFC_ROW = re.compile(r"^([0-7])  +([0-9]+)  +\S+(?: [A-Za-z]+)?  +([0-9]+)  ", re.MULTILINE)
+_QUEUE_HEADER = "traffic-class  tx-frames  tx-bytes  tx-uc-buffer-discards  wred-discards\n"
+_QUEUE_ROW = re.compile(r"^([0-7])  .*  ([0-9]+) *$", re.MULTILINE)
+_PHY_LINE = re.compile(r"^(symbol-errors|raw-ber|rs-num-corr-err-bin[0-9]+)  +(\S+)", re.MULTILINE)
 
 # "Counter / Receive / Transmit" tables of `counters`: row → metric (the Receive column).
 COUNTER_ROWS = {"FCS Errors": "fcs_errors", "Symbol Errors": "symbol_errors", "Buffer Drops": "in_discards"}
@@ -98,115 +108,112 @@ def _sections(text: str) -> Iterator[tuple[str, str, str]]:
             yield port, what, body
 
 
-@dataclass
-class Table:
-    header: list[str]
-    rows: list[list[str]]  # cells by the dash line's columns; the first keeps its indentation
-
-
-def tables(text: str) -> list[Table]:
-    """Every table NVUE printed: a header line, a dash line drawing the columns, rows until a blank line or the
-    next section title (a line underlined with ``=``)."""
-    lines = text.splitlines()
-    found = []
-    for at, line in enumerate(lines):
-        if at == 0 or not _DASHES.match(line):
+def table(body: str, first: str) -> tuple[list[str], list[list[str]]]:
+    """The table whose header starts with ``first``: its header names and its rows' cells, cut at the columns its
+    dash line draws (a cell such as ``0 Bytes`` holds a space), rows until a blank line. None found: no rows."""
+    for dashes in _DASH_LINE.finditer(body):
+        above = body.rfind("\n", 0, dashes.start() - 1)
+        header = re.split(r"\s{2,}", body[above + 1:dashes.start()].strip())
+        if header[:1] != [first]:
             continue
-        starts = [match.start() for match in re.finditer(r"-+", line)]
+        starts = [match.start() for match in re.finditer(r"-+", dashes.group())]
+        ends = [*starts[1:], None]
         rows = []
-        for number in range(at + 1, len(lines)):
-            row = lines[number]
-            following = lines[number + 1].strip() if number + 1 < len(lines) else ""
-            if not row.strip() or (following and set(following) == {"="}):
+        for line in body[dashes.end() + 1:].split("\n"):
+            if not line.strip():
                 break
-            rows.append([row[start:end].rstrip() for start, end in zip(starts, [*starts[1:], None], strict=True)])
-        found.append(Table(re.split(r"\s{2,}", lines[at - 1].strip()), rows))
-    return found
-
-
-def tree(table: Table) -> dict[tuple[str, ...], str]:
-    """A key/value table (`operational` column) as {path of keys by indentation: value}."""
-    values: dict[tuple[str, ...], str] = {}
-    stack: list[tuple[int, str]] = []
-    for row in table.rows:
-        key = row[0]
-        indent = len(key) - len(key.lstrip())
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        stack.append((indent, key.strip()))
-        if len(row) > 1 and row[1].strip():
-            values[tuple(name for _, name in stack)] = row[1].strip()
-    return values
+            rows.append([line[start:end].strip() for start, end in zip(starts, ends, strict=True)])
+        return header, rows
+    return [], []
 
 
 def _number(cell: str, pattern: re.Pattern[str] = _INTEGER) -> float | None:
-    cell = cell.strip()
     return float(cell) if pattern.match(cell) else None
 
 
 def _counters(device: str, port: str, body: str, _classes: Classes) -> list[Reading]:
+    """carrier-transitions (the operational column) and the Receive column — the first after the name — of the
+    Counter/Receive/Transmit tables. Found with str.find rather than a table per line: a 64-port leaf prints
+    8,000 lines a snapshot (bench/observe.py)."""
     readings = []
-    for table in tables(body):
-        if table.header[:1] == ["Counter"] and "Receive" in table.header:
-            column = table.header.index("Receive")
-            for row in table.rows:
-                metric = COUNTER_ROWS.get(row[0].strip())
-                value = _number(row[column]) if metric and column < len(row) else None
-                if metric and value is not None:
-                    readings.append(Reading(device, port, metric, None, value))
-        elif table.header[:1] != ["Counter"]:
-            value_text = tree(table).get(("carrier-transitions",))
-            if value_text is not None and (value := _number(value_text)) is not None:
-                readings.append(Reading(device, port, "carrier_transitions", None, value))
+    for key, metric in _COUNTER_KEYS:
+        if (value := _number(_value(body, key))) is not None:
+            readings.append(Reading(device, port, metric, None, value))
     return readings
 
 
+def _value(body: str, key: str, start: int = 0, end: int | None = None) -> str:
+    """The first word after ``key`` on its line (``key`` includes the line's indentation and starts after a
+    newline), searched within body[start:end]; "" when the key is not there."""
+    at = body.find(f"\n{key}  ", start, end)
+    if at < 0:
+        return ""
+    words = body[at + len(key) + 1:body.find("\n", at + 1) if body.find("\n", at + 1) >= 0 else None].split(None, 1)
+    return words[0] if words else ""
+
+
 def _per_index(device: str, port: str, body: str, first: str, columns: dict[str, str]) -> list[Reading]:
+    header, rows = table(body, first)
+    wanted = [(header.index(name), metric) for name, metric in columns.items() if name in header]
     readings = []
-    for table in tables(body):
-        if table.header[:1] != [first]:
+    for row in rows:
+        if not row[0].isdigit():
             continue
-        for row in table.rows:
-            index = _number(row[0])
-            if index is None:
-                continue
-            for name, metric in columns.items():
-                if name in table.header and (value := _number(row[table.header.index(name)])) is not None:
-                    readings.append(Reading(device, port, metric, int(index), value))
+        for column, metric in wanted:
+            if (value := _number(row[column])) is not None:
+                readings.append(Reading(device, port, metric, int(row[0]), value))
     return readings
 
 
 def _pfc(device: str, port: str, body: str, _classes: Classes) -> list[Reading]:
+    if _PFC_HEADER in body:  # NVIDIA's layout: one expression over the rows (a 64-port leaf, every snapshot)
+        readings: list[Reading] = []
+        for priority, rx, tx in _PFC_ROW.findall(body):
+            readings += (Reading(device, port, "pfc_rx_pause", int(priority), float(rx)),
+                         Reading(device, port, "pfc_tx_pause", int(priority), float(tx)))
+        return readings
     return _per_index(device, port, body, "switch-priority",
                       {"rx-pause-frames": "pfc_rx_pause", "tx-pause-frames": "pfc_tx_pause"})
 
 
 def _queues(device: str, port: str, body: str, _classes: Classes) -> list[Reading]:
+    if _QUEUE_HEADER in body:
+        return [Reading(device, port, "queue_wred_dropped", int(queue), float(value))
+                for queue, value in _QUEUE_ROW.findall(body)]
     return _per_index(device, port, body, "traffic-class", {"wred-discards": "queue_wred_dropped"})
 
 
 def _roce(device: str, port: str, body: str, classes: Classes) -> list[Reading]:
+    """The four per-class counters, each looked up within its parent's block (``unicast-no-buffer-discard`` is
+    both the RoCE and the CNP class's): a parent at depth 1, its children at depth 2, as NVUE indents them."""
     readings = []
-    for table in tables(body)[:1]:
-        values = tree(table)
-        for path, (metric, which) in ROCE_PATHS.items():
-            index = classes.index(which)
-            if index is not None and path in values and (value := _number(values[path])) is not None:
-                readings.append(Reading(device, port, metric, index, value))
+    for (_, parent, child), (metric, which) in ROCE_PATHS.items():
+        index = classes.index(which)
+        at = body.find(f"\n  {parent}")
+        if index is None or at < 0:
+            continue
+        following = _DEPTH_1.search(body, at + 1)
+        if (value := _number(_value(body, f"    {child}", at, following.start() if following else None))) is not None:
+            readings.append(Reading(device, port, metric, index, value))
     return readings
 
 
 def _phy(device: str, port: str, body: str, _classes: Classes) -> list[Reading]:
     readings = []
-    for table in tables(body)[:1]:
-        values = {path[0]: text for path, text in tree(table).items() if len(path) == 1}
-        if (symbols := _number(values.get("symbol-errors", ""))) is not None:
-            readings.append(Reading(device, port, "fec_uncorrected_symbols", None, symbols))
-        bins = [_number(values.get(f"rs-num-corr-err-bin{n}", "")) for n in range(1, 16)]
-        if any(count is not None for count in bins):
-            readings.append(Reading(device, port, "fec_corrected", None, sum(count or 0.0 for count in bins)))
-        if (ber := _number(values.get("raw-ber", ""), _FLOAT)) is not None:
-            readings.append(Reading(device, port, "pre_fec_ber", None, ber))
+    if (symbols := _number(_value(body, "symbol-errors"))) is not None:
+        readings.append(Reading(device, port, "fec_uncorrected_symbols", None, symbols))
+    histogram = body.find("\nrs-num-corr-err-bin")
+    if histogram >= 0:  # the RS-FEC histogram's lines, in bin order, close the page
+        corrected = 0.0
+        for line in body[histogram + 1:].split("\n"):
+            words = line.split()
+            if len(words) < 2 or not words[0].startswith("rs-num-corr-err-bin"):
+                break
+            if words[0] != "rs-num-corr-err-bin0" and (count := _number(words[1])) is not None:
+                corrected += count
+        readings.append(Reading(device, port, "fec_corrected", None, corrected))
+    if (ber := _number(_value(body, "raw-ber"), _FLOAT)) is not None:
+        readings.append(Reading(device, port, "pre_fec_ber", None, ber))
     return readings
 
 
