@@ -48,6 +48,9 @@ class CounterSoak:
         self.model: DeviceModel | None = deployment.models.get(name)
         self.before: list[Reading] | None = None
         self.read_at = 0.0
+        # Each reading within the health checks' limit, and within a third of what the device's revert timer leaves
+        # after the soak: two readings and the health checks must all fit before the timer fires.
+        self.read_limit = min(float(options.health_timeout), max(1.0, (options.confirm_timeout - options.soak) / 3))
         self.note = ""  # why the counters were not judged (the outcome's message says it when nothing else does)
 
     def wait(self, driver: Any) -> None:
@@ -59,7 +62,7 @@ class CounterSoak:
             self.note = "counters not checked during the soak: the device's intent was not given to push"
         else:
             try:
-                before = read_device(driver, self.model, self.options.health_timeout)
+                before = read_device(driver, self.model, self.read_limit)
             except Exception as exc:
                 self.note = f"counters not checked during the soak: {_one_line(exc)}"
             else:
@@ -78,7 +81,7 @@ class CounterSoak:
         if self.before is None or driver is None or self.model is None:
             return []
         try:
-            after = read_device(driver, self.model, self.options.health_timeout)
+            after = read_device(driver, self.model, self.read_limit)
         except Exception as exc:
             problem = f"counters read before the soak could not be read after it: {_one_line(exc)}"
             self._journal("soak", healthy=False, problems=[problem])
