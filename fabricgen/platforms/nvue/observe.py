@@ -15,12 +15,12 @@ Transceivers with NVUE" and "RDMA over Converged Ethernet - RoCE"; NVUE command 
 - ``link phy-detail`` (the AmBER PHY page): symbol-errors — the same PPCNT phy_symbol_errors counter that mlx5
   exposes as rx_pcs_symbol_err_phy, "symbol errors that wasn't corrected by FEC" (kernel mlx5 counters.rst) —
   raw-ber (the pre-FEC BER) and the RS-FEC histogram rs-num-corr-err-bin<N> (codewords with N symbols
-  corrected: bins 1-15 summed are the corrected codewords).
+  corrected: the bins from 1 up, summed, are the corrected codewords).
 
 The per-priority and per-queue tables are read by the columns their dash line draws (a cell such as ``0 Bytes``
 holds a space), the key/value pages by their keys; a value that is not a plain number (``n/a``, sizes with
-units) is not read. A command the switch does not know (an older
-release) prints no table, and the port simply has none of its readings.
+units) is not read. A command the switch does not know (an older release) prints no table, and the port simply
+has none of its readings.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ COMMANDS = ("counters", "counters qos pfc-stats", "counters qos egress-queue-sta
 _DASH_LINE = re.compile(r"^-+(?:  +-+)* *$", re.MULTILINE)
 _INTEGER = re.compile(r"^[0-9]+$")
 _FLOAT = re.compile(r"^[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$")
+# `counters`: the operational carrier-transitions, and rows of its Counter/Receive/Transmit tables (Receive).
 _COUNTER_KEYS = (("carrier-transitions", "carrier_transitions"), ("    FCS Errors", "fcs_errors"),
                  ("    Symbol Errors", "symbol_errors"), ("    Buffer Drops", "in_discards"))
 _DEPTH_1 = re.compile(r"\n  (?! )")
@@ -46,10 +47,7 @@ _PFC_HEADER = "switch-priority  rx-pause-frames  rx-pause-duration  tx-pause-fra
 _PFC_ROW = re.compile(r"^([0-7])  +([0-9]+)  +\S+(?: [A-Za-z]+)?  +([0-9]+)  ", re.MULTILINE)
 _QUEUE_HEADER = "traffic-class  tx-frames  tx-bytes  tx-uc-buffer-discards  wred-discards\n"
 _QUEUE_ROW = re.compile(r"^([0-7])  .*  ([0-9]+) *$", re.MULTILINE)
-_PHY_LINE = re.compile(r"^(symbol-errors|raw-ber|rs-num-corr-err-bin[0-9]+)  +(\S+)", re.MULTILINE)
 
-# "Counter / Receive / Transmit" tables of `counters`: row → metric (the Receive column).
-COUNTER_ROWS = {"FCS Errors": "fcs_errors", "Symbol Errors": "symbol_errors", "Buffer Drops": "in_discards"}
 # `qos roce counters` paths → (metric, which class: "roce" queue, "roce" priority or "cnp" queue).
 ROCE_PATHS = {("tx-stats", "tx-ecn-stats", "ecn-marked-packets"): ("queue_ecn_marked", "roce-queue"),
               ("tx-stats", "tx-roce-stats", "unicast-no-buffer-discard"): ("queue_dropped", "roce-queue"),
@@ -105,7 +103,7 @@ def _sections(text: str) -> Iterator[tuple[str, str, str]]:
         head, _, body = section.partition("\n")
         port, _, what = head.strip().partition(" ")
         if what in COMMANDS:
-            yield port, what, body
+            yield port, what, "\n" + body  # every line of the page starts after a newline (_value)
 
 
 def table(body: str, first: str) -> tuple[list[str], list[list[str]]]:
@@ -148,7 +146,8 @@ def _value(body: str, key: str, start: int = 0, end: int | None = None) -> str:
     at = body.find(f"\n{key}  ", start, end)
     if at < 0:
         return ""
-    words = body[at + len(key) + 1:body.find("\n", at + 1) if body.find("\n", at + 1) >= 0 else None].split(None, 1)
+    line_end = body.find("\n", at + 1)
+    words = body[at + len(key) + 1:line_end if line_end >= 0 else None].split(None, 1)
     return words[0] if words else ""
 
 
