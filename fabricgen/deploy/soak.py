@@ -78,7 +78,11 @@ class CounterSoak:
     def judge(self, driver: Any) -> list[str]:
         """The second reading, on the health check's fresh login (None: the device could not be reached, which
         the health check already reports), and what grew beyond the limits."""
-        if self.before is None or driver is None or self.model is None:
+        if self.before is None or self.model is None:
+            return []
+        if driver is None:
+            self._journal("soak", healthy=None, problems=[], not_read="no login after the soak (the health check "
+                                                                       "reports it)")
             return []
         try:
             after = read_device(driver, self.model, self.read_limit)
