@@ -48,8 +48,9 @@ class CounterSoak:
         self.model: DeviceModel | None = deployment.models.get(name)
         self.before: list[Reading] | None = None
         self.read_at = 0.0
-        # Each reading within the health checks' limit, and within a third of what the device's revert timer leaves
-        # after the soak: two readings and the health checks must all fit before the timer fires.
+        # Each command of a reading within the health checks' limit, and within a third of what the device's revert
+        # timer leaves after the soak: two readings and the health checks must fit before the timer fires (a
+        # reading is one command, except NVUE's: one per data port; docs/observe.md).
         self.read_limit = min(float(options.health_timeout), max(1.0, (options.confirm_timeout - options.soak) / 3))
         self.note = ""  # why the counters were not judged (the outcome's message says it when nothing else does)
 
