@@ -8,9 +8,11 @@ storing the snapshot in the SQLite history (collection over the network is not m
 The fabric is bench/make_fabric.py's (5,750 devices at 32,768 GPUs). Every device's output is generated in the
 vendor's own format, as it arrives over the wire: SONiC a `sonic-db-dump -n COUNTERS_DB -y` JSON with the SAI
 field set of sonic-utilities' mock table per port and 8 unicast queues, EOS the three eAPI JSON replies, GPU
-hosts the `ethtool -S` + hw_counters text of the mlx5 names. NVUE and NX-OS leaves have no counter reader yet:
-they are stored as "not read" devices, as `observe` stores them. Measured: time.process_time() of parse + store,
-per snapshot; and the database's growth per snapshot.
+hosts the `ethtool -S` + hw_counters text of the mlx5 names, NVUE leaves per data port the five `nv show
+interface` pages as NVIDIA's documentation prints them (tests/observe_fixtures/nvue_docs.txt, the port and a few
+numbers changed). NX-OS leaves have no counter reader yet: they are stored as "not read" devices, as `observe`
+stores them. Measured: time.process_time() of parse + store, per snapshot; and the database's growth per
+snapshot.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ from fabricgen.observe.model import DeviceSnapshot, Snapshot, cyclic_gc_paused  
 from fabricgen.observe.store import History  # noqa: E402
 from fabricgen.platforms.connectx import observe as connectx  # noqa: E402
 from fabricgen.platforms.eos import observe as eos  # noqa: E402
+from fabricgen.platforms.nvue import observe as nvue  # noqa: E402
 from fabricgen.platforms.sonic import observe as sonic  # noqa: E402
 
 FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "sonic_mock_tables.json"
+NVUE_FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "nvue_docs.txt"
+NVUE_CLASSES = nvue.Classes(roce_priority=3, roce_queue=3, cnp_queue=6)
 
 
 def devices(gpus: int) -> list[tuple[str, str, list[str], dict[str, str]]]:
@@ -105,8 +110,32 @@ def host_output(rdma: dict[str, str], tick: int) -> str:
     return "\n".join(text) + "\n"
 
 
+def nvue_pages() -> dict[str, str]:
+    """{page: NVIDIA's example output of it} from the fixture (its roce page is swp16's, the others swp1's)."""
+    pages = {}
+    for section in NVUE_FIXTURE.read_text().split("\n== ")[1:]:
+        head, _, body = section.partition("\n")
+        pages[head.split(" ", 1)[1]] = body
+    return pages
+
+
+def nvue_output(ports: list[str], tick: int, pages: dict[str, str]) -> list[str]:
+    """One text per data port, as the reader's one SSH command per port prints it."""
+    pfc = pages["counters qos pfc-stats"].replace(
+        "\n3                0                0                  0                0",
+        f"\n3                {17 * tick:<17d}0                  {tick:<17d}0")
+    roce = pages["qos roce counters"].replace("693777677344", f"{40 * tick:<12d}")  # columns stay aligned
+    texts = []
+    for port in ports:
+        texts.append("".join(f"== {port} {page}\n" + (pfc if page == "counters qos pfc-stats" else roce
+                                                         if page == "qos roce counters" else pages[page]) + "\n"
+                             for page in nvue.COMMANDS))
+    return texts
+
+
 def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) -> dict[str, object]:
     made: dict[str, object] = {}
+    pages = nvue_pages()
     for name, platform, ports, rdma in fleet:
         if platform == "sonic":
             made[name] = sonic_output(ports, tick)
@@ -114,6 +143,8 @@ def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) 
             made[name] = eos_output(ports, tick)
         elif platform in ("connectx", "linux-dcb"):
             made[name] = host_output(rdma, tick)
+        elif platform == "nvue":
+            made[name] = nvue_output(ports, tick, pages)
     return made
 
 
@@ -134,6 +165,8 @@ def _parse_each(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: d
             readings = eos.parse(name, made[name])  # type: ignore[arg-type]
         elif platform in ("connectx", "linux-dcb"):
             readings = connectx.parse(name, made[name], rdma)  # type: ignore[arg-type]
+        elif platform == "nvue":
+            readings = [r for text in made[name] for r in nvue.parse(name, text, NVUE_CLASSES)]  # type: ignore[attr-defined]
         else:
             snapshot.devices[name] = DeviceSnapshot(name, platform, error=NOT_READ.get(platform, "no reader"))
             continue
@@ -158,7 +191,7 @@ def main() -> None:
         for tick in range(1, args.snapshots + 1):
             made = outputs(fleet, tick)
             wire = sum(len(text) for out in made.values()
-                       for text in (out.values() if isinstance(out, dict) else [out]))
+                       for text in (out.values() if isinstance(out, dict) else out if isinstance(out, list) else [out]))
             start = time.process_time()
             snapshot = parse_all(fleet, made, 1_800_000_000.0 + 60 * tick)
             parsed = time.process_time()

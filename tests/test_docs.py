@@ -101,6 +101,10 @@ def test_the_runbook_tests_each_pair_with_the_intents_rdma_device_gid_and_tos(mi
     assert "`show queue wredcounters Ethernet0`" in book  # SONiC ECN marks per queue, on a cabled data port
     assert "`show interface priority-flow-control`" in book  # NX-OS
     assert "Source: " in book and "internal" not in book.lower()
+    # Step 3 points at the counters fabricgen reads and at the report's health section (always present there).
+    assert "`fabricgen health --baseline before-incast`" in book and "[Health](fabric.html#health)" in book
+    assert '<h2 id="health">' in (mixed_docs / "fabric.html").read_text()
+    assert "`nv show interface swp1 link phy-detail`" in book
 
 
 def test_markdown_cells_cannot_break_a_table() -> None:

@@ -53,6 +53,17 @@ def test_fec_uncorrectable_names_physical_layer_device_and_port(example_fabric: 
     assert "FG-PHY-002" in finding.points_to
 
 
+def test_symbols_the_fec_did_not_correct_are_fec_uncorrectable_too(example_fabric: Fabric) -> None:
+    """mlx5's rx_pcs_symbol_err_phy (and NVUE's phy-detail symbol-errors) count symbols, not codewords."""
+    before, after = snapshot(example_fabric, 1000.0), snapshot(example_fabric, 1060.0)
+    for snap, value in ((before, 1000), (after, 1030)):
+        snap.devices["node1"].readings.append(reading("node1", "ens1f0np0", "fec_uncorrected_symbols", value))
+    [finding] = judge(example_fabric, before, after, None)
+    assert (finding.rule, finding.layer, finding.subject) == ("FG-OBS-101", Layer.PHYSICAL, "node1:ens1f0np0")
+    assert finding.counters == {"fec_uncorrected_symbols": 30} and finding.rates == {"fec_uncorrected_symbols": 0.5}
+    assert finding.cause.startswith("symbol errors the FEC did not correct: frames are being lost")
+
+
 def test_lossless_queue_drops_are_errors_lossy_drops_are_not(example_fabric: Fabric) -> None:
     findings = run(example_fabric, {("leaf2", "Ethernet0", "queue_dropped", 3): 5,
                                     ("leaf2", "Ethernet0", "queue_dropped", 0): 500,

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from lab import HOST_LAB_DIR, NICS, Lab
 from test_lab import require_lab
 
 STUB = Path(__file__).parent / "observe_stubs" / "ethtool"
-QUIET = {"rx_crc_errors_phy": 0, "rx_discards_phy": 0, "tx_pause_storm_error_events": 0,
+QUIET = {"rx_crc_errors_phy": 0, "rx_pcs_symbol_err_phy": 0, "rx_discards_phy": 0, "tx_pause_storm_error_events": 0,
          **{f"{d}_prio{p}_pause": 0 for d in ("rx", "tx") for p in range(8)},
          **{f"rx_prio{p}_{c}": 0 for p in range(8) for c in ("buf_discard", "cong_discard", "marked")}}
 
@@ -28,9 +29,7 @@ def lab() -> Iterator[Lab]:
     require_lab()
     with Lab.up(2, prefix=f"ob{os.getpid()}") as built:
         for host in built.hosts:
-            target = built.inside(host, "/usr/local/bin/ethtool")
-            shutil.copyfile(STUB, target)
-            target.chmod(0o755)
+            install_stub(built, host)
         yield built
 
 
@@ -102,28 +101,75 @@ def test_a_host_that_does_not_answer_is_named_and_the_others_still_read(lab: Lab
     assert "Traceback" not in done.stderr
 
 
-def test_the_soak_check_reads_a_host_before_and_after_and_fails_on_crc_growth(lab: Lab, tmp_path: Path) -> None:
-    """What push's soak step does (fabricgen/observe/soak.py): read the device over a fresh connection, let it
-    soak, read again, judge. The CRC errors grow on the host itself in between."""
-    from fabricgen.deploy.nornir_run import fresh_driver
-    from fabricgen.load.fabric import load
-    from fabricgen.observe.collect import read_device
-    from fabricgen.observe.soak import soak_verdict
-    from fabricgen.resolve import resolve
-
+def test_push_soak_reverts_the_host_whose_fec_errors_grow_and_confirms_the_quiet_one(lab: Lab,
+                                                                                      tmp_path: Path) -> None:
+    """Push's counter soak (fabricgen/deploy/soak.py) end to end: both hosts committed, their counters read after
+    the commit; during the soak the first host's NIC starts counting symbol errors its FEC did not correct (on
+    the host); that host is reverted (its script is gone again, read on the host) and the quiet one confirmed
+    (its script's own --check, run on the host, matches); the run keeps both readings of each host and
+    journals the soak."""
+    for host in lab.hosts:
+        lab.reset(host)
+        install_stub(lab, host)
+        for nic in NICS:
+            set_counters(lab, host, nic, QUIET)
+    sick, quiet = sorted(lab.hosts)
     intent, inventory = lab.write_inputs(tmp_path / "inputs")
-    loaded = load(intent, inventory)
-    fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
-    host = sorted(lab.hosts)[0]
-    for nic in NICS:
-        set_counters(lab, host, nic, QUIET)
-    readings = []
-    for _ in range(2):
-        driver = fresh_driver(loaded.inventory.devices[host], timeout=20)
-        try:
-            readings.append(read_device(driver, fabric.devices[host], limit=20))
-        finally:
-            driver.close()
-        set_counters(lab, host, NICS[1], {**QUIET, "rx_crc_errors_phy": 9})
-    verdict = soak_verdict(readings[0], readings[1], fabric.devices[host])
-    assert verdict.problems == [f"{host}:{NICS[1]} CRC errors +9"]
+    runs = tmp_path / "runs"
+    push = subprocess.Popen([sys.executable, "-m", "fabricgen", "push", str(intent), "-i", str(inventory),
+                             "--role", "gpu-host", "--journal", str(runs), "--yes", "--canary", "0", "--batch", "100%",
+                             "--max-failures", "1",
+                             "--confirm-timeout", "40", "--soak", "6", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        wait_for_event(runs, "soak-start", sick, push)
+        set_counters(lab, sick, NICS[1], {**QUIET, "rx_pcs_symbol_err_phy": 9})  # FEC no longer corrects all
+        stdout, stderr = push.communicate(timeout=240)
+    finally:
+        if push.poll() is None:
+            push.kill()
+    assert push.returncode == 1, stdout + stderr  # one device reverted: "failed or reverted"
+    devices = json.loads(stdout)["devices"]
+    assert devices[quiet]["state"] == "confirmed", devices[quiet]
+    assert devices[sick]["state"] == "reverted", devices[sick]
+    assert devices[sick]["message"] == (f"counters grew during the soak: {sick}:{NICS[1]} symbol errors FEC did "
+                                        "not correct +9; reverted and read back as before")
+    script = f"/usr/local/sbin/{lab.hosts[quiet].kind.script}"
+    assert lab.run(quiet, f"bash {script} --check").returncode == 0  # holds the intent
+    assert not lab.inside(sick, f"/usr/local/sbin/{lab.hosts[sick].kind.script}").exists()  # back as it was
+
+    (run,) = runs.glob("*/journal.jsonl")
+    events = [json.loads(line) for line in run.read_text().splitlines()]
+    soaks = {(e["event"], e["device"]): e for e in events if e["event"] in ("soak-start", "soak")}
+    assert set(soaks) == {(event, host) for event in ("soak-start", "soak") for host in lab.hosts}
+    assert soaks["soak", quiet]["healthy"] and soaks["soak", quiet]["problems"] == []
+    assert soaks["soak", sick]["problems"] == [f"{sick}:{NICS[1]} symbol errors FEC did not correct +9"]
+    assert soaks["soak", sick]["window_s"] >= 6
+    for host in lab.hosts:
+        before = json.loads((run.parent / "soak" / f"{host}.before.json").read_text())
+        after = json.loads((run.parent / "soak" / f"{host}.after.json").read_text())
+        assert before["phase"] == "before" and after["phase"] == "after"
+        assert len(before["readings"]) == soaks["soak-start", host]["readings"] > 0
+    after = {(r["port"], r["metric"]): r["value"] for r in
+             json.loads((run.parent / "soak" / f"{sick}.after.json").read_text())["readings"]}
+    assert after[NICS[1], "fec_uncorrected_symbols"] == 9
+
+
+def install_stub(lab: Lab, host: str) -> None:
+    target = lab.inside(host, "/usr/local/bin/ethtool")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(STUB, target)
+    target.chmod(0o755)
+
+
+def wait_for_event(runs: Path, event: str, device: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for journal in runs.glob("*/journal.jsonl"):
+            if any(line.endswith("}") and json.loads(line).get("event") == event and
+                   json.loads(line).get("device") == device for line in journal.read_text().splitlines()):
+                return
+        if process.poll() is not None:
+            pytest.fail(f"push ended before {event} {device}: {process.communicate()}")
+        time.sleep(0.2)
+    pytest.fail(f"no {event} for {device} within {timeout:.0f} s")

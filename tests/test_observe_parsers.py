@@ -1,7 +1,8 @@
 """Each platform's counter reader against outputs the vendor's own tools recorded (fixtures name source and commit).
 
 SONiC: sonic-utilities' tests/mock_tables (what portstat/pfcstat/pfcwd are tested on). EOS: ANTA's recorded eAPI
-outputs. ConnectX / generic dcb: counter names from the kernel's mlx5 counters documentation.
+outputs. ConnectX / generic dcb: counter names from the kernel's mlx5 counters documentation. NVUE: the example
+outputs of NVIDIA's Cumulus Linux documentation.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from fabricgen.observe.model import METRICS, ParseError, Reading
 from fabricgen.platforms.connectx import observe as connectx
 from fabricgen.platforms.eos import observe as eos
 from fabricgen.platforms.linux_dcb import observe as linux_dcb
+from fabricgen.platforms.nvue import observe as nvue
 from fabricgen.platforms.sonic import observe as sonic
 
 FIXTURES = Path(__file__).parent / "observe_fixtures"
@@ -115,6 +117,8 @@ def test_connectx_ethtool_and_hw_counters() -> None:
     assert table[("ens1f0np0", "prio_buffer_discards", 3)] == 0
     assert table[("ens1f0np0", "carrier_transitions", None)] == 2
     assert table[("ens2f0np0", "fcs_errors", None)] == 17
+    assert table[("ens2f0np0", "fec_uncorrected_symbols", None)] == 28  # rx_pcs_symbol_err_phy
+    assert table[("ens1f0np0", "fec_uncorrected_symbols", None)] == 0
     assert ("ens2f0np0", "carrier_transitions", None) not in table  # sysfs unreadable (-1): absent, not 0
     assert table[("ens1f0np0", "cnp_sent", None)] == 4410  # mlx5_0 filed under its interface
     assert table[("ens1f0np0", "cnp_handled", None)] == 4388
@@ -170,3 +174,79 @@ def test_connectx_one_pass_reader_yields_the_first_algorithms_readings(extra: st
     # Not vacuous: both ports, port-wide and per-priority statistics are compared.
     assert {r.port for r in ethtool_only} == {"ens1f0np0", "ens2f0np0"}
     assert {r.index is None for r in ethtool_only} == {True, False}
+
+
+def nvue_docs() -> str:
+    text = (FIXTURES / "nvue_docs.txt").read_text()
+    assert "CumulusNetworks/docs" in text.splitlines()[1]
+    return text
+
+
+def test_nvue_counters_as_nvidia_documents_them() -> None:
+    table = by_key(nvue.parse("leaf3", nvue_docs(), nvue.Classes(roce_priority=3, roce_queue=3, cnp_queue=6)))
+    # `counters`: the operational carrier-transitions and the Receive column of the error and drop tables.
+    assert table[("swp1", "carrier_transitions", None)] == 4
+    assert table[("swp1", "fcs_errors", None)] == 0 and table[("swp1", "symbol_errors", None)] == 0
+    assert table[("swp1", "in_discards", None)] == 0  # Buffer Drops
+    # `counters qos pfc-stats`: every switch priority, both directions; durations (no unit given) not read.
+    assert {(m, i) for (_, m, i) in table if m.startswith("pfc_")} == {
+        (m, p) for m in ("pfc_rx_pause", "pfc_tx_pause") for p in range(8)}
+    # `counters qos egress-queue-stats`: WRED discards per traffic class; its byte-valued discards not read.
+    assert [table[("swp1", "queue_wred_dropped", q)] for q in range(8)] == [0] * 8
+    # `qos roce counters` (swp16 on NVIDIA's page): per-class counters filed under the intent's classes.
+    assert table[("swp16", "queue_ecn_marked", 3)] == 693777677344
+    assert table[("swp16", "queue_dropped", 3)] == 663060754115  # tx unicast-no-buffer-discard of RoCE traffic
+    assert table[("swp16", "prio_buffer_discards", 3)] == 0  # rx no-buffer-discard of RoCE traffic
+    assert table[("swp16", "queue_dropped", 6)] == 0  # CNP traffic
+    # `link phy-detail`: symbols FEC did not correct, the RS-FEC histogram's corrected codewords, raw BER.
+    assert table[("swp1", "fec_uncorrected_symbols", None)] == 0
+    assert table[("swp1", "fec_corrected", None)] == 598244758 + 807002 + 3371 + 180 + 1 + 1  # bins 1-15
+    assert table[("swp1", "pre_fec_ber", None)] == pytest.approx(1e-7)
+    # Sizes with units ("56.52 MB", "0 Bytes") and "n/a" are never read as numbers.
+    assert not any(v in (56.52, 144.0, 16.02) for v in table.values())
+
+
+def test_nvue_tables_are_read_by_the_columns_of_their_dash_line() -> None:
+    page = nvue_docs().split("== swp1 counters qos egress-queue-stats\n")[1].split("\n== ")[0]
+    header, rows = nvue.table(page, "traffic-class")  # past the page's repeated prompt and title lines
+    assert header == ["traffic-class", "tx-frames", "tx-bytes", "tx-uc-buffer-discards", "wred-discards"]
+    assert rows[3] == ["3", "0", "0 Bytes", "0 Bytes", "0"] and len(rows) == 8  # a cell with a space stays whole
+    assert nvue.table(page, "switch-priority") == ([], [])
+
+
+def test_nvue_without_intent_classes_files_no_per_class_counters() -> None:
+    table = by_key(nvue.parse("leaf3", nvue_docs(), nvue.Classes()))
+    assert not any(port == "swp16" for port, _, _ in table)
+
+
+def test_nvue_output_without_sections_is_an_error() -> None:
+    with pytest.raises(ParseError, match="leaf3: the counter command printed none of its"):
+        nvue.parse("leaf3", "bash: nv: command not found\n", nvue.Classes())
+
+
+def test_nvue_command_reads_one_port_and_nothing_else() -> None:
+    command = nvue.command("swp1")
+    assert command.count("nv show interface swp1 ") == len(nvue.COMMANDS)
+    assert " set " not in command and "config" not in command and "clear" not in command
+
+
+def test_nvue_row_expressions_equal_the_column_reader_they_stand_in_for() -> None:
+    """The per-priority and per-queue pages are read with one expression when NVIDIA's header is there (speed:
+    bench/observe.py); the column reader is the road for any other column order and must agree on the page."""
+    text = nvue_docs().replace("\n3                0                0                  0                0",
+                               "\n3                41927            48736              1290418          91104")
+    pages = {what: body for _, what, body in nvue._sections(text)}
+    classes = nvue.Classes()
+    fast = nvue._pfc("leaf3", "swp1", pages["counters qos pfc-stats"], classes)
+    assert fast == nvue._per_index("leaf3", "swp1", pages["counters qos pfc-stats"], "switch-priority",
+                                   {"rx-pause-frames": "pfc_rx_pause", "tx-pause-frames": "pfc_tx_pause"})
+    assert by_key(fast)[("swp1", "pfc_tx_pause", 3)] == 1290418
+    queues = pages["counters qos egress-queue-stats"]
+    assert nvue._queues("leaf3", "swp1", queues, classes) == nvue._per_index(
+        "leaf3", "swp1", queues, "traffic-class", {"wred-discards": "queue_wred_dropped"})
+    # Another column order (not NVIDIA's): the header names the columns.
+    reordered = ("switch-priority  tx-pause-frames  rx-pause-frames\n"
+                 "---------------  ---------------  ---------------\n"
+                 "3                7                5\n")
+    assert by_key(nvue._pfc("leaf3", "swp1", reordered, classes)) == {("swp1", "pfc_rx_pause", 3): 5,
+                                                                     ("swp1", "pfc_tx_pause", 3): 7}

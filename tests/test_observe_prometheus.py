@@ -34,6 +34,7 @@ def test_metric_names_follow_prometheus_conventions() -> None:
     assert names["pfc_rx_pause"] == "fabricgen_pfc_rx_pause_frames_total"
     assert names["pfc_rx_pause_duration"] == "fabricgen_pfc_rx_pause_duration_seconds_total"
     assert names["fec_uncorrected"] == "fabricgen_fec_uncorrected_codewords_total"
+    assert names["fec_uncorrected_symbols"] == "fabricgen_fec_uncorrected_symbols_total"
     assert names["carrier_transitions"] == "fabricgen_carrier_transitions_total"
     assert names["pre_fec_ber"] == "fabricgen_pre_fec_ber_ratio"
     assert names["queue_watermark"] == "fabricgen_queue_watermark_bytes"

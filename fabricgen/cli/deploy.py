@@ -386,7 +386,8 @@ def _runs_command(edge: Edge) -> click.Command:
 def _deployment(fabric: Fabric, inventory: Inventory, names: list[str], rendered: dict[str, str]) -> Deployment:
     candidates = {name: candidate(fabric.devices[name], rendered) for name in names}
     links = {name: _data_links(fabric.devices[name]) for name in names}
-    return Deployment({name: inventory.devices[name] for name in names}, candidates, links)
+    return Deployment({name: inventory.devices[name] for name in names}, candidates, links,
+                      models={name: fabric.devices[name] for name in names})
 
 
 def candidate(device: DeviceModel, rendered: dict[str, str]) -> str:

@@ -34,6 +34,7 @@ from fabricgen.deploy.outcome import (
     Outcome,
     PushOptions,
 )
+from fabricgen.deploy.soak import CounterSoak
 
 # --- diff -------------------------------------------------------------------------------------------------
 
@@ -158,9 +159,10 @@ def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_i
     if not committed["diff"]:
         deployment.record(Outcome(name, "unchanged", seconds=time.monotonic() - start))
         return {}
-    if options.soak:
-        time.sleep(options.soak)
+    soak = CounterSoak(deployment, name, options)  # counters after the commit, --soak S, counters again
+    soak.wait(connection(task))
     check = _health_check(deployment, name, committed, options)
+    check.problems += soak.judge(check.driver)
     if check.problems:
         gate.fail()
         outcome = _revert(deployment, name, committed, "; ".join(check.problems), check.driver)
@@ -170,6 +172,7 @@ def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_i
     else:
         outcome = _confirm(deployment, name, committed, check.driver, run_id)
     outcome.seconds = time.monotonic() - start
+    outcome.message = outcome.message or soak.note
     deployment.record(outcome)
     return {}
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from fabricgen.deploy.journal import Journal
 from fabricgen.deploy.progress import Progress, Silent
+from fabricgen.models.device import DeviceModel
 from fabricgen.models.inventory import Device
 
 EXIT_OK, EXIT_FAILED_REVERTED, EXIT_USAGE, EXIT_ATTENTION = 0, 1, 2, 3
@@ -66,6 +67,7 @@ class Deployment:
     journal: Journal | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     progress: Progress = field(default_factory=Silent)
+    models: dict[str, DeviceModel] = field(default_factory=dict)  # the intent per device (push's counter soak)
 
     def record(self, outcome: Outcome, **extra: Any) -> None:
         self.outcomes[outcome.device] = outcome

@@ -24,13 +24,12 @@ from fabricgen.observe.model import DeviceSnapshot, ParseError, Reading, Snapsho
 from fabricgen.platforms.connectx import observe as connectx
 from fabricgen.platforms.eos import observe as eos
 from fabricgen.platforms.linux_dcb import observe as linux_dcb
+from fabricgen.platforms.nvue import observe as nvue
 from fabricgen.platforms.sonic import observe as sonic
 
 Reader = Callable[[Any, DeviceModel, float], list[Reading]]
 # Platforms with no counter reader yet, and why (shown per device rather than silently skipped).
 NOT_READ = {
-    "nvue": "no NVUE counter reader yet: no public recorded `nv show interface … -o json` counter output was found "
-            "to test one against",
     "nxos": "no NX-OS counter reader yet: no public recorded NX-API `show interface priority-flow-control` / "
             "`show queuing interface` JSON was found to test one against",
 }
@@ -59,8 +58,17 @@ def _eos(driver: Any, device: DeviceModel, limit: float) -> list[Reading]:
     return eos.parse_json(device.name, dict(zip(eos.COMMANDS, replies, strict=True)))
 
 
+def _nvue(driver: Any, device: DeviceModel, limit: float) -> list[Reading]:
+    """One SSH command per data port (its five `nv show interface <port> …`), each within ``limit``."""
+    classes = nvue.Classes.of(device)
+    readings: list[Reading] = []
+    for port in nvue.data_ports(device):
+        readings += nvue.parse(device.name, driver.ssh.run(nvue.command(port), timeout=limit).stdout, classes)
+    return readings
+
+
 READERS: dict[str, Reader] = {"connectx": _host(connectx.parse), "linux-dcb": _host(linux_dcb.parse),
-                              "sonic": _sonic, "eos": _eos}
+                              "sonic": _sonic, "eos": _eos, "nvue": _nvue}
 
 
 def collect(fabric: Fabric, devices: list[Device], workers: int, limit: float) -> Snapshot:

@@ -133,10 +133,14 @@ def _label(metric: str, index: int) -> str:
 
 
 def _fec_uncorrectable(fabric: Fabric, win: Window, _since: Window | None) -> list[HealthFinding]:
-    return [_finding("FG-OBS-101", device, port, {"fec_uncorrected": value}, win,
-                     "uncorrectable FEC codewords: frames are being lost on this link — a dirty or failing optic or "
-                     "cable, or FEC not agreed after a reboot (check both ends' FEC mode before letting traffic in)")
-            for device, port, _, value in _grown(win, "fec_uncorrected")]
+    """Uncorrectable codewords (switches) or symbol errors the FEC did not correct (mlx5, NVUE): one finding per
+    port and counter, whichever the platform counts."""
+    what = {"fec_uncorrected": "uncorrectable FEC codewords", "fec_uncorrected_symbols": "symbol errors the FEC "
+            "did not correct"}
+    return [_finding("FG-OBS-101", device, port, {metric: value}, win,
+                     f"{label}: frames are being lost on this link — a dirty or failing optic or cable, or FEC not "
+                     "agreed after a reboot (check both ends' FEC mode before letting traffic in)")
+            for metric, label in what.items() for device, port, _, value in _grown(win, metric)]
 
 
 def _pre_fec_ber(fabric: Fabric, win: Window, _since: Window | None) -> list[HealthFinding]:

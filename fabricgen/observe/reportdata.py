@@ -17,7 +17,7 @@ from fabricgen.observe.store import DEFAULT_NAME, History
 
 # The counters a link's trend plots sum, per plot: physical errors, PFC pauses, ECN marks, drops.
 TRENDS: dict[str, tuple[str, ...]] = {
-    "errors": ("fec_uncorrected", "fcs_errors", "symbol_errors"),
+    "errors": ("fec_uncorrected", "fec_uncorrected_symbols", "fcs_errors", "symbol_errors"),
     "pauses": ("pfc_rx_pause", "pfc_tx_pause"),
     "ECN marks": ("queue_ecn_marked", "prio_ecn_marked", "roce_ecn_marked"),
     "drops": ("queue_dropped", "queue_wred_dropped", "prio_buffer_discards", "prio_congestion_discards"),

@@ -34,12 +34,15 @@ SWITCH_CHECKS: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         ("FEC / CRC and port errors", "show interfaces <port> counters errors",
          "FCS and symbol errors stay 0"),
     ]),
-    "nvue": ("NVIDIA Cumulus Linux User Guide, \"RDMA over Converged Ethernet - RoCE\" (NVUE show commands)", [
+    "nvue": ("NVIDIA Cumulus Linux User Guide, \"RDMA over Converged Ethernet - RoCE\" and \"Monitoring Interfaces "
+             "and Transceivers with NVUE\" (NVUE show commands)", [
         ("RoCE status: PFC, ECN, buffers", "nv show interface <port> qos roce status",
          "mode lossless, PFC on the RoCE switch-priority, ECN enabled"),
         ("PFC pauses, ECN marks, drops per priority", "nv show interface <port> qos roce counters",
          "pause and ECN counters grow only under congestion; lossless drops stay 0"),
         ("FEC / CRC and port errors", "nv show interface <port> counters", "error and drop counters do not grow"),
+        ("PHY: errors FEC did not correct, raw BER", "nv show interface <port> link phy-detail",
+         "symbol-errors and effective-errors stay 0 (effective-ber is the uncorrected FEC error rate)"),
     ]),
     "nxos": ("Cisco Nexus 9000 Series NX-OS Quality of Service Configuration Guide (priority flow control, "
              "queuing and scheduling)", [
@@ -160,7 +163,12 @@ def _congestion(fabric: Fabric, hosts: list[DeviceModel]) -> str:
              "Run several `alltoall_perf` (or many `ib_write_bw` clients to one server: incast) at once, read these "
              "before and after, and compare. Healthy: ECN marks on the switches and CNPs on the NICs rise "
              "together; PFC pauses appear but stay short (no watchdog events); nothing is dropped on the "
-             "lossless queue; error counters do not move.", ""]
+             "lossless queue; error counters do not move.", "",
+             "fabricgen reads the same counters on every device at once: `fabricgen observe --baseline "
+             "before-incast` before, `fabricgen observe` after, then `fabricgen health --baseline before-incast` "
+             "judges the window bottom up (physical, link, congestion control, host) against this intent. "
+             "`fabricgen docs` then shows each link's latest verdict and its counter trends in the fabric report: "
+             "[Health](fabric.html#health).", ""]
     devices = [device for _, device in sorted(fabric.devices.items()) if device.role in ("leaf", "spine")]
     by_platform: dict[str, list[DeviceModel]] = defaultdict(list)
     for device in devices + hosts:

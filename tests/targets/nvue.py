@@ -35,7 +35,10 @@ the Cumulus Linux 5.15 user guide, "NVUE CLI" — `CumulusNetworks/docs:content/
 * ``nv config history`` / ``nv config revision`` (columns of NVIDIA's ``nv config revision`` example: Rev ID,
   State, Apply ID, Apply Date, Type, User, Reason, Message), ``nv config show [-r <rev>]``, all with ``-o json``;
 * ``nv show interface`` / ``nv show system`` (``-o json``): operational state. A port is up when it is
-  configured, administratively up and cabled (the lab's cabling: :data:`CABLED`).
+  configured, administratively up and cabled (the lab's cabling: :data:`CABLED`);
+* ``nv show interface <port> counters | counters qos pfc-stats | counters qos egress-queue-stats | qos roce
+  counters | link phy-detail``: the counter pages fabricgen's observe reads, in the layouts of NVIDIA's examples,
+  with the numbers a test writes (:func:`show_counters`).
 
 Exact wording of messages NVIDIA does not document is this target's own. State: ``nvue.json`` (revisions,
 attachments, history, the pending confirm) and ``startup.yaml`` in the state directory, under a lock.
@@ -587,6 +590,83 @@ def show_system(state: Tree, output: str) -> str:
     return json.dumps(facts, indent=2) + "\n" if output == "json" else "".join(f"{k}  {v}\n" for k, v in facts.items())
 
 
+# --- nv show interface <port> counters … ---------------------------------------------------------------------
+# The five counter pages fabricgen's reader asks for, in the layouts of NVIDIA's examples (Cumulus Linux 5.12 user
+# guide, "Monitoring Interfaces and Transceivers with NVUE" and "RDMA over Converged Ethernet - RoCE"; NVUE
+# command reference, "QoS"). The numbers are the test's: ``counters.json`` in the state directory,
+# {port: {counter: value}} (COUNTER_NAMES), 0 for any counter it does not name, so a test injects a fault by
+# writing a number there. A port the switch does not have is NVUE's error.
+COUNTERS_FILE = "counters.json"
+COUNTER_NAMES = ("carrier-transitions", "fcs-errors", "symbol-errors", "buffer-drops",
+                 *(f"{d}-pause-frames-{p}" for d in ("rx", "tx") for p in range(8)),
+                 *(f"wred-discards-{tc}" for tc in range(8)), "ecn-marked-packets",
+                 "roce-tx-unicast-no-buffer-discard", "roce-rx-no-buffer-discard", "cnp-tx-unicast-no-buffer-discard",
+                 "phy-symbol-errors", "phy-effective-errors", "raw-ber",
+                 *(f"rs-num-corr-err-bin{n}" for n in range(16)))
+COUNTER_PAGES = ("counters", "counters qos pfc-stats", "counters qos egress-queue-stats", "qos roce counters",
+                 "link phy-detail")
+
+
+def port_counters(directory: Path, state: Tree, port: str) -> dict[str, str]:
+    if port not in state["revisions"][state["applied"]]["config"].get("interface", {}):
+        raise NvError(f"Error: The requested item does not exist: interface {port}")
+    path = directory / COUNTERS_FILE
+    given = json.loads(path.read_text()).get(port, {}) if path.exists() else {}
+    unknown = sorted(set(given) - set(COUNTER_NAMES))
+    if unknown:
+        raise NvError(f"Error: this lab target's {COUNTERS_FILE} names counters it does not model: {unknown}")
+    return {name: str(given.get(name, "0E-255" if name == "raw-ber" else 0)) for name in COUNTER_NAMES}
+
+
+def _section(title: str, columns: tuple[str, ...], rows: list[list[str]]) -> str:
+    body = "".join("    " + line + "\n" for line in _table(columns, rows).splitlines())
+    return f"\n{title}\n{'=' * (len(title) + 3)}\n{body}"
+
+
+def _tree_table(rows: list[tuple[int, str, str, str]]) -> str:
+    """A key/value page: (depth, key, operational, description) rows under `operational  applied  description`."""
+    return _table(("", "operational", "applied", "description"),
+                  [["  " * depth + key, value, "", text] for depth, key, value, text in rows])
+
+
+def show_counters(directory: Path, state: Tree, port: str, page: str) -> str:
+    c = port_counters(directory, state, port)
+    if page == "counters":
+        out = _table(("", "operational", "applied"), [["carrier-transitions", c["carrier-transitions"], ""]])
+        out += _section("Drop Counters", ("Counter", "Receive", "Transmit"),
+                        [["ACL Drops", "0", "n/a"], ["Buffer Drops", c["buffer-drops"], "n/a"],
+                         ["Non-Queue Drops", "n/a", "0"], ["Queue Drops", "n/a", "0"],
+                         ["Total Drops", c["buffer-drops"], "0"]])
+        errors = int(c["fcs-errors"]) + int(c["symbol-errors"])
+        return out + _section("Error Counters", ("Counter", "Receive", "Transmit"),
+                              [["Alignment Errors", "0", "n/a"], ["FCS Errors", c["fcs-errors"], "n/a"],
+                               ["Symbol Errors", c["symbol-errors"], "n/a"], ["Total Errors", str(errors), "0"]])
+    if page == "counters qos pfc-stats":
+        return _table(("switch-priority", "rx-pause-frames", "rx-pause-duration", "tx-pause-frames",
+                       "tx-pause-duration"),
+                      [[str(p), c[f"rx-pause-frames-{p}"], "0", c[f"tx-pause-frames-{p}"], "0"] for p in range(8)])
+    if page == "counters qos egress-queue-stats":
+        return _table(("traffic-class", "tx-frames", "tx-bytes", "tx-uc-buffer-discards", "wred-discards"),
+                      [[str(tc), "0", "0 Bytes", "0 Bytes", c[f"wred-discards-{tc}"]] for tc in range(8)])
+    if page == "qos roce counters":
+        return _tree_table([(0, "rx-stats", "", ""), (1, "rx-roce-stats", "", ""),
+                            (2, "no-buffer-discard", c["roce-rx-no-buffer-discard"], "Rx buffer discards for RoCE "
+                                                                                     "traffic"),
+                            (2, "roce-bytes", "0 Bytes", "Rx RoCE Bytes"), (0, "tx-stats", "", ""),
+                            (1, "tx-cnp-stats", "", ""),
+                            (2, "unicast-no-buffer-discard", c["cnp-tx-unicast-no-buffer-discard"],
+                             "Tx buffer discards for CNP traffic"), (1, "tx-ecn-stats", "", ""),
+                            (2, "ecn-marked-packets", c["ecn-marked-packets"], "Tx ECN marked packets"),
+                            (1, "tx-roce-stats", "", ""), (2, "buffer-usage", "0 Bytes", "Current Egress Pool-buffer "
+                                                                                        "usage for RoCE traffic"),
+                            (2, "unicast-no-buffer-discard", c["roce-tx-unicast-no-buffer-discard"],
+                             "Tx buffer discards for RoCE traffic")])
+    rows = [["time-since-last-clear-min", "1"], ["symbol-errors", c["phy-symbol-errors"]],
+            ["effective-errors", c["phy-effective-errors"]], ["raw-ber", c["raw-ber"]],
+            *([f"rs-num-corr-err-bin{n}", c[f"rs-num-corr-err-bin{n}"]] for n in range(16))]
+    return _table(("", "operational"), rows)
+
+
 # --- command line ------------------------------------------------------------------------------------------
 
 def _options(args: list[str]) -> tuple[list[str], dict[str, str | None]]:
@@ -646,7 +726,10 @@ def run(argv: list[str], directory: Path) -> str:
         state = read_state(directory)
         output = options.get("output") or "auto"
         return show_interface(state, output) if words[1] == "interface" else show_system(state, output)
-    raise NvError(f"Error: this lab target models nv config and nv show interface|system, not: nv {' '.join(argv)}")
+    if words[:2] == ["show", "interface"] and len(words) > 3 and " ".join(words[3:]) in COUNTER_PAGES:
+        return show_counters(directory, read_state(directory), words[2], " ".join(words[3:]))
+    raise NvError(f"Error: this lab target models nv config, nv show interface|system and the counter pages of "
+                  f"nv show interface <port>, not: nv {' '.join(argv)}")
 
 
 def _log(argv: list[str]) -> None:

@@ -4,6 +4,8 @@ port's FEC and CRC counters, and the RDMA device's hw_counters (congestion notif
 Names as the Linux kernel documents them: Documentation/networking/device_drivers/ethernet/mellanox/mlx5/
 counters.rst (rx_prio[p]_pause, tx_prio[p]_pause, rx_prio[p]_pause_duration in µs, rx_prio[p]_buf_discard,
 rx_prio[p]_cong_discard, rx_prio[p]_marked, rx_discards_phy, rx_crc_errors_phy, rx_corrected_bits_phy,
+rx_pcs_symbol_err_phy: "symbol errors that wasn't corrected by FEC correction algorithm or that FEC algorithm was
+not active on this interface",
 link_down_events_phy, tx_pause_storm_error_events) and NVIDIA's "Understanding mlx5 Linux Counters" for the
 RDMA hw_counters (np_cnp_sent, rp_cnp_handled, rp_cnp_ignored, np_ecn_marked_roce_packets, out_of_sequence,
 packet_seq_err, local_ack_timeout_err, out_of_buffer). A counter the driver does not print is simply absent.
@@ -23,7 +25,8 @@ _PRIO_STATS = [(f"{direction}_prio{p}_{name}", metric, p, scale) for p in range(
                    ("rx", "buf_discard", "prio_buffer_discards", 1.0),
                    ("rx", "cong_discard", "prio_congestion_discards", 1.0), ("rx", "marked", "prio_ecn_marked", 1.0))]
 PORT_STATS = {"rx_crc_errors_phy": "fcs_errors", "rx_symbol_err_phy": "symbol_errors",
-              "rx_corrected_bits_phy": "fec_corrected", "rx_discards_phy": "rx_discards",
+              "rx_corrected_bits_phy": "fec_corrected", "rx_pcs_symbol_err_phy": "fec_uncorrected_symbols",
+              "rx_discards_phy": "rx_discards",
               "tx_pause_storm_error_events": "pause_storm_events", "carrier_changes": "carrier_transitions"}
 HW_COUNTERS = {"np_cnp_sent": "cnp_sent", "rp_cnp_handled": "cnp_handled", "rp_cnp_ignored": "cnp_ignored",
                "np_ecn_marked_roce_packets": "roce_ecn_marked", "out_of_sequence": "out_of_sequence",

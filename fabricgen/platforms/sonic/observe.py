@@ -29,6 +29,7 @@ _PORT_FIELDS = {
 _PFC_FIELDS = [(f"SAI_PORT_STAT_PFC_{p}_{suffix}", metric, p, scale) for p in range(8)
                for suffix, metric, scale in (("RX_PKTS", "pfc_rx_pause", 1.0), ("TX_PKTS", "pfc_tx_pause", 1.0),
                                              ("RX_PAUSE_DURATION_US", "pfc_rx_pause_duration", 1e-6))]
+_PORT_ITEMS = tuple(_PORT_FIELDS.items())
 _QUEUE_FIELDS = {
     "SAI_QUEUE_STAT_DROPPED_PACKETS": "queue_dropped",
     "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS": "queue_wred_dropped",
@@ -74,16 +75,19 @@ def _table(counters: dict[str, Any], key: str) -> Any:
 
 def _port(readings: list[Reading], device: str, port: str, stats: dict[str, str], rates: dict[str, str]) -> None:
     """Appends to ``readings`` rather than returning a list: 32k ports per 32k-GPU snapshot."""
-    readings += [Reading(device, port, metric, None, float(stats[name]))
-                 for name, metric in _PORT_FIELDS.items() if name in stats]
     get = stats.get
+    append = readings.append
+    for name, metric in _PORT_ITEMS:
+        value = get(name)
+        if value is not None:
+            append(Reading(device, port, metric, None, float(value)))
     for name, metric, priority, scale in _PFC_FIELDS:
         value = get(name)
         if value is not None:
-            readings.append(Reading(device, port, metric, priority, float(value) * scale))
+            append(Reading(device, port, metric, priority, float(value) * scale))
     ber = rates.get("FEC_PRE_BER")
     if ber not in (None, "", "N/A"):
-        readings.append(Reading(device, port, "pre_fec_ber", None, float(ber)))
+        append(Reading(device, port, "pre_fec_ber", None, float(ber)))
 
 
 def _queues(readings: list[Reading], device: str, counters: dict[str, Any]) -> None:
@@ -91,14 +95,19 @@ def _queues(readings: list[Reading], device: str, counters: dict[str, Any]) -> N
     types = _table(counters, "COUNTERS_QUEUE_TYPE_MAP")
     indexes = _table(counters, "COUNTERS_QUEUE_INDEX_MAP")
     queue_fields = tuple(_QUEUE_FIELDS.items())
+    get_type, get_index, get_hash = types.get, indexes.get, counters.get
+    append = readings.append
     for name, oid in sorted(names.items()):
-        if types.get(oid, "SAI_QUEUE_TYPE_UNICAST") != "SAI_QUEUE_TYPE_UNICAST":
+        if get_type(oid, "SAI_QUEUE_TYPE_UNICAST") != "SAI_QUEUE_TYPE_UNICAST":
             continue  # multicast queues carry no RoCE; their drops would hide the unicast ones
         port, _, number = name.rpartition(":")
-        index = int(indexes.get(oid, number))
-        stats = _table(counters, f"COUNTERS:{oid}")
-        readings += [Reading(device, port, metric, index, float(stats[field]))
-                     for field, metric in queue_fields if field in stats]
+        index = int(get_index(oid, number))
+        stats = _hash(get_hash("COUNTERS:" + oid)) or {}  # one lookup per queue: 32k queues at 32k GPUs
+        get = stats.get
+        for field, metric in queue_fields:
+            value = get(field)
+            if value is not None:
+                append(Reading(device, port, metric, index, float(value)))
 
 
 def _load(device: str, command: str, text: str | None) -> dict[str, Any]:
