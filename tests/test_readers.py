@@ -327,3 +327,28 @@ def test_host_script_words_split_as_shlex_splits_them() -> None:
         except ValueError:
             expected = None
         assert fast is None or fast == expected, line
+
+
+def test_host_scripts_that_differ_only_in_what_sets_nothing_are_read_once(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """Hosts run scripts that differ only in comments and messages (their name, their peers): the handlers run
+    once per distinct set of NIC-function lines and the Script is shared. A NIC line that differs, or the same
+    lines at other line numbers, is a script of its own: read from its own text, errors at its own line."""
+    files = golden("node1", "connectx")
+    script = files["fabricgen-nic.sh"]
+    renamed = script.replace("node1", "node9").replace("# Readers print", "# peer r9-leaf3:Ethernet9; Readers print")
+    assert renamed != script
+    parse = connectx._FILE.parse
+    first, second = (parse(text, connectx._Nic, connectx._LINES) for text in (script, renamed))
+    assert first is second  # read once: the second host shares the first one's Script
+    edited = edit(script, "--pfc '0,0,0,1,0,0,0,0'", "--pfc '0,0,0,1,1,0,0,0'")
+    third = parse(edited, connectx._Nic, connectx._LINES)
+    assert third is not first and third.nics["nic_ens1f0np0"].values["pfc"] == [0, 0, 0, 1, 1, 0, 0, 0]
+    assert first.nics["nic_ens1f0np0"].values["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    shifted = "\n" + script.replace("--trust 'dscp'", "--trust 'vlan'", 1)  # one line lower, and wrong
+    for _ in range(2):  # errors are not remembered: the same bad script fails again, at its own line
+        with pytest.raises(ConfigReadError, match="not dscp or pcp") as error:
+            read_over("node1", {**files, "fabricgen-nic.sh": shifted})
+        assert error.value.line == line_of(shifted, "--trust 'vlan'")
+    host = read_over("node1", {**files, "fabricgen-nic.sh": renamed}).host
+    assert host is not None and [nic.pfc for nic in host.nics] == [[0, 0, 0, 1, 0, 0, 0, 0]] * 2
