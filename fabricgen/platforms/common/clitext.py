@@ -36,7 +36,7 @@ class Node:
 
     def each(self, pattern: str) -> Iterator[tuple[re.Match[str], Node]]:
         """Children matching ``pattern`` in order (later lines win where callers keep the last)."""
-        compiled = re.compile(pattern)
+        compiled = _COMPILED.get(pattern) or _compiled(pattern)
         for child in self.children:
             match = compiled.fullmatch(child.text)
             if match is not None:
@@ -57,10 +57,23 @@ class Node:
         return found
 
 
+# The readers' patterns, compiled: a dict lookup per call where re.compile's own cache costs a few checks more
+# (each port of a switch asks a dozen patterns of its block; issue 26 item 7). Readers use a fixed set.
+_COMPILED: dict[str, re.Pattern[str]] = {}
+_DIGITS = re.compile(r"\d+")
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    if len(_COMPILED) > 512:  # a fixed set of patterns; the bound only guards against a caller that builds them
+        _COMPILED.clear()
+    compiled = _COMPILED[pattern] = re.compile(pattern)
+    return compiled
+
+
 def number(text: str, node: Node, low: int = 0, high: int = 2**31) -> int:
     """``text`` as a whole number in ``low``-``high``; anything else is an error at ``node``'s line, not a
     Python ValueError, so a bad value in a config names where it is."""
-    if not re.fullmatch(r"\d+", text) or not low <= int(text) <= high:
+    if not _DIGITS.fullmatch(text) or not low <= int(text) <= high:
         raise node.error(f"expected a number {low}-{high}, found {text!r}")
     return int(text)
 
