@@ -118,6 +118,25 @@ def test_sonic_reads_the_maps_the_ports_use(read_over: Callable[[str, dict[str, 
     assert qos is not None and set(qos.dscp_to_tc.values()) == {1}
 
 
+def test_sonic_each_port_is_read_on_its_own_when_bindings_repeat(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """Ports whose PORT_QOS_MAP entry, QUEUE rows and PFC_WD entry are alike are worked out once; a port that
+    differs in any of those, before or after such ports in the file, still reads its own."""
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    data = [name for name in db["PORT_QOS_MAP"] if name != "global"]
+    last = data[-1]
+    db["QUEUE"][f"{last}|3"]["wred_profile"] = "HALF"
+    db["WRED_PROFILE"]["HALF"] = {**db["WRED_PROFILE"][db["QUEUE"][f"{data[0]}|3"]["wred_profile"]],
+                                  "green_max_threshold": "1000"}
+    db["PFC_WD"][data[1]]["detection_time"] = "400"
+    device = read_over("leaf1", {"config_db.json": json.dumps(db)})
+    own = {p.name: p.qos for p in device.ports if p.name in data}
+    assert {name for name, qos in own.items() if qos is not None} == {last, data[1]}
+    ecn = next(q.ecn for q in own[last].queues if q.index == 3)  # type: ignore[union-attr]
+    assert ecn is not None and ecn.max_bytes == 1000
+    assert own[data[1]].watchdog is not None and own[data[1]].watchdog.detection_ms == 400  # type: ignore[union-attr]
+
+
 def test_sonic_missing_and_extra_ports(read_over: Callable[[str, dict[str, str]], DeviceModel],
                                        example_fabric: Fabric) -> None:
     db = json.loads(golden("leaf1", "sonic")["config_db.json"])
