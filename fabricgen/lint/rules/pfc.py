@@ -49,7 +49,7 @@ def _intended_pfc(ctx: LintContext, end: End) -> frozenset[int] | None:
     if end.nic is not None and intended.host is not None:
         nic = next((n for n in intended.host.nics if n.interface == end.nic.interface), None)
         return frozenset(p for p, flag in enumerate(nic.pfc) if flag) if nic is not None else None
-    port = next((p for p in intended.ports if p.name == end.port.name), None)
+    port = ctx.intended_port(end.device, end.port.name)
     return frozenset(port.pfc_priorities) if port is not None else None
 
 

@@ -165,6 +165,10 @@ class Nic:
     interface: str = ""
     rdma_device: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    # The platform's NicModel fields made from the above, kept once made: a Script is shared by the hosts that run
+    # it (see ScriptFile.parse), and each host's NicModel is its skeleton NIC updated with these (shared, not
+    # mutated: resolved NICs share their maps too).
+    model_values: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 N = TypeVar("N", bound=Nic)
