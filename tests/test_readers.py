@@ -168,6 +168,30 @@ def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]
     assert error.value.line == line_of(bad, '"jumbo"') and error.value.line > start
 
 
+def test_sonic_reads_where_the_lossless_pg_pauses(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """A profile's dynamic_th and its pool's BUFFER_POOL size are read with its headroom (FG-ECN-002 computes the
+    pause point from them); buffermgrd's own profiles take DEFAULT_LOSSLESS_BUFFER_PARAMETER's default_dynamic_th.
+    A dynamic_th outside sonic-buffer-profile.yang's -8..7 is an error at its line."""
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] = {"AZURE": {"default_dynamic_th": "-1"}}
+    db["BUFFER_POOL"] = {"ingress_lossless_pool": {"size": "30000000", "type": "ingress", "mode": "dynamic"},
+                         "other_pool": {"size": "1000000", "type": "ingress", "mode": "dynamic"}}
+    db["BUFFER_PROFILE"] = {"mine": {"pool": "other_pool", "size": "90000", "xon": "20000", "xoff": "70000",
+                                     "dynamic_th": "1"}}
+    db["BUFFER_PG"] = {"Ethernet16|3": {"profile": "mine"}}
+    device = read_over("leaf1", {"config_db.json": json.dumps(db, indent=4)})
+    computed, own = port(device, "Ethernet0").headroom, port(device, "Ethernet16").headroom
+    assert computed is not None and (computed.dynamic_th, computed.pool_bytes) == (-1, 30000000)
+    assert own is not None and (own.size, own.dynamic_th, own.pool_bytes) == (90000, 1, 1000000)
+    db["BUFFER_PROFILE"]["mine"]["dynamic_th"] = "9"
+    text = json.dumps(db, indent=4)
+    with pytest.raises(ConfigReadError) as error:
+        read_over("leaf1", {"config_db.json": text})
+    assert error.value.message == "BUFFER_PROFILE|mine|dynamic_th: 9 is outside -8..7 (an exponent: alpha = " \
+                                  "2^dynamic_th)"
+    assert error.value.line == line_of(text, '"dynamic_th": "9"')
+
+
 def test_sonic_weight_outside_the_yang_range_names_its_line(
         read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     """A DWRR weight SONiC's YANG refuses (uint8 1..100) is the config's error at its line, not a share of -7 %."""

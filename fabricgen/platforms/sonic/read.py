@@ -61,6 +61,11 @@ file has it, else the skeleton's, else the vendor image's default):
   above for PFC priorities among them;
 * otherwise None: no headroom for the lossless priority.
 
+With the headroom, where the PG pauses: ``dynamic_th`` (the profile's; for a profile buffermgrd makes,
+DEFAULT_LOSSLESS_BUFFER_PARAMETER ``default_dynamic_th``; None where the file does not say) and ``pool_bytes``
+(BUFFER_POOL size of the profile's pool; None where the config leaves it to the switch). Lint's FG-ECN-002 reads
+them; they are not owned (fabricgen writes neither the pool nor the default parameters).
+
 Ports: a skeleton port missing from PORT does not exist on the switch; it keeps its skeleton values except
 ``admin_up`` = False, so lint sees an intended-up port as down. A PORT entry the skeleton lacks is added as
 role ``unused`` with what the file says. Values SONiC leaves to defaults read as those defaults
@@ -322,6 +327,8 @@ class _Buffers:
     small_packet_percent: int
     shared_headroom_pool: bool
     gearbox_delay_ns: int  # the platform's (buffermgrd reads it from STATE_DB PERIPHERAL_TABLE, not the config)
+    dynamic_th: int | None  # DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th: the profiles buffermgrd makes
+    pool_bytes: int | None  # BUFFER_POOL ingress_lossless_pool size, where the config sizes the pool
 
 
 def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
@@ -332,7 +339,33 @@ def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
     return _Buffers(model=_buffer_model(db, known, skeleton.asic), release=release, asic=skeleton.asic,
                     lossless_mtu=mtu, small_packet_percent=percent,
                     shared_headroom_pool=_shared_headroom_pool(db, known),
-                    gearbox_delay_ns=gearbox_delay_ns(skeleton.hardware))
+                    gearbox_delay_ns=gearbox_delay_ns(skeleton.hardware),
+                    dynamic_th=_default_dynamic_th(db), pool_bytes=_pool_bytes(db, LOSSLESS_POOL))
+
+
+def _default_dynamic_th(db: _Db) -> int | None:
+    """DEFAULT_LOSSLESS_BUFFER_PARAMETER's default_dynamic_th (the first entry by name), which buffermgrd gives the
+    lossless profiles it makes; None when the file does not say (the SKU template's then applies)."""
+    params = db.table("DEFAULT_LOSSLESS_BUFFER_PARAMETER")
+    name = min(params, default=None)
+    if name is None or "default_dynamic_th" not in params[name]:
+        return None
+    return _dynamic_th(db, params[name]["default_dynamic_th"], "DEFAULT_LOSSLESS_BUFFER_PARAMETER", name,
+                       "default_dynamic_th")
+
+
+def _dynamic_th(db: _Db, value: Any, *path: str) -> int:
+    """A dynamic_th: an exponent -8..7 (sonic-buffer-profile.yang; alpha = 2^dynamic_th)."""
+    th = db.number(value, *path)
+    if not -8 <= th <= 7:
+        raise db.error(f"{'|'.join(path)}: {th} is outside -8..7 (an exponent: alpha = 2^dynamic_th)", *path)
+    return th
+
+
+def _pool_bytes(db: _Db, pool: str) -> int | None:
+    """BUFFER_POOL|<pool> size; None when the config leaves the pool's size to the switch (dynamic model)."""
+    entry = db.table("BUFFER_POOL").get(pool, {})
+    return db.number(entry["size"], "BUFFER_POOL", pool, "size") if "size" in entry else None
 
 
 def _release(db: _Db) -> str | None:
@@ -507,7 +540,7 @@ def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int],
         name = _ref(entry.get("profile", ""))
         profile = tables.profiles.get(name, {})
         if all(field in profile for field in ("xon", "xoff", "size")):
-            return _profile_headroom(db, name, profile, key)
+            return _profile_headroom(db, name, profile, key, tables.buffers)
         # NULL, absent or a profile without numbers: buffermgrd computes it (dynamic), or nothing does.
         return _computed_headroom(tables.buffers, fields, f"BUFFER_PG|{key}") if dynamic else None
     if dynamic and not pgs and pfc and set(pfc) <= TEMPLATE_LOSSLESS_PGS:
@@ -515,11 +548,15 @@ def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int],
     return None
 
 
-def _profile_headroom(db: _Db, name: str, profile: dict[str, Any], key: str) -> HeadroomModel:
+def _profile_headroom(db: _Db, name: str, profile: dict[str, Any], key: str, buffers: _Buffers) -> HeadroomModel:
     path = ("BUFFER_PROFILE", name)
+    pool = _ref(profile.get("pool", LOSSLESS_POOL))
     return HeadroomModel(xon=db.number(profile["xon"], *path, "xon"), xoff=db.number(profile["xoff"], *path, "xoff"),
                          size=db.number(profile["size"], *path, "size"),
-                         method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})")
+                         method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})",
+                         dynamic_th=_dynamic_th(db, profile["dynamic_th"], *path, "dynamic_th")
+                         if "dynamic_th" in profile else None,
+                         pool_bytes=buffers.pool_bytes if pool == LOSSLESS_POOL else _pool_bytes(db, pool))
 
 
 def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> HeadroomModel | None:
@@ -533,14 +570,16 @@ def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> H
                             small_packet_percent=buffers.small_packet_percent,
                             shared_headroom_pool=buffers.shared_headroom_pool,
                             gearbox_delay_ns=buffers.gearbox_delay_ns)
-    return _buffermgrd_headroom(buffers.asic, params, buffers.release, pgs)
+    return _buffermgrd_headroom(buffers.asic, params, buffers.release, pgs, buffers.dynamic_th, buffers.pool_bytes)
 
 
 @functools.lru_cache(maxsize=1024)  # ports of one speed, cable length and MTU get one model (not mutated)
-def _buffermgrd_headroom(asic: str, params: HeadroomInputs, release: str, pgs: str) -> HeadroomModel:
+def _buffermgrd_headroom(asic: str, params: HeadroomInputs, release: str, pgs: str, dynamic_th: int | None,
+                         pool_bytes: int | None) -> HeadroomModel:
     headroom = sonic_headroom(asic, params, release, "dynamic")
     return headroom.model_copy(update={"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
-                                                 f"{headroom.method}"})
+                                                 f"{headroom.method}", "dynamic_th": dynamic_th,
+                                       "pool_bytes": pool_bytes})
 
 
 # --- qos ------------------------------------------------------------------------------------------------
