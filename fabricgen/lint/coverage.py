@@ -76,7 +76,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-MTU-004": Coverage(BOTH, ("mtu",), PORT),
     "FG-MTU-005": Coverage(BOTH, ("mtu", "mode"), PORT),
     "FG-PFC-001": Coverage(BOTH, ("pfc_priorities", "pfc"), LINK),
-    "FG-PFC-002": Coverage(BOTH, SWITCH_QOS, "each switch"),
+    "FG-PFC-002": Coverage(BOTH, SWITCH_QOS, "each switch", "SONiC: per SKU (known SKUs, data.lossless_limit; "
+                                                          "unknown: a warning above 2)"),
     "FG-PFC-003": Coverage(BOTH, ("qos", "pfc_priorities"), "each lossless switch port"),
     "FG-PFC-004": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-PFC-009": Coverage(("configs",), (), NIC, readers=HOST_READERS,

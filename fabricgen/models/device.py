@@ -214,6 +214,8 @@ class DeviceModel(Resolved):
     platform: str
     hardware: str | None = None
     asic: str | None = None
+    lossless_limit: int | None = Field(default=None, description="the SKU's lossless-class limit as the inventory "
+                                                                 "declares it (data.lossless_limit)")
     mgmt: MgmtModel | None = Field(default=None, description="None on hosts: their BMC is not ours")
     qos: QosModel | None = Field(default=None, description="None on devices that carry no data traffic")
     ports: list[PortModel]

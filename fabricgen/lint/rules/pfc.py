@@ -55,22 +55,52 @@ def _intended_pfc(ctx: LintContext, end: End) -> frozenset[int] | None:
 
 @rule("FG-PFC-002", "too-many-lossless-classes", "error", "lossless classes within the platform's limit")
 def too_many_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
-    """Each lossless priority needs its own headroom buffer per port; platforms support few (SONiC's templates
-    two, Cumulus one lossless pool). Beyond that the switch either refuses the config or silently shares
-    headroom that is then too small.
+    """Each lossless priority needs its own headroom buffer per port; platforms support few (Cumulus one lossless
+    pool, NX-OS one no-drop class). Beyond that the switch either refuses the config or silently shares headroom
+    that is then too small.
 
-    Fix: make fewer classes lossless (one RoCE class is the norm)."""
+    On SONiC the limit is the SKU's: its buffer templates (sonic-buildimage device/<vendor>/<platform>/<SKU>/
+    buffers_defaults_*.j2) provision the lossless PGs — files/build_templates/buffers_config.j2's 3-4 (two) unless
+    the SKU has PG macros of its own, as NVIDIA's with extra lossless PGs 2-4 and 6 (four) do. fabricgen knows
+    some SKUs' files (`fabricgen platforms`); the inventory declares any other's (`data.lossless_limit`). A SKU
+    whose limit is unknown running more lossless priorities than the generic template's two is a warning: not
+    refused, not guessed.
+
+    Fix: make fewer classes lossless (one RoCE class is the norm); for an unknown SONiC SKU, read its buffer
+    templates and declare the lossless priorities they provision as data.lossless_limit."""
     for device in ctx.devices:
         if device.qos is None:
             continue
-        limit = ctx.capability(device).lossless_class_limit
-        count = len(device.qos.lossless_priorities)
+        cap = ctx.capability(device)
+        limit = cap.lossless_limit(device.hardware, device.lossless_limit)
+        count, priorities = len(device.qos.lossless_priorities), device.qos.lossless_priorities
+        if limit is None:
+            if count > cap.lossless_class_limit:
+                yield _unknown_sku_limit(r, device, cap.lossless_class_limit)
+            continue
         if count > limit:
-            yield r.finding(device.name, f"{count} lossless priorities {device.qos.lossless_priorities}; platform "
-                            f"{device.platform} supports {limit}", remedy(
+            if device.lossless_limit is not None:
+                whose = f"{device.name} declares {limit} (data.lossless_limit)"
+            elif cap.lossless_limit_per_sku is not None:
+                whose = f"{device.platform} SKU {device.hardware} supports {limit}"
+            else:
+                whose = f"platform {device.platform} supports {limit}"
+            yield r.finding(device.name, f"{count} lossless priorities {priorities}; {whose}", remedy(
                                 ctx, device, lambda d: d.qos.lossless_priorities if d.qos else None,
                                 "make fewer classes lossless", "keep PFC on the intent's lossless priorities only"),
                             source=("intent", "qos", "classes"))
+
+
+def _unknown_sku_limit(r: Rule, device: DeviceModel, generic: int) -> Finding:
+    """A device whose SKU's lossless-class limit fabricgen does not know, running more than the generic template's."""
+    assert device.qos is not None
+    sku = device.hardware or "(no data.hardware)"
+    return r.finding(device.name, f"{len(device.qos.lossless_priorities)} lossless priorities "
+                     f"{device.qos.lossless_priorities}; the limit of {device.platform} SKU {sku} is unknown to "
+                     f"fabricgen (the generic buffer template provisions {generic})",
+                     f"count the lossless PGs {sku}'s buffers_defaults_*.j2 provisions and declare them as "
+                     f"data.lossless_limit on {device.name} (or make fewer classes lossless)",
+                     source=("inventory", device.name, "data"), severity="warning")
 
 
 @rule("FG-PFC-003", "pfc-watchdog-missing", "error", "a PFC watchdog guards every lossless port")
