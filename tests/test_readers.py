@@ -395,3 +395,44 @@ def test_host_scripts_that_differ_only_in_what_sets_nothing_are_read_once(
         assert error.value.line == line_of(shifted, "--trust 'vlan'")
     host = read_over("node1", {**files, "fabricgen-nic.sh": renamed}).host
     assert host is not None and [nic.pfc for nic in host.nics] == [[0, 0, 0, 1, 0, 0, 0, 0]] * 2
+
+
+
+def _reader_patterns() -> list[str]:
+    """Every pattern literal the EOS and NX-OS readers ask a CLI block (each / last / last_int, and _read_ecn's)."""
+    import re
+
+    found: set[str] = set()
+    for name in ("eos", "nxos"):
+        source = (ROOT / "fabricgen" / "platforms" / name / "read.py").read_text()
+        found |= set(re.findall(r'\.(?:each|last|last_int)\(r"((?:[^"\\]|\\.)*)"', source))
+        found |= {"".join(re.findall(r'r"((?:[^"\\]|\\.)*)"', m)) for m in re.findall(r"pattern = \((.*?)\)\n", source,
+                                                                                      re.S)}
+    return sorted(found)
+
+
+def test_cli_children_found_by_command_word_are_the_ones_a_full_scan_finds() -> None:
+    """Node.each looks only at the children whose command word a pattern fixes (an index per block): for every
+    pattern the EOS and NX-OS readers use, on every block of every such config at hand (goldens, the AVD leaf),
+    it finds exactly what matching every child finds, in the same order."""
+    import re
+
+    import fabricgen.platforms.nxos.read as nxos
+    from fabricgen.platforms.common.clitext import Node, command_word
+
+    patterns = _reader_patterns()
+    assert len(patterns) > 30 and sum(command_word(p) is not None for p in patterns) > 25
+    configs = [*sorted(ROOT.glob("golden/**/*.cfg")), *sorted(ROOT.glob("tests/vendor_configs/*/*.cfg"))]
+    compared = 0
+    for path in configs:
+        root = nxos._tree(path.read_text()) if path.name == "nxos.cfg" else eos._tree(path.read_text())
+        stack: list[Node] = [root]
+        while stack:
+            node = stack.pop()
+            stack += node.children
+            for pattern in patterns:
+                compiled = re.compile(pattern)
+                found = [(match.group(0), child.line) for match, child in node.each(pattern)]
+                assert found == [(c.text, c.line) for c in node.children if compiled.fullmatch(c.text)], pattern
+                compared += len(found)
+    assert compared > 500
