@@ -66,7 +66,9 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     on a device read from its config, its ECN maximum, its profiles' dynamic_th (the smallest: the port that
     pauses first) and pool, and the headroom its config reserves on the ports it makes lossless. A lossless port
     whose model holds no headroom (the switch sizes it itself: SONiC's dynamic buffer model, Cumulus) reserves
-    what the Spectrum formula gives for its speed, cable and MTU.
+    what the Spectrum formula gives for its speed, cable and MTU. A Cumulus switch's lossless alpha and pool
+    share (`nv set qos advance-buffer-config … shared-alpha`, `traffic-pool … memory-percent`) are not read yet:
+    alpha 1 and the whole buffer are assumed there, and the finding says so.
 
     Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB); on a device whose config drifted, lower
     its RoCE queue's ECN maximum threshold (or raise the lossless profile's dynamic_th back)."""
@@ -107,8 +109,12 @@ class _PausePoint:
         share = f"{alpha}/{alpha + 1}" if self.dynamic_th >= 0 else f"1/{2 ** -self.dynamic_th + 1}"
         pool = (f"the lossless pool {whose} sizes" if self.pool_stated else
                 f"what the {device.asic} buffer leaves after the headroom {whose} reserves")
-        th = (f"dynamic_th {self.dynamic_th} in {whose}" if self.th_stated else
-              f"dynamic_th {self.dynamic_th}: SONiC's default")
+        if self.th_stated:
+            th = f"dynamic_th {self.dynamic_th} in {whose}"
+        elif device.platform == "sonic":
+            th = f"dynamic_th {self.dynamic_th}: SONiC's default"
+        else:  # Cumulus's lossless alpha (advance-buffer-config shared-alpha) is not read: the same 1 is assumed
+            th = f"dynamic_th {self.dynamic_th} assumed: {device.platform} is not read for it"
         return f"{share} of {kib(self.pool)}, {pool}; alpha = 2^dynamic_th, {th}"
 
 
