@@ -223,8 +223,15 @@ def _per_lossless_port(ctx: LintContext, r: Rule, check: PortCheck,
     for device, ports in ctx.switch_ports:
         if device.qos is None:
             continue
-        found = [(end, check(end.qos, frozenset(end.pfc_priorities))) for end in ports
-                 if end.pfc_priorities and end.qos is not None]
+        checked: dict[tuple[int, frozenset[int]], list[Problem]] = {}  # the ports of a switch share a few QoS
+        found = []
+        for end in ports:
+            if end.pfc_priorities and end.qos is not None:
+                key = (id(end.qos), frozenset(end.pfc_priorities))  # the device keeps each qos alive meanwhile
+                problems = checked.get(key)
+                if problems is None:
+                    problems = checked[key] = check(end.qos, key[1])
+                found.append((end, problems))
         shared = [problems for end, problems in found if end.qos is device.qos]
         switch_wide = shared[0] if shared and shared[0] and all(p == shared[0] for p in shared) else []
         for message, intent_fix, device_fix, source in switch_wide:
