@@ -114,6 +114,17 @@ def test_unreadable_bytes_are_an_input_error(copy: Callable[[str], Path], exampl
     assert "internal error" not in output and "Traceback" not in output
 
 
+@pytest.mark.parametrize(("depth", "line"), [(64, None), (65, 65)])
+def test_json_nesting_is_judged_at_64_levels_whatever_strings_hold(depth: int, line: int | None) -> None:
+    """The depth check's fast bound ignores brackets inside strings (escaped quotes included) and still lets the
+    exact scan name the line where the 65th level opens."""
+    noise = '"a [ { \\" ] } \\\\", '  # brackets, an escaped quote, an escaped backslash: all inside one string
+    text = "".join(f"[{noise}\n" for _ in range(depth)) + "0" + "]" * depth + "\n"
+    assert json.loads(text) is not None
+    assert configs_module._json_too_deep(text) == line
+    assert configs_module._json_too_deep("[\n" * 70) == 65  # cut short, unmatched: still too deep, at its line
+
+
 def test_every_problem_is_listed_before_exiting(copy: Callable[[str], Path]) -> None:
     directory = copy("fabric")
     ten_thousand_deep_json(directory / "leaf1" / "config_db.json")

@@ -245,3 +245,49 @@ def test_waiver_port_cannot_be_a_path(workspace: Path) -> None:
     [message] = problems(workspace)
     assert message.startswith(f"{intent}:{line_of(intent, 'port: Ethernet0/..')}:7: lint.waive.[0].port: a port "
                               "name cannot contain '..'")
+
+
+def _three_lossless_classes(workspace: Path) -> None:
+    edit(workspace / "fabric.yaml", "      priority: 2\n      scheduling: {dwrr: 10}",
+         "      priority: 2\n      lossless: true\n      scheduling: {dwrr: 10}")
+    edit(workspace / "fabric.yaml", "      priority: 0\n      scheduling: {dwrr: 40}",
+         "      priority: 0\n      lossless: true\n      scheduling: {dwrr: 40}")
+
+
+def test_a_sonic_skus_lossless_limit_is_its_own_and_an_unknown_one_is_not_refused(workspace: Path) -> None:
+    """Three lossless classes: EOS's limit of two is refused at load; the SONiC leaves' SKU (ACS-MSN4700) has a
+    limit fabricgen does not know, so they are not (lint warns, FG-PFC-002); a leaf whose inventory declares its
+    SKU's two lossless PGs, or a SKU whose templates fabricgen knows, is held to that."""
+    _three_lossless_classes(workspace)
+    found = problems(workspace)
+    assert [m.split(": ", 1)[1] for m in found if "lossless classes" in m] == [
+        "qos.classes: 3 lossless classes (default, management, rdma) but platform eos supports 2 (make fewer classes "
+        "lossless) [FG-PFC-002]"]
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, "  hostname: 192.0.2.12\n  groups: [leaves]\n  data:\n",
+         "  hostname: 192.0.2.12\n  groups: [leaves]\n  data:\n    lossless_limit: 2\n")
+    edit(hosts, "  hostname: 192.0.2.11\n  groups: [leaves]\n  data:\n",
+         "  hostname: 192.0.2.11\n  groups: [leaves]\n  data:\n    hardware: Mellanox-SN4700-O28\n")
+    found = problems(workspace)
+    declared = f"{hosts}:{line_of(hosts, 'lossless_limit: 2')}:5: leaf2.data.lossless_limit: 3 lossless classes " \
+               "(default, management, rdma) but leaf2 declares 2 (data.lossless_limit) (make fewer classes lossless) " \
+               "[FG-PFC-002]"
+    assert declared in found, found
+    assert not [m for m in found if "Mellanox-SN4700-O28" in m]  # its templates provision 4
+
+
+def test_a_known_sonic_sku_is_held_to_the_lossless_pgs_its_templates_provision(workspace: Path) -> None:
+    """Mellanox-SN4700-O28's buffer templates provision four lossless priorities (2-4 and 6): five are refused,
+    once for the SKU, pointing at the intent's classes."""
+    _three_lossless_classes(workspace)
+    edit(workspace / "fabric.yaml", "    cnp:\n", "    storage:\n      dscp: [32]\n      priority: 4\n"
+         "      lossless: true\n      scheduling: {dwrr: 10}\n    bulk:\n      dscp: [10]\n      priority: 1\n"
+         "      lossless: true\n      scheduling: {dwrr: 10}\n    cnp:\n")
+    edit(workspace / "fabric.yaml", "      scheduling: {dwrr: 40}", "      scheduling: {dwrr: 20}")
+    hosts = workspace / "inventory" / "hosts.yaml"
+    for leaf in ("192.0.2.11", "192.0.2.12"):
+        edit(hosts, f"  hostname: {leaf}\n  groups: [leaves]\n  data:\n",
+             f"  hostname: {leaf}\n  groups: [leaves]\n  data:\n    hardware: Mellanox-SN4700-O28\n")
+    found = [m.split(": ", 1)[1] for m in problems(workspace) if "Mellanox" in m]
+    assert found == ["qos.classes: 5 lossless classes (default, management, rdma, storage, bulk) but sonic SKU "
+                     "Mellanox-SN4700-O28 provisions 4 (make fewer classes lossless) [FG-PFC-002]"], found

@@ -118,6 +118,25 @@ def test_sonic_reads_the_maps_the_ports_use(read_over: Callable[[str, dict[str, 
     assert qos is not None and set(qos.dscp_to_tc.values()) == {1}
 
 
+def test_sonic_each_port_is_read_on_its_own_when_bindings_repeat(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """Ports whose PORT_QOS_MAP entry, QUEUE rows and PFC_WD entry are alike are worked out once; a port that
+    differs in any of those, before or after such ports in the file, still reads its own."""
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    data = [name for name in db["PORT_QOS_MAP"] if name != "global"]
+    last = data[-1]
+    db["QUEUE"][f"{last}|3"]["wred_profile"] = "HALF"
+    db["WRED_PROFILE"]["HALF"] = {**db["WRED_PROFILE"][db["QUEUE"][f"{data[0]}|3"]["wred_profile"]],
+                                  "green_max_threshold": "1000"}
+    db["PFC_WD"][data[1]]["detection_time"] = "400"
+    device = read_over("leaf1", {"config_db.json": json.dumps(db)})
+    own = {p.name: p.qos for p in device.ports if p.name in data}
+    assert {name for name, qos in own.items() if qos is not None} == {last, data[1]}
+    ecn = next(q.ecn for q in own[last].queues if q.index == 3)  # type: ignore[union-attr]
+    assert ecn is not None and ecn.max_bytes == 1000
+    assert own[data[1]].watchdog is not None and own[data[1]].watchdog.detection_ms == 400  # type: ignore[union-attr]
+
+
 def test_sonic_missing_and_extra_ports(read_over: Callable[[str, dict[str, str]], DeviceModel],
                                        example_fabric: Fabric) -> None:
     db = json.loads(golden("leaf1", "sonic")["config_db.json"])
@@ -147,6 +166,30 @@ def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]
     with pytest.raises(ConfigReadError, match="expected a number") as error:
         read_over("leaf1", {"config_db.json": bad})
     assert error.value.line == line_of(bad, '"jumbo"') and error.value.line > start
+
+
+def test_sonic_reads_where_the_lossless_pg_pauses(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """A profile's dynamic_th and its pool's BUFFER_POOL size are read with its headroom (FG-ECN-002 computes the
+    pause point from them); buffermgrd's own profiles take DEFAULT_LOSSLESS_BUFFER_PARAMETER's default_dynamic_th.
+    A dynamic_th outside sonic-buffer-profile.yang's -8..7 is an error at its line."""
+    db = json.loads(golden("leaf1", "sonic")["config_db.json"])
+    db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] = {"AZURE": {"default_dynamic_th": "-1"}}
+    db["BUFFER_POOL"] = {"ingress_lossless_pool": {"size": "30000000", "type": "ingress", "mode": "dynamic"},
+                         "other_pool": {"size": "1000000", "type": "ingress", "mode": "dynamic"}}
+    db["BUFFER_PROFILE"] = {"mine": {"pool": "other_pool", "size": "90000", "xon": "20000", "xoff": "70000",
+                                     "dynamic_th": "1"}}
+    db["BUFFER_PG"] = {"Ethernet16|3": {"profile": "mine"}}
+    device = read_over("leaf1", {"config_db.json": json.dumps(db, indent=4)})
+    computed, own = port(device, "Ethernet0").headroom, port(device, "Ethernet16").headroom
+    assert computed is not None and (computed.dynamic_th, computed.pool_bytes) == (-1, 30000000)
+    assert own is not None and (own.size, own.dynamic_th, own.pool_bytes) == (90000, 1, 1000000)
+    db["BUFFER_PROFILE"]["mine"]["dynamic_th"] = "9"
+    text = json.dumps(db, indent=4)
+    with pytest.raises(ConfigReadError) as error:
+        read_over("leaf1", {"config_db.json": text})
+    assert error.value.message == "BUFFER_PROFILE|mine|dynamic_th: 9 is outside -8..7 (an exponent: alpha = " \
+                                  "2^dynamic_th)"
+    assert error.value.line == line_of(text, '"dynamic_th": "9"')
 
 
 def test_sonic_weight_outside_the_yang_range_names_its_line(
@@ -327,3 +370,69 @@ def test_host_script_words_split_as_shlex_splits_them() -> None:
         except ValueError:
             expected = None
         assert fast is None or fast == expected, line
+
+
+def test_host_scripts_that_differ_only_in_what_sets_nothing_are_read_once(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """Hosts run scripts that differ only in comments and messages (their name, their peers): the handlers run
+    once per distinct set of NIC-function lines and the Script is shared. A NIC line that differs, or the same
+    lines at other line numbers, is a script of its own: read from its own text, errors at its own line."""
+    files = golden("node1", "connectx")
+    script = files["fabricgen-nic.sh"]
+    renamed = script.replace("node1", "node9").replace("# Readers print", "# peer r9-leaf3:Ethernet9; Readers print")
+    assert renamed != script
+    parse = connectx._FILE.parse
+    first, second = (parse(text, connectx._Nic, connectx._LINES) for text in (script, renamed))
+    assert first is second  # read once: the second host shares the first one's Script
+    edited = edit(script, "--pfc '0,0,0,1,0,0,0,0'", "--pfc '0,0,0,1,1,0,0,0'")
+    third = parse(edited, connectx._Nic, connectx._LINES)
+    assert third is not first and third.nics["nic_ens1f0np0"].values["pfc"] == [0, 0, 0, 1, 1, 0, 0, 0]
+    assert first.nics["nic_ens1f0np0"].values["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    shifted = "\n" + script.replace("--trust 'dscp'", "--trust 'vlan'", 1)  # one line lower, and wrong
+    for _ in range(2):  # errors are not remembered: the same bad script fails again, at its own line
+        with pytest.raises(ConfigReadError, match="not dscp or pcp") as error:
+            read_over("node1", {**files, "fabricgen-nic.sh": shifted})
+        assert error.value.line == line_of(shifted, "--trust 'vlan'")
+    host = read_over("node1", {**files, "fabricgen-nic.sh": renamed}).host
+    assert host is not None and [nic.pfc for nic in host.nics] == [[0, 0, 0, 1, 0, 0, 0, 0]] * 2
+
+
+
+def _reader_patterns() -> list[str]:
+    """Every pattern literal the EOS and NX-OS readers ask a CLI block (each / last / last_int, and _read_ecn's)."""
+    import re
+
+    found: set[str] = set()
+    for name in ("eos", "nxos"):
+        source = (ROOT / "fabricgen" / "platforms" / name / "read.py").read_text()
+        found |= set(re.findall(r'\.(?:each|last|last_int)\(r"((?:[^"\\]|\\.)*)"', source))
+        found |= {"".join(re.findall(r'r"((?:[^"\\]|\\.)*)"', m)) for m in re.findall(r"pattern = \((.*?)\)\n", source,
+                                                                                      re.S)}
+    return sorted(found)
+
+
+def test_cli_children_found_by_command_word_are_the_ones_a_full_scan_finds() -> None:
+    """Node.each looks only at the children whose command word a pattern fixes (an index per block): for every
+    pattern the EOS and NX-OS readers use, on every block of every such config at hand (goldens, the AVD leaf),
+    it finds exactly what matching every child finds, in the same order."""
+    import re
+
+    import fabricgen.platforms.nxos.read as nxos
+    from fabricgen.platforms.common.clitext import Node, command_word
+
+    patterns = _reader_patterns()
+    assert len(patterns) > 30 and sum(command_word(p) is not None for p in patterns) > 25
+    configs = [*sorted(ROOT.glob("golden/**/*.cfg")), *sorted(ROOT.glob("tests/vendor_configs/*/*.cfg"))]
+    compared = 0
+    for path in configs:
+        root = nxos._tree(path.read_text()) if path.name == "nxos.cfg" else eos._tree(path.read_text())
+        stack: list[Node] = [root]
+        while stack:
+            node = stack.pop()
+            stack += node.children
+            for pattern in patterns:
+                compiled = re.compile(pattern)
+                found = [(match.group(0), child.line) for match, child in node.each(pattern)]
+                assert found == [(c.text, c.line) for c in node.children if compiled.fullmatch(c.text)], pattern
+                compared += len(found)
+    assert compared > 500

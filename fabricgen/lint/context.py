@@ -241,6 +241,7 @@ class LintContext:
         self.peers, self.links, self.data_links = _cabling(self.ends, self._index.resolve)
         self._capabilities: dict[str, Capability] = {}
         self._switch_ports_by_name = {device.name: own for device, own in self.switch_ports}
+        self._intended_ports: dict[str, dict[str, PortModel]] = {}
 
     def switch_ports_of(self, device: DeviceModel) -> list[End]:
         """Every port of switch ``device`` (none for a host)."""
@@ -260,6 +261,19 @@ class LintContext:
     def intended(self, device: DeviceModel) -> DeviceModel | None:
         """``device`` as the intent resolves it, when ``device`` was read from its config; else None."""
         return self.evidence.intended.get(device.name) if self.evidence is not None else None
+
+    def intended_port(self, device: DeviceModel, port: str) -> PortModel | None:
+        """Port ``port`` of ``device`` as the intent resolves it (see :meth:`intended`); None when not read from its
+        config or the intent has no such port. Indexed per device on first use: rules ask once per link."""
+        intended = self.intended(device)
+        if intended is None:
+            return None
+        ports = self._intended_ports.get(device.name)
+        if ports is None:
+            ports = self._intended_ports[device.name] = {}
+            for found in intended.ports:
+                ports.setdefault(found.name, found)  # the first of a name, as a search in order finds it
+        return ports.get(port)
 
     def capability(self, device: DeviceModel) -> Capability:
         """Memoised per platform name: the registry answers the same record for every device of a platform."""

@@ -51,7 +51,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-CLS-006": Coverage(BOTH, SWITCH_QOS, "each switch against the fabric"),
     "FG-ECN-001": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-002": Coverage(BOTH, ("qos", "headroom", "pfc_priorities"), PER_QOS,
-                           "where the ASIC's buffer size is known (Spectrum)"),
+                           "where the ASIC's buffer size is known (Spectrum) or the config sizes the pool; the "
+                           "pause point from the lossless profiles' dynamic_th (SONiC configs; else 0)"),
     "FG-ECN-003": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-004": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-005": Coverage(BOTH, ("dcqcn_enabled", "dcqcn_priorities"), NIC),
@@ -75,7 +76,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-MTU-004": Coverage(BOTH, ("mtu",), PORT),
     "FG-MTU-005": Coverage(BOTH, ("mtu", "mode"), PORT),
     "FG-PFC-001": Coverage(BOTH, ("pfc_priorities", "pfc"), LINK),
-    "FG-PFC-002": Coverage(BOTH, SWITCH_QOS, "each switch"),
+    "FG-PFC-002": Coverage(BOTH, SWITCH_QOS, "each switch", "SONiC: per SKU (known SKUs, data.lossless_limit; "
+                                                          "unknown: a warning above 2)"),
     "FG-PFC-003": Coverage(BOTH, ("qos", "pfc_priorities"), "each lossless switch port"),
     "FG-PFC-004": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-PFC-009": Coverage(("configs",), (), NIC, readers=HOST_READERS,

@@ -121,6 +121,12 @@ class HeadroomModel(Resolved):
                                                                "is told to size for (LOSSLESS_TRAFFIC_PATTERN)")
     small_packet_percent: int | None = Field(default=None, description="dynamic model: the share of small packets "
                                                                        "buffermgrd is told to size for")
+    # Where the PG pauses (SAI saibuffer.h SAI_BUFFER_PROFILE_ATTR_SHARED_DYNAMIC_TH): read from a SONiC config;
+    # None where the config does not say (the platform's default applies, see lint FG-ECN-002).
+    dynamic_th: int | None = Field(default=None, description="SONiC: the lossless PG profile's dynamic_th, alpha = "
+                                                             "2^dynamic_th of the pool's free buffer")
+    pool_bytes: int | None = Field(default=None, description="SONiC: the size of the pool the profile draws from, "
+                                                             "where the config sizes it (BUFFER_POOL)")
 
 
 PortRole = Literal["host", "fabric", "mgmt", "oob-access", "rdma", "bmc", "frontend", "unused"]
@@ -208,6 +214,8 @@ class DeviceModel(Resolved):
     platform: str
     hardware: str | None = None
     asic: str | None = None
+    lossless_limit: int | None = Field(default=None, description="the SKU's lossless-class limit as the inventory "
+                                                                 "declares it (data.lossless_limit)")
     mgmt: MgmtModel | None = Field(default=None, description="None on hosts: their BMC is not ours")
     qos: QosModel | None = Field(default=None, description="None on devices that carry no data traffic")
     ports: list[PortModel]

@@ -53,6 +53,12 @@ class DeviceData(StrictModel):
                                   "lossless headroom itself and fabricgen writes no profiles; traditional: fabricgen "
                                   "writes the profiles. Default: what the vendor's image sets, dynamic on NVIDIA "
                                   "Spectrum, traditional elsewhere")
+    lossless_limit: int | None = Field(
+        default=None, ge=1, le=8, description="SONiC switch: how many lossless priorities its SKU's buffer templates "
+                                              "provision PGs for (device/<vendor>/<platform>/<SKU>/buffers_defaults_"
+                                              "*.j2 in sonic-buildimage: lossless PGs 3-4 are 2; 2-4 and 6 are 4). "
+                                              "Default: fabricgen's table of known SKUs; an unknown SKU running more "
+                                              "than 2 is a warning (FG-PFC-002)")
     mgmt_address: IpAddress | None = Field(
         default=None, description="switch: the management address its config gets, in the intent's "
                                   "management.subnet. Default: Nornir's `hostname`, which must then be an address; "

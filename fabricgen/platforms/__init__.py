@@ -76,6 +76,19 @@ class Capability:
     # How deploy does each step on the platform (keys of DEPLOY_STEPS), and what fabricgen's test lab emulates
     # there (no vendor image runs in CI): docs/platforms.md shows them side by side.
     deploy: Mapping[str, str] = field(default_factory=dict)
+    # Where the lossless-class limit is the SKU's (SONiC: the PGs its buffer templates provision): SKU → limit,
+    # for the SKUs whose files are known. Any other SKU's limit is unknown unless the inventory declares it
+    # (data.lossless_limit): above lossless_class_limit, lint warns (FG-PFC-002) instead of resolve refusing.
+    lossless_limit_per_sku: Mapping[str, int] | None = None
+
+    def lossless_limit(self, sku: str | None, declared: int | None = None) -> int | None:
+        """A device's lossless-class limit: the inventory's declaration, else its SKU's where the limit is per SKU,
+        else the platform's; None: unknown (a SKU whose files fabricgen does not know)."""
+        if declared is not None:
+            return declared
+        if self.lossless_limit_per_sku is None:
+            return self.lossless_class_limit
+        return self.lossless_limit_per_sku.get(sku or "")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,14 @@ from collections.abc import Callable, Sequence
 from fabricgen.platforms import DEPLOY_STEPS, FEATURES, Capability, get_platform, platform_names
 
 
+def _lossless_classes(c: Capability) -> str:
+    if c.lossless_limit_per_sku is None:
+        return str(c.lossless_class_limit)
+    known = ", ".join(f"{sku} {limit}" for sku, limit in sorted(c.lossless_limit_per_sku.items()))
+    return (f"per SKU: {known}; others as declared (data.lossless_limit), else unknown: lint warns above "
+            f"{c.lossless_class_limit}")
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -24,7 +32,7 @@ def platforms_markdown(outcomes: Sequence[tuple[str, str]]) -> str:
     rows: list[tuple[str, Callable[[Capability], str]]] = [
         ("target", lambda c: c.target), ("kind", lambda c: c.kind), ("max MTU", lambda c: str(c.max_mtu)),
         ("MTU semantics", lambda c: c.mtu_semantics),
-        ("lossless classes", lambda c: str(c.lossless_class_limit)),
+        ("lossless classes", _lossless_classes),
         ("ECN unit / granularity", lambda c: f"{c.ecn_threshold_unit} / {c.ecn_granularity_bytes} B"),
         ("programs headroom", lambda c: "yes" if c.programs_headroom else "no"),
         ("management", lambda c: f"{c.mgmt_interface}, VRF {c.mgmt_vrf_fixed_name or '(intent)'}"),

@@ -79,6 +79,10 @@ def resolve_policy(intent: Intent, qos: QosModel) -> PolicyModel:
 def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> DeviceModel:
     cap = get_platform(device.platform).capability
     ctx.once(f"limits:{cap.name}", lambda: _check_platform_limits(ctx, cap))
+    if cap.lossless_limit_per_sku is not None:
+        data = device.data
+        ctx.once(f"lossless:{cap.name}:{data.hardware}:{data.lossless_limit}",
+                 lambda: _check_sku_lossless_limit(ctx, cap, device))
     if device.role == "gpu-host":
         return _resolve_gpu_host(ctx, device, qos, cap)
     policy = SwitchPortPolicy.of(ctx, device, cap, qos)
@@ -86,8 +90,8 @@ def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> Devic
     carries_data = device.role in ("leaf", "spine")
     return DeviceModel.from_resolve({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
-        "asic": device.data.asic, "mgmt": _mgmt(ctx, device, cap), "qos": qos if carries_data else None,
-        "ports": ports, "host": None,
+        "asic": device.data.asic, "lossless_limit": device.data.lossless_limit, "mgmt": _mgmt(ctx, device, cap),
+        "qos": qos if carries_data else None, "ports": ports, "host": None,
     })
 
 
@@ -97,7 +101,8 @@ def _resolve_gpu_host(ctx: ResolveContext, device: Device, qos: QosModel, cap: C
     ports = [PortModel.from_resolve(_host_port(ctx, device, port, role)) for port, role in roles.items()]
     return DeviceModel.from_resolve({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
-        "asic": device.data.asic, "mgmt": None, "qos": qos, "ports": ports, "host": host,
+        "asic": device.data.asic, "lossless_limit": device.data.lossless_limit, "mgmt": None, "qos": qos,
+        "ports": ports, "host": host,
     })
 
 
@@ -138,6 +143,24 @@ def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
                      address=address, gateway=str(mgmt.gateway), vlan=mgmt.vlan, mtu=ctx.intent.mtu.management)
 
 
+def _check_sku_lossless_limit(ctx: ResolveContext, cap: Capability, device: Device) -> None:
+    """Where the limit is the SKU's: more lossless classes than a known SKU (or the inventory's declaration) takes
+    are refused, once per SKU. An unknown SKU's limit is not guessed: lint warns instead (FG-PFC-002)."""
+    data = device.data
+    limit = cap.lossless_limit(data.hardware, data.lossless_limit)
+    lossless = [name for name, cls in ctx.intent.qos.classes.items() if cls.lossless]
+    if limit is None or len(lossless) <= limit:
+        return
+    if data.lossless_limit is not None:
+        ctx.problem(("inventory", device.name, "data", "lossless_limit"), f"{len(lossless)} lossless classes "
+                    f"({', '.join(lossless)}) but {device.name} declares {limit} (data.lossless_limit)",
+                    "make fewer classes lossless", rule="FG-PFC-002")
+    else:
+        ctx.problem(("intent", "qos", "classes"), f"{len(lossless)} lossless classes ({', '.join(lossless)}) but "
+                    f"{cap.name} SKU {data.hardware} provisions {limit}", "make fewer classes lossless",
+                    rule="FG-PFC-002")
+
+
 def _check_platform_limits(ctx: ResolveContext, cap: Capability) -> None:
     """Intent features a platform cannot express: checked once per platform in use, and the messages name the
     platform, so a 4,000-host fabric reports each problem once."""
@@ -148,7 +171,7 @@ def _check_platform_limits(ctx: ResolveContext, cap: Capability) -> None:
         ctx.problem(("intent", "mtu", key), f"MTU {mtu} exceeds the maximum of platform {cap.name} "
                     f"({cap.max_mtu})", f"lower mtu.{key} to {cap.max_mtu} or less", rule="FG-MTU-004")
     lossless = [name for name, cls in intent.qos.classes.items() if cls.lossless]
-    if len(lossless) > cap.lossless_class_limit:
+    if len(lossless) > cap.lossless_class_limit and cap.lossless_limit_per_sku is None:  # else per SKU, below
         ctx.problem(("intent", "qos", "classes"), f"{len(lossless)} lossless classes ({', '.join(lossless)}) "
                     f"but platform {cap.name} supports {cap.lossless_class_limit}", "make fewer classes lossless",
                     rule="FG-PFC-002")

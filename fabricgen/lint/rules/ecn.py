@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
@@ -51,43 +52,89 @@ def _ecn_order_problems(device: DeviceModel, qos: QosModel) -> list[Problem]:
 @rule("FG-ECN-002", "ecn-max-above-pfc-pause-point", "error", "ECN kmax below the port's PFC pause point")
 def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """ECN must fire before PFC: if an ingress priority group can reach its pause point before the egress queue
-    marks at full probability, PFC pauses the link while DCQCN has barely started. On shared-buffer switches
-    the pause point is dynamic: with alpha = 2^dynamic_th = 1 (fabricgen's SONiC profiles), one congested PG
-    pauses at alpha/(1+alpha) of the free shared buffer, i.e. half of what the ASIC's buffer leaves after the
-    lossless headroom reservations. Checked where the ASIC's buffer size is known, with the device's own
-    numbers: on a device read from its config, the ECN maximum and the headroom its config reserves on the
-    ports its config makes lossless. A lossless port whose model holds no headroom (the switch sizes it itself:
-    SONiC's dynamic buffer model, Cumulus) reserves what the Spectrum formula gives for its speed, cable and MTU.
+    marks at full probability, PFC pauses the link while DCQCN has barely started.
+
+    On shared-buffer switches the pause point is dynamic. A lossless PG's buffer profile sets dynamic_th: SAI
+    (saibuffer.h, SAI_BUFFER_PROFILE_ATTR_SHARED_DYNAMIC_TH,
+    https://github.com/opencomputeproject/SAI/blob/master/inc/saibuffer.h) lets the PG take alpha = 2^dynamic_th
+    times the pool's free buffer, so one congested PG alone stops growing, and pauses, at alpha/(1+alpha) of
+    the pool: 1/2 at dynamic_th 0 (SONiC's default_dynamic_th and the profiles fabricgen writes), 1/5 at -2, 2/3
+    at 1. The pool is the one the profile draws from: its BUFFER_POOL size where the config states it, else
+    what the ASIC's buffer leaves after the lossless headroom reservations (SONiC's dynamic buffer model sizes
+    the pool so, https://github.com/sonic-net/SONiC/blob/master/doc/qos/dynamically-headroom-calculation.md).
+    Checked where the ASIC's buffer size is known or the config sizes the pool, with the device's own numbers:
+    on a device read from its config, its ECN maximum, its profiles' dynamic_th (the smallest: the port that
+    pauses first) and pool, and the headroom its config reserves on the ports it makes lossless. A lossless port
+    whose model holds no headroom (the switch sizes it itself: SONiC's dynamic buffer model, Cumulus) reserves
+    what the Spectrum formula gives for its speed, cable and MTU. A Cumulus switch's lossless alpha and pool
+    share (`nv set qos advance-buffer-config … shared-alpha`, `traffic-pool … memory-percent`) are not read yet:
+    alpha 1 and the whole buffer are assumed there, and the finding says so.
 
     Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB); on a device whose config drifted, lower
-    its RoCE queue's ECN maximum threshold."""
+    its RoCE queue's ECN maximum threshold (or raise the lossless profile's dynamic_th back)."""
     estimate = _HeadroomEstimate(ctx.policy)
-    pause_points: dict[str, int | None] = {}
+    pause_points: dict[str, _PausePoint | None] = {}
 
     def above_pause_point(device: DeviceModel, qos: QosModel) -> list[Problem]:
         if device.name not in pause_points:
             pause_points[device.name] = _pause_point(estimate, device, ctx.switch_ports_of(device))
-        pause_point = pause_points[device.name]
+        point = pause_points[device.name]
         queue = queue_in(qos, qos.rdma_priority)
-        if pause_point is None or queue is None or queue.ecn is None or queue.ecn.max_bytes < pause_point:
+        if point is None or queue is None or queue.ecn is None or queue.ecn.max_bytes < point.bytes:
             return []
-        whose = "its config reserves" if ctx.from_config(device) else "the intent reserves"
-        return [(f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point ≈ {kib(pause_point)} (half "
-                 f"of the {device.asic} buffer left after the headroom {whose})", "lower ecn.max",
+        whose = "its config" if ctx.from_config(device) else "the intent"
+        return [(f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point ≈ {kib(point.bytes)} "
+                 f"({point.describe(device, whose)})", "lower ecn.max",
                  f"lower queue {queue.index}'s ECN maximum threshold ({kib(queue.ecn.max_bytes)}) below "
-                 f"{kib(pause_point)}", (*ECN_SOURCE, queue.class_name, "ecn", "max"))]
+                 f"{kib(point.bytes)}", (*ECN_SOURCE, queue.class_name, "ecn", "max"))]
 
     yield from per_port_qos(ctx, r, above_pause_point, rdma_ecn)
 
 
-def _pause_point(estimate: _HeadroomEstimate, device: DeviceModel, ports: list[End]) -> int | None:
-    """Where one congested PG pauses: half the ASIC's buffer left after the lossless headroom (None: buffer
-    size unknown)."""
-    buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
-    if buffer is None:
-        return None
-    reserved = sum(estimate.size(device, end) * len(end.pfc_priorities) for end in ports if end.pfc_priorities)
-    return (buffer - reserved) // 2
+DEFAULT_DYNAMIC_TH = 0  # SONiC: DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th, and fabricgen's profiles
+
+
+@dataclass(frozen=True)
+class _PausePoint:
+    """Where one congested lossless PG of a switch pauses: alpha/(1+alpha) of its pool."""
+
+    bytes: int
+    pool: int
+    pool_stated: bool  # the pool's size is the config's BUFFER_POOL size (else: buffer minus headroom)
+    dynamic_th: int
+    th_stated: bool  # dynamic_th is the config's (else: the default)
+
+    def describe(self, device: DeviceModel, whose: str) -> str:
+        alpha = 2 ** self.dynamic_th
+        share = f"{alpha}/{alpha + 1}" if self.dynamic_th >= 0 else f"1/{2 ** -self.dynamic_th + 1}"
+        pool = (f"the lossless pool {whose} sizes" if self.pool_stated else
+                f"what the {device.asic} buffer leaves after the headroom {whose} reserves")
+        if self.th_stated:
+            th = f"dynamic_th {self.dynamic_th} in {whose}"
+        elif device.platform == "sonic":
+            th = f"dynamic_th {self.dynamic_th}: SONiC's default"
+        else:  # Cumulus's lossless alpha (advance-buffer-config shared-alpha) is not read: the same 1 is assumed
+            th = f"dynamic_th {self.dynamic_th} assumed: {device.platform} is not read for it"
+        return f"{share} of {kib(self.pool)}, {pool}; alpha = 2^dynamic_th, {th}"
+
+
+def _pause_point(estimate: _HeadroomEstimate, device: DeviceModel, ports: list[End]) -> _PausePoint | None:
+    """Where one congested PG pauses (None: neither the ASIC's buffer size nor the pool's is known)."""
+    lossless = [end for end in ports if end.pfc_priorities]
+    headrooms = [end.headroom for end in lossless if end.headroom is not None]
+    pools = [h.pool_bytes for h in headrooms if h.pool_bytes is not None]
+    thresholds = [h.dynamic_th for h in headrooms if h.dynamic_th is not None]
+    if pools:
+        pool = min(pools)
+    else:
+        buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
+        if buffer is None:
+            return None
+        pool = buffer - sum(estimate.size(device, end) * len(end.pfc_priorities) for end in lossless)
+    th = min(thresholds, default=DEFAULT_DYNAMIC_TH)
+    # alpha/(1+alpha) of the pool, in integers: 2^th/(2^th+1) for th >= 0, 1/(2^-th+1) below.
+    share = pool * 2 ** th // (2 ** th + 1) if th >= 0 else pool // (2 ** -th + 1)
+    return _PausePoint(max(share, 0), pool, bool(pools), th, bool(thresholds))
 
 
 class _HeadroomEstimate:

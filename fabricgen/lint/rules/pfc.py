@@ -49,28 +49,58 @@ def _intended_pfc(ctx: LintContext, end: End) -> frozenset[int] | None:
     if end.nic is not None and intended.host is not None:
         nic = next((n for n in intended.host.nics if n.interface == end.nic.interface), None)
         return frozenset(p for p, flag in enumerate(nic.pfc) if flag) if nic is not None else None
-    port = next((p for p in intended.ports if p.name == end.port.name), None)
+    port = ctx.intended_port(end.device, end.port.name)
     return frozenset(port.pfc_priorities) if port is not None else None
 
 
 @rule("FG-PFC-002", "too-many-lossless-classes", "error", "lossless classes within the platform's limit")
 def too_many_lossless(ctx: LintContext, r: Rule) -> Iterator[Finding]:
-    """Each lossless priority needs its own headroom buffer per port; platforms support few (SONiC's templates
-    two, Cumulus one lossless pool). Beyond that the switch either refuses the config or silently shares
-    headroom that is then too small.
+    """Each lossless priority needs its own headroom buffer per port; platforms support few (Cumulus one lossless
+    pool, NX-OS one no-drop class). Beyond that the switch either refuses the config or silently shares headroom
+    that is then too small.
 
-    Fix: make fewer classes lossless (one RoCE class is the norm)."""
+    On SONiC the limit is the SKU's: its buffer templates (sonic-buildimage device/<vendor>/<platform>/<SKU>/
+    buffers_defaults_*.j2) provision the lossless PGs — files/build_templates/buffers_config.j2's 3-4 (two) unless
+    the SKU has PG macros of its own, as NVIDIA's with extra lossless PGs 2-4 and 6 (four) do. fabricgen knows
+    some SKUs' files (`fabricgen platforms`); the inventory declares any other's (`data.lossless_limit`). A SKU
+    whose limit is unknown running more lossless priorities than the generic template's two is a warning: not
+    refused, not guessed.
+
+    Fix: make fewer classes lossless (one RoCE class is the norm); for an unknown SONiC SKU, read its buffer
+    templates and declare the lossless priorities they provision as data.lossless_limit."""
     for device in ctx.devices:
         if device.qos is None:
             continue
-        limit = ctx.capability(device).lossless_class_limit
-        count = len(device.qos.lossless_priorities)
+        cap = ctx.capability(device)
+        limit = cap.lossless_limit(device.hardware, device.lossless_limit)
+        count, priorities = len(device.qos.lossless_priorities), device.qos.lossless_priorities
+        if limit is None:
+            if count > cap.lossless_class_limit:
+                yield _unknown_sku_limit(r, device, cap.lossless_class_limit)
+            continue
         if count > limit:
-            yield r.finding(device.name, f"{count} lossless priorities {device.qos.lossless_priorities}; platform "
-                            f"{device.platform} supports {limit}", remedy(
+            if device.lossless_limit is not None:
+                whose = f"{device.name} declares {limit} (data.lossless_limit)"
+            elif cap.lossless_limit_per_sku is not None:
+                whose = f"{device.platform} SKU {device.hardware} supports {limit}"
+            else:
+                whose = f"platform {device.platform} supports {limit}"
+            yield r.finding(device.name, f"{count} lossless priorities {priorities}; {whose}", remedy(
                                 ctx, device, lambda d: d.qos.lossless_priorities if d.qos else None,
                                 "make fewer classes lossless", "keep PFC on the intent's lossless priorities only"),
                             source=("intent", "qos", "classes"))
+
+
+def _unknown_sku_limit(r: Rule, device: DeviceModel, generic: int) -> Finding:
+    """A device whose SKU's lossless-class limit fabricgen does not know, running more than the generic template's."""
+    assert device.qos is not None
+    sku = device.hardware or "(no data.hardware)"
+    return r.finding(device.name, f"{len(device.qos.lossless_priorities)} lossless priorities "
+                     f"{device.qos.lossless_priorities}; the limit of {device.platform} SKU {sku} is unknown to "
+                     f"fabricgen (the generic buffer template provisions {generic})",
+                     f"count the lossless PGs {sku}'s buffers_defaults_*.j2 provisions and declare them as "
+                     f"data.lossless_limit on {device.name} (or make fewer classes lossless)",
+                     source=("inventory", device.name, "data"), severity="warning")
 
 
 @rule("FG-PFC-003", "pfc-watchdog-missing", "error", "a PFC watchdog guards every lossless port")
@@ -193,8 +223,15 @@ def _per_lossless_port(ctx: LintContext, r: Rule, check: PortCheck,
     for device, ports in ctx.switch_ports:
         if device.qos is None:
             continue
-        found = [(end, check(end.qos, frozenset(end.pfc_priorities))) for end in ports
-                 if end.pfc_priorities and end.qos is not None]
+        checked: dict[tuple[int, frozenset[int]], list[Problem]] = {}  # the ports of a switch share a few QoS
+        found = []
+        for end in ports:
+            if end.pfc_priorities and end.qos is not None:
+                key = (id(end.qos), frozenset(end.pfc_priorities))  # the device keeps each qos alive meanwhile
+                problems = checked.get(key)
+                if problems is None:
+                    problems = checked[key] = check(end.qos, key[1])
+                found.append((end, problems))
         shared = [problems for end, problems in found if end.qos is device.qos]
         switch_wide = shared[0] if shared and shared[0] and all(p == shared[0] for p in shared) else []
         for message, intent_fix, device_fix, source in switch_wide:

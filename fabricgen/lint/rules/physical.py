@@ -116,8 +116,7 @@ def _physical_length(ctx: LintContext, end: End) -> int | None:
     CABLE_LENGTH sizes headroom and is often rounded up to a profile's row), not proof of the cable: a port read
     from its config takes the length from the port as the intent resolves it. The headroom default
     (pfc.headroom.default_cable_m) is no measurement either: a DAC of unknown length is FG-BUF-001's."""
-    intended = ctx.intended(end.device)
-    port = next((p for p in intended.ports if p.name == end.port.name), None) if intended is not None else None
+    port = ctx.intended_port(end.device, end.port.name)
     if port is not None:
         return None if port.cable_assumed else port.cable_m
     return None if end.cable_assumed else end.cable_m

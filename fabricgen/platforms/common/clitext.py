@@ -29,6 +29,10 @@ class Node:
     line: int
     file: str
     children: list[Node] = field(default_factory=list)
+    # The children by their command word (the first word; after a leading `no`, the second), made on the first
+    # `each` with a pattern whose command word is fixed: a port's block is asked a dozen patterns, and each
+    # scanned every child with a regex (issue 26 item 7).
+    _by_word: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)
 
     def error(self, message: str) -> ConfigReadError:
         """An error at this line that quotes it, since a running-config line alone says what was meant."""
@@ -36,11 +40,23 @@ class Node:
 
     def each(self, pattern: str) -> Iterator[tuple[re.Match[str], Node]]:
         """Children matching ``pattern`` in order (later lines win where callers keep the last)."""
-        compiled = re.compile(pattern)
-        for child in self.children:
+        compiled, word = _COMPILED.get(pattern) or _compiled(pattern)
+        children = self.children if word is None else self._with_word(word)
+        for child in children:
             match = compiled.fullmatch(child.text)
             if match is not None:
                 yield match, child
+
+    def _with_word(self, word: str) -> list[Node]:
+        """The children whose command word is ``word``, in order: the only ones a pattern whose command word it is
+        can match in full."""
+        by_word = self._by_word
+        if by_word is None:
+            by_word = self._by_word = {}
+            for child in self.children:
+                words = child.text.split(" ", 2)
+                by_word.setdefault(words[1] if words[0] == "no" and len(words) > 1 else words[0], []).append(child)
+        return by_word.get(word, [])
 
     def last(self, pattern: str) -> re.Match[str] | None:
         """The last child matching ``pattern``: a CLI applies a repeated line's last value."""
@@ -57,10 +73,35 @@ class Node:
         return found
 
 
+# The readers' patterns, compiled: a dict lookup per call where re.compile's own cache costs a few checks more
+# (each port of a switch asks a dozen patterns of its block; issue 26 item 7). Readers use a fixed set.
+# With each pattern, the command word of every line it matches in full (None: not fixed).
+_COMPILED: dict[str, tuple[re.Pattern[str], str | None]] = {}
+_DIGITS = re.compile(r"\d+")
+# A pattern's leading literal word, after an optional "(no )?": letters, digits and dashes, then a space, the end,
+# or a group that starts with a space.
+_LEADING_WORD = re.compile(r"(?:\(no \)\?)?([A-Za-z0-9-]+)(?= |$|\(\?: )")
+
+
+def _compiled(pattern: str) -> tuple[re.Pattern[str], str | None]:
+    if len(_COMPILED) > 512:  # a fixed set of patterns; the bound only guards against a caller that builds them
+        _COMPILED.clear()
+    found = _COMPILED[pattern] = (re.compile(pattern), command_word(pattern))
+    return found
+
+
+def command_word(pattern: str) -> str | None:
+    """The command word of every line ``pattern`` matches in full: its leading literal word, which a line starts
+    with, or has after `no ` where the pattern allows one. None when the pattern does not fix it (a leading group,
+    class, escape or quantifier) or it is `no` itself."""
+    leading = _LEADING_WORD.match(pattern)
+    return None if leading is None or leading.group(1) == "no" else leading.group(1)
+
+
 def number(text: str, node: Node, low: int = 0, high: int = 2**31) -> int:
     """``text`` as a whole number in ``low``-``high``; anything else is an error at ``node``'s line, not a
     Python ValueError, so a bad value in a config names where it is."""
-    if not re.fullmatch(r"\d+", text) or not low <= int(text) <= high:
+    if not _DIGITS.fullmatch(text) or not low <= int(text) <= high:
         raise node.error(f"expected a number {low}-{high}, found {text!r}")
     return int(text)
 

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from fabricgen import __version__
 from fabricgen.models.common import shell_name
@@ -152,6 +152,10 @@ class HostFiles:
 
 # --- reading the script ---------------------------------------------------------------------------------
 
+_DIGITS = re.compile(r"\d+")
+_FUNCTION = re.compile(r"(\w+)\(\) \{")  # a function's opening line: `name() {`
+_WORD_ONLY = re.compile(r"\w+")  # a call in all_nics()
+
 @dataclass
 class Nic:
     """What one ``nic_*()`` function sets, field by field as NicModel names them (a platform may add more)."""
@@ -161,6 +165,10 @@ class Nic:
     interface: str = ""
     rdma_device: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    # The platform's NicModel fields made from the above, kept once made: a Script is shared by the hosts that run
+    # it (see ScriptFile.parse), and each host's NicModel is its skeleton NIC updated with these (shared, not
+    # mutated: resolved NICs share their maps too).
+    model_values: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 N = TypeVar("N", bound=Nic)
@@ -198,7 +206,7 @@ class ScriptFile:
 
     def number(self, text: str, line: int, what: str, high: int) -> int:
         """``text`` as a number 0-``high`` (what the tool accepts), else an error naming ``what``."""
-        if not re.fullmatch(r"\d+", text) or int(text) > high:
+        if not _DIGITS.fullmatch(text) or int(text) > high:
             raise self.error(line, f"{what}: expected a number 0-{high}, found {text!r}")
         return int(text)
 
@@ -237,41 +245,71 @@ class ScriptFile:
 
     def parse(self, text: str, new_nic: Callable[[str, int], N], lines: Mapping[str, LineFn[N]]) -> Script[N]:
         """The NIC functions (each line whose keyword is in ``lines`` handled) and ``all_nics()``'s calls;
-        other functions are the script's helpers. No header or no ``all_nics()``: not a fabricgen script."""
+        other functions are the script's helpers. No header or no ``all_nics()``: not a fabricgen script.
+
+        Two passes: the walk over the lines finds the functions, the lines of each NIC function that a handler
+        reads (with their numbers) and all_nics()'s calls — the rest of the script (comments, helpers, the host's
+        name in its messages) sets nothing. What the walk found is the key of ``_BY_TEXT``: the hosts of a fabric
+        run scripts that differ only in such lines, so the handlers run once per distinct key and the Script is
+        shared — read-only — by every host with that key. Errors are not kept: a script that fails fails again,
+        at the same line (line numbers are part of the key)."""
         source = text.splitlines()
         if not any(line.startswith("# fabricgen ") for line in source[:3]):
             raise self.error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
-        script: Script[N] = Script()
-        current: N | None = None
-        calls: list[str] | None = None
-        for number, raw in enumerate(source, 1):
-            line = raw.strip()
-            opened = re.fullmatch(r"(\w+)\(\) \{", line)
-            if opened is not None:
-                current, calls = _open_function(script, new_nic, opened.group(1), number)
-            elif line == "}":
-                current, calls = None, None
-            elif current is not None:
-                keyword = line.split(" ", 1)[0]
-                if keyword in lines:
-                    lines[keyword](current, line, number)
-            elif calls is not None and re.fullmatch(r"\w+", line):
-                calls.append(line)
-        if script.calls is None:
+        functions, all_calls = _walk(source, lines)
+        key = (self.name, id(new_nic), id(lines),
+               tuple((name, number, tuple(handled)) for name, number, handled in functions),
+               None if all_calls is None else tuple(all_calls))
+        hit = _BY_TEXT.get(key)
+        if hit is not None and hit[0] is new_nic and hit[1] is lines:
+            return cast(Script[N], hit[2])
+        script: Script[N] = Script(calls=all_calls)
+        for name, number, handled in functions:
+            nic = script.nics[name] = new_nic(name, number)  # a second nic_X() replaces the first, as bash does
+            for line_number, line in handled:
+                lines[line.split(" ", 1)[0]](nic, line, line_number)
+        if all_calls is None:  # after the handlers: a bad line is reported first, as the one-pass reader did
             raise self.error(len(source), "no all_nics() function: not a script fabricgen wrote")
+        if len(_BY_TEXT) >= _BY_TEXT_SIZE:
+            _BY_TEXT.clear()
+        _BY_TEXT[key] = (new_nic, lines, script)
         return script
 
 
-def _open_function(script: Script[N], new_nic: Callable[[str, int], N], name: str,
-                   line: int) -> tuple[N | None, list[str] | None]:
-    """What the lines of function ``name`` fill: a new NIC, ``all_nics()``'s call list, or nothing."""
-    if name == "all_nics":
-        script.calls = []
-        return None, script.calls
-    if name.startswith("nic_"):
-        nic = script.nics[name] = new_nic(name, line)
-        return nic, None
-    return None, None  # the script's helpers
+def _walk(source: list[str], lines: Mapping[str, Any]) -> tuple[list[tuple[str, int, list[tuple[int, str]]]],
+                                                              list[str] | None]:
+    """ScriptFile.parse's first pass: each NIC function (name, line, its lines a handler of ``lines`` reads, with
+    their numbers) and all_nics()'s calls (None: no all_nics())."""
+    functions: list[tuple[str, int, list[tuple[int, str]]]] = []  # name, line, handled lines
+    body: list[tuple[int, str]] | None = None
+    calls: list[str] | None = None
+    all_calls: list[str] | None = None  # the last all_nics()'s (a second definition replaces the first)
+    for number, raw in enumerate(source, 1):
+        line = raw.strip()
+        opened = _FUNCTION.fullmatch(line)
+        if opened is not None:
+            name = opened.group(1)
+            body, calls = None, None
+            if name == "all_nics":
+                calls = all_calls = []
+            elif name.startswith("nic_"):
+                body = []
+                functions.append((name, number, body))
+        elif line == "}":
+            body, calls = None, None
+        elif body is not None:
+            if line.split(" ", 1)[0] in lines:
+                body.append((number, line))
+        elif calls is not None and _WORD_ONLY.fullmatch(line):
+            calls.append(line)
+    return functions, all_calls
+
+
+# ScriptFile.parse's cache: what the walk over a script found (see parse) → (new_nic, lines, Script); the entry holds
+# new_nic and lines so that their ids, in the key, are not reused while it lives. A fabric has one key per host
+# platform and NIC layout; the bound only caps what a long-lived process keeps.
+_BY_TEXT: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+_BY_TEXT_SIZE = 64
 
 
 # --- nccl.env -------------------------------------------------------------------------------------------

@@ -207,15 +207,17 @@ _LINES: dict[str, Callable[[_Nic, str, int], None]] = {
 
 
 def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
-    missing = [name for name in REQUIRED if name not in nic.values]
-    if not nic.interface or missing:
-        what = ", ".join(missing) if missing else "`local ifname=`"
-        raise _error(nic.line, f"{nic.function}() does not set {what}: not a script fabricgen wrote")
-    values: dict[str, Any] = {
-        **nic.values, "interface": nic.interface, "rdma_device": nic.rdma_device or nic.interface,
-        "dscp2prio": dict(sorted(nic.dscp2prio.items())), "dcqcn_priorities": sorted(nic.dcqcn),
-        "dcqcn_enabled": bool(nic.dcqcn) and all(v == 1 for vs in nic.dcqcn.values() for v in vs),
-    }
+    values = nic.model_values
+    if values is None:
+        missing = [name for name in REQUIRED if name not in nic.values]
+        if not nic.interface or missing:
+            what = ", ".join(missing) if missing else "`local ifname=`"
+            raise _error(nic.line, f"{nic.function}() does not set {what}: not a script fabricgen wrote")
+        values = nic.model_values = {
+            **nic.values, "interface": nic.interface, "rdma_device": nic.rdma_device or nic.interface,
+            "dscp2prio": dict(sorted(nic.dscp2prio.items())), "dcqcn_priorities": sorted(nic.dcqcn),
+            "dcqcn_enabled": bool(nic.dcqcn) and all(v == 1 for vs in nic.dcqcn.values() for v in vs),
+        }
     if skeleton is not None:
         return skeleton.model_copy(update=values)
     return NicModel(**values, cable_m=None, peer=None, xoff_bytes=0)

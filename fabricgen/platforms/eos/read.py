@@ -278,6 +278,9 @@ class _Config:
     watchdog: dict[str, Any] = field(default_factory=dict)
     routes: list[tuple[str | None, str]] = field(default_factory=list)  # (vrf, next hop) of default routes
     default_mtu: int = DEFAULT_MTU
+    # A profile's queues, read once per (profile, lossless priorities): every data port applies the same profile,
+    # and reading its tx-queue blocks again per port was most of reading a switch (issue 26 item 7).
+    queues: dict[tuple[int, tuple[int, ...]], list[QueueModel]] = field(default_factory=dict)
 
 
 def _add_interface(config: _Config, name: str, node: Node) -> None:
@@ -502,8 +505,17 @@ def _read_ecn(node: Node) -> EcnThresholds | None:
 
 def _read_queues(config: _Config, profile: _Profile | None, skeleton: QosModel,
                  lossless: list[int]) -> list[QueueModel]:
+    """The profile's queues (the same list, shared, for every port that applies it: models are not mutated)."""
     if profile is None:
         return []
+    key = (id(profile), tuple(lossless))  # the profile lives as long as config does; skeleton is one per read
+    found = config.queues.get(key)
+    if found is None:
+        found = config.queues[key] = _profile_queues(config, profile, skeleton, lossless)
+    return found
+
+
+def _profile_queues(config: _Config, profile: _Profile, skeleton: QosModel, lossless: list[int]) -> list[QueueModel]:
     names = {q.index: q.class_name for q in skeleton.queues}
     queues = []
     for index in sorted(profile.queues):
@@ -549,22 +561,24 @@ def _port_qos(config: _Config, intf: _Interface, routed: bool, qos: QosModel, sk
     own profile and lines; None where they are the device's."""
     profile = config.profiles.get(intf.profile) if intf.profile else None
     trust = _read_trust(intf.node) or (profile.trust if profile else None) or DEFAULT_TRUST[routed]
-    queues = _read_queues(config, profile, skeleton, qos.lossless_priorities)
-    effective = qos.model_copy(update={
-        "trust": trust,
-        "queues": _with_interface_ecn(queues, intf.node, skeleton, qos.lossless_priorities),
-        "watchdog": _read_watchdog(config, profile, skeleton.watchdog) if profile else None,
-    })
-    return None if effective == qos else effective
+    queues = _with_interface_ecn(_read_queues(config, profile, skeleton, qos.lossless_priorities), intf.node,
+                                 skeleton, qos.lossless_priorities)
+    watchdog = _read_watchdog(config, profile, skeleton.watchdog) if profile else None
+    if trust == qos.trust and queues == qos.queues and watchdog == qos.watchdog:
+        return None
+    return qos.model_copy(update={"trust": trust, "queues": queues, "watchdog": watchdog})
 
 
 def _with_interface_ecn(queues: list[QueueModel], node: Node, skeleton: QosModel,
                         lossless: list[int]) -> list[QueueModel]:
     """``queues`` with the ECN thresholds of the interface's own ``tx-queue N`` blocks, which replace the
     profile's on that queue (a queue the profile leaves alone is EOS's default: strict, with that ECN)."""
+    own = _tx_queues(node)
+    if not own:
+        return queues
     by_index = {q.index: q for q in queues}
     names = {q.index: q.class_name for q in skeleton.queues}
-    for index, child in _tx_queues(node).items():
+    for index, child in own.items():
         ecn = _read_ecn(child)
         if ecn is None:
             continue

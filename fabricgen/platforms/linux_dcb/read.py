@@ -215,13 +215,16 @@ def _dscp2prio(trust: str, entries: dict[int, int]) -> dict[int, int]:
 
 
 def _nic_model(nic: Nic, skeleton: NicModel | None) -> NicModel:
-    missing = [what for name, what in REQUIRED.items() if name not in nic.values]
-    if not nic.interface or missing:
-        what = ", ".join(missing) if missing else "`local ifname=`"
-        raise _error(nic.line, f"{nic.function}() does not set {what}: not a script fabricgen wrote")
-    values = {key: value for key, value in nic.values.items() if key != "dscp"}
-    values.update(interface=nic.interface, rdma_device=nic.rdma_device or nic.interface,
-                  dscp2prio=_dscp2prio(values["trust"], nic.values["dscp"]))
+    values = nic.model_values
+    if values is None:
+        missing = [what for name, what in REQUIRED.items() if name not in nic.values]
+        if not nic.interface or missing:
+            what = ", ".join(missing) if missing else "`local ifname=`"
+            raise _error(nic.line, f"{nic.function}() does not set {what}: not a script fabricgen wrote")
+        values = {key: value for key, value in nic.values.items() if key != "dscp"}
+        values.update(interface=nic.interface, rdma_device=nic.rdma_device or nic.interface,
+                      dscp2prio=_dscp2prio(values["trust"], nic.values["dscp"]))
+        nic.model_values = values
     if skeleton is not None:
         return skeleton.model_copy(update=values)
     return NicModel(**values, dcqcn_priorities=[], dcqcn_enabled=False, cnp_dscp=0, cnp_priority=0,

@@ -323,15 +323,23 @@ def _keys(parent: Path, key: yaml.Node) -> list[str]:
     return expand_ids(key.value) if parent and parent[-1] in COLLECTIONS else [key.value]
 
 
-def _merge(tree: _Tree, node: yaml.MappingNode, path: Path) -> None:
+def _merge(tree: _Tree, node: yaml.MappingNode, path: Path, target: dict[str, Any] | None = None) -> None:
+    """``node``'s settings put under ``path`` as ``tree.put`` puts them; ``target`` is the dict at ``path`` (the
+    root when None), so each setting is put without walking down from the root again."""
+    if target is None:
+        target = tree.root
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 1
         for key in _keys(path, key_node):
+            sub = (*path, key)
+            tree.lines[sub] = line
             if isinstance(value_node, yaml.MappingNode):
-                tree.put((*path, key), {}, line)
-                _merge(tree, value_node, (*path, key))
+                child = target.get(key)
+                if not isinstance(child, dict):
+                    child = target[key] = {}
+                _merge(tree, value_node, sub, child)
             else:
-                tree.put((*path, key), _scalar(value_node), line)
+                target[key] = _scalar(value_node)
 
 
 def _unset(tree: _Tree, node: yaml.Node, path: Path) -> None:
@@ -344,6 +352,9 @@ def _unset(tree: _Tree, node: yaml.Node, path: Path) -> None:
             _unset(tree, value_node, (*path, key))
 
 
+_YAML_INT = re.compile(r"[-+]?\d+")
+
+
 def _scalar(node: yaml.Node) -> Any:
     """YAML 1.1 scalars as NVUE means them: ints, booleans (``on``), null as an empty container."""
     if isinstance(node, yaml.SequenceNode):
@@ -354,7 +365,7 @@ def _scalar(node: yaml.Node) -> Any:
         return {}
     if node.tag == "tag:yaml.org,2002:bool":
         return node.value.lower() in ("true", "yes", "on", "y")
-    if node.tag == "tag:yaml.org,2002:int" and re.fullmatch(r"[-+]?\d+", node.value.replace("_", "")):
+    if node.tag == "tag:yaml.org,2002:int" and _YAML_INT.fullmatch(node.value.replace("_", "")):
         return int(node.value.replace("_", ""))
     return node.value
 

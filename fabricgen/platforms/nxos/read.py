@@ -166,9 +166,14 @@ def _tree(text: str) -> Node:
     return tree(text, FILE, _banner_end)
 
 
+_BANNER = re.compile(r"banner \S+ (\S)(.*)")
+
+
 def _banner_end(line: str) -> Callable[[str], bool] | None:
     """``banner motd #`` starts text that runs to the next ``#`` (on the same line or a later one)."""
-    match = re.fullmatch(r"banner \S+ (\S)(.*)", line)
+    if not line.startswith("banner "):  # asked of every line: most are not banners
+        return None
+    match = _BANNER.fullmatch(line)
     if match is None or match.group(1) in match.group(2):
         return None
     delimiter = match.group(1)
@@ -232,6 +237,8 @@ class _Config:
     watchdog_on: bool = False
     routes: list[tuple[str, str]] = field(default_factory=list)  # (vrf, next hop) of default routes
     default_switched: bool = False  # `system default switchport`: ports without a switchport line are Layer 2
+    # A qos policy's classification, worked out once per read: every data port binds the same policy (issue 26).
+    classifications: dict[str | None, dict[str, Any]] = field(default_factory=dict)
 
 
 def _add_dscp_class(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -579,19 +586,28 @@ def _with_port_qos(config: _Config, port: PortModel, device: _DeviceQos, skeleto
     intf = config.interfaces.get(port.name)
     if intf is None or port.role not in DATA_ROLES:
         return port
-    effective = device.qos.model_copy(update={
+    update = {
         **_port_classification(config, intf, device.tc_of),
         "queues": (device.qos.queues if intf.queuing_policy is None else
                    _queues(_queue_classes(config, intf.queuing_policy), device.tc_of, skeleton, device.pfc)),
         "watchdog": _port_watchdog(config, port, intf, device.qos.watchdog),
-    })
-    return port if effective == device.qos else port.model_copy(update={"qos": effective})
+    }
+    if all(getattr(device.qos, name) == value for name, value in update.items()):
+        return port  # what model_copy(update) == device.qos would say, without a copy per port
+    return port.model_copy(update={"qos": device.qos.model_copy(update=update)})
 
 
 def _port_classification(config: _Config, intf: _Interface, tc_of: Mapping[int, int]) -> dict[str, Any]:
     """The port's trust and DSCP map: its own ``service-policy type qos input``, else the one under ``system
     qos``; with neither, nothing classifies the port's traffic and every packet lands in qos-group 0."""
     name = intf.qos_policy or config.system.get("qos")
+    found = config.classifications.get(name)  # tc_of is the device's: one per read, like config
+    if found is None:
+        found = config.classifications[name] = _classification(config, name, tc_of)
+    return found
+
+
+def _classification(config: _Config, name: str | None, tc_of: Mapping[int, int]) -> dict[str, Any]:
     if name is None:
         return {"trust": "none", "dscp_to_tc": {dscp: tc_of[0] for dscp in range(64)}}
     groups = _policy_dscp_groups(config, config.qos_policies.get(name))

@@ -12,6 +12,17 @@ OWNED_TABLES = (
     "CABLE_LENGTH", "LOSSLESS_TRAFFIC_PATTERN", "PFC_WD", "MGMT_PORT", "MGMT_INTERFACE", "MGMT_VRF_CONFIG",
 )
 
+# How many lossless priorities a SKU's buffer templates provision PGs for (sonic-buildimage
+# device/<vendor>/<platform>/<SKU>/buffers_defaults_*.j2). A SKU without PG macros of its own runs
+# files/build_templates/buffers_config.j2's lossless PGs 3-4: two, lossless_class_limit. Listed: SKUs whose files say
+# otherwise, with the file and commit read. Any other SKU is unknown, never guessed: the inventory declares it.
+SKU_LOSSLESS_LIMITS: dict[str, int] = {
+    # device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-O28/buffers_defaults_objects.j2 (commit 5b13506):
+    # generate_pg_profiles_with_extra_lossless_pgs gives ports with extra lossless queues (DualToR or
+    # tunnel_qos_remap) PGs 2-4 and 6, and generate_queue_buffers_with_extra_lossless_queues queues 2-4 and 6.
+    "Mellanox-SN4700-O28": 4,
+}
+
 CAPABILITY = Capability(
     name="sonic",
     kind="switch",
@@ -19,7 +30,8 @@ CAPABILITY = Capability(
            f"release {min(SONIC_RELEASES)}-{max(SONIC_RELEASES)}",
     max_mtu=9216,
     mtu_semantics="l3",
-    lossless_class_limit=2,  # SONiC's own templates use lossless TCs 3 and 4 at most
+    lossless_class_limit=2,  # buffers_config.j2's lossless PGs 3-4; per SKU: lossless_limit_per_sku
+    lossless_limit_per_sku=SKU_LOSSLESS_LIMITS,
     ecn_threshold_unit="bytes",
     ecn_granularity_bytes=1,
     programs_headroom=True,

@@ -61,6 +61,11 @@ file has it, else the skeleton's, else the vendor image's default):
   above for PFC priorities among them;
 * otherwise None: no headroom for the lossless priority.
 
+With the headroom, where the PG pauses: ``dynamic_th`` (the profile's; for a profile buffermgrd makes,
+DEFAULT_LOSSLESS_BUFFER_PARAMETER ``default_dynamic_th``; None where the file does not say) and ``pool_bytes``
+(BUFFER_POOL size of the profile's pool; None where the config leaves it to the switch). Lint's FG-ECN-002 reads
+them; they are not owned (fabricgen writes neither the pool nor the default parameters).
+
 Ports: a skeleton port missing from PORT does not exist on the switch; it keeps its skeleton values except
 ``admin_up`` = False, so lint sees an intended-up port as down. A PORT entry the skeleton lacks is added as
 role ``unused`` with what the file says. Values SONiC leaves to defaults read as those defaults
@@ -72,6 +77,7 @@ A file that is not JSON, not an object of tables, or holds a number or choice th
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -212,6 +218,9 @@ class _Db:
     # or converting them again per port made reading a 64-port config cost 64 times one map.
     checked: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     maps: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
+    # _per_port's index of a table (QUEUE is asked for twice), and pfc_enable texts already read.
+    per_port: dict[str, dict[str, list[tuple[list[int], str, dict[str, Any]]]]] = field(default_factory=dict)
+    pfc: dict[str, list[int]] = field(default_factory=dict)
 
     def table(self, name: str) -> dict[str, dict[str, Any]]:
         found = self.checked.get(name)
@@ -228,12 +237,15 @@ class _Db:
 
     def number(self, value: Any, *path: str) -> int:
         text = str(value).strip()
-        if not re.fullmatch(r"-?\d+", text):
+        if not _INTEGER.fullmatch(text):
             raise self.error(f"{'|'.join(path)}: expected a number, found {value!r}", *path)
         return int(text)
 
     def ints(self, values: Iterable[Any], *path: str) -> list[int]:
         return [self.number(v, *path) for v in values]
+
+
+_INTEGER = re.compile(r"-?\d+")
 
 
 def _line_of(text: str, path: Iterable[str]) -> int:
@@ -283,8 +295,11 @@ def _index_range(db: _Db, text: str, *path: str) -> list[int]:
 
 def _per_port(db: _Db, table: str) -> dict[str, list[tuple[list[int], str, dict[str, Any]]]]:
     """``port|index`` keyed tables (QUEUE, BUFFER_PG) as port → [(indices, key, entry)]; the old
-    ``EthernetA,EthernetB|0-2`` form is expanded too."""
-    index: dict[str, list[tuple[list[int], str, dict[str, Any]]]] = {}
+    ``EthernetA,EthernetB|0-2`` form is expanded too. Built once per table and read, never changed."""
+    found = db.per_port.get(table)
+    if found is not None:
+        return found
+    index: dict[str, list[tuple[list[int], str, dict[str, Any]]]] = db.per_port.setdefault(table, {})
     for key, entry in db.table(table).items():
         ports, sep, suffix = key.partition("|")
         if not sep:
@@ -312,6 +327,8 @@ class _Buffers:
     small_packet_percent: int
     shared_headroom_pool: bool
     gearbox_delay_ns: int  # the platform's (buffermgrd reads it from STATE_DB PERIPHERAL_TABLE, not the config)
+    dynamic_th: int | None  # DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th: the profiles buffermgrd makes
+    pool_bytes: int | None  # BUFFER_POOL ingress_lossless_pool size, where the config sizes the pool
 
 
 def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
@@ -322,7 +339,33 @@ def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
     return _Buffers(model=_buffer_model(db, known, skeleton.asic), release=release, asic=skeleton.asic,
                     lossless_mtu=mtu, small_packet_percent=percent,
                     shared_headroom_pool=_shared_headroom_pool(db, known),
-                    gearbox_delay_ns=gearbox_delay_ns(skeleton.hardware))
+                    gearbox_delay_ns=gearbox_delay_ns(skeleton.hardware),
+                    dynamic_th=_default_dynamic_th(db), pool_bytes=_pool_bytes(db, LOSSLESS_POOL))
+
+
+def _default_dynamic_th(db: _Db) -> int | None:
+    """DEFAULT_LOSSLESS_BUFFER_PARAMETER's default_dynamic_th (the first entry by name), which buffermgrd gives the
+    lossless profiles it makes; None when the file does not say (the SKU template's then applies)."""
+    params = db.table("DEFAULT_LOSSLESS_BUFFER_PARAMETER")
+    name = min(params, default=None)
+    if name is None or "default_dynamic_th" not in params[name]:
+        return None
+    return _dynamic_th(db, params[name]["default_dynamic_th"], "DEFAULT_LOSSLESS_BUFFER_PARAMETER", name,
+                       "default_dynamic_th")
+
+
+def _dynamic_th(db: _Db, value: Any, *path: str) -> int:
+    """A dynamic_th: an exponent -8..7 (sonic-buffer-profile.yang; alpha = 2^dynamic_th)."""
+    th = db.number(value, *path)
+    if not -8 <= th <= 7:
+        raise db.error(f"{'|'.join(path)}: {th} is outside -8..7 (an exponent: alpha = 2^dynamic_th)", *path)
+    return th
+
+
+def _pool_bytes(db: _Db, pool: str) -> int | None:
+    """BUFFER_POOL|<pool> size; None when the config leaves the pool's size to the switch (dynamic model)."""
+    entry = db.table("BUFFER_POOL").get(pool, {})
+    return db.number(entry["size"], "BUFFER_POOL", pool, "size") if "size" in entry else None
 
 
 def _release(db: _Db) -> str | None:
@@ -465,11 +508,15 @@ def _text(value: Any) -> str | None:
 
 def _pfc_enable(db: _Db, entry: dict[str, Any], port: str) -> list[int]:
     text = str(entry.get("pfc_enable", "")).strip()
+    known = db.pfc.get(text)  # every lossless port says "3,4": read once (a bad text is never kept)
+    if known is not None:
+        return list(known)
     priorities = sorted(set(db.ints((p for p in text.split(",") if p.strip()), "PORT_QOS_MAP", port, "pfc_enable")))
     if any(not 0 <= p <= 7 for p in priorities):
         raise db.error(f"PORT_QOS_MAP|{port}: pfc_enable {text!r} is not a list of priorities 0-7",
                        "PORT_QOS_MAP", port, "pfc_enable")
-    return priorities
+    db.pfc[text] = priorities
+    return list(priorities)
 
 
 def _cable(db: _Db, value: Any, port: str) -> int | None:
@@ -493,7 +540,7 @@ def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int],
         name = _ref(entry.get("profile", ""))
         profile = tables.profiles.get(name, {})
         if all(field in profile for field in ("xon", "xoff", "size")):
-            return _profile_headroom(db, name, profile, key)
+            return _profile_headroom(db, name, profile, key, tables.buffers)
         # NULL, absent or a profile without numbers: buffermgrd computes it (dynamic), or nothing does.
         return _computed_headroom(tables.buffers, fields, f"BUFFER_PG|{key}") if dynamic else None
     if dynamic and not pgs and pfc and set(pfc) <= TEMPLATE_LOSSLESS_PGS:
@@ -501,11 +548,15 @@ def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int],
     return None
 
 
-def _profile_headroom(db: _Db, name: str, profile: dict[str, Any], key: str) -> HeadroomModel:
+def _profile_headroom(db: _Db, name: str, profile: dict[str, Any], key: str, buffers: _Buffers) -> HeadroomModel:
     path = ("BUFFER_PROFILE", name)
+    pool = _ref(profile.get("pool", LOSSLESS_POOL))
     return HeadroomModel(xon=db.number(profile["xon"], *path, "xon"), xoff=db.number(profile["xoff"], *path, "xoff"),
                          size=db.number(profile["size"], *path, "size"),
-                         method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})")
+                         method=f"read from {FILE} BUFFER_PROFILE|{name} (via BUFFER_PG|{key})",
+                         dynamic_th=_dynamic_th(db, profile["dynamic_th"], *path, "dynamic_th")
+                         if "dynamic_th" in profile else None,
+                         pool_bytes=buffers.pool_bytes if pool == LOSSLESS_POOL else _pool_bytes(db, pool))
 
 
 def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> HeadroomModel | None:
@@ -519,9 +570,16 @@ def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> H
                             small_packet_percent=buffers.small_packet_percent,
                             shared_headroom_pool=buffers.shared_headroom_pool,
                             gearbox_delay_ns=buffers.gearbox_delay_ns)
-    headroom = sonic_headroom(buffers.asic, params, buffers.release, "dynamic")
+    return _buffermgrd_headroom(buffers.asic, params, buffers.release, pgs, buffers.dynamic_th, buffers.pool_bytes)
+
+
+@functools.lru_cache(maxsize=1024)  # ports of one speed, cable length and MTU get one model (not mutated)
+def _buffermgrd_headroom(asic: str, params: HeadroomInputs, release: str, pgs: str, dynamic_th: int | None,
+                         pool_bytes: int | None) -> HeadroomModel:
+    headroom = sonic_headroom(asic, params, release, "dynamic")
     return headroom.model_copy(update={"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
-                                                 f"{headroom.method}"})
+                                                 f"{headroom.method}", "dynamic_th": dynamic_th,
+                                       "pool_bytes": pool_bytes})
 
 
 # --- qos ------------------------------------------------------------------------------------------------
@@ -554,7 +612,7 @@ def _read_qos(db: _Db, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
     lossless = sorted({prio for port in ports for prio in port.pfc_priorities})
     queues = _read_queues(db, skeleton, data_ports, maps["tc_to_queue"], lossless)
     watchdog = _read_watchdog(db, skeleton.watchdog, data_ports)
-    trusts = Counter(_port_classes(db, db.table("PORT_QOS_MAP").get(p.name, {}))["trust"] for p in data_ports)
+    trusts = Counter(_port_trust(db, db.table("PORT_QOS_MAP").get(p.name, {})) for p in data_ports)
     trust = max(trusts, key=lambda word: (trusts[word], word == "dscp")) if trusts else "dscp"
     return skeleton.model_copy(update={**maps, "lossless_priorities": lossless, "queues": queues,
                                        "watchdog": watchdog, "trust": trust})
@@ -689,10 +747,15 @@ def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[Po
     """Each data port with ``qos`` set where what the switch runs on it differs from the device's QoS (the maps,
     queues and watchdog most data ports have); every other port with ``qos`` None."""
     queue_rows = _per_port(db, "QUEUE")
+    same: set[tuple[Any, ...]] = set()  # bindings found to run the device's QoS (see _binding)
     read = []
     for port in ports:
         if port.role not in DATA_ROLES:
             read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            continue
+        binding = _binding(db, port, queue_rows)
+        if binding is not None and binding in same:
+            read.append(port if port.qos is None else port.model_copy(update={"qos": None}))
             continue
         effective = _port_classes(db, db.table("PORT_QOS_MAP").get(port.name, {}))
         effective["queues"] = _queues_of(db, skeleton, queue_rows.get(port.name, []), device.tc_to_queue,
@@ -700,8 +763,26 @@ def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[Po
         if port.pfc_priorities:
             effective["watchdog"] = _port_watchdog(db, port)
         differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
+        if not differing and binding is not None:
+            same.add(binding)
         read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
     return read
+
+
+def _binding(db: _Db, port: PortModel, queue_rows: Mapping[str, list[Any]]) -> tuple[Any, ...] | None:
+    """Everything of the port's own that _with_port_qos reads (its PORT_QOS_MAP entry, its QUEUE rows without their
+    keys, its PFC priorities and PFC_WD entry); the rest it reads is device-wide. Ports with equal bindings run
+    the same QoS, so it is worked out once per binding, not once per port (issue 26 item 7). None: a value that
+    is not hashable (a list in a hand-edited file), so the port is read on its own."""
+    rows = tuple((tuple(indices), tuple(entry.items())) for indices, _, entry in queue_rows.get(port.name, []))
+    watchdog = db.table("PFC_WD").get(port.name) if port.pfc_priorities else None
+    binding = (tuple(db.table("PORT_QOS_MAP").get(port.name, {}).items()), rows, tuple(port.pfc_priorities),
+               None if watchdog is None else tuple(watchdog.items()))
+    try:
+        hash(binding)
+    except TypeError:
+        return None
+    return binding
 
 
 def _port_classes(db: _Db, entry: dict[str, Any]) -> dict[str, Any]:
@@ -718,6 +799,16 @@ def _port_classes(db: _Db, entry: dict[str, Any]) -> dict[str, Any]:
     if dscp_map is not None:
         return fields | {"trust": "dscp", "dscp_to_tc": _bound_map(db, "DSCP_TO_TC_MAP", dscp_map)}
     return fields | {"trust": "pcp" if "dot1p_to_tc_map" in entry else "none", "dscp_to_tc": {}}
+
+
+def _port_trust(db: _Db, entry: dict[str, Any]) -> str:
+    """The trust _port_classes reads from the entry, without reading its maps."""
+    dscp_map = entry.get("dscp_to_tc_map")
+    if dscp_map is None and "dot1p_to_tc_map" not in entry:
+        dscp_map = db.table("PORT_QOS_MAP").get("global", {}).get("dscp_to_tc_map")
+    if dscp_map is not None:
+        return "dscp"
+    return "pcp" if "dot1p_to_tc_map" in entry else "none"
 
 
 def _bound_map(db: _Db, table: str, reference: Any) -> dict[int, int]:
