@@ -25,7 +25,8 @@ from fabricgen.models.inventory import Inventory
 
 # What a device's own record says of a commit that left nothing to undo.
 _NEVER_APPLIED = ("absent", "staged")
-_ALREADY_REVERTED = ("reverted-by-timer", "reverted-at-boot", "reverted")
+_ALREADY_REVERTED = {"reverted-by-timer": "reverted by its timer", "reverted-at-boot": "reverted at boot",
+                     "reverted": "reverted"}
 
 
 def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: list[str], force: bool, yes: bool,
@@ -49,7 +50,7 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
                 outcomes[name] = Outcome(name, "unchanged", message="the device shows this run's commit never "
                                                                     "applied: nothing to undo")
             elif fate in _ALREADY_REVERTED:
-                outcomes[name] = Outcome(name, "restored", message=f"already {fate.replace('-', ' ')} (the "
+                outcomes[name] = Outcome(name, "restored", message=f"already {_ALREADY_REVERTED[fate]} (the "
                                                                    "device's own record)")
             elif found and fate != "restore-failed" and not force and (
                     yes or not ask(f"{name} changed since run {record.run_id}:\n{found}roll it back anyway?")):

@@ -1,0 +1,239 @@
+"""Switch commit fates on the lab's switch targets: each switch keeps its own record of what became of each commit
+(confirmed, reverted by its timer, reverted, restore-failed), which `runs --verify`, `push --resume` and
+`rollback` read back instead of trusting the journal's last line; and SONiC's confirm saves first, then stops
+the timer, under the switch's lock.
+
+The SONiC target runs sonic-utilities' own generic_config_updater over a real Redis CONFIG_DB (tests/targets/
+sonic.py): every commit here is the smallest patch there is (one port's MTU, nothing GCU's sorter has to order
+around a port bounce), so each case costs a dry run, an apply and at most one rollback. The NVUE target is
+tests/targets/nvue.py (NVUE's revisions, history and confirm timer). What each switch holds is read on the
+switch (its Redis, /etc/sonic, its fabricgen state directory, the NVUE target's state), never only through the
+driver under test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import napalm
+import pytest
+from napalm.base.exceptions import CommitError
+from test_deploy_sonic import require_target, running, saved_text
+
+from fabricgen.deploy.journal import Journal, candidate_path, read_run
+from fabricgen.deploy.rollback import rollback_run
+from fabricgen.models.inventory import Device, Inventory
+
+from lab import Lab
+from test_lab import require_lab
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sonic = importlib.import_module("tests.targets.sonic")
+nvue = importlib.import_module("tests.targets.nvue")
+
+STATE = "/var/lib/fabricgen"
+SONIC_MTU = json.dumps({"PORT": {"Ethernet0": {"mtu": "9216"}}})  # the smallest patch: one field, no port bounced
+TIMER_S = 10
+REVERT_WAIT_S = TIMER_S + 120  # the switch's timer, then GCU's rollback (no sort: one field) on a loaded machine
+
+
+@pytest.fixture(scope="module")
+def lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the SONiC target validates against ../shared (conftest.py)
+    require_lab()
+    require_target()
+    with Lab.up(2, prefix=f"sf{os.getpid()}", kinds=["sonic", "nvue"]) as built:
+        yield built
+
+
+def host_of(lab: Lab, platform: str) -> str:
+    return next(name for name, host in lab.hosts.items() if host.platform == platform)
+
+
+@pytest.fixture
+def switch(lab: Lab) -> str:
+    """The SONiC switch, as freshly installed with 202411."""
+    host = host_of(lab, "sonic")
+    lab.reset(host)
+    lab.run(host, "sonic-lab-reimage 202411", check=True)
+    return host
+
+
+def sonic_driver(lab: Lab, host: str) -> Any:
+    device = napalm.get_network_driver("fabricgen_sonic")(
+        lab.address(host), "root", None, timeout=30,
+        optional_args={"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts)})
+    device.open()
+    return device
+
+
+def on_switch(lab: Lab, host: str, path: str) -> str | None:
+    """A file of the switch's fabricgen state, read on the switch; None when absent."""
+    found = lab.inside(host, f"{STATE}/{path}")
+    return found.read_text().strip() if found.exists() else None
+
+
+def timer_alive(lab: Lab, host: str, commit: str) -> bool:
+    """The commit's revert timer (a setsid sleeper: the lab runs no systemd) is still a live process, not a zombie
+    (the lab's hosts share this machine's PID namespace)."""
+    pid = on_switch(lab, host, f"commits/{commit}/timer.pid")
+    if not pid:
+        return False
+    try:
+        stat = Path(f"/proc/{int(pid.split()[0])}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead, only not yet reaped
+
+
+def mtu(lab: Lab, host: str) -> str:
+    return str(running(lab, host)["PORT"]["Ethernet0"]["mtu"])
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.5)
+
+
+def journaled_run(root: Path, run_id: str, device: str, candidate: str) -> None:
+    """What `push` journals of a run that committed `device` (killed before it journaled an ending for it)."""
+    journal = Journal(root, run_id)
+    journal.write("run-start", command="push", seq=1, plan={"devices": [device]})
+    journal.save(candidate_path(device), candidate)
+    journal.write("committing", device, commit_id=run_id)
+    journal.write("committed", device, commit_id=run_id, diff="(the run's diff)", snapshot=None, links_up=[])
+    journal.close()
+
+
+def inventory_of(lab: Lab, host: str, name: str, platform: str, target: Any) -> Inventory:
+    """An inventory naming the lab's switch `host` as `name`, reached as the lab's inventories reach it."""
+    device = Device.model_validate({"name": name, "hostname": lab.address(host), "platform": platform,
+                                    "data": {"role": "leaf"}, **target.lab_connection(lab, host)})
+    return Inventory(devices={name: device}, links=[])
+
+
+# --- SONiC: the confirm saves first, then stops the timer -------------------------------------------------
+
+def test_a_sonic_confirm_whose_save_fails_keeps_the_commit_pending_with_its_timer_then_confirms_saved(
+        lab: Lab, switch: str) -> None:
+    before, saved = running(lab, switch), saved_text(lab, switch)
+    device = sonic_driver(lab, switch)
+    try:
+        device.load_replace_candidate(config=SONIC_MTU)
+        device.commit_config(message="fate-1", revert_in=600)
+        assert mtu(lab, switch) == "9216" and on_switch(lab, switch, "pending") == "fate-1"
+        # config save cannot write the startup config (its rename onto a directory fails): a real failed save
+        lab.run(switch, "mv /etc/sonic/config_db.json /root/startup.json && mkdir /etc/sonic/config_db.json",
+                check=True)
+        with pytest.raises(CommitError, match=r"confirm failed: config save failed \(.*\); the commit is still "
+                                              r"pending and its timer reverts it unless a confirm succeeds"):
+            device.confirm_own("fate-1")
+        # read on the switch: still pending, its timer alive, nothing recorded as confirmed
+        assert on_switch(lab, switch, "pending") == "fate-1" and timer_alive(lab, switch, "fate-1")
+        assert on_switch(lab, switch, "commits/fate-1/fate") is None
+        assert on_switch(lab, switch, "commits/fate-1/confirmed") is None
+        assert device.commit_fate("fate-1") == "pending"
+        with pytest.raises(CommitError, match="commit fate-1 of another run is pending, not this one"):
+            device.confirm_own("fate-0")  # another run's confirm never confirms this one
+        assert on_switch(lab, switch, "pending") == "fate-1"
+
+        lab.run(switch, "rmdir /etc/sonic/config_db.json && mv /root/startup.json /etc/sonic/config_db.json",
+                check=True)
+        device.confirm_own("fate-1")
+        fate = device.commit_fate("fate-1")
+    finally:
+        device.close()
+    assert fate == "confirmed" == on_switch(lab, switch, "commits/fate-1/fate")
+    assert on_switch(lab, switch, "pending") is None and not timer_alive(lab, switch, "fate-1")
+    after = running(lab, switch)
+    assert after["PORT"]["Ethernet0"]["mtu"] == "9216" and json.loads(saved_text(lab, switch)) == after
+    assert json.loads(saved) == before  # (what the switch started from)
+
+
+def test_a_sonic_timer_that_fires_after_the_confirms_save_rolls_back_and_saves_again_and_rollback_says_so(
+        lab: Lab, switch: str, tmp_path: Path) -> None:
+    """The confirm saved, then died before it stopped the timer (the controller killed between the two): the
+    timer still owns the commit, rolls it back, and saves again, so a reboot does not bring it back. Rollback of
+    that run then reads the switch's record: already reverted by its timer, not drifted."""
+    before, saved = running(lab, switch), saved_text(lab, switch)
+    device = sonic_driver(lab, switch)
+    try:
+        device.load_replace_candidate(config=SONIC_MTU)
+        device.commit_config(message="fate-2", revert_in=TIMER_S)
+    finally:
+        device.close()
+    # What confirm_own does before it stops the timer, done on the switch: the save and its mark.
+    lab.run(switch, f"config save -y && echo saved > {STATE}/commits/fate-2/confirmed", check=True)
+    assert json.loads(saved_text(lab, switch))["PORT"]["Ethernet0"]["mtu"] == "9216"
+
+    wait_for(lambda: on_switch(lab, switch, "commits/fate-2/fate"), "the switch's timer", REVERT_WAIT_S)
+
+    assert on_switch(lab, switch, "commits/fate-2/fate") == "reverted-by-timer"
+    assert running(lab, switch) == before and saved_text(lab, switch) == saved  # saved again, as before
+    assert on_switch(lab, switch, "pending") is None
+    root = tmp_path / "runs"
+    journaled_run(root, "fate-2", "leaf1", SONIC_MTU)
+    code, outcomes = rollback_run(read_run(root, "fate-2"), root, inventory_of(lab, switch, "leaf1", "sonic", sonic),
+                                  [], force=False, yes=True, workers=1, ask=lambda question: False)
+    assert code == 0
+    assert (outcomes["leaf1"].state, outcomes["leaf1"].message) == (
+        "restored", "already reverted by its timer (the device's own record)")
+    assert running(lab, switch) == before
+
+
+def slow_pending_sync(lab: Lab, host: str) -> None:
+    """`sync` of the pending mark takes two seconds on `host`: a window, after the switch marked the commit
+    pending and before it answers, in which the test cuts the link (a stand-in earlier in PATH, the real sync
+    after)."""
+    lab.run(host, "printf '%s\\n' '#!/bin/bash' "
+                  "'for a; do [[ $a == */pending ]] && sleep 2; done' 'exec /usr/bin/sync \"$@\"' "
+                  "> /usr/local/bin/sync && chmod +x /usr/local/bin/sync", check=True)
+
+
+def test_a_sonic_apply_reaching_the_switch_after_its_timer_fired_is_refused(lab: Lab, switch: str) -> None:
+    before, saved = running(lab, switch), saved_text(lab, switch)
+    slow_pending_sync(lab, switch)
+    device = sonic_driver(lab, switch)
+    try:
+        device.load_replace_candidate(config=SONIC_MTU)
+        with contextlib.ExitStack() as link:
+            def cut_when_marked() -> bool:
+                if on_switch(lab, switch, "pending") != "fate-3":
+                    return False
+                lab.run(switch, "ip link set dev eth0 down", check=True)
+                link.callback(lambda: lab.run(switch, "ip link set dev eth0 up", check=True))
+                return True
+
+            failure: list[BaseException] = []
+
+            def commit() -> None:
+                try:
+                    device.commit_config(message="fate-3", revert_in=TIMER_S)
+                except BaseException as exc:  # the refusal, read below
+                    failure.append(exc)
+
+            committing = threading.Thread(target=commit)
+            committing.start()
+            wait_for(cut_when_marked, "the pending mark", 300)
+            wait_for(lambda: on_switch(lab, switch, "commits/fate-3/fate"), "the switch's timer", REVERT_WAIT_S)
+        committing.join(300)
+        assert not committing.is_alive()
+    finally:
+        device.close()
+    assert len(failure) == 1 and isinstance(failure[0], CommitError), failure
+    assert "its revert timer fired before the apply reached the switch, so the apply was refused" in str(failure[0])
+    assert on_switch(lab, switch, "commits/fate-3/fate") == "reverted-by-timer"
+    assert running(lab, switch) == before and saved_text(lab, switch) == saved
+    assert on_switch(lab, switch, "pending") is None and on_switch(lab, switch, "last") is None
