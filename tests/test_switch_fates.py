@@ -237,3 +237,97 @@ def test_a_sonic_apply_reaching_the_switch_after_its_timer_fired_is_refused(lab:
     assert on_switch(lab, switch, "commits/fate-3/fate") == "reverted-by-timer"
     assert running(lab, switch) == before and saved_text(lab, switch) == saved
     assert on_switch(lab, switch, "pending") is None and on_switch(lab, switch, "last") is None
+
+
+# --- NVUE: fates from NVUE's own revisions and history, and the run's record in the login's home ------------
+
+@pytest.fixture(scope="module")
+def leaf3(mixed_rendered: Path) -> str:
+    """leaf3's nvue.yaml as `fabricgen render` writes it from the bundled mixed example."""
+    return (mixed_rendered / "leaf3" / "nvue.yaml").read_text()
+
+
+@pytest.fixture
+def cumulus(lab: Lab) -> str:
+    """The NVUE switch, rebuilt: its starting configuration applied and saved, nothing pending."""
+    host = host_of(lab, "nvue")
+    lab.reset(host)
+    return host
+
+
+def nvue_driver(lab: Lab, host: str) -> Any:
+    device = napalm.get_network_driver("fabricgen_nvue")(
+        lab.address(host), "root", None, optional_args={"key_file": str(lab.key_file),
+                                                        "known_hosts": str(lab.known_hosts)})
+    device.open()
+    return device
+
+
+def nvue_state(lab: Lab, host: str) -> dict[str, Any]:
+    """The NVUE target's revisions, history and pending confirm, read on the switch."""
+    found: dict[str, Any] = nvue.read_state(lab.state_dir(host))
+    return found
+
+
+def nvue_fate(lab: Lab, host: str, run: str) -> str | None:
+    found = lab.inside(host, f"/root/.fabricgen/commits/{run}/fate")
+    return found.read_text().strip() if found.exists() else None
+
+
+def test_an_nvue_apply_its_confirm_timer_rolled_back_reads_reverted_by_its_timer_and_rollback_says_so(
+        lab: Lab, cumulus: str, leaf3: str, tmp_path: Path) -> None:
+    startup = nvue.applied_config(lab.state_dir(cumulus))
+    device = nvue_driver(lab, cumulus)
+    try:
+        device.load_replace_candidate(config=leaf3)
+        device.commit_config(message="fate-4", revert_in=TIMER_S)
+        assert device.commit_fate("fate-4") == "pending"
+        wait_for(lambda: nvue_state(lab, cumulus)["confirm"] is None, "NVUE's confirm timer", TIMER_S + 60)
+        fate = device.commit_fate("fate-4")
+    finally:
+        device.close()
+    assert fate == "reverted-by-timer"
+    assert nvue_state(lab, cumulus)["history"][-1]["reason"] == "Confirm timeout rollback"  # the target's words
+    assert nvue_fate(lab, cumulus, "fate-4") is None  # NVUE's timer, not fabricgen, reverted it
+    root = tmp_path / "runs"
+    journaled_run(root, "fate-4", "leaf3", leaf3)
+    code, outcomes = rollback_run(read_run(root, "fate-4"), root, inventory_of(lab, cumulus, "leaf3", "nvue", nvue),
+                                  [], force=False, yes=True, workers=1, ask=lambda question: False)
+    assert (code, outcomes["leaf3"].state, outcomes["leaf3"].message) == (
+        0, "restored", "already reverted by its timer (the device's own record)")
+    assert nvue.applied_config(lab.state_dir(cumulus)) == startup
+
+
+def test_an_nvue_confirm_records_confirmed_only_for_its_own_run_and_a_rollback_records_reverted_once(
+        lab: Lab, cumulus: str, leaf3: str, tmp_path: Path) -> None:
+    startup = nvue.applied_config(lab.state_dir(cumulus))
+    device = nvue_driver(lab, cumulus)
+    try:
+        device.load_replace_candidate(config=leaf3)
+        device.commit_config(message="fate-5", revert_in=120)
+        with pytest.raises(CommitError, match="the apply waiting for its confirm is 'fabricgen-fate-5', not this "
+                                              "run's"):
+            device.confirm_own("fate-0")
+        assert nvue_state(lab, cumulus)["confirm"] is not None  # still waiting: not confirmed by another run
+        device.confirm_own("fate-5")
+    finally:
+        device.close()
+    assert nvue_fate(lab, cumulus, "fate-5") == "confirmed" and nvue_state(lab, cumulus)["confirm"] is None
+    confirmed = nvue.applied_config(lab.state_dir(cumulus))
+    assert confirmed != startup
+    root = tmp_path / "runs"
+    journaled_run(root, "fate-5", "leaf3", leaf3)
+    inventory = inventory_of(lab, cumulus, "leaf3", "nvue", nvue)
+
+    first = rollback_run(read_run(root, "fate-5"), root, inventory, [], force=False, yes=True, workers=1,
+                         ask=lambda question: False)
+    applies = len(nvue_state(lab, cumulus)["history"])
+    second = rollback_run(read_run(root, "fate-5"), root, inventory, [], force=False, yes=True, workers=1,
+                          ask=lambda question: False)
+
+    assert (first[0], first[1]["leaf3"].state) == (0, "restored")
+    assert first[1]["leaf3"].message == "reads back as before the run"
+    assert nvue_fate(lab, cumulus, "fate-5") == "reverted"
+    assert nvue.applied_config(lab.state_dir(cumulus)) == startup
+    assert (second[0], second[1]["leaf3"].message) == (0, "already reverted (the device's own record)")
+    assert len(nvue_state(lab, cumulus)["history"]) == applies  # the second rollback applied nothing
