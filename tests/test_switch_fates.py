@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -26,6 +27,7 @@ from typing import Any
 
 import napalm
 import pytest
+from fabric_lab import MIXED_KINDS, write_inputs
 from napalm.base.exceptions import CommitError
 from test_deploy_sonic import require_target, running, saved_text
 
@@ -107,14 +109,38 @@ def wait_for(condition: Callable[[], object], what: str, timeout: float) -> None
         time.sleep(0.5)
 
 
-def journaled_run(root: Path, run_id: str, device: str, candidate: str) -> None:
-    """What `push` journals of a run that committed `device` (killed before it journaled an ending for it)."""
+def journaled_run(root: Path, run_id: str, device: str, candidate: str, ending: str = "") -> None:
+    """What `push` journals of a run that committed `device`: killed before it journaled an ending for it, or
+    (`ending`) with that ending and the run's end."""
     journal = Journal(root, run_id)
     journal.write("run-start", command="push", seq=1, plan={"devices": [device]})
     journal.save(candidate_path(device), candidate)
     journal.write("committing", device, commit_id=run_id)
     journal.write("committed", device, commit_id=run_id, diff="(the run's diff)", snapshot=None, links_up=[])
+    if ending:
+        journal.write(ending, device, message="")
+        journal.write("run-end", exit_code=0)
     journal.close()
+
+
+def verified(root: Path, run_id: str, inputs: tuple[Path, Path]) -> tuple[int, dict[str, Any]]:
+    """`fabricgen runs RUN --verify --format json`, as the user runs it: (exit status, devices)."""
+    intent, inventory = inputs
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "runs", run_id, "--verify", "--format", "json",
+                           "--journal", str(root), "--intent", str(intent), "-i", str(inventory)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    devices: dict[str, Any] = json.loads(done.stdout)["devices"]
+    return done.returncode, devices
+
+
+@pytest.fixture
+def inputs(lab: Lab, tmp_path: Path) -> tuple[Path, Path]:
+    """intent/mixed.yaml and inventory/mixed with leaf1 and spine1 the lab's SONiC switch and every other device
+    its NVUE switch (only the devices a run journaled are ever contacted: leaf1 or leaf3)."""
+    sonic_host, nvue_host = host_of(lab, "sonic"), host_of(lab, "nvue")
+    hosts = {name: sonic_host if kind == "sonic" else nvue_host for name, kind in MIXED_KINDS.items()}
+    return write_inputs(lab, hosts, tmp_path / "inputs")
 
 
 def inventory_of(lab: Lab, host: str, name: str, platform: str, target: Any) -> Inventory:
@@ -275,7 +301,7 @@ def nvue_fate(lab: Lab, host: str, run: str) -> str | None:
 
 
 def test_an_nvue_apply_its_confirm_timer_rolled_back_reads_reverted_by_its_timer_and_rollback_says_so(
-        lab: Lab, cumulus: str, leaf3: str, tmp_path: Path) -> None:
+        lab: Lab, cumulus: str, leaf3: str, tmp_path: Path, inputs: tuple[Path, Path]) -> None:
     startup = nvue.applied_config(lab.state_dir(cumulus))
     device = nvue_driver(lab, cumulus)
     try:
@@ -291,6 +317,9 @@ def test_an_nvue_apply_its_confirm_timer_rolled_back_reads_reverted_by_its_timer
     assert nvue_fate(lab, cumulus, "fate-4") is None  # NVUE's timer, not fabricgen, reverted it
     root = tmp_path / "runs"
     journaled_run(root, "fate-4", "leaf3", leaf3)
+    # The journal stops at `committed` (the controller gave up, or died); the switch knows how it ended.
+    assert verified(root, "fate-4", inputs) == (0, {"leaf3": {"journal": "committed", "on_device": "reverted-by-timer",
+                                                              "agrees": True}})
     code, outcomes = rollback_run(read_run(root, "fate-4"), root, inventory_of(lab, cumulus, "leaf3", "nvue", nvue),
                                   [], force=False, yes=True, workers=1, ask=lambda question: False)
     assert (code, outcomes["leaf3"].state, outcomes["leaf3"].message) == (
@@ -299,7 +328,7 @@ def test_an_nvue_apply_its_confirm_timer_rolled_back_reads_reverted_by_its_timer
 
 
 def test_an_nvue_confirm_records_confirmed_only_for_its_own_run_and_a_rollback_records_reverted_once(
-        lab: Lab, cumulus: str, leaf3: str, tmp_path: Path) -> None:
+        lab: Lab, cumulus: str, leaf3: str, tmp_path: Path, inputs: tuple[Path, Path]) -> None:
     startup = nvue.applied_config(lab.state_dir(cumulus))
     device = nvue_driver(lab, cumulus)
     try:
@@ -318,6 +347,10 @@ def test_an_nvue_confirm_records_confirmed_only_for_its_own_run_and_a_rollback_r
     root = tmp_path / "runs"
     journaled_run(root, "fate-5", "leaf3", leaf3)
     inventory = inventory_of(lab, cumulus, "leaf3", "nvue", nvue)
+    # Another controller's journal says the run confirmed leaf3 (it did); the rollbacks below are this one's.
+    journaled_run(tmp_path / "theirs", "fate-5", "leaf3", leaf3, ending="confirmed")
+    assert verified(tmp_path / "theirs", "fate-5", inputs) == (0, {"leaf3": {
+        "journal": "confirmed", "on_device": "confirmed", "agrees": True}})
 
     first = rollback_run(read_run(root, "fate-5"), root, inventory, [], force=False, yes=True, workers=1,
                          ask=lambda question: False)
@@ -331,3 +364,6 @@ def test_an_nvue_confirm_records_confirmed_only_for_its_own_run_and_a_rollback_r
     assert nvue.applied_config(lab.state_dir(cumulus)) == startup
     assert (second[0], second[1]["leaf3"].message) == (0, "already reverted (the device's own record)")
     assert len(nvue_state(lab, cumulus)["history"]) == applies  # the second rollback applied nothing
+    # The other controller's journal still says confirmed: --verify says the switch disagrees, exit 3.
+    assert verified(tmp_path / "theirs", "fate-5", inputs) == (3, {"leaf3": {
+        "journal": "confirmed", "on_device": "reverted", "agrees": False}})
