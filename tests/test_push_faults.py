@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -614,3 +615,42 @@ def test_a_device_step_that_raises_prints_no_traceback(capsys: pytest.CaptureFix
 
     assert results == {"x1": {"error": "RuntimeError: x1: cannot connect: Connection refused"}}
     assert "Traceback" not in capsys.readouterr().err
+
+
+# --- a device step that stalls past its deadline -----------------------------------------------------------
+
+def hold_host_lock(lab: Lab, host: str) -> None:
+    """A hung fabricgen step of earlier on `host` (a process holding the host's lock): every step of a push there
+    waits for it (up to two minutes each), so the device's whole step stalls."""
+    lab.run(host, f"mkdir -p {STATE} && setsid -f bash -c 'echo $$ > /tmp/holder.pid; "
+                  f"exec flock {STATE}/lock sleep 600' </dev/null >/dev/null 2>&1", check=True)
+    wait_for(lambda: lab.inside(host, "/tmp/holder.pid").exists(), "the lock holder", 30)
+
+
+def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_hold_its_wave(
+        lab: Lab, tmp_path: Path, inputs: tuple[Path, Path], scripts: dict[str, str]) -> None:
+    stalled, other = sorted(lab.hosts)
+    before = {host: fresh_host(lab, host, scripts[host]) for host in (stalled, other)}
+    hold_host_lock(lab, stalled)
+
+    started = time.monotonic()
+    done = run(tmp_path, inputs, "push", "--yes", "--hosts", f"{stalled},{other}", "--canary", "2",
+               "--step-deadline", "30", "--confirm-timeout", "10", "--format", "json")
+    took = time.monotonic() - started
+
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert took < 60, f"the push waited {took:.0f} s: the stalled device held its wave"  # its lock wait: 120 s
+    devices = json_devices(done)
+    assert devices[stalled]["state"] == "attention"
+    assert "its step passed its deadline of 30 s (--step-deadline)" in devices[stalled]["message"]
+    assert devices[other]["state"] == "confirmed", devices  # the same wave, not held
+    assert held(lab, other, scripts[other], before[other]) == "new"
+    run_id = run_ids(tmp_path, inputs)[0]["run_id"]
+    # On the host: the abandoned step's shell still waits for the lock; once the hung holder goes, it marks the
+    # commit pending and arms its timer, and the timer reverts it (nothing was applied: its apply never came).
+    lab.run(stalled, "kill -- -$(cat /tmp/holder.pid)", check=True)  # flock and its sleep (both hold it)
+    wait_for(lambda: fate(lab, stalled, run_id) is not None, "the stalled host's own ending", REVERT_WAIT_S)
+    assert fate(lab, stalled, run_id) == "reverted-by-timer" and not pending(lab, stalled)
+    assert held(lab, stalled, scripts[stalled], before[stalled]) == "old"
+    shown = run(tmp_path, inputs, "runs", run_id, "--format", "json")
+    assert json_devices(shown)[stalled]["state"] == "attention"  # the abandoned step's later words are ignored

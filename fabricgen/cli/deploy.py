@@ -41,7 +41,7 @@ from fabricgen.deploy.journal import (
     read_run,
     valid_run_id,
 )
-from fabricgen.deploy.outcome import EXIT_ATTENTION, Deployment, Outcome, PushOptions
+from fabricgen.deploy.outcome import DEFAULT_STEP_DEADLINE_S, EXIT_ATTENTION, Deployment, Outcome, PushOptions
 from fabricgen.deploy.plan import DEPLOYABLE, PlanError, select, waves
 from fabricgen.deploy.progress import for_terminal
 from fabricgen.lint import lint
@@ -184,11 +184,14 @@ def _push_command(edge: Edge) -> click.Command:
                   default=DEFAULT_JOURNAL, show_default=True, help="where runs/<run-id>/ journals go")
     @click.option("--resume", "resume_id", default=None, metavar="RUN_ID",
                   help="finish an interrupted run: devices it already confirmed are skipped")
+    @click.option("--step-deadline", type=click.IntRange(min=10), default=DEFAULT_STEP_DEADLINE_S, show_default=True,
+                  help="seconds one device's whole step (commit, soak, checks, confirm) may take; past it the device "
+                       "is `attention` and its wave goes on without it")
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def push_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, confirm_timeout: int, canary: int,
                  batch: str,
                  max_failures: int, soak: int, yes: bool, allow_disruptive: bool, journal_root: Path,
-                 resume_id: str | None, fmt: str) -> None:
+                 resume_id: str | None, step_deadline: int, fmt: str) -> None:
         """Push the rendered intent to the devices in waves, each change reverting by itself unless confirmed.
 
         Per device: diff, commit with a revert timer on the device, health checks (fresh login, settings read
@@ -211,7 +214,7 @@ def _push_command(edge: Edge) -> click.Command:
             code, outcomes = _push_locked(edge, fabric, inv, names, rendered, PushRequest(
                 journal_root, run_id, resume_id, selection, canary, batch, yes, workers, fmt,
                 PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id,
-                            allow_disruptive=allow_disruptive)))
+                            allow_disruptive=allow_disruptive, step_deadline=step_deadline)))
         _show(outcomes, fmt, "push", run_id)
         sys.exit(code)
 
@@ -258,6 +261,8 @@ def _push_locked(edge: Edge, fabric: Fabric, inv: Inventory, names: list[str], r
         plan = waves(fabric, names, request.canary, request.batch)
     except PlanError as exc:
         edge.fail(str(exc))
+    if options.soak >= options.step_deadline:
+        edge.fail(f"--soak {options.soak} must be shorter than --step-deadline {options.step_deadline}")
     if options.soak >= options.confirm_timeout:
         edge.fail(f"--soak {options.soak} must be shorter than --confirm-timeout {options.confirm_timeout}: the "
                   "devices would revert before their health checks")
