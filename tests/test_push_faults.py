@@ -36,7 +36,7 @@ from fabricgen.deploy.nornir_run import nornir_for, run_each
 from fabricgen.deploy.outcome import Outcome
 from fabricgen.models.inventory import Device
 
-from lab import Lab, init_models
+from lab import HOST_LAB_DIR, Lab, init_models
 from test_lab import require_lab
 
 CONFIRM_S = 12  # the shortest --confirm-timeout fabricgen takes is 10 s
@@ -654,3 +654,59 @@ def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_ho
     assert held(lab, stalled, scripts[stalled], before[stalled]) == "old"
     shown = run(tmp_path, inputs, "runs", run_id, "--format", "json")
     assert json_devices(shown)[stalled]["state"] == "attention"  # the abandoned step's later words are ignored
+
+
+# --- RDMA-CM configfs groups: recorded before they are made ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dcb_lab() -> Iterator[Lab]:
+    """One linux-dcb host: its RDMA devices' RDMA-CM configfs groups do not exist until made (RoCE defaults read
+    as unset), so a commit opens them to snapshot the kernel's values."""
+    require_lab()
+    with Lab.up(1, prefix=f"pd{os.getpid()}", kinds=["linux-dcb"]) as built:
+        yield built
+
+
+def rdma_cm_groups(lab: Lab, host: str) -> list[str]:
+    """The host's RDMA-CM configfs groups, read on the host."""
+    folder = lab.inside(host, f"{HOST_LAB_DIR}/configfs/rdma_cm")
+    return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_controller_killed_right_after_a_commit_opened_an_rdma_cm_group_leaves_a_record_rollback_clears(
+        dcb_lab: Lab, tmp_path: Path) -> None:
+    lab = dcb_lab
+    [host] = lab.hosts
+    inputs = lab.write_inputs(tmp_path / "inputs")
+    assert rdma_cm_groups(lab, host) == []
+    # mkdir of a configfs group (the lab's model of it) stalls once it made it: the controller is killed then.
+    lab.run(host, "mv /usr/local/bin/mkdir /usr/local/lib/mkdir.model && printf '%s\\n' '#!/bin/bash' "
+                  "'/usr/local/lib/mkdir.model \"$@\" || exit' "
+                  "'if [[ $* == */rdma_cm/* ]]; then echo $$ > /tmp/stalled.pid; exec sleep 600; fi' "
+                  "> /usr/local/bin/mkdir && chmod +x /usr/local/bin/mkdir", check=True)
+    push = run(tmp_path, inputs, "push", "--yes", "--hosts", host, "--format", "json", wait=False)
+    try:
+        wait_for(lambda: rdma_cm_groups(lab, host), "the first RDMA-CM group", 120)
+    finally:
+        push.kill()  # SIGKILL
+        push.communicate(timeout=30)
+    lab.run(host, "mv /usr/local/lib/mkdir.model /usr/local/bin/mkdir && kill $(cat /tmp/stalled.pid)", check=True)
+    [interrupted] = run_ids(tmp_path, inputs)
+    run_id = interrupted["run_id"]
+
+    # On the host: the group the dead controller made, and the commit's record of it, written before it.
+    made = rdma_cm_groups(lab, host)
+    assert made == ["bnxt_re0"]
+    record = lab.inside(host, f"{STATE}/commits/{run_id}/rdma-cm-opened")
+    assert record.read_text().split() == made
+    assert not pending(lab, host) and fate(lab, host, run_id) is None
+
+    undone = run(tmp_path, inputs, "rollback", run_id, "--yes", "--format", "json")
+
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    result = json_devices(undone)[host]
+    assert result["state"] == "unchanged"
+    assert result["message"] == ("the device shows this run's commit never applied: nothing to undo; what it had "
+                                 "staged there was removed")
+    assert rdma_cm_groups(lab, host) == []  # read on the host: the residue is gone
+    assert not lab.inside(host, f"{STATE}/commits/{run_id}").exists()

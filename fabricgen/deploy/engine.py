@@ -270,6 +270,8 @@ def _settle(deployment: Deployment, name: str, driver: Any, error: str, run_id: 
     """What a half-done commit left, by the device's own record where its driver keeps one; a commit still
     pending is reverted now."""
     fate = driver.commit_fate(run_id) if hasattr(driver, "commit_fate") else None
+    if fate == "staged" and hasattr(driver, "discard_staged"):
+        driver.discard_staged(run_id)
     if fate in ("absent", "staged"):
         return Outcome(name, "failed", message=f"{error}; the device shows it never applied (nothing changed)")
     if fate in ("reverted-by-timer", "reverted", "reverted-at-boot"):
