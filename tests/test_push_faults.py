@@ -30,10 +30,12 @@ from typing import Any
 import pytest
 from test_deploy_lab import installed, journal_events, json_devices, readback, script_check, wait_for
 
+from fabricgen.cli.common import fail
 from fabricgen.cli.deploy import headline
 from fabricgen.deploy.journal import JournalLocked, escape, fabric_lock, read_run
 from fabricgen.deploy.nornir_run import nornir_for, run_each
 from fabricgen.deploy.outcome import Outcome
+from fabricgen.deploy.progress import Lines
 from fabricgen.models.inventory import Device
 
 from lab import HOST_LAB_DIR, Lab, init_models
@@ -583,8 +585,18 @@ def test_each_damaged_journal_line_is_reported_and_the_good_ones_still_count(tmp
     assert "\x1b" not in record.command
 
 
-def test_device_text_reaches_the_terminal_with_its_control_characters_escaped() -> None:
+def test_device_text_reaches_the_terminal_with_its_control_characters_escaped(
+        capsys: pytest.CaptureFixture[str]) -> None:
     assert escape("leaf1\x1b[2J\x1b]0;owned\x07 ok\n\tnext\r") == "leaf1\\x1b[2J\\x1b]0;owned\\x07 ok\n\tnext\\r"
+    # A command's error line (what fail() prints on stderr) carries device text too: a host name, a reason.
+    with pytest.raises(SystemExit):
+        fail("leaf1\x1b]0;owned\x07: cannot connect: \x1b[2J[bold]refused[/bold]")
+    printed = capsys.readouterr().err
+    assert "\x1b" not in printed and "\x07" not in printed
+    assert "leaf1\\x1b]0;owned\\x07: cannot connect: \\x1b[2J[bold]refused[/bold]" in printed
+    lines = Lines()
+    lines.device("leaf2\x1b[31m", "confirmed")
+    assert capsys.readouterr().err == "  leaf2\\x1b[31m: confirmed\n"
 
 
 def test_the_push_table_shows_one_line_per_device_with_its_own_reason_first() -> None:

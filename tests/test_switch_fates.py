@@ -28,7 +28,7 @@ from typing import Any
 import napalm
 import pytest
 from fabric_lab import MIXED_KINDS, write_inputs
-from napalm.base.exceptions import CommitError
+from napalm.base.exceptions import CommitError, ConnectionException
 from test_deploy_sonic import require_target, running, saved_text
 
 from fabricgen.deploy.journal import Journal, candidate_path, read_run
@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sonic = importlib.import_module("tests.targets.sonic")
 nvue = importlib.import_module("tests.targets.nvue")
+nxos = importlib.import_module("tests.targets.nxos")
 
 STATE = "/var/lib/fabricgen"
 SONIC_MTU = json.dumps({"PORT": {"Ethernet0": {"mtu": "9216"}}})  # the smallest patch: one field, no port bounced
@@ -53,7 +54,7 @@ REVERT_WAIT_S = TIMER_S + 120  # the switch's timer, then GCU's rollback (no sor
 def lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the SONiC target validates against ../shared (conftest.py)
     require_lab()
     require_target()
-    with Lab.up(2, prefix=f"sf{os.getpid()}", kinds=["sonic", "nvue"]) as built:
+    with Lab.up(3, prefix=f"sf{os.getpid()}", kinds=["sonic", "nvue", "nxos"]) as built:
         yield built
 
 
@@ -367,3 +368,26 @@ def test_an_nvue_confirm_records_confirmed_only_for_its_own_run_and_a_rollback_r
     # The other controller's journal still says confirmed: --verify says the switch disagrees, exit 3.
     assert verified(tmp_path / "theirs", "fate-5", inputs) == (3, {"leaf3": {
         "journal": "confirmed", "on_device": "reverted", "agrees": False}})
+
+
+# --- NX-OS: a TLS failure says why, on one line -------------------------------------------------------------
+
+def test_an_nxos_login_whose_certificate_does_not_verify_says_why_on_one_line(lab: Lab) -> None:
+    host = host_of(lab, "nxos")
+    wait_for(lambda: nxos.lab_ready(lab, host), "the NX-API server", 30)
+    options = nxos.napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts)
+    options["ssl_verify"] = True  # the system's CAs: they do not know the lab switch's certificate
+    device = napalm.get_network_driver("fabricgen_nxos")(lab.address(host), nxos.LAB_USERNAME, nxos.LAB_PASSWORD,
+                                                         timeout=10, optional_args=options)
+    with pytest.raises(ConnectionException) as refused:
+        device.open()
+    message = str(refused.value)
+    assert message.startswith(f"{lab.address(host)}: NX-API over HTTPS port 443: TLS: certificate verify failed: ")
+    assert message.endswith("(optional_args ssl_verify: the CA bundle or the switch's own certificate)")
+    assert "\n" not in message and "Cannot connect" not in message and len(message) < 300, message
+    assert nxos.LAB_PASSWORD not in message
+    pinned = napalm.get_network_driver("fabricgen_nxos")(
+        lab.address(host), nxos.LAB_USERNAME, nxos.LAB_PASSWORD, timeout=10,
+        optional_args=nxos.napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts))
+    pinned.open()  # the switch's own certificate pinned: the same switch answers
+    pinned.close()
