@@ -722,3 +722,31 @@ def test_a_controller_killed_right_after_a_commit_opened_an_rdma_cm_group_leaves
                                  "staged there was removed")
     assert rdma_cm_groups(lab, host) == []  # read on the host: the residue is gone
     assert not lab.inside(host, f"{STATE}/commits/{run_id}").exists()
+
+
+def test_a_step_stuck_past_its_deadline_is_left_behind_and_a_fresh_worker_runs_the_queued_devices() -> None:
+    """DeadlineRunner with one worker: the first device's step blocks for good; at its deadline it is settled,
+    the run stops waiting for it, and a new worker takes the devices queued behind it. No device is contacted."""
+    import threading
+
+    from fabricgen.deploy import deadline
+
+    devices = [Device.model_validate({"name": f"x{n}", "hostname": "127.0.0.1", "platform": "connectx",
+                                      "data": {"role": "gpu-host"}}) for n in (1, 2, 3)]
+    never = threading.Event()
+    expired: list[str] = []
+
+    def step(task: Any) -> dict[str, Any]:
+        with deadline.watch(task.host.name, 1, expired.append):
+            if task.host.name == "x1":
+                never.wait(60)  # stuck (released when the test ends)
+            return {"ran": task.host.name}
+
+    started = time.monotonic()
+    try:
+        results = run_each(nornir_for(devices, 1), ["x1", "x2", "x3"], step)
+    finally:
+        never.set()
+    assert time.monotonic() - started < 10
+    assert expired == ["x1"]
+    assert results == {"x1": {}, "x2": {"ran": "x2"}, "x3": {"ran": "x3"}}

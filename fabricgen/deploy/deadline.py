@@ -9,7 +9,8 @@ logins and waits, and its whole may still run for ever. When a device's step pas
 - every connection its step opened is closed, so a command waiting on the device ends, and no new one can be
   opened for it (the health check's fresh login, the confirm's): a late step can never confirm it;
 - the wave stops waiting for that device's worker (:class:`DeadlineRunner`): it goes on with the others and ends
-  when they do. The worker thread, left behind, ends when its blocked call does; what it records is ignored.
+  when they do. The worker thread, left behind (a daemon thread: it never holds the command's exit), ends when
+  its blocked call does; what it records is ignored.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from nornir.core.inventory import Host
@@ -124,24 +125,65 @@ def _expire(item: _Watch, on_expiry: Callable[[str], None]) -> None:
 
 class DeadlineRunner:
     """Nornir's ThreadedRunner, except that it stops waiting for a host whose step expired (:func:`watch`): that
-    host's result is left out (the step's own expiry recorded what became of it)."""
+    host's result is left out (the step's own expiry recorded what became of it), a fresh worker takes its place
+    for the hosts still queued, and the workers are daemon threads, so one stuck for good never holds the
+    command's exit either."""
 
     def __init__(self, num_workers: int = 20) -> None:
         self.num_workers = num_workers
 
     def run(self, task: Task, hosts: list[Host]) -> AggregatedResult:
-        result = AggregatedResult(task.name)
         with _REGISTRY.lock:  # an earlier step's expiry of these hosts is not this step's
             for host in hosts:
                 _REGISTRY.watches.pop(host.name, None)
-        pool = ThreadPoolExecutor(self.num_workers)
-        futures: dict[str, Future[MultiResult]] = {host.name: pool.submit(task.copy().start, host) for host in hosts}
-        try:
-            while not all(future.done() or expired(name) for name, future in futures.items()):
-                time.sleep(_POLL_S)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-        for name, future in futures.items():
-            if future.done() and not future.cancelled():
-                result[name] = future.result()
+        batch = _Batch(task, hosts)
+        for _ in range(min(max(1, self.num_workers), len(hosts))):
+            batch.worker()
+        batch.wait()
+        result = AggregatedResult(task.name)
+        for name, answer in batch.answers().items():
+            result[name] = answer
         return result
+
+
+class _Batch:
+    """One step over hosts: a queue the workers take hosts from, and the answers they give."""
+
+    def __init__(self, task: Task, hosts: list[Host]) -> None:
+        self.task = task
+        self.names = [host.name for host in hosts]
+        self.lock = threading.Lock()
+        self.queued = deque(hosts)
+        self.done: dict[str, MultiResult] = {}
+        self.replaced: set[str] = set()
+
+    def worker(self) -> None:
+        threading.Thread(target=self._work, daemon=True, name="fabricgen-device").start()
+
+    def _work(self) -> None:
+        while True:
+            with self.lock:
+                if not self.queued:
+                    return
+                host = self.queued.popleft()
+            answer = self.task.copy().start(host)
+            with self.lock:
+                self.done[host.name] = answer
+
+    def wait(self) -> None:
+        """Until every host has answered or is stuck past its deadline (a stuck worker replaced once)."""
+        while True:
+            with self.lock:
+                finished, left = set(self.done), bool(self.queued)
+            stuck = {name for name in self.names if name not in finished and expired(name)}
+            for name in sorted(stuck - self.replaced):
+                self.replaced.add(name)
+                if left:
+                    self.worker()
+            if all(name in finished or name in stuck for name in self.names):
+                return
+            time.sleep(_POLL_S)
+
+    def answers(self) -> dict[str, MultiResult]:
+        with self.lock:
+            return {name: self.done[name] for name in self.names if name in self.done}
