@@ -51,10 +51,19 @@ REVERT_WAIT_S = TIMER_S + 120  # the switch's timer, then GCU's rollback (no sor
 
 
 @pytest.fixture(scope="module")
-def lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the SONiC target validates against ../shared (conftest.py)
+def lab() -> Iterator[Lab]:
+    """The NVUE and NX-OS switches."""
+    require_lab()
+    with Lab.up(2, prefix=f"sf{os.getpid()}", kinds=["nvue", "nxos"]) as built:
+        yield built
+
+
+@pytest.fixture(scope="module")
+def sonic_lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the SONiC target validates against ../shared
+    """The SONiC switch (sonic-utilities' GCU from ../shared: conftest.py)."""
     require_lab()
     require_target()
-    with Lab.up(3, prefix=f"sf{os.getpid()}", kinds=["sonic", "nvue", "nxos"]) as built:
+    with Lab.up(1, prefix=f"ss{os.getpid()}", kinds=["sonic"]) as built:
         yield built
 
 
@@ -63,8 +72,9 @@ def host_of(lab: Lab, platform: str) -> str:
 
 
 @pytest.fixture
-def switch(lab: Lab) -> str:
+def switch(sonic_lab: Lab) -> str:
     """The SONiC switch, as freshly installed with 202411."""
+    lab = sonic_lab
     host = host_of(lab, "sonic")
     lab.reset(host)
     lab.run(host, "sonic-lab-reimage 202411", check=True)
@@ -137,10 +147,9 @@ def verified(root: Path, run_id: str, inputs: tuple[Path, Path]) -> tuple[int, d
 
 @pytest.fixture
 def inputs(lab: Lab, tmp_path: Path) -> tuple[Path, Path]:
-    """intent/mixed.yaml and inventory/mixed with leaf1 and spine1 the lab's SONiC switch and every other device
-    its NVUE switch (only the devices a run journaled are ever contacted: leaf1 or leaf3)."""
-    sonic_host, nvue_host = host_of(lab, "sonic"), host_of(lab, "nvue")
-    hosts = {name: sonic_host if kind == "sonic" else nvue_host for name, kind in MIXED_KINDS.items()}
+    """intent/mixed.yaml and inventory/mixed with every device the lab's NVUE switch: only the devices a run
+    journaled are ever contacted (leaf3 here), and no address outside the lab is named."""
+    hosts = dict.fromkeys(MIXED_KINDS, host_of(lab, "nvue"))
     return write_inputs(lab, hosts, tmp_path / "inputs")
 
 
@@ -154,7 +163,8 @@ def inventory_of(lab: Lab, host: str, name: str, platform: str, target: Any) -> 
 # --- SONiC: the confirm saves first, then stops the timer -------------------------------------------------
 
 def test_a_sonic_confirm_whose_save_fails_keeps_the_commit_pending_with_its_timer_then_confirms_saved(
-        lab: Lab, switch: str) -> None:
+        sonic_lab: Lab, switch: str) -> None:
+    lab = sonic_lab
     before, saved = running(lab, switch), saved_text(lab, switch)
     device = sonic_driver(lab, switch)
     try:
@@ -190,10 +200,11 @@ def test_a_sonic_confirm_whose_save_fails_keeps_the_commit_pending_with_its_time
 
 
 def test_a_sonic_timer_that_fires_after_the_confirms_save_rolls_back_and_saves_again_and_rollback_says_so(
-        lab: Lab, switch: str, tmp_path: Path) -> None:
+        sonic_lab: Lab, switch: str, tmp_path: Path) -> None:
     """The confirm saved, then died before it stopped the timer (the controller killed between the two): the
     timer still owns the commit, rolls it back, and saves again, so a reboot does not bring it back. Rollback of
     that run then reads the switch's record: already reverted by its timer, not drifted."""
+    lab = sonic_lab
     before, saved = running(lab, switch), saved_text(lab, switch)
     device = sonic_driver(lab, switch)
     try:
@@ -229,7 +240,8 @@ def slow_pending_sync(lab: Lab, host: str) -> None:
                   "> /usr/local/bin/sync && chmod +x /usr/local/bin/sync", check=True)
 
 
-def test_a_sonic_apply_reaching_the_switch_after_its_timer_fired_is_refused(lab: Lab, switch: str) -> None:
+def test_a_sonic_apply_reaching_the_switch_after_its_timer_fired_is_refused(sonic_lab: Lab, switch: str) -> None:
+    lab = sonic_lab
     before, saved = running(lab, switch), saved_text(lab, switch)
     slow_pending_sync(lab, switch)
     device = sonic_driver(lab, switch)
