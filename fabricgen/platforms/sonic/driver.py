@@ -203,8 +203,10 @@ class FabricgenSonicDriver(RecordingDriver):
     # --- commit, confirm, rollback ------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         candidate = self._loaded()
-        if self.has_pending_commit():
-            raise CommitError(f"{self.hostname}: a commit is waiting for its confirm; confirm or roll back first")
+        waiting = self.pending_commit_id()  # checked again, with the mark, under the switch's lock (_mark_and_arm)
+        if waiting:
+            raise CommitError(f"{self.hostname}: nothing was changed: commit {waiting} is waiting for its confirm; "
+                              "confirm or roll back first")
         commit_id = _commit_id(message)
         before = self.running_config()
         planned = self._checked_plan(before, candidate)
