@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,15 @@ from typing import Any
 import pytest
 from test_deploy_lab import installed, journal_events, json_devices, readback, script_check, wait_for
 
+from fabricgen.cli.common import fail
 from fabricgen.cli.deploy import headline
 from fabricgen.deploy.journal import JournalLocked, escape, fabric_lock, read_run
 from fabricgen.deploy.nornir_run import nornir_for, run_each
 from fabricgen.deploy.outcome import Outcome
+from fabricgen.deploy.progress import Lines
 from fabricgen.models.inventory import Device
 
-from lab import Lab, init_models
+from lab import HOST_LAB_DIR, Lab, init_models
 from test_lab import require_lab
 
 CONFIRM_S = 12  # the shortest --confirm-timeout fabricgen takes is 10 s
@@ -596,8 +599,18 @@ def test_each_damaged_journal_line_is_reported_and_the_good_ones_still_count(tmp
     assert "\x1b" not in record.command
 
 
-def test_device_text_reaches_the_terminal_with_its_control_characters_escaped() -> None:
+def test_device_text_reaches_the_terminal_with_its_control_characters_escaped(
+        capsys: pytest.CaptureFixture[str]) -> None:
     assert escape("leaf1\x1b[2J\x1b]0;owned\x07 ok\n\tnext\r") == "leaf1\\x1b[2J\\x1b]0;owned\\x07 ok\n\tnext\\r"
+    # A command's error line (what fail() prints on stderr) carries device text too: a host name, a reason.
+    with pytest.raises(SystemExit):
+        fail("leaf1\x1b]0;owned\x07: cannot connect: \x1b[2J[bold]refused[/bold]")
+    printed = capsys.readouterr().err
+    assert "\x1b" not in printed and "\x07" not in printed
+    assert "leaf1\\x1b]0;owned\\x07: cannot connect: \\x1b[2J[bold]refused[/bold]" in printed
+    lines = Lines()
+    lines.device("leaf2\x1b[31m", "confirmed")
+    assert capsys.readouterr().err == "  leaf2\\x1b[31m: confirmed\n"
 
 
 def test_the_push_table_shows_one_line_per_device_with_its_own_reason_first() -> None:
@@ -628,3 +641,126 @@ def test_a_device_step_that_raises_prints_no_traceback(capsys: pytest.CaptureFix
 
     assert results == {"x1": {"error": "RuntimeError: x1: cannot connect: Connection refused"}}
     assert "Traceback" not in capsys.readouterr().err
+
+
+# --- a device step that stalls past its deadline -----------------------------------------------------------
+
+def hold_host_lock(lab: Lab, host: str) -> None:
+    """A hung fabricgen step of earlier on `host` (a process holding the host's lock): every step of a push there
+    waits for it (up to two minutes each), so the device's whole step stalls."""
+    lab.run(host, f"mkdir -p {STATE} && setsid -f bash -c 'echo $$ > /tmp/holder.pid; "
+                  f"exec flock {STATE}/lock sleep 600' </dev/null >/dev/null 2>&1", check=True)
+    wait_for(lambda: lab.inside(host, "/tmp/holder.pid").exists(), "the lock holder", 30)
+
+
+def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_hold_its_wave(
+        lab: Lab, tmp_path: Path, inputs: tuple[Path, Path], scripts: dict[str, str]) -> None:
+    stalled, other = sorted(lab.hosts)
+    before = {host: fresh_host(lab, host, scripts[host]) for host in (stalled, other)}
+    hold_host_lock(lab, stalled)
+
+    started = time.monotonic()
+    done = run(tmp_path, inputs, "push", "--yes", "--hosts", f"{stalled},{other}", "--canary", "2",
+               "--step-deadline", "30", "--confirm-timeout", "10", "--format", "json")
+    took = time.monotonic() - started
+
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert took < 60, f"the push waited {took:.0f} s: the stalled device held its wave"  # its lock wait: 120 s
+    devices = json_devices(done)
+    assert devices[stalled]["state"] == "attention"
+    assert "its step passed its deadline of 30 s (--step-deadline)" in devices[stalled]["message"]
+    assert devices[other]["state"] == "confirmed", devices  # the same wave, not held
+    assert held(lab, other, scripts[other], before[other]) == "new"
+    run_id = run_ids(tmp_path, inputs)[0]["run_id"]
+    # On the host: the abandoned step's shell still waits for the lock; once the hung holder goes, it marks the
+    # commit pending and arms its timer, and the timer reverts it (nothing was applied: its apply never came).
+    lab.run(stalled, "kill -- -$(cat /tmp/holder.pid)", check=True)  # flock and its sleep (both hold it)
+    wait_for(lambda: fate(lab, stalled, run_id) is not None, "the stalled host's own ending", REVERT_WAIT_S)
+    assert fate(lab, stalled, run_id) == "reverted-by-timer" and not pending(lab, stalled)
+    assert held(lab, stalled, scripts[stalled], before[stalled]) == "old"
+    shown = run(tmp_path, inputs, "runs", run_id, "--format", "json")
+    assert json_devices(shown)[stalled]["state"] == "attention"  # the abandoned step's later words are ignored
+
+
+# --- RDMA-CM configfs groups: recorded before they are made ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dcb_lab() -> Iterator[Lab]:
+    """One linux-dcb host: its RDMA devices' RDMA-CM configfs groups do not exist until made (RoCE defaults read
+    as unset), so a commit opens them to snapshot the kernel's values."""
+    require_lab()
+    with Lab.up(1, prefix=f"pd{os.getpid()}", kinds=["linux-dcb"]) as built:
+        yield built
+
+
+def rdma_cm_groups(lab: Lab, host: str) -> list[str]:
+    """The host's RDMA-CM configfs groups, read on the host."""
+    folder = lab.inside(host, f"{HOST_LAB_DIR}/configfs/rdma_cm")
+    return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_controller_killed_right_after_a_commit_opened_an_rdma_cm_group_leaves_a_record_rollback_clears(
+        dcb_lab: Lab, tmp_path: Path) -> None:
+    lab = dcb_lab
+    [host] = lab.hosts
+    inputs = lab.write_inputs(tmp_path / "inputs")
+    assert rdma_cm_groups(lab, host) == []
+    # mkdir of a configfs group (the lab's model of it) stalls once it made it: the controller is killed then.
+    lab.run(host, "mv /usr/local/bin/mkdir /usr/local/lib/mkdir.model && printf '%s\\n' '#!/bin/bash' "
+                  "'/usr/local/lib/mkdir.model \"$@\" || exit' "
+                  "'if [[ $* == */rdma_cm/* ]]; then echo $$ > /tmp/stalled.pid; exec sleep 600; fi' "
+                  "> /usr/local/bin/mkdir && chmod +x /usr/local/bin/mkdir", check=True)
+    push = run(tmp_path, inputs, "push", "--yes", "--hosts", host, "--format", "json", wait=False)
+    try:
+        wait_for(lambda: rdma_cm_groups(lab, host), "the first RDMA-CM group", 120)
+    finally:
+        push.kill()  # SIGKILL
+        push.communicate(timeout=30)
+    lab.run(host, "mv /usr/local/lib/mkdir.model /usr/local/bin/mkdir && kill $(cat /tmp/stalled.pid)", check=True)
+    [interrupted] = run_ids(tmp_path, inputs)
+    run_id = interrupted["run_id"]
+
+    # On the host: the group the dead controller made, and the commit's record of it, written before it.
+    made = rdma_cm_groups(lab, host)
+    assert made == ["bnxt_re0"]
+    record = lab.inside(host, f"{STATE}/commits/{run_id}/rdma-cm-opened")
+    assert record.read_text().split() == made
+    assert not pending(lab, host) and fate(lab, host, run_id) is None
+
+    undone = run(tmp_path, inputs, "rollback", run_id, "--yes", "--format", "json")
+
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    result = json_devices(undone)[host]
+    assert result["state"] == "unchanged"
+    assert result["message"] == ("the device shows this run's commit never applied: nothing to undo; what it had "
+                                 "staged there was removed")
+    assert rdma_cm_groups(lab, host) == []  # read on the host: the residue is gone
+    assert not lab.inside(host, f"{STATE}/commits/{run_id}").exists()
+
+
+def test_a_step_stuck_past_its_deadline_is_left_behind_and_a_fresh_worker_runs_the_queued_devices() -> None:
+    """DeadlineRunner with one worker: the first device's step blocks for good; at its deadline it is settled,
+    the run stops waiting for it, and a new worker takes the devices queued behind it. No device is contacted."""
+    import threading
+
+    from fabricgen.deploy import deadline
+
+    devices = [Device.model_validate({"name": f"x{n}", "hostname": "127.0.0.1", "platform": "connectx",
+                                      "data": {"role": "gpu-host"}}) for n in (1, 2, 3)]
+    never = threading.Event()
+    expired: list[str] = []
+
+    def step(task: Any) -> dict[str, Any]:
+        with deadline.watch(task.host.name, 1, expired.append):
+            if task.host.name == "x1":
+                never.wait(60)  # stuck (released when the test ends)
+            return {"ran": task.host.name}
+
+    started = time.monotonic()
+    try:
+        results = run_each(nornir_for(devices, 1), ["x1", "x2", "x3"], step)
+    finally:
+        never.set()
+    assert time.monotonic() - started < 10
+    assert expired == ["x1"]
+    assert results == {"x1": {}, "x2": {"ran": "x2"}, "x3": {"ran": "x3"}}

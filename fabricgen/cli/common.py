@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from fabricgen.deploy.journal import escape as escape_controls
 from fabricgen.lint.registry import Finding
 from fabricgen.lint.report import (
     input_errors_json,
@@ -34,7 +35,9 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     # The message is text, never markup: `pip install 'fabricgen[yang]'` or a key path `[0]` must print whole.
-    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
+    # Nor terminal control: what a device or a file said (a host name, an error) has its control characters
+    # shown as escapes.
+    err.print(f"[bold red]error:[/] {escape(escape_controls(message))}", markup=True)
     sys.exit(code)
 
 

@@ -41,7 +41,7 @@ from fabricgen.deploy.journal import (
     read_run,
     valid_run_id,
 )
-from fabricgen.deploy.outcome import Deployment, Outcome, PushOptions
+from fabricgen.deploy.outcome import DEFAULT_STEP_DEADLINE_S, EXIT_ATTENTION, Deployment, Outcome, PushOptions
 from fabricgen.deploy.plan import DEPLOYABLE, PlanError, select, waves
 from fabricgen.deploy.progress import for_terminal
 from fabricgen.lint import lint
@@ -184,11 +184,14 @@ def _push_command(edge: Edge) -> click.Command:
                   default=DEFAULT_JOURNAL, show_default=True, help="where runs/<run-id>/ journals go")
     @click.option("--resume", "resume_id", default=None, metavar="RUN_ID",
                   help="finish an interrupted run: devices it already confirmed are skipped")
+    @click.option("--step-deadline", type=click.IntRange(min=10), default=DEFAULT_STEP_DEADLINE_S, show_default=True,
+                  help="seconds one device's whole step (commit, soak, checks, confirm) may take; past it the device "
+                       "is `attention` and its wave goes on without it")
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def push_cmd(intent: Path, inventory: Path, selection: Selection, workers: int, confirm_timeout: int, canary: int,
                  batch: str,
                  max_failures: int, soak: int, yes: bool, allow_disruptive: bool, journal_root: Path,
-                 resume_id: str | None, fmt: str) -> None:
+                 resume_id: str | None, step_deadline: int, fmt: str) -> None:
         """Push the rendered intent to the devices in waves, each change reverting by itself unless confirmed.
 
         Per device: diff, commit with a revert timer on the device, health checks (fresh login, settings read
@@ -211,7 +214,7 @@ def _push_command(edge: Edge) -> click.Command:
             code, outcomes = _push_locked(edge, fabric, inv, names, rendered, PushRequest(
                 journal_root, run_id, resume_id, selection, canary, batch, yes, workers, fmt,
                 PushOptions(confirm_timeout, max_failures, workers, soak=soak, resume_run=resume_id,
-                            allow_disruptive=allow_disruptive)))
+                            allow_disruptive=allow_disruptive, step_deadline=step_deadline)))
         _show(outcomes, fmt, "push", run_id)
         sys.exit(code)
 
@@ -258,6 +261,8 @@ def _push_locked(edge: Edge, fabric: Fabric, inv: Inventory, names: list[str], r
         plan = waves(fabric, names, request.canary, request.batch)
     except PlanError as exc:
         edge.fail(str(exc))
+    if options.soak >= options.step_deadline:
+        edge.fail(f"--soak {options.soak} must be shorter than --step-deadline {options.step_deadline}")
     if options.soak >= options.confirm_timeout:
         edge.fail(f"--soak {options.soak} must be shorter than --confirm-timeout {options.confirm_timeout}: the "
                   "devices would revert before their health checks")
@@ -357,20 +362,33 @@ def _runs_command(edge: Edge) -> click.Command:
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True)
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def runs_cmd(run_id: str | None, journal_root: Path, fmt: str) -> None:
+    @click.option("--verify", is_flag=True, help="with RUN_ID: ask each device the run may have changed what it "
+                                                 "recorded of the run's commit (read only)")
+    @click.option("-i", "--inventory", type=click.Path(path_type=Path), default=Path("inventory"),
+                  show_default=True, help="with --verify: how to reach the devices")
+    @click.option("--intent", type=click.Path(path_type=Path), default=Path("intent/fabric.yaml"), show_default=True)
+    def runs_cmd(run_id: str | None, journal_root: Path, fmt: str, verify: bool, inventory: Path,
+                 intent: Path) -> None:
         """List push and rollback runs, or show one (per device: result, diff, timings).
 
         Reads the journal that push and rollback write, one folder per run in --journal DIR (default runs/):
         without RUN_ID a table of the runs (id, command, start, devices, exit status; "interrupted" for a run
         that never finished, which `push --resume RUN_ID` can complete), with RUN_ID what happened on each of
-        its devices. Nothing is contacted.
+        its devices. Nothing is contacted, unless --verify: then each device the run may have changed is asked
+        what it recorded of the run's commit (confirmed, reverted by its timer, ...), beside the journal's
+        state; exit 3 when a device's record differs from the journal or cannot be read.
 
         \b
         Examples:
           fabricgen runs                                   # every run, oldest first
           fabricgen runs 20261203T140501Z-3fa2c1           # one run, device by device
+          fabricgen runs 20261203T140501Z-3fa2c1 --verify -i inventory   # and what each device recorded
           fabricgen runs --format json --journal /srv/fabricgen/runs
         """
+        if verify:
+            if run_id is None:
+                edge.fail("--verify needs a RUN_ID")
+            _verify_run(edge, _run_record(journal_root, run_id, edge.fail), intent, inventory, fmt)
         if run_id is None:
             runs = list_runs(journal_root)
             if not runs and fmt == "text":
@@ -381,6 +399,23 @@ def _runs_command(edge: Edge) -> click.Command:
             _show_run(_run_record(journal_root, run_id, edge.fail), fmt)
 
     return runs_cmd
+
+
+def _verify_run(edge: Edge, record: RunRecord, intent: Path, inventory: Path, fmt: str) -> NoReturn:
+    """`runs RUN --verify`: the journal's account of each device beside the device's own (fabricgen.deploy.verify)."""
+    from fabricgen.deploy.verify import verify_run
+
+    loaded, _ = edge.load_and_resolve(intent, inventory)
+    verified = verify_run(record, loaded.inventory)
+    if fmt == "json":
+        click.echo(json.dumps({"run_id": record.run_id, "devices": {
+            name: {"journal": item.journal, "on_device": item.on_device, "agrees": item.agrees}
+            for name, item in verified.items()}}, indent=2, sort_keys=True))
+    else:
+        _show_run(record, fmt)
+        for item in verified.values():
+            out.print(Text(item.line()))
+    sys.exit(0 if all(item.agrees for item in verified.values()) else EXIT_ATTENTION)
 
 
 def _deployment(fabric: Fabric, inventory: Inventory, names: list[str], rendered: dict[str, str]) -> Deployment:

@@ -22,6 +22,7 @@ from typing import Any
 from napalm.base.exceptions import CommitError
 from nornir.core.task import Task
 
+from fabricgen.deploy import deadline
 from fabricgen.deploy.hostdriver import RestoreFailed
 from fabricgen.deploy.nornir_run import close_all, connection, fresh_driver, nornir_for, run_each
 from fabricgen.deploy.outcome import (
@@ -141,6 +142,18 @@ def _push_wave(deployment: Deployment, nornir: Any, wave: list[str], options: Pu
 
 
 def _push_device(task: Task, deployment: Deployment, options: PushOptions, run_id: str, gate: _Gate) -> dict[str, Any]:
+    """The device's step under its overall deadline (deadline.py): past it, the device is `attention`, its
+    connections closed, and the wave goes on without it."""
+    def expire(name: str) -> None:
+        if deployment.settle(Outcome(name, "attention", message=deadline.expired_message(options.step_deadline))):
+            gate.fail()
+
+    with deadline.watch(task.host.name, options.step_deadline, expire):
+        return _push_device_step(task, deployment, options, run_id, gate)
+
+
+def _push_device_step(task: Task, deployment: Deployment, options: PushOptions, run_id: str,
+                      gate: _Gate) -> dict[str, Any]:
     name = task.host.name
     if gate.halted:
         deployment.record(Outcome(name, "untouched", message="not started: the wave was halted by failures"))
@@ -260,6 +273,8 @@ def _settle(deployment: Deployment, name: str, driver: Any, error: str, run_id: 
     """What a half-done commit left, by the device's own record where its driver keeps one; a commit still
     pending is reverted now."""
     fate = driver.commit_fate(run_id) if hasattr(driver, "commit_fate") else None
+    if fate == "staged" and hasattr(driver, "discard_staged"):
+        driver.discard_staged(run_id)
     if fate in ("absent", "staged"):
         return Outcome(name, "failed", message=f"{error}; the device shows it never applied (nothing changed)")
     if fate in ("reverted-by-timer", "reverted", "reverted-at-boot"):

@@ -197,23 +197,26 @@ class FabricgenHostDriver(RecordingDriver):
         commit_id = _commit_id(message)
         snapshot, previous = self._as_found(bundle, reading)
         self.last_snapshot = snapshot  # the host as found: what a revert must read back as
-        opened = self._open_rdma_cm_groups(snapshot)
-        if opened:  # the values behind those groups, now readable, are what the restore script sets back
-            snapshot = self.nic_check(bundle)
-        plan = restore_script(bundle.platform, bundle.device, snapshot)
-        if plan.unrestorable:
-            raise CommitError(f"{bundle.device}: nothing was changed: the current value of "
-                              f"{', '.join(plan.unrestorable)} could not be snapshotted, so the push could not "
-                              "be undone")
         try:
+            opened = self._open_rdma_cm_groups(commit_id, snapshot)
+            if opened:  # the values behind those groups, now readable, are what the restore script sets back
+                snapshot = self.nic_check(bundle)
+            plan = restore_script(bundle.platform, bundle.device, snapshot)
+            if plan.unrestorable:
+                raise CommitError(f"{bundle.device}: nothing was changed: the current value of "
+                                  f"{', '.join(plan.unrestorable)} could not be snapshotted, so the push could not "
+                                  "be undone")
             directory = self._stage(commit_id, bundle, snapshot, plan.script, (previous, opened))
             sealed = self.ssh.run(self._seal_command(commit_id, directory, int(revert_in or 0)))
         except SshError as exc:
-            self._unmark(commit_id)
+            self._discard_quietly(commit_id)
             raise CommitError(f"{bundle.device}: nothing was changed: the undo could not be staged on the host "
                               f"first ({exc})") from None
+        except CommitError:
+            self._discard_quietly(commit_id)
+            raise
         if sealed.status != 0:
-            self._unmark(commit_id)
+            self._discard_quietly(commit_id)
             raise CommitError(f"{bundle.device}: nothing was changed: {sealed.output or 'sealing the undo failed'}")
         applied = self.ssh.run(self._apply_locked(commit_id, directory, bundle, bool(revert_in)),
                                timeout=float(max(self.timeout, 600)))
@@ -236,14 +239,38 @@ class FabricgenHostDriver(RecordingDriver):
                             f"{failure}; restoring failed too (exit {undone.status}): "
                             f"{' | '.join(undone.output.splitlines()[-5:])}")
 
-    def _unmark(self, commit_id: str) -> None:
-        """Clear the pending mark of a commit that never applied, under the host's lock and only if it is still
-        this commit's (never another run's); best effort: its timer reverts it otherwise."""
+    def _discard_quietly(self, commit_id: str) -> None:
+        """discard_staged, best effort (a commit that failed before its apply): what is left is the host's record,
+        which a rollback of the run discards again."""
+        with contextlib.suppress(SshError, ConnectionException, CommitError):
+            self.discard_staged(commit_id)
+
+    def discard_staged(self, commit_id: str) -> list[str]:
+        """Remove what a commit that never applied left on the host: the RDMA-CM configfs groups it opened to read
+        their values (recorded in ``rdma-cm-opened`` before each was made), its timer and pending mark if it got
+        that far, and its staged undo. Under the host's lock, and only while its apply never started (no
+        ``applying`` mark, not the last commit, no fate): a commit that may have changed the host is left to its
+        revert. The groups removed, by name."""
         state = shlex.quote(self.state_dir)
-        with contextlib.suppress(SshError, ConnectionException):
-            self.ssh.run(f"{_host_lock(self.state_dir, 60)} && "
-                         f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && rm -f {state}/pending && "
-                         f"sync -f {state}")
+        directory = f"{state}/commits/{_commit_id(commit_id)}"
+        done = self.ssh.run(
+            f"{_host_lock(self.state_dir, 60)}; d={directory}; [ -d $d ] || exit 0; "
+            f"if [ -e $d/applying ] || [ -s $d/fate ] || [ \"$(cat {state}/last 2>/dev/null)\" = {commit_id} ]; then "
+            "echo 'its apply started: left to its revert' >&2; exit 3; fi; "
+            f"if [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ]; then "
+            f"if [ -s $d/timer.pid ]; then read -r pid boot < $d/timer.pid; "
+            f"[ \"$boot\" = \"$(cat {BOOT_ID})\" ] && kill -- -$pid 2>/dev/null; fi; "
+            f"[ \"$(cat $d/timer 2>/dev/null)\" != systemd ] || systemctl stop fabricgen-revert-{commit_id}.timer; "
+            f"rm -f {state}/pending; fi; "
+            'cfg="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"; status=0; '
+            "if [ -f $d/rdma-cm-opened ]; then while read -r g; do "
+            '[[ $g =~ ^[A-Za-z0-9_]{1,32}$ ]] || continue; '
+            'if [ -d "$cfg/rdma_cm/$g" ]; then rmdir "$cfg/rdma_cm/$g" && echo "$g" || status=1; fi; '
+            f"done < $d/rdma-cm-opened; fi; [ $status = 0 ] && rm -rf $d && sync -f {state}; exit $status")
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: commit {commit_id}: its staged residue could not be removed: "
+                              f"{escape(done.output.strip()[:300]) or f'exit {done.status}'}")
+        return done.stdout.split()
 
     def _apply_locked(self, commit_id: str, directory: str, bundle: HostBundle, timed: bool) -> str:
         """The apply, under the host's lock, and (with a revert timer) only while this commit is still the pending
@@ -254,8 +281,8 @@ class FabricgenHostDriver(RecordingDriver):
         still_ours = (f"{{ [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || "
                       f"{{ echo 'the commit is no longer pending: its revert timer fired' >&2; exit {_EXPIRED}; }}; }}"
                       if timed else "true")
-        return (f"{_host_lock(self.state_dir, 120)} && {still_ours} && {_apply_command(directory, bundle)} && "
-                f"echo {commit_id} > {state}/last")
+        return (f"{_host_lock(self.state_dir, 120)} && {still_ours} && touch {shlex.quote(directory)}/applying && "
+                f"{_apply_command(directory, bundle)} && echo {commit_id} > {state}/last")
 
     def _as_found(self, bundle: HostBundle, reading: _Reading | None) -> tuple[str, dict[str, str | None]]:
         """The snapshot a commit starts from: the --check lines and the installed files. The `reading` of a
@@ -264,18 +291,29 @@ class FabricgenHostDriver(RecordingDriver):
             return reading.check, reading.files
         return self.nic_check(bundle), self.installed_now(bundle)
 
-    def _open_rdma_cm_groups(self, snapshot: str) -> list[str]:
+    def _open_rdma_cm_groups(self, commit_id: str, snapshot: str) -> list[str]:
         """Make RoCE defaults that read as unset readable, so they can be snapshotted: an RDMA device's RDMA-CM
         configfs group appears on mkdir (what cma_roce_tos and the script's --apply do) and then shows the
-        values the kernel has. Without the group nobody can tell what to restore."""
+        values the kernel has. Without the group nobody can tell what to restore. Each group is recorded in the
+        commit's ``rdma-cm-opened`` (synced) *before* it is made, so a controller killed in between leaves a
+        record that rollback and discard_staged act on, never a group nobody knows of. Every group the file
+        names (an earlier attempt of a resumed run's too): the revert closes them all."""
         devices = sorted(set(_UNSET_ROCE.findall(snapshot)))
         if not devices:
             return []
+        record = shlex.quote(f"{self.state_dir}/commits/{commit_id}") + "/rdma-cm-opened"
         # configfs takes a plain mkdir of the group (no -p: the kernel makes its ports/ itself).
-        done = self.ssh.run(f'cfg="${{FABRICGEN_CONFIGFS:-/sys/kernel/config}}"; [ -d "$cfg/rdma_cm" ] || exit 1; '
-                            f"for d in {' '.join(devices)}; do "
-                            '[ -d "$cfg/rdma_cm/$d" ] || mkdir "$cfg/rdma_cm/$d" || exit 1; done')
-        return devices if done.status == 0 else []
+        done = self.ssh.run(
+            f'cfg="${{FABRICGEN_CONFIGFS:-/sys/kernel/config}}"; [ -d "$cfg/rdma_cm" ] || exit 1; '
+            f"umask 077 && mkdir -p {shlex.quote(self.state_dir)}/commits/{commit_id} && touch {record} || exit 1; "
+            f"for d in {' '.join(devices)}; do [ -d \"$cfg/rdma_cm/$d\" ] && continue; "
+            f"grep -qx \"$d\" {record} || {{ echo \"$d\" >> {record} && sync -f {record}; }} || exit 1; "
+            f'mkdir "$cfg/rdma_cm/$d" || exit 1; done; cat {record}')
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: nothing was changed: the RDMA-CM configfs groups of "
+                              f"{', '.join(devices)} could not be opened to read their RoCE defaults: "
+                              f"{escape(done.output.strip()[:300]) or f'exit {done.status}'}")
+        return sorted({name for name in done.stdout.split() if re.fullmatch(r"[A-Za-z0-9_]{1,32}", name)})
 
     def _stage(self, commit_id: str, bundle: HostBundle, snapshot: str, restore: str,
                found: tuple[dict[str, str | None], list[str]]) -> str:
@@ -287,7 +325,8 @@ class FabricgenHostDriver(RecordingDriver):
         # A resumed run reuses its commit id: the markers of the earlier attempt go first. The session's
         # FABRICGEN_* settings (tool time limit, test trees) are kept for a revert that runs from a timer.
         self.ssh.check(f"umask 077 && mkdir -p {quoted}/prev {quoted}/new && "
-                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/fate {quoted}/timer {quoted}/timer.pid && "
+                       f"rm -f {quoted}/reverted {quoted}/confirmed {quoted}/fate {quoted}/timer {quoted}/timer.pid "
+                       f"{quoted}/applying && "
                        f"{{ export -p | grep '^declare -x FABRICGEN_' > {quoted}/env || true; }}")
         for item in bundle.installed:
             self.ssh.put(f"{directory}/new/{item.name}", item.text, item.mode)
@@ -369,7 +408,8 @@ class FabricgenHostDriver(RecordingDriver):
             f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && {{ echo pending; exit 0; }}; "
             f"[ -s {directory}/fate ] && {{ head -c 64 {directory}/fate; exit 0; }}; "
             f"[ -e {directory}/confirmed ] && {{ echo confirmed; exit 0; }}; "
-            f"[ \"$(cat {state}/last 2>/dev/null)\" = {commit_id} ] && {{ echo applied; exit 0; }}; echo staged")
+            f"[ \"$(cat {state}/last 2>/dev/null)\" = {commit_id} ] && {{ echo applied; exit 0; }}; "
+            f"[ -e {directory}/applying ] && {{ echo applied; exit 0; }}; echo staged")
         fate = done.stdout.strip()
         if done.status != 0 or fate not in FATES:
             raise CommitError(f"{self.hostname}: cannot read what became of commit {commit_id}: "
@@ -481,7 +521,8 @@ def _revert_script(state_dir: str, commit_id: str, bundle: HostBundle, previous:
         f"bash {directory}/restore-nic.sh || status=1",
         *files,
         *(['cfg="${FABRICGEN_CONFIGFS:-/sys/kernel/config}"',
-           f'for d in {" ".join(opened)}; do rmdir "$cfg/rdma_cm/$d" || status=1; done'] if opened else []),
+           f'for d in {" ".join(opened)}; do [[ ! -d $cfg/rdma_cm/$d ]] || rmdir "$cfg/rdma_cm/$d" || status=1; '
+           "done"] if opened else []),
         "[[ ! -d /run/systemd/system ]] || systemctl daemon-reload || true  # the unit files as they are again",
         f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
         f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',

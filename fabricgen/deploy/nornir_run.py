@@ -21,8 +21,8 @@ from nornir.core import Nornir
 from nornir.core.inventory import ConnectionOptions, Defaults, Groups, Host, Hosts, Inventory
 from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.core.task import AggregatedResult, Result, Task
-from nornir.plugins.runners import ThreadedRunner
 
+from fabricgen.deploy.deadline import DeadlineRunner, expired, track
 from fabricgen.models.inventory import Device
 from fabricgen.platforms import get_platform
 
@@ -54,7 +54,7 @@ def nornir_for(devices: list[Device], workers: int) -> Nornir:
                                   username=_username(device), password=_password(device), platform=platform,
                                   connection_options={CONNECTION: connection}, defaults=defaults)
     return Nornir(inventory=Inventory(hosts=hosts, groups=Groups(), defaults=defaults),
-                  runner=ThreadedRunner(num_workers=max(1, workers)))
+                  runner=DeadlineRunner(num_workers=max(1, workers)))
 
 
 def fresh_driver(device: Device, timeout: int = 30) -> Any:
@@ -65,7 +65,7 @@ def fresh_driver(device: Device, timeout: int = 30) -> Any:
                                          optional_args={**extras.get("optional_args", {}),
                                                         **({"port": device.port} if device.port else {})})
     driver.open()
-    return driver
+    return track(driver)  # closed if the device's step passes its deadline (deadline.py)
 
 
 def _username(device: Device) -> str:
@@ -85,7 +85,9 @@ def run_each(nornir: Nornir, names: list[str], step: Callable[[Task], dict[str, 
     outcome: dict[str, dict[str, Any]] = {}
     for name in names:
         multi = results.get(name)
-        if multi is None or not len(multi):
+        if multi is None and expired(name):  # left behind past its deadline; its expiry said what became of it
+            outcome[name] = {}
+        elif multi is None or not len(multi):
             outcome[name] = {"error": "not run"}
         elif multi[0].failed:
             outcome[name] = {"error": _error_text(multi[0])}
@@ -114,7 +116,7 @@ def _error_text(result: Result) -> str:
 
 
 def connection(task: Task) -> Any:
-    return task.host.get_connection(CONNECTION, task.nornir.config)
+    return track(task.host.get_connection(CONNECTION, task.nornir.config))
 
 
 def close_all(nornir: Nornir) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ from fabricgen.models.inventory import Device
 
 EXIT_OK, EXIT_FAILED_REVERTED, EXIT_USAGE, EXIT_ATTENTION = 0, 1, 2, 3
 DIFF_CHANGES, DIFF_ERRORS = 2, 1
+DEFAULT_STEP_DEADLINE_S = 1800  # push --step-deadline (fabricgen/deploy/deadline.py)
 
 
 # What each result of push, resume and rollback means, every one verified on the device (docs/platforms.md and
@@ -27,7 +29,8 @@ OUTCOMES: tuple[tuple[str, str], ...] = (
     ("failed", "verified unchanged: the device refused or could not take the change, and reads as before"),
     ("attention", "the device may hold part of the change: a restore that failed (the settings that did not "
                   "come back listed first, one a line), a device unreachable after its commit (its own timer "
-                  "reverts it), or a read-back that differs; exit 3"),
+                  "reverts it), a step past its --step-deadline (abandoned, its wave goes on), or a read-back "
+                  "that differs; exit 3"),
     ("untouched", "not started: the push stopped in an earlier wave or the wave was halted"),
     ("skipped", "rollback: drifted since the run, left as it is (--force to roll back)"),
 )
@@ -54,6 +57,7 @@ class PushOptions:
     soak: int = 0  # seconds between commit and health checks: let the change meet real traffic first
     resume_run: str | None = None  # a pending commit of this run (killed before its confirm) is undone first
     allow_disruptive: bool = False  # (gcu, issue 24) a change that bounces ports (driver.disruption) may be committed
+    step_deadline: int = DEFAULT_STEP_DEADLINE_S  # seconds one device's whole step may take (deadline.py)
 
 
 @dataclass
@@ -68,9 +72,28 @@ class Deployment:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     progress: Progress = field(default_factory=Silent)
     models: dict[str, DeviceModel] = field(default_factory=dict)  # the intent per device (push's counter soak)
+    settled: set[str] = field(default_factory=set)  # devices whose outcome is final (their step's deadline passed)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, outcome: Outcome, **extra: Any) -> None:
-        self.outcomes[outcome.device] = outcome
+        with self._lock:
+            if outcome.device in self.settled:  # a step left behind past its deadline: its outcome stands
+                return
+            self.outcomes[outcome.device] = outcome
+        self._report(outcome, extra)
+
+    def settle(self, outcome: Outcome) -> bool:
+        """Record ``outcome`` as the device's last word unless it already has an outcome; later records of it are
+        ignored. Whether it was recorded."""
+        with self._lock:
+            if outcome.device in self.outcomes or outcome.device in self.settled:
+                return False
+            self.outcomes[outcome.device] = outcome
+            self.settled.add(outcome.device)
+        self._report(outcome, {})
+        return True
+
+    def _report(self, outcome: Outcome, extra: dict[str, Any]) -> None:
         self.progress.device(outcome.device, outcome.state)
         if self.journal is not None:
             self.journal.write(outcome.state, outcome.device, diff=outcome.diff, message=outcome.message,

@@ -16,6 +16,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from fabricgen.deploy.journal import escape
+
 _STYLE = {"committed": "yellow", "confirmed": "green", "unchanged": "dim", "reverted": "red", "failed": "red",
           "attention": "bold red", "untouched": "dim"}
 
@@ -47,7 +49,7 @@ class Lines:
         self._print(f"wave {number}/{total}: {len(devices)} device(s)")
 
     def device(self, name: str, state: str) -> None:
-        self._print(f"  {name}: {state}")
+        self._print(f"  {escape(name)}: {state}")  # names reach a terminal: no control characters
 
     def _print(self, line: str) -> None:
         with self._lock:
@@ -87,7 +89,7 @@ class LiveTable:
         table.add_column("state")
         for name in self._wave:
             state = self._states.get(name, "")
-            table.add_row(name, Text(state, style=_STYLE.get(state, "")))
+            table.add_row(Text(escape(name)), Text(state, style=_STYLE.get(state, "")))  # text, never markup
         counts = Counter(state for state in self._states.values() if state != "pushing")
         summary = ", ".join(f"{count} {state}" for state, count in sorted(counts.items()))
         return Group(table, Text(f"{sum(counts.values())}/{self._total} devices done" +

@@ -25,7 +25,8 @@ from fabricgen.models.inventory import Inventory
 
 # What a device's own record says of a commit that left nothing to undo.
 _NEVER_APPLIED = ("absent", "staged")
-_ALREADY_REVERTED = ("reverted-by-timer", "reverted-at-boot", "reverted")
+_ALREADY_REVERTED = {"reverted-by-timer": "reverted by its timer", "reverted-at-boot": "reverted at boot",
+                     "reverted": "reverted"}
 
 
 def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: list[str], force: bool, yes: bool,
@@ -47,9 +48,10 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
                 outcomes[name] = Outcome(name, "failed", message=error)
             elif fate in _NEVER_APPLIED:
                 outcomes[name] = Outcome(name, "unchanged", message="the device shows this run's commit never "
-                                                                    "applied: nothing to undo")
+                                                                    "applied: nothing to undo"
+                                         + ("; what it had staged there was removed" if fate == "staged" else ""))
             elif fate in _ALREADY_REVERTED:
-                outcomes[name] = Outcome(name, "restored", message=f"already {fate.replace('-', ' ')} (the "
+                outcomes[name] = Outcome(name, "restored", message=f"already {_ALREADY_REVERTED[fate]} (the "
                                                                    "device's own record)")
             elif found and fate != "restore-failed" and not force and (
                     yes or not ask(f"{name} changed since run {record.run_id}:\n{found}roll it back anyway?")):
@@ -91,6 +93,8 @@ def _drift(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRe
         return "", f"cannot reach it: {exc}", None
     try:
         fate = driver.commit_fate(device.commit_id) if hasattr(driver, "commit_fate") else None
+        if fate == "staged" and hasattr(driver, "discard_staged"):  # e.g. RDMA-CM groups opened to snapshot them
+            driver.discard_staged(device.commit_id)
         if fate in _NEVER_APPLIED or fate in _ALREADY_REVERTED:
             return "", "", fate
         driver.load_replace_candidate(config=read_candidate(root, record.run_id, name))

@@ -17,11 +17,19 @@ fabricgen owns sections of the switch's configuration, not the switch (:data:`OW
   fabricgen-<run>``: NVUE's own timer rolls the switch back unless confirmed. The checkpoint is NVUE's: the
   history records the apply under ``fabricgen-<run>``, and the revision applied before it is the one to go back
   to. A refused apply (``Invalid config [rev_id: N]``) leaves the switch as it was: checked, then said.
-- ``confirm_commit``: ``nv config apply --confirm-yes`` (NVIDIA's reference documents ``--confirm`` and
-  ``--confirm-status`` only; the confirm option is the one a community NAPALM Cumulus driver sends), then
-  ``nv config save`` (needed when auto-save is off; harmless when on).
+- ``confirm_commit`` / ``confirm_own(run)``: only while the apply waiting for its confirm is this run's,
+  ``nv config apply --confirm-yes`` (NVIDIA's reference documents ``--confirm`` and ``--confirm-status`` only; the
+  confirm option is the one a community NAPALM Cumulus driver sends), then ``nv config save`` (needed when
+  auto-save is off; harmless when on). NVUE refuses an apply while another waits for its confirm: that is the
+  switch's own one-commit-at-a-time check.
 - ``rollback``/``revert``: a pending confirm is aborted (``--confirm-no``); a confirmed commit is undone by
   ``nv config apply <revision before it>`` and saved. That restores the whole revision, as NVUE's rollback does.
+  A commit already reverted (by NVUE's confirm timer, or a rollback) is left as it is.
+- ``commit_fate(run)``: what became of a run's apply, from the switch: its confirm still pending (NVUE's revision
+  list), the fate fabricgen recorded in the login's home (``~/.fabricgen/commits/<run>/fate``: confirmed,
+  reverted), else NVUE's history -- the run's apply followed by NVUE's own rollback to the revision before it,
+  which fabricgen did not ask for, is its confirm timer's (reverted-by-timer); an apply never rolled back was
+  confirmed; no apply of the run at all: absent.
 """
 
 from __future__ import annotations
@@ -68,6 +76,8 @@ MGMT_FIELDS: tuple[NvPath, ...] = (
 )
 DEFAULT_ROUTES = ("0.0.0.0/0", "::/0")
 MESSAGE_PREFIX = "fabricgen-"
+FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "absent")
+FATE_DIR = ".fabricgen/commits"  # in the login's home: the switch's record of each run's fate
 REVERT_PREFIX = "fabricgen-revert-"
 _REV_ID = re.compile(r"\[rev_id: (\d+)\]")
 SPEEDS_MBPS = {word: float(mbps) for mbps, word in LINK_SPEEDS.items()}
@@ -307,8 +317,53 @@ class FabricgenNvueDriver(SshDriver):
         return message[len(MESSAGE_PREFIX):] if message.startswith(MESSAGE_PREFIX) else None
 
     def confirm_commit(self) -> None:
+        self.confirm_own(None)
+
+    def confirm_own(self, commit_id: str | None) -> None:
+        """Confirm the apply waiting for its confirm, only when it is run ``commit_id``'s (None: whichever), then
+        save; the run's fate is recorded on the switch as confirmed."""
+        pending = self._confirming()
+        run = self.pending_commit_id()
+        if pending is None:
+            raise CommitError(f"{self.hostname}: confirm failed: no apply is waiting for its confirm: it was "
+                              "reverted by its timer or never made")
+        if commit_id is not None and run != _commit_id(commit_id):
+            raise CommitError(f"{self.hostname}: confirm failed: the apply waiting for its confirm is "
+                              f"{pending.get('message')!r}, not this run's")
         self._nv("config apply --confirm-yes -y")
+        if run is not None:
+            self._record_fate(run, "confirmed")
         self._nv("config save")
+
+    def _record_fate(self, run: str, fate: str) -> None:
+        directory = f'"$HOME"/{FATE_DIR}/{_commit_id(run)}'
+        self.ssh.check(f"umask 077 && mkdir -p {directory} && echo {fate} > {directory}/fate && "
+                       f"sync -f {directory}/fate")
+
+    def commit_fate(self, commit_id: str) -> str:
+        """What became of run ``commit_id``'s apply, read on the switch (see the module's docstring)."""
+        run = _commit_id(commit_id)
+        if self.pending_commit_id() == run:
+            return "pending"
+        recorded = self.ssh.run(f'head -c 64 "$HOME"/{FATE_DIR}/{run}/fate').stdout.strip()
+        if recorded in FATES:
+            return recorded
+        entries = self.history()
+        marks = [i for i, e in enumerate(entries) if e.get("message") == f"{MESSAGE_PREFIX}{run}"]
+        if not marks:
+            return "absent"
+        mark = marks[-1]
+        later = entries[mark + 1:]
+        if any(e.get("message") == f"{REVERT_PREFIX}{run}" for e in later):
+            return "reverted"
+        before = str(entries[mark - 1]["rev-id"]) if mark else None
+        if later and before is not None and str(later[0]["rev-id"]) == before \
+                and not str(later[0].get("message", "")).startswith(MESSAGE_PREFIX):
+            # NVUE rolled back to the revision before the run's apply; fabricgen's own abort records its fate,
+            # so this was the confirm timer (or someone's --confirm-no by hand: NVUE's reason says which).
+            reason = str(later[0].get("reason") or "")
+            return "reverted" if reason and "timeout" not in reason.lower() else "reverted-by-timer"
+        return "confirmed"
 
     def rollback(self) -> None:
         """Undo the pending commit, or else the last one fabricgen confirmed."""
@@ -331,6 +386,9 @@ class FabricgenNvueDriver(SshDriver):
         _commit_id(commit_id)
         if self.pending_commit_id() == commit_id:
             self._nv("config apply --confirm-no -y")
+            self._record_fate(commit_id, "reverted")
+            return
+        if self.commit_fate(commit_id) in ("reverted", "reverted-by-timer"):  # again would undo what came since
             return
         entries = self.history()
         marks = [i for i, e in enumerate(entries) if e.get("message") == f"{MESSAGE_PREFIX}{commit_id}"]
@@ -338,6 +396,7 @@ class FabricgenNvueDriver(SshDriver):
             raise CommitError(f"{self.hostname}: NVUE's history has no apply of fabricgen run {commit_id}")
         checkpoint = str(entries[marks[-1] - 1]["rev-id"])
         self._nv(f"config apply {shlex.quote(checkpoint)} -y -m {REVERT_PREFIX}{commit_id}")
+        self._record_fate(commit_id, "reverted")
         self._nv("config save")
 
     # --- getters for health checks ------------------------------------------------------------------------

@@ -56,6 +56,7 @@ from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConf
 from napalm.nxapi_plumbing import NXAPICommandError
 from napalm.nxos.nxos import NXOSDriver
 
+from fabricgen.deploy.journal import escape
 from fabricgen.deploy.ssh import Credentials, HostKeys, SshError, SshSession
 from fabricgen.platforms.nxos.splice import owned_diff, splice
 
@@ -67,6 +68,32 @@ _COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _PENDING = re.compile(r"^Commit timeout\s*:\s*\d+ seconds, \d+ seconds remaining", re.MULTILINE)
 _PENDING_FILE = re.compile(rf"^User config file\s*:\s*bootflash:/*{CHECKPOINT_PREFIX}(\S+)\.cfg\s*$", re.MULTILINE)
 _CHECKPOINT = re.compile(r"^\d+\) (\S+):\s*$", re.MULTILINE)
+# What a failed NX-API login's exception chain says, most telling first: TLS's own reason, then the socket's.
+_CONNECT_REASONS = (
+    (re.compile(r"certificate verify failed: ([^(\]'\"]+?)\s*(?:\(_ssl\.c:\d+\))?[\]'\")]"),
+     "TLS: certificate verify failed: {} (optional_args ssl_verify: the CA bundle or the switch's own certificate)"),
+    (re.compile(r"hostname '?([^'\s]+)'? doesn't match"), "TLS: the certificate is not for this address: {}"),
+    (re.compile(r"\[SSL: ([A-Z_]+)\]"), "TLS failed: {}"),
+    (re.compile(r"Connection refused"), "connection refused (is NX-API enabled: feature nxapi?)"),
+    (re.compile(r"timed out|Timeout"), "no answer (timed out)"),
+    (re.compile(r"Name or service not known|nodename nor servname"), "the name does not resolve"),
+    (re.compile(r"No route to host|Network is unreachable"), "no route to the switch"),
+)
+
+
+def connect_reason(exc: BaseException) -> str:
+    """One line: why an NX-API login failed, from the exception chain NAPALM hides under "Cannot connect"."""
+    texts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(texts) < 10:
+        texts.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    whole = " ".join(texts)
+    for pattern, reason in _CONNECT_REASONS:
+        found = pattern.search(whole)
+        if found:
+            return escape(reason.format(*found.groups()))
+    return escape(texts[-1].strip().splitlines()[-1][:300] if texts[-1].strip() else "cannot connect")
 
 
 class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
@@ -84,6 +111,15 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         self.last_snapshot: str | None = None
 
     # --- connection ---------------------------------------------------------------------------------------
+    def open(self) -> None:
+        """NAPALM's NX-API login, whose failure says only "Cannot connect to <host>" (the reason is in the
+        exception chain, under a long requests/urllib3 text): here the reason, on one line."""
+        try:
+            super().open()
+        except ConnectionException as exc:
+            raise ConnectionException(f"{self.hostname}: NX-API over {self.transport.upper()} port {self.port}: "
+                                      f"{connect_reason(exc)}") from None
+
     def close(self) -> None:
         if self.ssh_session is not None:
             self.ssh_session.close()

@@ -43,7 +43,7 @@ CAPABILITY = Capability(
     commit_strategy="GCU over SSH: an RFC 6902 patch of the owned tables and fields (never lanes/alias), checked "
                     "with config apply-patch --dry-run; config checkpoint fabricgen-<run> → config apply-patch with a "
                     "revert timer on the switch (config rollback fabricgen-<run>; systemd-run, else setsid) → "
-                    "confirm cancels it → config save -y",
+                    "confirm: config save -y, then the timer cancelled",
     napalm_driver="fabricgen_sonic",
     deploy={
         "diff": "show runningconfiguration all → the push the switch's release accepts (VERSIONS|DATABASE): an RFC "
@@ -57,7 +57,8 @@ CAPABILITY = Capability(
             "1 port / 33 operations 23 s CPU (127 s wall), 2 ports / 51 operations 66 s CPU (481 s wall), 4 ports "
             "/ 87 operations 220 s CPU (831 s wall), about ports^1.6; give "
             "--confirm-timeout room for it, and push a many-port leaf's first change in port groups",
-        "confirm": "the timer cancelled, then config save -y",
+        "confirm": "under the switch's lock, only the run's own commit: config save -y first, then the timer "
+                   "cancelled (a failed save leaves it pending, its timer armed); its fate recorded on the switch",
         "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
             "paths its patch touched (later changes by others stay)",
         "save": "config save -y on confirm",

@@ -22,26 +22,37 @@ contract maps onto it like this:
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
   per bounced port (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
-- ``confirm_commit``: cancels the timer under the lock the timer takes, then ``config save -y`` (a reboot keeps it).
+- ``confirm_commit`` / ``confirm_own(run)``: under the lock the timer takes, and only for this run's pending commit:
+  ``config save -y`` first (a reboot keeps it), then the timer is stopped. A save that fails leaves the commit
+  pending with its timer armed (the confirm fails saying so), so the switch never runs unsaved with no timer; a
+  timer that fires after the save rolls back and saves again.
 - ``rollback``/``revert`` of the pending commit: ``config rollback fabricgen-<run>`` (GCU replaces the running
   config with the checkpoint's, computing the patch itself), as its timer would. Of a confirmed commit: only the
   paths its patch touched are put back as the switch had them (``before.json`` of the commit), through
   ``config apply-patch``, then ``config save -y`` -- the whole checkpoint would also undo what others changed on
-  the switch since.
+  the switch since. A commit already reverted (by its timer, or a rollback) is left as it is.
+
+One switch, one commit at a time, as on a GPU host (fabricgen/deploy/hostdriver.py): the switch's lock (``flock`` on
+``<state>/lock``) covers the check and the mark of the pending commit (one step), the apply (which runs only while
+its commit is still pending: an apply that arrives after its own timer fired is refused), the confirm and every
+revert. Each commit's fate (``commits/<run>/fate``: confirmed, reverted-by-timer, reverted, restore-failed) is the
+switch's own record, which ``runs --verify``, resume and rollback read back (``commit_fate``).
 
 Credentials are never logged; host keys are checked against ``optional_args["known_hosts"]`` (fabricgen.deploy.ssh).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
 import shlex
 from typing import Any
 
-from napalm.base.exceptions import CommitError, ReplaceConfigException
+from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
 
+from fabricgen.deploy.journal import escape
 from fabricgen.deploy.ssh import SshError
 from fabricgen.deploy.sshdriver import RecordingDriver
 from fabricgen.deploy.sshdriver import commit_id as _commit_id
@@ -57,6 +68,11 @@ GCU_BASE_S = 120.0
 GCU_PER_PORT_S = 240.0
 GCU_CEILING_S = 7200.0
 _APPLY_TIMEOUT_S = GCU_CEILING_S  # a rollback or revert: the patch is GCU's own, its size not known here
+# What a commit's fate reads as on the switch (commit_fate), as on a GPU host.
+FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "restore-failed", "staged", "applied", "absent")
+# Exit statuses of the switch-side shells: the lock not taken, another commit pending, the apply's commit no
+# longer pending (its timer fired first), `config save` failing in a confirm.
+_LOCKED, _OTHER_PENDING, _EXPIRED, _NOT_SAVED = 5, 6, 7, 9
 
 
 def gcu_timeout(bounced: list[str]) -> float:
@@ -187,8 +203,10 @@ class FabricgenSonicDriver(RecordingDriver):
     # --- commit, confirm, rollback ------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         candidate = self._loaded()
-        if self.has_pending_commit():
-            raise CommitError(f"{self.hostname}: a commit is waiting for its confirm; confirm or roll back first")
+        waiting = self.pending_commit_id()  # checked again, with the mark, under the switch's lock (_mark_and_arm)
+        if waiting:
+            raise CommitError(f"{self.hostname}: nothing was changed: commit {waiting} is waiting for its confirm; "
+                              "confirm or roll back first")
         commit_id = _commit_id(message)
         before = self.running_config()
         planned = self._checked_plan(before, candidate)
@@ -199,22 +217,32 @@ class FabricgenSonicDriver(RecordingDriver):
             planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
         try:
             directory = self._stage(commit_id, planned.changes, before)
-            if revert_in:
-                self._arm_timer(commit_id, directory, int(revert_in))
+            marked = self.ssh.run(self._mark_and_arm(commit_id, directory, int(revert_in))) if revert_in else None
         except SshError as exc:
-            self.ssh.run(f"rm -f {shlex.quote(self.state_dir)}/pending")
+            self._unmark(commit_id)
             raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint and undo could not be staged "
                               f"on the switch first ({exc})") from None
+        if marked is not None and marked.status != 0:
+            self._unmark(commit_id)
+            raise CommitError(f"{self.hostname}: nothing was changed: {marked.output or 'arming the timer failed'}")
         # Under the lock the revert script takes: a timer that fires while GCU is still applying waits, then rolls
-        # back what was applied, instead of rolling back first and seeing the patch land after it. The pfcwd
+        # back what was applied, instead of rolling back first and seeing the patch land after it. With a timer,
+        # only while the commit is still the pending one: an apply that reaches the switch after its own timer
+        # fired (a slow or cut management link) is refused instead of leaving the patch with no timer. The pfcwd
         # commands come after the patch: pfcwd skips a port that has no pfc_enable yet.
+        state = shlex.quote(self.state_dir)
         steps = [self.config(f"apply-patch {shlex.quote(directory)}/patch.json")] if planned.changes else []
         steps += [f"{self._root}{command}" for command in planned.watchdog]
-        applied = self.ssh.run(f"exec 9>>{shlex.quote(self.state_dir)}/lock && flock -w 60 9 && "
-                               + " && ".join(steps), timeout=gcu_timeout(planned.bounced))
+        still_ours = (f"{{ [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || {{ echo 'the commit is no "
+                      f"longer pending: its revert timer fired' >&2; exit {_EXPIRED}; }}; }}" if revert_in else "true")
+        applied = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && {still_ours} && " + " && ".join(steps)
+                               + f" && echo {commit_id} > {state}/last", timeout=gcu_timeout(planned.bounced))
+        if applied.status == _EXPIRED and "no longer pending" in applied.output:
+            raise CommitError(f"{self.hostname}: nothing was changed by this commit: its revert timer fired before "
+                              "the apply reached the switch, so the apply was refused (the switch holds what it "
+                              "held)")
         if applied.status != 0:
             raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
-        self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
         if not revert_in:  # committed for good: NAPALM's commit without revert_in is final
             self._save(commit_id)
 
@@ -225,67 +253,98 @@ class FabricgenSonicDriver(RecordingDriver):
         quoted = shlex.quote(directory)
         # A resumed run reuses its commit id: the markers of the earlier attempt go first.
         self.ssh.check(f"umask 077 && mkdir -p {quoted} && rm -f {quoted}/reverted {quoted}/confirmed "
-                       f"{quoted}/timer {quoted}/timer.pid")
+                       f"{quoted}/fate {quoted}/timer {quoted}/timer.pid")
         self.ssh.check(self.config(f"checkpoint {_checkpoint(commit_id)}"))
         self.ssh.put(f"{directory}/patch.json", _patch_text(changes), 0o600)
         self.ssh.put(f"{directory}/before.json", json.dumps(before, sort_keys=True) + "\n", 0o600)
+        self.ssh.put(f"{directory}/found.txt", self.last_snapshot or "", 0o600)  # what a revert reads back as
         self.ssh.put(f"{directory}/revert.sh", _revert_script(self.state_dir, commit_id, self.sudo), 0o700)
         self.ssh.check(f"sync -f {quoted}/revert.sh")
         return directory
 
-    def _arm_timer(self, commit_id: str, directory: str, seconds: int) -> None:
+    def _mark_and_arm(self, commit_id: str, directory: str, seconds: int) -> str:
+        """One shell under the switch's lock: the pending mark checked and set as one step (two runs never both
+        mark a switch), synced, then the revert timer armed on the switch."""
         state = shlex.quote(self.state_dir)
         quoted = shlex.quote(directory)
-        self.ssh.check(f"echo {commit_id} > {state}/pending && sync -f {state}/pending")
         revert = f"/bin/bash {quoted}/revert.sh timer"
-        self.ssh.check(
-            f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
-            f"{self._root}systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
-            f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
-            f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {seconds}; exec {revert}' "
-            f"</dev/null >{quoted}/timer.log 2>&1 && echo setsid > {quoted}/timer; fi")
+        return (f"{_switch_lock(self.state_dir, 120)} && "
+                f"{{ p=$(cat {state}/pending 2>/dev/null); [ -z \"$p\" ] || {{ echo \"commit $p of another run is "
+                f"waiting for its confirm; confirm or roll back first\" >&2; exit {_OTHER_PENDING}; }}; }} && "
+                f"echo {commit_id} > {state}/pending && sync -f {state}/pending && "
+                f"{{ if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
+                f"{self._root}systemd-run --quiet --unit=fabricgen-revert-{commit_id} --on-active={seconds}s "
+                f"--timer-property=AccuracySec=1s {revert} && echo systemd > {quoted}/timer; "
+                f"else setsid -f /bin/bash -c 'echo $$ > {quoted}/timer.pid; sleep {seconds}; exec {revert}' "
+                f"</dev/null >{quoted}/timer.log 2>&1 9>&- && echo setsid > {quoted}/timer; fi; }}")
+
+    def _unmark(self, commit_id: str) -> None:
+        """Clear the pending mark of a commit that never applied, under the switch's lock and only if it is still
+        this commit's (never another run's); best effort: its timer reverts it otherwise."""
+        state = shlex.quote(self.state_dir)
+        with contextlib.suppress(SshError, ConnectionException):
+            self.ssh.run(f"{_switch_lock(self.state_dir, 60)} && "
+                         f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && rm -f {state}/pending && "
+                         f"sync -f {state}")
 
     def _after_refusal(self, commit_id: str, before: dict[str, Any], error: str) -> str:
-        """The switch refused the patch: say whether it is as it was (GCU validates before it applies), else roll
-        back to the checkpoint and say what came of it."""
-        self._disarm(commit_id)
+        """The switch refused the patch: say whether it is as it was (GCU validates before it applies; then the
+        timer and the pending mark go), else run the commit's revert now (the checkpoint rolled back under the
+        switch's lock, its fate recorded) and say what came of it."""
         try:
             unchanged = self.running_config() == before
         except CommitError as exc:
-            return f"{self.hostname}: config apply-patch failed ({error}) and the switch cannot be read back: {exc}"
+            return (f"{self.hostname}: config apply-patch failed ({error}) and the switch cannot be read back: {exc}; "
+                    "its on-device timer reverts it")
         if unchanged:
+            self._disarm(commit_id)
             return f"{self.hostname}: nothing was changed: config apply-patch refused the patch: {error}"
-        undone = self.ssh.run(self.config(f"rollback {_checkpoint(commit_id)}"), timeout=_APPLY_TIMEOUT_S)
+        directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
+        undone = self.ssh.run(f"bash {directory}/revert.sh now", timeout=_APPLY_TIMEOUT_S)
         restored = undone.status == 0 and self.running_config() == before
         return (f"{self.hostname}: config apply-patch failed part-way ({error}); "
                 + ("the checkpoint was rolled back and the switch reads as before" if restored
                    else f"ROLLING BACK FAILED, the switch is part-way: {_gcu_error(undone.output)}"))
 
     def _disarm(self, commit_id: str) -> None:
-        """Cancel this commit's timer and pending mark (the commit did not happen)."""
-        self._cancel_timer(f"[ \"$(cat {shlex.quote(self.state_dir)}/pending 2>/dev/null)\" = {commit_id} ] || "
-                           "exit 0; id=" + commit_id)
+        """Cancel this commit's timer and pending mark, under the switch's lock and only while it is still this
+        commit's (the commit did not happen)."""
+        state = shlex.quote(self.state_dir)
+        directory = f"{state}/commits/{commit_id}"
+        self.ssh.run(
+            f"{_switch_lock(self.state_dir, 60)} && "
+            f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || exit 0; "
+            f"if [ \"$(cat {directory}/timer 2>/dev/null)\" = systemd ]; then "
+            f"{self._root}systemctl stop fabricgen-revert-{commit_id}.timer; "
+            f"elif [ -s {directory}/timer.pid ]; then kill -- -$(cat {directory}/timer.pid) 2>/dev/null; fi; "
+            f"rm -f {state}/pending && sync -f {state}")
 
     def confirm_commit(self) -> None:
-        state = shlex.quote(self.state_dir)
-        nothing = "no commit is pending: it was reverted by its timer or never made"
-        done = self._cancel_timer(f"id=$(cat {state}/pending 2>/dev/null) && [ -n \"$id\" ] || "
-                                  f"{{ echo '{nothing}'; exit 4; }}")
-        if done.status != 0:
-            raise CommitError(f"{self.hostname}: confirm failed: {done.output}")
-        commit_id = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-        self._save(commit_id)
+        self.confirm_own(None)
 
-    def _cancel_timer(self, pick: str) -> Any:
-        """Under the lock the revert script takes: ``pick`` sets ``id`` (or exits), then its timer is stopped and
-        the pending mark cleared, so a confirm and a firing timer cannot both win. Prints the id."""
+    def confirm_own(self, commit_id: str | None) -> None:
+        """Confirm ``commit_id`` (None: whichever is pending), never another run's, under the lock the timer's
+        revert takes (a confirm and a firing timer cannot both win): ``config save -y`` first, marked saved (a
+        revert from here on saves again), and only then the timer stopped and the commit recorded confirmed. A
+        save that fails leaves the commit pending with its timer armed, and the confirm fails saying so."""
         state = shlex.quote(self.state_dir)
-        return self.ssh.run(
-            f"exec 9>>{state}/lock && flock -w 60 9 && {pick}; "
-            f"rm -f {state}/pending; d={state}/commits/$id; "
+        mine = f" && [ \"$id\" = {_commit_id(commit_id)} ]" if commit_id else ""
+        nothing = "no commit is pending: it was reverted by its timer or never made"
+        done = self.ssh.run(
+            f"{_switch_lock(self.state_dir, 60)}; id=$(cat {state}/pending 2>/dev/null); "
+            f"[ -n \"$id\" ]{mine} || {{ if [ -n \"$id\" ]; then echo \"commit $id of another run is pending, "
+            f"not this one\"; else echo '{nothing}'; fi; exit 4; }}; d={state}/commits/$id; "
+            f"out=$({self.config('save -y')} 2>&1) || {{ printf 'config save failed (%s); the commit is still "
+            f"pending and its timer reverts it unless a confirm succeeds\\n' \"$(printf %s \"$out\" | tail -n 3 | "
+            f"tr '\\n' ' ')\"; exit {_NOT_SAVED}; }}; "
+            f"echo saved > $d/confirmed && sync -f $d/confirmed; "
             f"if [ \"$(cat $d/timer 2>/dev/null)\" = systemd ]; then "
             f"{self._root}systemctl stop fabricgen-revert-$id.timer; "
-            f"elif [ -s $d/timer.pid ]; then kill -- -$(cat $d/timer.pid) 2>/dev/null; fi; echo $id")
+            f"elif [ -s $d/timer.pid ]; then kill -- -$(cat $d/timer.pid) 2>/dev/null; fi; "
+            f"rm -f {state}/pending; echo confirmed > $d/fate; sync -f $d/fate {state}",
+            timeout=float(max(self.timeout, 300)))
+        if done.status != 0:
+            raise CommitError(f"{self.hostname}: confirm failed: {done.output.strip() or f'exit {done.status}'}")
 
     def _save(self, commit_id: str) -> None:
         """``config save -y``: the running config becomes the startup config, so a reboot keeps it."""
@@ -294,7 +353,32 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: committed, but config save failed: {saved.output}")
         if commit_id:
             directory = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
-            self.ssh.check(f"echo saved > {directory}/confirmed && sync -f {directory}/confirmed")
+            self.ssh.check(f"echo saved > {directory}/confirmed && echo confirmed > {directory}/fate && "
+                           f"sync -f {directory}/fate")
+
+    def commit_fate(self, commit_id: str) -> str:
+        """What became of ``commit_id``, as the switch itself recorded it: pending (its timer armed), confirmed,
+        reverted-by-timer, reverted, restore-failed; applied (committed with no timer, before fates were kept);
+        staged (its checkpoint and undo were written but it never applied); absent (it never reached the switch)."""
+        state = shlex.quote(self.state_dir)
+        directory = f"{state}/commits/{_commit_id(commit_id)}"
+        done = self.ssh.run(
+            f"[ -d {directory} ] || {{ echo absent; exit 0; }}; "
+            f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && {{ echo pending; exit 0; }}; "
+            f"[ -s {directory}/fate ] && {{ head -c 64 {directory}/fate; exit 0; }}; "
+            f"[ -e {directory}/confirmed ] && {{ echo confirmed; exit 0; }}; "
+            f"[ \"$(cat {state}/last 2>/dev/null)\" = {commit_id} ] && {{ echo applied; exit 0; }}; echo staged")
+        fate = done.stdout.strip()
+        if done.status != 0 or fate not in FATES:
+            raise CommitError(f"{self.hostname}: cannot read what became of commit {commit_id}: "
+                              f"{escape(done.output[:200]) or 'no answer'}")
+        return fate
+
+    def commit_snapshot(self, commit_id: str) -> str | None:
+        """What intent_check printed before ``commit_id`` changed anything (what its revert must read back as),
+        from the switch's own record; None when the commit left none."""
+        done = self.ssh.run(f"cat {shlex.quote(self.state_dir)}/commits/{_commit_id(commit_id)}/found.txt")
+        return done.stdout if done.status == 0 else None
 
     def revert(self, commit_id: str) -> None:
         """The switch's owned scope as before the commit of ``commit_id``. A commit still pending: its checkpoint
@@ -306,7 +390,10 @@ class FabricgenSonicDriver(RecordingDriver):
         quoted = shlex.quote(directory)
         if self.ssh.run(f"test -f {quoted}/revert.sh").status != 0:
             raise CommitError(f"{self.hostname}: commit {commit_id} is not recorded on the switch (no revert script)")
-        if self.pending_commit_id() != commit_id and self.ssh.run(f"test -e {quoted}/confirmed").status == 0:
+        fate = self.commit_fate(commit_id)
+        if fate in ("reverted-by-timer", "reverted"):  # its checkpoint again would undo whatever came since
+            return
+        if fate == "confirmed":
             self._restore_touched(commit_id, directory)
             return
         done = self.ssh.run(f"bash {quoted}/revert.sh now", timeout=_APPLY_TIMEOUT_S)
@@ -336,11 +423,14 @@ class FabricgenSonicDriver(RecordingDriver):
             bounced = gcu.bounced_ports(running, changes)
             self._dry_run(changes, bounced)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
-            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(bounced))
+            done = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && "
+                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(bounced))
             if done.status != 0:
+                self.ssh.run(f"echo restore-failed > {quoted}/fate && sync -f {quoted}/fate")
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
             self._save("")
-        self.ssh.check(f'echo "0 now $(date -u +%FT%TZ)" > {quoted}/reverted')
+        self.ssh.check(f'echo "0 now $(date -u +%FT%TZ)" > {quoted}/reverted && echo reverted > {quoted}/fate && '
+                       f"sync -f {quoted}/fate")
 
     # --- getters for health checks ------------------------------------------------------------------------
     def get_facts(self) -> dict[str, Any]:
@@ -404,6 +494,14 @@ def _config_command(arguments: str, sudo: bool) -> str:
     return f"{'sudo -n ' if sudo else ''}config {arguments}"
 
 
+def _switch_lock(state_dir: str, wait: int) -> str:
+    """Take the switch's fabricgen lock on fd 9 for the rest of the shell (the lock the revert script takes too),
+    or end the shell with exit 5."""
+    state = shlex.quote(state_dir)
+    return (f"{{ exec 9>>{state}/lock && flock -w {wait} 9; }} || "
+            f"{{ echo 'another fabricgen step holds the switch lock' >&2; exit {_LOCKED}; }}")
+
+
 def _revert_script(state_dir: str, commit_id: str, sudo: bool) -> str:
     """The switch-side undo of one commit. `timer` mode acts only while this commit is still the pending one;
     `now` (a rollback) also saves when the commit had been saved, so a reboot does not bring it back."""
@@ -424,7 +522,10 @@ def _revert_script(state_dir: str, commit_id: str, sudo: bool) -> str:
         f"if [[ $status == 0 && -e {directory}/confirmed ]]; then {_config_command('save -y', sudo)} || status=1; fi",
         f"if [[ $pending == {commit_id} ]]; then rm -f {state}/pending; fi",
         f'echo "$status ${{1:-now}} $(date -u +%FT%TZ)" > {directory}/reverted',
-        f"sync -f {directory}/reverted",
+        'case "$status ${1:-now}" in "0 timer") fate=reverted-by-timer;; 0\\ *) fate=reverted;; '
+        "*) fate=restore-failed;; esac",
+        f'echo "$fate" > {directory}/fate',
+        f"sync -f {directory}/reverted {directory}/fate",
         'exit "$status"',
     ]
     return "\n".join(lines) + "\n"
