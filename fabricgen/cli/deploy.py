@@ -44,6 +44,7 @@ from fabricgen.deploy.journal import (
 from fabricgen.deploy.outcome import Deployment, Outcome, PushOptions
 from fabricgen.deploy.plan import DEPLOYABLE, PlanError, select, waves
 from fabricgen.deploy.progress import for_terminal
+from fabricgen.deploy.waves import apart, disruption_lines, notes
 from fabricgen.lint import lint
 from fabricgen.load.selection import SelectionError, filter_devices
 from fabricgen.models.device import DeviceModel, Fabric
@@ -262,8 +263,10 @@ def _push_locked(edge: Edge, fabric: Fabric, inv: Inventory, names: list[str], r
         edge.fail(f"--soak {options.soak} must be shorter than --confirm-timeout {options.confirm_timeout}: the "
                   "devices would revert before their health checks")
     deployment = _deployment(fabric, inv, names, rendered)
-    if not request.yes and not _approved(deployment, plan, request.workers):
-        edge.fail("nothing was pushed", 1)
+    if request.yes:
+        plan = apart(fabric, plan)[0]
+    else:
+        plan = _approved(deployment, fabric, plan, request.workers) or edge.fail("nothing was pushed", 1)
     journal = Journal(request.journal_root, request.run_id)
     deployment.journal = journal
     journal.write("run-start", command="push" if request.resume_id is None else "push --resume",
@@ -462,24 +465,31 @@ def _run_record(root: Path, run_id: str | None, fail: Callable[..., Any], change
     return read_run(root, run_id)
 
 
-def _approved(deployment: Deployment, plan: list[list[str]], workers: int) -> bool:
+def _approved(deployment: Deployment, fabric: Fabric, plan: list[list[str]], workers: int) -> list[list[str]] | None:
+    """The waves the user agreed to, after the devices' own diffs (None: declined)."""
     from fabricgen.deploy import engine
 
     changes = engine.diff(deployment, workers)
     _show(changes, "text", "diff")
+    bounced = {name: None if outcome.state == "failed" else outcome.bounced for name, outcome in changes.items()}
+    split, held = apart(fabric, plan, bounced)
+    for line in [*disruption_lines({name: o.bounced for name, o in changes.items()}, "push"),
+                 *notes(held, len(plan), len(split))]:
+        click.echo(escape(line), err=True)
     pending = sum(1 for outcome in changes.values() if outcome.state == "changes")
-    sizes = ", ".join(str(len(wave)) for wave in plan)
+    sizes = ", ".join(str(len(wave)) for wave in split)
     if pending == 0:
         click.echo("nothing to push", err=True)
-    return click.confirm(f"push to {pending} device(s) with changes, waves of {sizes}?", default=False,
-                         err=True)
+    return split if click.confirm(f"push to {pending} device(s) with changes, waves of {sizes}?", default=False,
+                                  err=True) else None
 
 
 def _show(outcomes: dict[str, Outcome], fmt: str, command: str, run_id: str | None = None) -> None:
     if fmt == "json":
         payload = {"command": command, "run_id": run_id,
                    "devices": {name: {"state": o.state, "diff": o.diff, "message": o.message,
-                                      "seconds": round(o.seconds, 3)} for name, o in sorted(outcomes.items())}}
+                                      "seconds": round(o.seconds, 3), "bounced": o.bounced}
+                               for name, o in sorted(outcomes.items())}}
         click.echo(json.dumps(payload, indent=2, sort_keys=True))
         return
     for name, outcome in sorted(outcomes.items()):

@@ -606,3 +606,10 @@ def bounced_in_dry_run(output: str) -> list[str] | None:
         for match in re.finditer(r'"path": "/PORT/([^/"]+)/admin_status", "value": "down"', line):
             ports.add(match.group(1))
     return sorted(ports, key=natural)
+
+
+def bounced_between(base: str, head: str) -> list[str]:
+    """The ports a switch holding the ``base`` render would bounce when ``head`` is pushed to it (``bounced_ports``
+    of the owned patch from one to the other): ``fabricgen plan``'s forecast, before any switch is asked."""
+    running = json.loads(base)
+    return bounced_ports(running, owned_patch(running, parse_candidate(head)))
