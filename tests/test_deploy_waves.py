@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from fabricgen.cli.deploy import _show
 from fabricgen.deploy.outcome import Outcome
 from fabricgen.deploy.plan import waves
-from fabricgen.deploy.waves import Held, apart, gpu_hosts, notes, reach
+from fabricgen.deploy.waves import Held, apart, disruptive_gate, gpu_hosts, notes, reach
 from fabricgen.models.device import Fabric
 from fabricgen.platforms.sonic import gcu
 from fabricgen.resolve import resolve
@@ -133,3 +133,41 @@ def test_diff_json_lists_the_ports_each_device_bounces(capsys: pytest.CaptureFix
            "node1": Outcome("node1", "unchanged")}, "json", "diff")
     devices = json.loads(capsys.readouterr().out)["devices"]
     assert (devices["leaf1"]["bounced"], devices["node1"]["bounced"]) == (["Ethernet0", "Ethernet8"], [])
+
+
+def test_what_a_rollback_bounces_is_what_putting_back_the_queues_maps_and_pgs_takes_down() -> None:
+    before = json.loads(golden("fabric/leaf1"))
+    candidate = json.loads(golden("fabric/leaf1"))
+    candidate["PORT_QOS_MAP"]["Ethernet8"]["pfc_enable"] = "3,4"
+    candidate["PORT"]["Ethernet16"]["mtu"] = "9000"
+    forward = gcu.owned_patch(before, candidate)
+    pushed = gcu.patched(before, forward)
+    assert gcu.bounced_by_restore(pushed, before, gcu.as_patch(forward)) == ["Ethernet8"]  # a confirmed commit
+    assert gcu.bounced_by_restore(pushed, before, None) == ["Ethernet8"]  # a pending one: the whole checkpoint
+    pushed["QUEUE"]["Ethernet0|3"] = {"scheduler": "scheduler.0"}  # changed since, by someone else
+    assert gcu.bounced_by_restore(pushed, before, gcu.as_patch(forward)) == ["Ethernet8"]  # left as it is
+    assert gcu.bounced_by_restore(pushed, before, None) == ["Ethernet0", "Ethernet8"]  # the checkpoint undoes it
+    pushed["PORT"]["Ethernet8"]["admin_status"] = "down"  # a port that is down is not taken down
+    assert gcu.bounced_by_restore(pushed, before, None) == ["Ethernet0"]
+
+
+def test_a_rollback_names_the_ports_it_bounces_before_it_acts_and_needs_leave_for_them() -> None:
+    bounced = {"leaf1": ["Ethernet0", "Ethernet8"], "node1": [], "leaf2": ["Ethernet0"]}
+    told: list[str] = []
+    asked: list[str] = []
+
+    def ask(question: str) -> bool:
+        asked.append(question)
+        return question.startswith("leaf2")
+
+    chosen, skipped = disruptive_gate(bounced, False, False, ask, told.append)
+    assert told == ["leaf1: the rollback takes Ethernet0, Ethernet8 admin-down and up again (SONiC GCU)",
+                    "leaf2: the rollback takes Ethernet0 admin-down and up again (SONiC GCU)"]
+    assert asked == ["leaf1: its rollback takes Ethernet0, Ethernet8 admin-down and up again; roll it back now?",
+                     "leaf2: its rollback takes Ethernet0 admin-down and up again; roll it back now?"]
+    assert chosen == ["node1", "leaf2"]
+    assert skipped["leaf1"].state == "skipped" and "roll back with --allow-disruptive" in skipped["leaf1"].message
+    # --yes alone asks nothing and rolls back no device that bounces ports; --allow-disruptive rolls back all.
+    assert disruptive_gate(bounced, False, True, ask, told.append)[0] == ["node1"]
+    assert disruptive_gate(bounced, True, True, ask, told.append) == (["leaf1", "node1", "leaf2"], {})
+    assert len(asked) == 2

@@ -293,6 +293,8 @@ def _rollback_command(edge: Edge) -> click.Command:
                   help="only the run's devices this Nornir-style selection matches (as for push)")
     @click.option("--force", is_flag=True, help="roll back devices that drifted since the run without asking")
     @click.option("--yes", is_flag=True, help="do not ask before starting")
+    @click.option("--allow-disruptive", is_flag=True,
+                  help="roll back devices whose revert bounces ports (SONiC: GCU takes them admin-down and up)")
     @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True)
     @click.option("-i", "--inventory", type=click.Path(path_type=Path), default=Path("inventory"),
                   show_default=True, help="Nornir SimpleInventory directory (how to reach the devices)")
@@ -300,8 +302,9 @@ def _rollback_command(edge: Edge) -> click.Command:
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True)
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def rollback_cmd(run_id: str | None, hosts: str, filter_expr: str | None, force: bool, yes: bool, workers: int,
-                     inventory: Path, intent: Path, journal_root: Path, fmt: str) -> None:
+    def rollback_cmd(run_id: str | None, hosts: str, filter_expr: str | None, force: bool, yes: bool,
+                     allow_disruptive: bool, workers: int, inventory: Path, intent: Path, journal_root: Path,
+                     fmt: str) -> None:
         """Restore every device a push changed to the state snapshotted before it (default: the last run).
 
         RUN_ID names a run of the journal (`fabricgen runs` lists them); without it, the latest push that
@@ -309,7 +312,9 @@ def _rollback_command(edge: Edge) -> click.Command:
         host's revert script, a switch's checkpoint), and its settings must read back exactly as the snapshot
         the run journaled; the rollback is journaled as a run of its own. A device whose live state drifted
         since that run is shown and skipped unless you confirm (or pass --force); --hosts and --filter narrow
-        the run's devices.
+        the run's devices. Before anything is undone, each device whose revert bounces ports (SONiC: GCU takes
+        them admin-down and up again) is named with them, and rolled back only if you confirm or pass
+        --allow-disruptive (--yes alone skips it).
 
         \b
         Exit status: 0 all restored, 1 some not restored, 2 bad input, 3 a device needs attention.
@@ -321,7 +326,7 @@ def _rollback_command(edge: Edge) -> click.Command:
         loaded, _ = edge.load_and_resolve(intent, inventory)
         with _fabric_locked(journal_root, "rollback", "rollback", edge.fail):
             code, outcomes, record = _rollback_locked(loaded.inventory, journal_root, run_id, RollbackRequest(
-                hosts, filter_expr, force, yes, workers), edge.fail)
+                hosts, filter_expr, force, yes, workers, allow_disruptive), edge.fail)
         _show(outcomes, fmt, "rollback", record.run_id)
         sys.exit(code)
 
@@ -335,6 +340,7 @@ class RollbackRequest:
     force: bool
     yes: bool
     workers: int
+    allow_disruptive: bool = False
 
 
 def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | None, request: RollbackRequest,
@@ -350,7 +356,9 @@ def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | Non
             fail(f"--filter {request.filter_expr}: {exc}")
         record.devices = {name: device for name, device in record.devices.items() if name in allowed}
     code, outcomes = rollback_run(record, journal_root, inventory, patterns, request.force, request.yes,
-                                  request.workers, ask=lambda question: click.confirm(question, default=False))
+                                  request.workers, ask=lambda question: click.confirm(question, default=False),
+                                  allow_disruptive=request.allow_disruptive,
+                                  tell=lambda line: click.echo(escape(line), err=True))
     return code, outcomes, record
 
 

@@ -9,14 +9,19 @@ is read from the resolved models' cabling (each port's ``peer``): the GPU hosts 
 any of its ports when what it bounces is not known yet (``push --yes`` asks no device before its wave: every leaf
 whose platform can bounce ports counts as bouncing all of its host links).
 
-Pure: no device is contacted here; the CLI hands in what the devices' own diffs said.
+A rollback says the same before it acts (``disruptive_gate``): the ports each device's revert bounces, read from
+the device first; those devices are rolled back only with ``--allow-disruptive`` or when the user, asked, agrees
+(never under ``--yes`` alone), as push commits a disruptive change only with ``--allow-disruptive``.
+
+Pure: no device is contacted here; the CLI and rollback hand in what the devices said.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from fabricgen.deploy.outcome import Outcome
 from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.platforms import get_platform
 
@@ -117,3 +122,22 @@ def disruption_lines(bounced: Mapping[str, Sequence[str]], what: str) -> list[st
     """One line per device whose ``what`` (push, rollback) takes ports admin-down and up again."""
     return [f"{name}: the {what} takes {', '.join(ports)} admin-down and up again (SONiC GCU)"
             for name, ports in sorted(bounced.items()) if ports]
+
+
+def disruptive_gate(bounced: Mapping[str, Sequence[str]], allowed: bool, yes: bool, ask: Callable[[str], bool],
+                    tell: Callable[[str], None]) -> tuple[list[str], dict[str, Outcome]]:
+    """Before a rollback acts: every device whose revert bounces ports is named with them (``tell``); it goes on
+    with --allow-disruptive (``allowed``), or when the user agrees (``ask``, never asked under --yes); otherwise it
+    is skipped, saying how to go on. The devices to roll back (in ``bounced``'s order) and the skipped ones."""
+    for line in disruption_lines(bounced, "rollback"):
+        tell(line)
+    chosen: list[str] = []
+    skipped: dict[str, Outcome] = {}
+    for name, ports in bounced.items():
+        if not ports or allowed or (not yes and ask(f"{name}: its rollback takes {', '.join(ports)} admin-down and "
+                                                    "up again; roll it back now?")):
+            chosen.append(name)
+        else:
+            skipped[name] = Outcome(name, "skipped", message=f"its rollback takes {', '.join(ports)} admin-down "
+                                    "and up again (SONiC GCU): drain them, then roll back with --allow-disruptive")
+    return chosen, skipped
