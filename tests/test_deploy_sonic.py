@@ -288,6 +288,7 @@ def test_target_first_push_no_op_ecn_change_and_rollback_on_each_release(lab: La
         assert device.has_pending_commit()
         assert json.loads(saved_text(lab, host)) == before  # not saved before the confirm
         device.confirm_commit()
+        assert device.rollback_disruption("run-1") == ["Ethernet0"]  # what a rollback would bounce, before it runs
         first = running(lab, host)
         device.load_replace_candidate(config=rendered)
         assert device.compare_config() == "" and device.intent_check(rendered) == ""  # the second push: nothing
@@ -300,6 +301,7 @@ def test_target_first_push_no_op_ecn_change_and_rollback_on_each_release(lab: La
             " 40000 → 60000"]
         assert device.disruption == []  # a WRED threshold bounces no port
         device.commit_config(message="run-2", revert_in=600)
+        assert device.rollback_disruption("run-2") == []  # pending: the whole checkpoint, which differs in WRED only
         device.confirm_commit()
         device.rollback()  # the ECN change undone: the switch as the first push left it
     finally:

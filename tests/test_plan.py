@@ -98,7 +98,8 @@ def test_json_lists_changed_devices_files_summary_and_diff(repo: Path) -> None:
     assert (data["semantic_summary"], data["added"], data["removed"], data["unchanged"]) == (True, [], [], 5)
     leaf1, leaf2, spine1, spine2 = data["changed_devices"]
     assert leaf1 == {"device": "leaf1", "change": "changed", "role": "leaf", "platform": "sonic",
-                     "files": ["config_db.json"], "summary": [KMAX_LINES[0]], "diff": leaf1["diff"]}
+                     "files": ["config_db.json"], "summary": [KMAX_LINES[0]], "diff": leaf1["diff"],
+                     "disruption": []}
     assert leaf1["diff"].startswith("--- a/leaf1/config_db.json\n+++ b/leaf1/config_db.json\n@@ ")
     assert [d["device"] for d in (leaf2, spine1, spine2)] == ["leaf2", "spine1", "spine2"]
     assert spine2["files"] == ["eos.cfg"] and spine2["summary"] == [KMAX_LINES[3]]

@@ -6,6 +6,12 @@ delivered (with and without a PFC_WD table), two patches are judged by both:
 * the patch as rendered (``owned_patch``): what fabricgen sent before it knew the releases apart;
 * the push fabricgen now sends to that release (``plan``: the release's WRED rules, pfcwd for PFC_WD).
 
+The same for the bench's SONiC switches (``bench/make_fabric.py --gpus 256``: a 64-port SN5600 leaf and spine, the
+dynamic buffer model), on the lab switch made that SN5600 (``bench_switch``). Measured here (2 cores, load 14): the
+golden cases (6 × 12 patches) and the file's two pure tests 79 s CPU, 8 min 55 s wall; the bench cases (6 × 4 patches
+of 600-1,200 operations) 40 s CPU, 2 min 44 s wall, so they are opt-in with the other slow lab cases
+(FABRICGEN_SLOW_LAB=1).
+
 The real verdict comes from sonic-utilities' own ``generic_config_updater`` of that release
 (``../shared/sonic-gcu``) over a real ``redis-server`` CONFIG_DB, through the SONiC target's ``sonic-lab-verdict``:
 GCU's PatchApplier and StrictPatchSorter up to where the sorter starts searching an order (field rules, empty
@@ -29,14 +35,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from fabricgen.platforms.sonic import gcu
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 target = importlib.import_module("tests.targets.sonic")
+sonic_gcu = importlib.import_module("tests.targets.sonic_gcu")
 GOLDENS = sorted((ROOT / "golden").glob("*/*/config_db.json"))
 RELEASES = ("202411", "202505", "202511")
+BENCH_GPUS = "256"
+BENCH_SWITCHES = ("r0-leaf0", "r0-spine0")  # the bench's SONiC leaf and spine (the other planes' are alike)
+BENCH_HWSKU = ("Mellanox-SN5600-O128", "x86_64-nvidia_sn5600-r0")
+slow_lab = pytest.mark.skipif(os.environ.get("FABRICGEN_SLOW_LAB") != "1",
+                              reason="the bench's 64-port SONiC patches through the real GCU of each release (CPU-"
+                                     "minutes in all): set FABRICGEN_SLOW_LAB=1")
 
 
 def require_shared() -> None:
@@ -92,6 +106,15 @@ class Switch:
                                                         stdin=json.dumps(patches)).splitlines()[-1])
         return answers
 
+    def load(self, config: dict[str, Any]) -> None:
+        """CONFIG_DB replaced by ``config`` (a switch delivered with it), through the switch's redis-server."""
+        db = redis.Redis(unix_socket_path=str(self.state / target.SOCKET), db=sonic_gcu.CONFIG_DB,
+                         decode_responses=True)
+        try:
+            sonic_gcu.write_config(db, config)
+        finally:
+            db.close()
+
     def stop(self) -> None:
         os.killpg(self.server.pid, signal.SIGTERM)
         self.server.wait(10)
@@ -132,6 +155,64 @@ def test_the_predictor_gives_gcus_verdict_on_every_golden_patch(switch: Switch, 
     refused = {name.removesuffix(" as rendered") for name, verdict in real.items()
                if name.endswith("as rendered") and verdict}
     assert refused == (set() if release >= "202511" and pfcwd else set(rendered))
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """The bench fabric's SONiC switches as `fabricgen render` writes them (bench/make_fabric.py, then the CLI)."""
+    folder = tmp_path_factory.mktemp("bench")
+    for argv in ([str(ROOT / "bench" / "make_fabric.py"), "--gpus", BENCH_GPUS, "-o", str(folder)],
+                 ["-m", "fabricgen", "render", str(folder / "intent.yaml"), "-i", str(folder / "inventory"), "-o",
+                  str(folder / "out"), "--filter", "platform=sonic"]):
+        done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, check=False, timeout=300)
+        assert done.returncode == 0, done.stderr
+    return {name: gcu.parse_candidate((folder / "out" / name / "config_db.json").read_text())
+            for name in BENCH_SWITCHES}
+
+
+def bench_switch(delivered: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """The lab switch as the bench's SN5600 (hwsku and platform; 64 ports of 8 lanes, the bench's port map): its
+    ports beyond the lab's 32 get the lab's SKU rows of Ethernet0 (queues, buffer PGs and queues, QoS map, cable
+    length, PFC watchdog when the switch has one), admin down and without a description, as a fresh port map."""
+    config: dict[str, Any] = json.loads(json.dumps(delivered))
+    config["DEVICE_METADATA"]["localhost"].update(hwsku=BENCH_HWSKU[0], platform=BENCH_HWSKU[1])
+    for port in sorted(set(candidate["PORT"]) - set(config["PORT"]), key=gcu.natural):
+        index = int(port.removeprefix("Ethernet")) // 8 + 1
+        template = {name: value for name, value in config["PORT"]["Ethernet0"].items() if name != "description"}
+        config["PORT"][port] = {**template, "alias": f"etp{index}", "index": str(index), "admin_status": "down",
+                                "lanes": candidate["PORT"][port]["lanes"]}
+        for table in ("BUFFER_PG", "BUFFER_QUEUE", "QUEUE"):
+            config[table].update({f"{port}|{key.split('|', 1)[1]}": dict(row) for key, row in config[table].items()
+                                  if key.split("|")[0] == "Ethernet0"})
+        for table in ("PORT_QOS_MAP", "PFC_WD"):
+            if "Ethernet0" in config.get(table, {}):
+                config[table][port] = dict(config[table]["Ethernet0"])
+        for lengths in config["CABLE_LENGTH"].values():
+            lengths[port] = lengths["Ethernet0"]
+    return config
+
+
+@slow_lab
+@pytest.mark.parametrize("pfcwd", [True, False], ids=["with-pfc-wd", "without-pfc-wd"])
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_predictor_gives_gcus_verdict_on_every_bench_patch(switch: Switch, bench: dict[str, Any], release: str,
+                                                               pfcwd: bool) -> None:
+    switch.run("sonic-lab-reimage", release, *([] if pfcwd else ["--without-pfcwd"]))
+    switch.load(bench_switch(switch.running(), bench[BENCH_SWITCHES[0]]))
+    running = switch.running()
+    assert len(running["PORT"]) == 64 and gcu.release(running) == release
+    assert all(gcu.refusals(running, candidate, gcu.owned_patch(running, candidate)) == gcu.gcu_refusals(
+        running, gcu.owned_patch(running, candidate)) for candidate in bench.values())  # the port map fits
+    patches = {f"{name} as rendered": gcu.owned_patch(running, candidate) for name, candidate in bench.items()}
+    patches |= {f"{name} planned": gcu.plan(running, candidate).changes for name, candidate in bench.items()}
+    real = dict(zip(patches, switch.verdicts([gcu.as_patch(changes) for changes in patches.values()]), strict=True))
+    predicted = {name: gcu.gcu_refusals(running, changes) for name, changes in patches.items()}
+    assert {name: (predicted[name], real[name]) for name in patches
+            if (predicted[name] == []) != (real[name] is None)} == {}
+    assert {name: verdict for name, verdict in real.items() if name.endswith("planned") and verdict} == {}
+    refused = {name.removesuffix(" as rendered") for name, verdict in real.items()
+               if name.endswith("as rendered") and verdict}
+    assert refused == (set() if release >= "202511" and pfcwd else set(bench))
 
 
 def test_up_to_202505_the_lossless_profile_is_the_switchs_own_with_fabricgens_green_fields() -> None:

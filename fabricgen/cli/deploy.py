@@ -44,6 +44,7 @@ from fabricgen.deploy.journal import (
 from fabricgen.deploy.outcome import DEFAULT_STEP_DEADLINE_S, EXIT_ATTENTION, Deployment, Outcome, PushOptions
 from fabricgen.deploy.plan import DEPLOYABLE, PlanError, select, waves
 from fabricgen.deploy.progress import for_terminal
+from fabricgen.deploy.waves import apart, disruption_lines, notes
 from fabricgen.lint import lint
 from fabricgen.load.selection import SelectionError, filter_devices
 from fabricgen.models.device import DeviceModel, Fabric
@@ -267,8 +268,10 @@ def _push_locked(edge: Edge, fabric: Fabric, inv: Inventory, names: list[str], r
         edge.fail(f"--soak {options.soak} must be shorter than --confirm-timeout {options.confirm_timeout}: the "
                   "devices would revert before their health checks")
     deployment = _deployment(fabric, inv, names, rendered)
-    if not request.yes and not _approved(deployment, plan, request.workers):
-        edge.fail("nothing was pushed", 1)
+    if request.yes:
+        plan = apart(fabric, plan)[0]
+    else:
+        plan = _approved(deployment, fabric, plan, request.workers) or edge.fail("nothing was pushed", 1)
     journal = Journal(request.journal_root, request.run_id)
     deployment.journal = journal
     journal.write("run-start", command="push" if request.resume_id is None else "push --resume",
@@ -295,6 +298,8 @@ def _rollback_command(edge: Edge) -> click.Command:
                   help="only the run's devices this Nornir-style selection matches (as for push)")
     @click.option("--force", is_flag=True, help="roll back devices that drifted since the run without asking")
     @click.option("--yes", is_flag=True, help="do not ask before starting")
+    @click.option("--allow-disruptive", is_flag=True,
+                  help="roll back devices whose revert bounces ports (SONiC: GCU takes them admin-down and up)")
     @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True)
     @click.option("-i", "--inventory", type=click.Path(path_type=Path), default=Path("inventory"),
                   show_default=True, help="Nornir SimpleInventory directory (how to reach the devices)")
@@ -302,8 +307,9 @@ def _rollback_command(edge: Edge) -> click.Command:
     @click.option("--journal", "journal_root", type=click.Path(path_type=Path, file_okay=False),
                   default=DEFAULT_JOURNAL, show_default=True)
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def rollback_cmd(run_id: str | None, hosts: str, filter_expr: str | None, force: bool, yes: bool, workers: int,
-                     inventory: Path, intent: Path, journal_root: Path, fmt: str) -> None:
+    def rollback_cmd(run_id: str | None, hosts: str, filter_expr: str | None, force: bool, yes: bool,
+                     allow_disruptive: bool, workers: int, inventory: Path, intent: Path, journal_root: Path,
+                     fmt: str) -> None:
         """Restore every device a push changed to the state snapshotted before it (default: the last run).
 
         RUN_ID names a run of the journal (`fabricgen runs` lists them); without it, the latest push that
@@ -311,7 +317,9 @@ def _rollback_command(edge: Edge) -> click.Command:
         host's revert script, a switch's checkpoint), and its settings must read back exactly as the snapshot
         the run journaled; the rollback is journaled as a run of its own. A device whose live state drifted
         since that run is shown and skipped unless you confirm (or pass --force); --hosts and --filter narrow
-        the run's devices.
+        the run's devices. Before anything is undone, each device whose revert bounces ports (SONiC: GCU takes
+        them admin-down and up again) is named with them, and rolled back only if you confirm or pass
+        --allow-disruptive (--yes alone skips it).
 
         \b
         Exit status: 0 all restored, 1 some not restored, 2 bad input, 3 a device needs attention.
@@ -323,7 +331,7 @@ def _rollback_command(edge: Edge) -> click.Command:
         loaded, _ = edge.load_and_resolve(intent, inventory)
         with _fabric_locked(journal_root, "rollback", "rollback", edge.fail):
             code, outcomes, record = _rollback_locked(loaded.inventory, journal_root, run_id, RollbackRequest(
-                hosts, filter_expr, force, yes, workers), edge.fail)
+                hosts, filter_expr, force, yes, workers, allow_disruptive), edge.fail)
         _show(outcomes, fmt, "rollback", record.run_id)
         sys.exit(code)
 
@@ -337,6 +345,7 @@ class RollbackRequest:
     force: bool
     yes: bool
     workers: int
+    allow_disruptive: bool = False
 
 
 def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | None, request: RollbackRequest,
@@ -352,7 +361,9 @@ def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | Non
             fail(f"--filter {request.filter_expr}: {exc}")
         record.devices = {name: device for name, device in record.devices.items() if name in allowed}
     code, outcomes = rollback_run(record, journal_root, inventory, patterns, request.force, request.yes,
-                                  request.workers, ask=lambda question: click.confirm(question, default=False))
+                                  request.workers, ask=lambda question: click.confirm(question, default=False),
+                                  allow_disruptive=request.allow_disruptive,
+                                  tell=lambda line: click.echo(escape(line), err=True))
     return code, outcomes, record
 
 
@@ -498,24 +509,31 @@ def _run_record(root: Path, run_id: str | None, fail: Callable[..., Any], change
     return read_run(root, run_id)
 
 
-def _approved(deployment: Deployment, plan: list[list[str]], workers: int) -> bool:
+def _approved(deployment: Deployment, fabric: Fabric, plan: list[list[str]], workers: int) -> list[list[str]] | None:
+    """The waves the user agreed to, after the devices' own diffs (None: declined)."""
     from fabricgen.deploy import engine
 
     changes = engine.diff(deployment, workers)
     _show(changes, "text", "diff")
+    bounced = {name: None if outcome.state == "failed" else outcome.bounced for name, outcome in changes.items()}
+    split, held = apart(fabric, plan, bounced)
+    for line in [*disruption_lines({name: o.bounced for name, o in changes.items()}, "push"),
+                 *notes(held, len(plan), len(split))]:
+        click.echo(escape(line), err=True)
     pending = sum(1 for outcome in changes.values() if outcome.state == "changes")
-    sizes = ", ".join(str(len(wave)) for wave in plan)
+    sizes = ", ".join(str(len(wave)) for wave in split)
     if pending == 0:
         click.echo("nothing to push", err=True)
-    return click.confirm(f"push to {pending} device(s) with changes, waves of {sizes}?", default=False,
-                         err=True)
+    return split if click.confirm(f"push to {pending} device(s) with changes, waves of {sizes}?", default=False,
+                                  err=True) else None
 
 
 def _show(outcomes: dict[str, Outcome], fmt: str, command: str, run_id: str | None = None) -> None:
     if fmt == "json":
         payload = {"command": command, "run_id": run_id,
                    "devices": {name: {"state": o.state, "diff": o.diff, "message": o.message,
-                                      "seconds": round(o.seconds, 3)} for name, o in sorted(outcomes.items())}}
+                                      "seconds": round(o.seconds, 3), "bounced": o.bounced}
+                               for name, o in sorted(outcomes.items())}}
         click.echo(json.dumps(payload, indent=2, sort_keys=True))
         return
     for name, outcome in sorted(outcomes.items()):

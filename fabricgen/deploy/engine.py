@@ -51,7 +51,8 @@ def diff(deployment: Deployment, workers: int) -> dict[str, Outcome]:
             deployment.outcomes[name] = Outcome(name, "failed", message=result["error"])
         else:
             state = "changes" if result["diff"] else "unchanged"
-            deployment.outcomes[name] = Outcome(name, state, result["diff"], seconds=result["seconds"])
+            deployment.outcomes[name] = Outcome(name, state, result["diff"], seconds=result["seconds"],
+                                                bounced=result["bounced"])
     return deployment.outcomes
 
 
@@ -65,7 +66,8 @@ def _diff_step(task: Task, deployment: Deployment) -> dict[str, Any]:
     driver = connection(task)
     driver.load_replace_candidate(config=deployment.candidates[task.host.name])
     try:
-        return {"diff": driver.compare_config()}
+        changes = driver.compare_config()
+        return {"diff": changes, "bounced": list(getattr(driver, "disruption", None) or []) if changes else []}
     finally:
         driver.discard_config()
 

@@ -46,6 +46,7 @@ class Outcome:
     diff: str = ""
     message: str = ""
     seconds: float = 0.0
+    bounced: list[str] = field(default_factory=list)  # ports the change takes admin-down and up again (SONiC GCU)
 
 
 @dataclass

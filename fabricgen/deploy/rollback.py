@@ -21,6 +21,7 @@ from fabricgen.deploy.hostdriver import not_restored
 from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id, next_seq, read_candidate
 from fabricgen.deploy.nornir_run import fresh_driver
 from fabricgen.deploy.outcome import EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
+from fabricgen.deploy.waves import disruptive_gate
 from fabricgen.models.inventory import Inventory
 
 # What a device's own record says of a commit that left nothing to undo.
@@ -30,7 +31,8 @@ _ALREADY_REVERTED = {"reverted-by-timer": "reverted by its timer", "reverted-at-
 
 
 def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: list[str], force: bool, yes: bool,
-                 workers: int, ask: Callable[[str], bool]) -> tuple[int, dict[str, Outcome]]:
+                 workers: int, ask: Callable[[str], bool], allow_disruptive: bool = False,
+                 tell: Callable[[str], None] = print) -> tuple[int, dict[str, Outcome]]:
     targets = _targets(record, patterns)
     outcomes: dict[str, Outcome] = {}
     seq = next_seq(root)  # the caller holds the journal's lock
@@ -43,7 +45,7 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
         live = {name: device for name, device in targets.items() if name not in missing}
         drift = _parallel(workers, live, lambda name: _drift(root, record, inventory, live[name]))
         chosen = []
-        for name, (found, error, fate) in sorted(drift.items()):
+        for name, (found, error, fate, _) in sorted(drift.items()):
             if error:
                 outcomes[name] = Outcome(name, "failed", message=error)
             elif fate in _NEVER_APPLIED:
@@ -58,6 +60,9 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
                 outcomes[name] = Outcome(name, "skipped", found, "drifted since the run; pass --force to roll back")
             else:
                 chosen.append(name)
+        chosen, refused = disruptive_gate({name: drift[name][3] for name in chosen}, allow_disruptive, yes,
+                                          ask, tell)
+        outcomes.update(refused)
         restored = _parallel(workers, {name: live[name] for name in chosen},
                              lambda name: _restore(root, record, inventory, live[name], journal))
         outcomes.update(restored)
@@ -83,27 +88,29 @@ def _parallel(workers: int, items: dict[str, Any], work: Callable[[str], Any]) -
         return dict(zip(items, pool.map(work, items), strict=True))
 
 
-def _drift(root: Path, record: RunRecord, inventory: Inventory, device: DeviceRecord) -> tuple[str, str, str | None]:
+def _drift(root: Path, record: RunRecord, inventory: Inventory,
+           device: DeviceRecord) -> tuple[str, str, str | None, list[str]]:
     """(what differs from what the run pushed, error, what the device recorded of the run's commit: None where
-    its driver keeps no such record)."""
+    its driver keeps no such record, the ports its revert bounces)."""
     name = device.device
     try:
         driver = fresh_driver(inventory.devices[name])
     except Exception as exc:
-        return "", f"cannot reach it: {exc}", None
+        return "", f"cannot reach it: {exc}", None, []
     try:
         fate = driver.commit_fate(device.commit_id) if hasattr(driver, "commit_fate") else None
         if fate == "staged" and hasattr(driver, "discard_staged"):  # e.g. RDMA-CM groups opened to snapshot them
             driver.discard_staged(device.commit_id)
         if fate in _NEVER_APPLIED or fate in _ALREADY_REVERTED:
-            return "", "", fate
+            return "", "", fate, []
+        bounced = driver.rollback_disruption(device.commit_id) if hasattr(driver, "rollback_disruption") else []
         driver.load_replace_candidate(config=read_candidate(root, record.run_id, name))
         try:
-            return driver.compare_config(), "", fate
+            return driver.compare_config(), "", fate, bounced
         finally:
             driver.discard_config()
     except Exception as exc:
-        return "", f"cannot read its state: {exc}", None
+        return "", f"cannot read its state: {exc}", None, []
     finally:
         driver.close()
 

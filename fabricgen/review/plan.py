@@ -74,6 +74,9 @@ class DevicePlan:
     """one line per port, NIC or the device itself: ``leaf1 Ethernet0: PFC 3 → 3,4; MTU 9100 → 9000``"""
     diff: str
     """unified diff of the changed files (``a/<device>/<file>`` → ``b/<device>/<file>``)"""
+    disruption: list[str] | None = None
+    """a SONiC switch's ports that GCU takes admin-down and up again going from base to head (None: another
+    platform, or a switch one side lacks)"""
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,19 @@ def _device_plan(name: str, old: dict[str, str], new: dict[str, str], changed: l
     summary = device_summary(name, before, after) if semantic else []
     diff = "".join(file_diff(f"{name}/{f}", old.get(f), new.get(f)) for f in changed)
     return DevicePlan(name, change, known.role if known else None, known.platform if known else None, changed,
-                      summary, diff)
+                      summary, diff, _bounced(old, new))
+
+
+def _bounced(old: dict[str, str], new: dict[str, str]) -> list[str] | None:
+    """The ports a SONiC switch holding the base bounces when the head is pushed (its config_db.json both sides)."""
+    if "config_db.json" not in old or "config_db.json" not in new:
+        return None
+    from fabricgen.platforms.sonic.gcu import CandidateError, bounced_between
+
+    try:
+        return bounced_between(old["config_db.json"], new["config_db.json"])
+    except (CandidateError, ValueError):
+        return None
 
 
 def file_diff(path: str, old: str | None, new: str | None) -> str:
@@ -350,6 +365,7 @@ def to_text(plan: Plan) -> str:
         kind = f" ({device.role}, {device.platform})" if device.role else ""
         lines += ["", f"{_MARKS[device.change]} {device.device}{kind} {device.change}: {' '.join(device.files)}"]
         lines += [f"    {line}" for line in device.summary]
+        lines += [f"  ! {_disruption(device.disruption)}"] if device.disruption is not None else []
         if plan.semantic and device.change == "changed" and not device.summary:
             lines.append("    (the resolved model is the same: only the rendering changed)")
     diffs = "".join(device.diff for device in plan.devices)
@@ -359,11 +375,19 @@ def to_text(plan: Plan) -> str:
 _MARKS: dict[Change, str] = {"changed": "~", "added": "+", "removed": "-"}
 
 
+def _disruption(ports: list[str]) -> str:
+    if not ports:
+        return "disruption: none (SONiC GCU bounces no port for this change)"
+    return (f"disruption: GCU takes {', '.join(ports)} admin-down and up again on a switch holding the base (its "
+            "QUEUE, PORT_QOS_MAP, BUFFER_PG rows change; `fabricgen diff` asks the switch itself)")
+
+
 def to_json(plan: Plan, lint_errors: int = 0) -> str:
     data = {
         "base": dict(plan.base), "head": dict(plan.head), "semantic_summary": plan.semantic,
         "changed_devices": [{"device": d.device, "change": d.change, "role": d.role, "platform": d.platform,
-                             "files": d.files, "summary": d.summary, "diff": d.diff} for d in plan.devices],
+                             "files": d.files, "summary": d.summary, "diff": d.diff, "disruption": d.disruption}
+                            for d in plan.devices],
         "added": plan.names("added"), "removed": plan.names("removed"), "unchanged": plan.unchanged,
         "lint_errors": lint_errors,
     }
@@ -384,6 +408,9 @@ def to_markdown(plan: Plan, lint_errors: int = 0) -> str:
     head += ["| device | change | files | summary |", "|---|---|---|---|"]
     head += [f"| {_cell(d.device)} | {d.change} | {_cell(' '.join(d.files))} | "
              f"{'<br>'.join(_cell(_in_row(line, d.device)) for line in d.summary)} |" for d in plan.devices]
+    bounce = [f"- {_cell(d.device)}: {_cell(_disruption(d.disruption))}" for d in plan.devices
+              if d.disruption is not None]
+    head += ["", *bounce] if bounce else []
     text, left_out = "\n".join(head) + "\n", 0
     for device in plan.devices:
         block = _details(device)

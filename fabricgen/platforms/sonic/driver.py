@@ -401,6 +401,20 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: reverting {commit_id} failed (exit {done.status}): "
                               f"{_gcu_error(done.output)}")
 
+    def rollback_disruption(self, commit_id: str) -> list[str]:
+        """The ports ``revert(commit_id)`` would take admin-down and up again, read before it runs: the whole
+        checkpoint's for a pending commit (``config rollback``), the touched paths' for a confirmed one."""
+        _commit_id(commit_id)
+        quoted = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
+        try:
+            before = json.loads(self.ssh.check(f"cat {quoted}/before.json").stdout)
+            forward = json.loads(self.ssh.check(f"cat {quoted}/patch.json").stdout)
+        except (SshError, ValueError) as exc:
+            raise CommitError(f"{self.hostname}: commit {commit_id}: its record on the switch is unreadable "
+                              f"({exc})") from None
+        whole = self.pending_commit_id() == commit_id or self.ssh.run(f"test -e {quoted}/confirmed").status != 0
+        return gcu.bounced_by_restore(self.running_config(), before, None if whole else forward)
+
     def _restore_touched(self, commit_id: str, directory: str) -> None:
         quoted = shlex.quote(directory)
         try:

@@ -606,3 +606,25 @@ def bounced_in_dry_run(output: str) -> list[str] | None:
         for match in re.finditer(r'"path": "/PORT/([^/"]+)/admin_status", "value": "down"', line):
             ports.add(match.group(1))
     return sorted(ports, key=natural)
+
+
+def bounced_between(base: str, head: str) -> list[str]:
+    """The ports a switch holding the ``base`` render would bounce when ``head`` is pushed to it (``bounced_ports``
+    of the owned patch from one to the other): ``fabricgen plan``'s forecast, before any switch is asked."""
+    running = json.loads(base)
+    return bounced_ports(running, owned_patch(running, parse_candidate(head)))
+
+
+def bounced_by_restore(running: Mapping[str, Any], before: Mapping[str, Any],
+                       forward: Iterable[Mapping[str, Any]] | None) -> list[str]:
+    """The ports putting ``before`` back bounces: at the paths a commit's patch (``forward``) touched
+    (``restoring_patch``, a confirmed commit's revert), or anywhere (None: ``config rollback`` to the checkpoint
+    taken just before it, whose patch GCU computes from the whole config)."""
+    if forward is not None:
+        return bounced_ports(running, restoring_patch(running, before, forward))
+    changes = []
+    for table in PORT_BOUNCING:
+        now, then = running.get(table) or {}, before.get(table) or {}
+        changes += [Change("replace", (table, key), then.get(key), now.get(key))
+                    for key in set(now) | set(then) if now.get(key) != then.get(key)]
+    return bounced_ports(running, changes)
