@@ -1,6 +1,7 @@
 """Nautobot as the inventory, against a real Nautobot (PyPI `nautobot` 3.x on Debian's PostgreSQL and Redis).
 
-One Nautobot per test session of this file (tests/nautobot_lab.py: started on loopback, migrated once), seeded
+One Nautobot per test session of this file (tests/nautobot_lab.py: started on loopback from the repository's
+migrated schema of the pinned nautobot, tests/nautobot_schema/; `migrate` must find nothing to apply), seeded
 through its REST API by `fabricgen inventory export --to nautobot` with the bundled examples, each in its own
 Location; every render from it must be byte-identical to the render from the files. Skipped, with the reason,
 where PostgreSQL, Redis or nautobot are absent; FABRICGEN_REQUIRE_NAUTOBOT=1 (.ci/run) makes that a failure.
@@ -49,6 +50,13 @@ def nautobot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NautobotLab]:
         yield lab
     finally:
         lab.stop()
+
+
+def test_the_repository_schema_is_the_pinned_nautobot_s(nautobot: NautobotLab) -> None:
+    """The session restored tests/nautobot_schema/nautobot-<version>.sql.gz and ran `nautobot-server migrate`:
+    nothing was left to apply, so the fixture is the installed (pinned) nautobot's whole schema."""
+    assert "No migrations to apply." in nautobot.migrate_output, nautobot.migrate_output
+    assert "Applying " not in nautobot.migrate_output, nautobot.migrate_output
 
 
 def fabricgen(*args: str, token: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
