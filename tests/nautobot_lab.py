@@ -113,6 +113,10 @@ GIT_ROOT = {git!r}
 JOBS_ROOT = {jobs!r}
 INSTALLATION_METRICS_ENABLED = False
 METRICS_ENABLED = False
+# Nautobot's run-time settings (django-constance) fixed at their defaults as plain settings, which Nautobot reads
+# first: otherwise each read is a Redis round trip, tens per object saved.
+for _name, _item in CONSTANCE_CONFIG.items():  # noqa: F405
+    globals().setdefault(_name, _item.default)
 """
 
 
