@@ -42,6 +42,8 @@ def nautobot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NautobotLab]:
             pytest.fail(f"FABRICGEN_REQUIRE_NAUTOBOT=1 but {why}")
         pytest.skip(reason=why)
     lab = NautobotLab.start(tmp_path_factory.mktemp("nautobot"))
+    patch = pytest.MonkeyPatch()  # this file's own cache folder (the cache of Nautobot's answers is tested here)
+    patch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     try:
         for location, inventory in EXAMPLES.items():
             done = fabricgen("inventory", "export", "--to", "nautobot", "-i", str(ROOT / inventory), "--url", lab.url,
@@ -49,6 +51,7 @@ def nautobot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NautobotLab]:
             assert done.returncode == 0, done.stderr
         yield lab
     finally:
+        patch.undo()
         lab.stop()
 
 
@@ -155,4 +158,37 @@ def test_a_cable_nautobot_cannot_take_is_reported_at_the_cable(nautobot: Nautobo
                "greater than or equal to 1" in done.stderr
     finally:
         api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable_id}/", json={"length": 3, "length_unit": "m"},
+                          timeout=60)
+
+
+def test_an_unchanged_nautobot_is_read_from_the_cache_in_two_requests(nautobot: NautobotLab, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer is kept with the change log's mark: unchanged, the next read is the access check and the mark;
+    after a change made through the API, everything is read again and the change is in it."""
+    from fabricgen.load.sources.nautobot import fetch
+    from fabricgen.load.sources.nautobot_export import Api
+
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    filters = {"location": "mixed"}
+    first = fetch(nautobot.url, nautobot.token, filter_parameters=filters)
+    again = fetch(nautobot.url, nautobot.token, filter_parameters=filters)
+    assert (first.cached, again.cached) == (False, True)
+    assert first.requests > 2 and again.requests == 2
+    assert again.digest() == first.digest()
+    [kept] = (tmp_path / "cache").glob("nautobot-*.json")
+    assert kept.stat().st_mode & 0o777 == 0o600 and nautobot.token.encode() not in kept.read_bytes()
+    other = fetch(nautobot.url, nautobot.token, filter_parameters={"location": "fabric"})
+    assert not other.cached  # another filter is another answer
+
+    cable = first.cables[0]
+    api = Api(nautobot.url, nautobot.token)
+    reply = api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable['id']}/", json={"length": 77}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    try:
+        changed = fetch(nautobot.url, nautobot.token, filter_parameters=filters)
+        assert not changed.cached and changed.digest() != first.digest()
+        assert next(c for c in changed.cables if c["id"] == cable["id"])["length"] == 77
+        assert fetch(nautobot.url, nautobot.token, filter_parameters=filters).cached
+    finally:
+        api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable['id']}/", json={"length": cable["length"]},
                           timeout=60)
