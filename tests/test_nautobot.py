@@ -192,3 +192,25 @@ def test_an_unchanged_nautobot_is_read_from_the_cache_in_two_requests(nautobot: 
     finally:
         api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable['id']}/", json={"length": cable["length"]},
                           timeout=60)
+
+
+def test_plan_compares_the_base_intent_against_the_same_nautobot(nautobot: NautobotLab, tmp_path: Path) -> None:
+    """git holds no Nautobot: the base is the base revision's intent over the Nautobot as it is now."""
+    repo = tmp_path / "repo"
+    (repo / "intent").mkdir(parents=True)
+    intent = repo / "intent" / "fabric.yaml"
+    intent.write_bytes((ROOT / "intent" / "fabric.yaml").read_bytes())
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for command in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "intent"]):
+        subprocess.run(["git", "-C", str(repo), *command], check=True, capture_output=True, env={**os.environ, **env})
+    text = intent.read_text()
+    assert "max: 40KB" in text
+    intent.write_text(text.replace("max: 40KB", "max: 60KB"))
+    source = f"{nautobot.url.replace('http', 'nautobot')}?location=fabric"
+    done = fabricgen("plan", "intent/fabric.yaml", "-i", source, token=nautobot.token, cwd=repo)
+    assert done.returncode == 2, done.stderr
+    assert "its intent against the same Nautobot as the head" in done.stdout.splitlines()[0]
+    assert [line.strip() for line in done.stdout.splitlines() if "ECN kmax" in line] == [
+        f"{switch}: queue 3 (rdma) ECN kmax 40 KB → 60 KB" for switch in ("leaf1", "leaf2", "spine1", "spine2")]
+    assert done.stdout.endswith("4 of 9 devices change: 4 changed, 0 added, 0 removed\n")
