@@ -124,6 +124,8 @@ def nic_dscp_priority_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
 def _dscp_disagreements(nic_map: dict[int, int], switch_map: dict[int, int]) -> list[str]:
     """``DSCP d: NIC n, switch t`` for each DSCP the two maps classify differently (a missing entry shown as such)."""
+    if nic_map == switch_map:  # the usual case, one comparison in C (32,768 NICs at 32k GPUs)
+        return []
     wrong = []
     for dscp in range(64):
         nic_prio, switch_tc = nic_map.get(dscp), switch_map.get(dscp)

@@ -104,13 +104,17 @@ def nic_ets_differs_from_switch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 
     Fix: the NIC's ETS (`mlnx_qos --tsa/--tcbw`, `dcb ets`) as the switch port's queues: fabricgen's host script
     derives both from the intent's classes."""
+    said: dict[tuple[tuple[object, ...], ...], list[str]] = {}  # NICs with the same ETS on one switch's QoS
     for host, nics in ctx.host_nics:
         for nic in nics:
             end = ctx.end(host.name, nic.interface)
             switch = ctx.peer_of(end) if end is not None else None
             if switch is None or switch.qos is None or not switch.qos.queues:
                 continue
-            wrong = _ets_disagreements(nic, switch.qos)
+            key = (tuple(nic.tsa), tuple(nic.tcbw), tuple(nic.prio_tc), (id(switch.qos),))
+            wrong = said.get(key)
+            if wrong is None:
+                wrong = said[key] = _ets_disagreements(nic, switch.qos)
             if wrong:
                 yield r.finding(host.name, f"the NIC schedules classes unlike {switch.name}: {'; '.join(wrong)}",
                                 "give the NIC's ETS the switch port's strictness and shares (fabricgen's host script "
