@@ -5,7 +5,8 @@
 
 Writes a --gpus fabric with bench/make_fabric.py, seeds it into --url (Location `bench-<gpus>`; skipped when
 that Location already holds its devices) with `fabricgen inventory export --to nautobot`, then reads it back
---runs times as `-i nautobot://...?location=bench-<gpus>` does and prints the best and median seconds, the
+--runs times as `-i nautobot://...?location=bench-<gpus>` does, cold (an empty cache each time) and cached
+(Nautobot unchanged: fabricgen.load.sources.nautobot_cache), and prints the best and median seconds of each, the
 requests made and the objects read. Without --url it starts a Nautobot of its own (tests/nautobot_lab.py).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,20 +56,26 @@ def measure(url: str, gpus: int, runs: int, work: Path) -> dict[str, object]:
                    check=True, capture_output=True)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "fabricgen", "inventory", "export", "--to", "nautobot", "-i",
-                    str(fabric / "inventory"), "--url", url, "--location", location], check=True)
+                    str(fabric / "inventory"), "--url", url, "--location", location], check=True)  # kept: idempotent
     seeded = time.perf_counter() - start
     token = os.environ["NAUTOBOT_TOKEN"]
-    times, fetched = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        fetched = fetch(url, token, filter_parameters={"location": location})
-        as_nornir(fetched, url, [])
-        times.append(time.perf_counter() - start)
+    result: dict[str, object] = {"gpus": gpus, "seed_s": round(seeded, 2)}
+    os.environ["FABRICGEN_CACHE_DIR"] = str(work / "cache")
+    for kind in ("cold", "cached"):  # cold: an empty cache every time; cached: Nautobot unchanged since the last
+        times, fetched = [], None
+        for _ in range(runs):
+            if kind == "cold":
+                shutil.rmtree(work / "cache", ignore_errors=True)
+            start = time.perf_counter()
+            fetched = fetch(url, token, filter_parameters={"location": location})
+            as_nornir(fetched, url, [])
+            times.append(time.perf_counter() - start)
+        assert fetched is not None and fetched.cached == (kind == "cached")
+        result |= {f"{kind}_best_s": round(min(times), 2), f"{kind}_median_s": round(statistics.median(times), 2),
+                   f"{kind}_requests": fetched.requests}
     assert fetched is not None
-    return {"gpus": gpus, "seed_s": round(seeded, 2), "fetch_best_s": round(min(times), 2),
-            "fetch_median_s": round(statistics.median(times), 2), "requests": fetched.requests,
-            "devices": len(fetched.devices), "interfaces": sum(map(len, fetched.interfaces.values())),
-            "cables": len(fetched.cables)}
+    return result | {"devices": len(fetched.devices), "interfaces": sum(map(len, fetched.interfaces.values())),
+                     "cables": len(fetched.cables)}
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Nautobot as the inventory, against a real Nautobot (PyPI `nautobot` 3.x on Debian's PostgreSQL and Redis).
 
-One Nautobot per test session of this file (tests/nautobot_lab.py: started on loopback, migrated once), seeded
+One Nautobot per test session of this file (tests/nautobot_lab.py: started on loopback from the repository's
+migrated schema of the pinned nautobot, tests/nautobot_schema/; `migrate` must find nothing to apply), seeded
 through its REST API by `fabricgen inventory export --to nautobot` with the bundled examples, each in its own
 Location; every render from it must be byte-identical to the render from the files. Skipped, with the reason,
 where PostgreSQL, Redis or nautobot are absent; FABRICGEN_REQUIRE_NAUTOBOT=1 (.ci/run) makes that a failure.
@@ -41,6 +42,8 @@ def nautobot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NautobotLab]:
             pytest.fail(f"FABRICGEN_REQUIRE_NAUTOBOT=1 but {why}")
         pytest.skip(reason=why)
     lab = NautobotLab.start(tmp_path_factory.mktemp("nautobot"))
+    patch = pytest.MonkeyPatch()  # this file's own cache folder (the cache of Nautobot's answers is tested here)
+    patch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     try:
         for location, inventory in EXAMPLES.items():
             done = fabricgen("inventory", "export", "--to", "nautobot", "-i", str(ROOT / inventory), "--url", lab.url,
@@ -48,7 +51,15 @@ def nautobot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NautobotLab]:
             assert done.returncode == 0, done.stderr
         yield lab
     finally:
+        patch.undo()
         lab.stop()
+
+
+def test_the_repository_schema_is_the_pinned_nautobot_s(nautobot: NautobotLab) -> None:
+    """The session restored tests/nautobot_schema/nautobot-<version>.sql.gz and ran `nautobot-server migrate`:
+    nothing was left to apply, so the fixture is the installed (pinned) nautobot's whole schema."""
+    assert "No migrations to apply." in nautobot.migrate_output, nautobot.migrate_output
+    assert "Applying " not in nautobot.migrate_output, nautobot.migrate_output
 
 
 def fabricgen(*args: str, token: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -148,3 +159,58 @@ def test_a_cable_nautobot_cannot_take_is_reported_at_the_cable(nautobot: Nautobo
     finally:
         api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable_id}/", json={"length": 3, "length_unit": "m"},
                           timeout=60)
+
+
+def test_an_unchanged_nautobot_is_read_from_the_cache_in_two_requests(nautobot: NautobotLab, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer is kept with the change log's mark: unchanged, the next read is the access check and the mark;
+    after a change made through the API, everything is read again and the change is in it."""
+    from fabricgen.load.sources.nautobot import fetch
+    from fabricgen.load.sources.nautobot_export import Api
+
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    filters = {"location": "mixed"}
+    first = fetch(nautobot.url, nautobot.token, filter_parameters=filters)
+    again = fetch(nautobot.url, nautobot.token, filter_parameters=filters)
+    assert (first.cached, again.cached) == (False, True)
+    assert first.requests > 2 and again.requests == 2
+    assert again.digest() == first.digest()
+    [kept] = (tmp_path / "cache").glob("nautobot-*.json")
+    assert kept.stat().st_mode & 0o777 == 0o600 and nautobot.token.encode() not in kept.read_bytes()
+    other = fetch(nautobot.url, nautobot.token, filter_parameters={"location": "fabric"})
+    assert not other.cached  # another filter is another answer
+
+    cable = first.cables[0]
+    api = Api(nautobot.url, nautobot.token)
+    reply = api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable['id']}/", json={"length": 77}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    try:
+        changed = fetch(nautobot.url, nautobot.token, filter_parameters=filters)
+        assert not changed.cached and changed.digest() != first.digest()
+        assert next(c for c in changed.cables if c["id"] == cable["id"])["length"] == 77
+        assert fetch(nautobot.url, nautobot.token, filter_parameters=filters).cached
+    finally:
+        api.session.patch(f"{nautobot.url}/api/dcim/cables/{cable['id']}/", json={"length": cable["length"]},
+                          timeout=60)
+
+
+def test_plan_compares_the_base_intent_against_the_same_nautobot(nautobot: NautobotLab, tmp_path: Path) -> None:
+    """git holds no Nautobot: the base is the base revision's intent over the Nautobot as it is now."""
+    repo = tmp_path / "repo"
+    (repo / "intent").mkdir(parents=True)
+    intent = repo / "intent" / "fabric.yaml"
+    intent.write_bytes((ROOT / "intent" / "fabric.yaml").read_bytes())
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for command in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "intent"]):
+        subprocess.run(["git", "-C", str(repo), *command], check=True, capture_output=True, env={**os.environ, **env})
+    text = intent.read_text()
+    assert "max: 40KB" in text
+    intent.write_text(text.replace("max: 40KB", "max: 60KB"))
+    source = f"{nautobot.url.replace('http', 'nautobot')}?location=fabric"
+    done = fabricgen("plan", "intent/fabric.yaml", "-i", source, token=nautobot.token, cwd=repo)
+    assert done.returncode == 2, done.stderr
+    assert "its intent against the same Nautobot as the head" in done.stdout.splitlines()[0]
+    assert [line.strip() for line in done.stdout.splitlines() if "ECN kmax" in line] == [
+        f"{switch}: queue 3 (rdma) ECN kmax 40 KB → 60 KB" for switch in ("leaf1", "leaf2", "spine1", "spine2")]
+    assert done.stdout.endswith("4 of 9 devices change: 4 changed, 0 added, 0 removed\n")

@@ -239,6 +239,39 @@ def test_a_base_that_cannot_be_read(repo: Path, tmp_path: Path) -> None:
 
 # --- the summary and the Markdown, on models and plans made here ----------------------------------------------
 
+@pytest.fixture
+def compact_repo(tmp_path: Path) -> Path:
+    """The bundled example with its inventory in the compact form (devices.yaml, cabling.csv), committed."""
+    repo = tmp_path / "compact"
+    (repo / "intent").mkdir(parents=True)
+    shutil.copy(ROOT / "intent" / "fabric.yaml", repo / "intent" / "fabric.yaml")
+    subprocess.run([sys.executable, "-m", "fabricgen", "inventory", "export", "--to", "compact", "-i",
+                    str(ROOT / "inventory"), "-o", str(repo / "inventory")], check=True, capture_output=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "the bundled example, compact")
+    return repo
+
+
+def test_a_compact_inventory_s_base_is_its_own_devices_and_cabling(compact_repo: Path) -> None:
+    """The base revision's devices.yaml and cabling.csv are read, not the working tree's: a cable made longer
+    changes that leaf's headroom, and an intent change over the compact form plans as over hosts.yaml."""
+    assert not (compact_repo / "inventory" / "hosts.yaml").exists()
+    assert plan(compact_repo).returncode == 0
+    edit(compact_repo / "inventory" / "cabling.csv", "leaf1,Ethernet224,spine1,Ethernet1/1,30,optic",
+         "leaf1,Ethernet224,spine1,Ethernet1/1,300,optic")
+    result = plan(compact_repo)
+    assert result.returncode == 2, result.stderr
+    assert "~ leaf1 (leaf, sonic) changed: config_db.json\n" in result.stdout
+    assert '-            "Ethernet224": "30m",\n+            "Ethernet224": "300m",\n' in result.stdout
+    git(compact_repo, "commit", "-q", "-am", "a longer cable")
+    edit(compact_repo / "intent" / "fabric.yaml", ECN_KMAX_40, ECN_KMAX_60)
+    result = plan(compact_repo)
+    assert result.returncode == 2, result.stderr
+    assert summary_lines(result.stdout) == KMAX_LINES
+    assert result.stdout.endswith("4 of 9 devices change: 4 changed, 0 added, 0 removed\n")
+
+
 def test_port_changes_name_the_port_and_maps_show_only_changed_entries(example_fabric: object) -> None:
     leaf1: DeviceModel = example_fabric.devices["leaf1"]  # type: ignore[attr-defined]
     port = leaf1.ports[1]

@@ -319,14 +319,25 @@ def refuse_symlink(out: Path) -> None:
 
 
 def _write_files(root: Path, files: dict[str, str]) -> None:
-    made: set[Path] = set()
+    # os-level calls, not pathlib's: at 32,768 GPUs (20,000 files) pathlib's objects and a chmod by path per
+    # file cost 0.3-0.4 CPU-s of the write; fchmod sets the mode whatever the umask took off.
+    made: set[str] = set()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    top = os.fspath(root)
     for name, text in sorted(files.items()):
-        path = root / name
-        if path.parent not in made:
-            _make_folders(root, path.parent)
-            made.add(path.parent)
-        path.write_bytes(text.encode("utf-8"))
-        path.chmod(_mode(name))
+        folder = name.rpartition("/")[0]
+        if folder not in made:
+            _make_folders(root, root / folder)
+            made.add(folder)
+        mode = _mode(name)
+        handle = os.open(f"{top}/{name}", flags, mode)
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(handle, data):]
+            os.fchmod(handle, mode)
+        finally:
+            os.close(handle)
 
 
 def _make_folders(root: Path, folder: Path) -> None:

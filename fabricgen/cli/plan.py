@@ -27,6 +27,7 @@ from fabricgen.lint import lint
 from fabricgen.lint.report import to_text as lint_text
 from fabricgen.load.fabric import INVENTORY_FILES, FabricInput, load
 from fabricgen.load.selection import filter_option, selected_or_fail, selects
+from fabricgen.load.sources import compact, nautobot
 from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.models.diagnostics import InputError
 from fabricgen.resolve import resolve
@@ -245,17 +246,23 @@ def _message(result: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def _git_side(intent: Path, inventory: Path, rev: str | None, fail: Fail) -> Side:
-    """The base revision's intent and inventory, loaded, resolved and rendered."""
+    """The base revision's intent and inventory, loaded, resolved and rendered. The inventory files are those of
+    either file form (SimpleInventory, or compact: devices.yaml + cabling.csv); a Nautobot is not in git, so
+    with one the base is the revision's intent against the same Nautobot as the head (read again: its cache)."""
     repository = _Repository.around(intent.parent if intent.parent != Path() else Path.cwd())
     commit, how = (repository.commit(rev), rev) if rev else repository.default_base()
     description = {"kind": "git", "rev": rev or "", "commit": commit, "how": how}
-    intent_path, inventory_path = repository.inside(intent), repository.inside(inventory)
-    with _checked_out(repository, commit, [intent_path, *(f"{inventory_path}/{f}" for f in INVENTORY_FILES)]) \
-            as (folder, present):
+    intent_path = repository.inside(intent)
+    live = nautobot.url_of(inventory) is not None or nautobot.is_nornir_config(inventory)
+    inventory_path = "" if live else repository.inside(inventory)
+    files = [] if live else [f"{inventory_path}/{name}" for name in (*INVENTORY_FILES, *compact.FILES)]
+    if live:
+        description["how"] = f"{how}; its intent against the same Nautobot as the head: git holds no Nautobot"
+    with _checked_out(repository, commit, [intent_path, *files]) as (folder, present):
         if intent_path not in present:  # the fabric is new in the head: every device is added
             return Side({}, {}, {**description, "how": f"{how}; {intent_path} is not there: every device is new"})
-        _, fabric = _load_side(folder / intent_path, folder / inventory_path, f"the base ({commit[:12]})", fail,
-                               rename=lambda file: _as_blob(file, folder, commit))
+        _, fabric = _load_side(folder / intent_path, inventory if live else folder / inventory_path,
+                               f"the base ({commit[:12]})", fail, rename=lambda file: _as_blob(file, folder, commit))
         return Side(_render(fabric), fabric.devices, description)
 
 

@@ -18,11 +18,13 @@ class Resolved(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     _field_order: ClassVar[tuple[str, ...]] = ()
+    _required: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         cls._field_order = tuple(cls.model_fields)
+        cls._required = tuple(name for name, field in cls.model_fields.items() if field.is_required())
 
     @classmethod
     def from_resolve(cls, values: dict[str, Any]) -> Self:
@@ -47,11 +49,12 @@ class Resolved(BaseModel):
     @classmethod
     def _complete(cls, values: dict[str, Any]) -> dict[str, Any]:
         unknown = values.keys() - set(cls._field_order)
-        missing = [name for name, field in cls.model_fields.items() if field.is_required() and name not in values]
+        missing = [name for name in cls._required if name not in values]
         if unknown or missing:
             raise TypeError(f"{cls.__name__}: unknown fields {sorted(unknown)}, missing fields {missing}")
-        return {name: values[name] if name in values else field.get_default(call_default_factory=True)
-                for name, field in cls.model_fields.items()}
+        fields = cls.model_fields
+        return {name: values[name] if name in values else fields[name].get_default(call_default_factory=True)
+                for name in cls._field_order}
 
 
 class EcnThresholds(Resolved):

@@ -39,6 +39,8 @@ from fabricgen.load.yamlsource import InputFileError, SourceMap, YamlDocument, l
 from fabricgen.models.diagnostics import INPUT_FILE, INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
 
 DEVICES_FILE, CABLING_FILE = "devices.yaml", "cabling.csv"
+FILES = (DEVICES_FILE, CABLING_FILE)
+"""a compact inventory's own files (beside groups.yaml and defaults.yaml, as SimpleInventory has them)"""
 COLUMNS = ("a_device", "a_port", "b_device", "b_port", "cable_m", "media")
 CABLE_KEYS = ("peer", "cable_m", "media")
 NAMESPACE = "fabricgen"

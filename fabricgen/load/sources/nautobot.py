@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from fabricgen.load.sources import DEFAULTS, GROUPS, HOSTS, NornirData
+from fabricgen.load.sources import DEFAULTS, GROUPS, HOSTS, NornirData, nautobot_cache
 from fabricgen.load.yamlsource import SourceMap, YamlDocument, load_yaml
 from fabricgen.models.diagnostics import INPUT_FILE, INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
 
@@ -115,6 +115,8 @@ class Fetched:
     """device id → its interfaces' (id, name), in Nautobot's order"""
     cables: list[dict[str, Any]] = field(default_factory=list)
     requests: int = 0
+    cached: bool = False
+    """taken from the cache: Nautobot's change log has no entry since it was read (nautobot_cache)"""
 
     def digest(self) -> str:
         """sha256 of what was read, as the manifest records an input file's."""
@@ -171,8 +173,9 @@ class NautobotError(Exception):
 
 def fetch(url: str, token: str, ssl_verify: bool = True, filter_parameters: dict[str, Any] | None = None,
           ) -> Fetched:
-    """Devices through nornir-nautobot's inventory plugin (with their config context), interfaces and cables
-    through the REST API, a page of PAGE objects a request."""
+    """Devices through nornir-nautobot's inventory plugin (with their config context's ``fabricgen`` key),
+    interfaces and cables through the REST API, a page of PAGE objects a request; or, when Nautobot's change log
+    says nothing changed since, the cached answer of the last read (fabricgen.load.sources.nautobot_cache)."""
     import requests
     from nornir_nautobot.plugins.inventory.nautobot import NautobotInventory
 
@@ -182,14 +185,25 @@ def fetch(url: str, token: str, ssl_verify: bool = True, filter_parameters: dict
     fetched = Fetched()
     session = requests.Session()  # not the plugin's: it asks for depth=1 on every request
     session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
+    filters = dict(filter_parameters or {})
     try:
         _check_access(session, url, ssl_verify, fetched)
+        mark = nautobot_cache.change_mark(session, url, ssl_verify, TIMEOUT_S)
+        fetched.requests += 1
+        answer = nautobot_cache.cached(url, token, ssl_verify, filters, mark) if mark is not None else None
+        if answer is not None:
+            fetched.devices, fetched.interfaces, fetched.cables = answer["devices"], answer["interfaces"], \
+                answer["cables"]
+            fetched.cached = True
+            return fetched
         inventory = _load_quietly(plugin)
         for name, host in inventory.hosts.items():
             device = host.data["pynautobot_object"]
+            context = _plain(device.config_context or {})
             fetched.devices.append({
                 "name": name, "id": str(device.id), "hostname": host.hostname, "platform": host.platform,
-                "role": _name(device.role), "config_context": _plain(device.config_context or {})})
+                "role": _name(device.role),
+                "config_context": {CONTEXT_KEY: context[CONTEXT_KEY]} if CONTEXT_KEY in context else {}})
         wanted = {device["id"] for device in fetched.devices}
         for item in _pages(session, f"{url}/api/dcim/interfaces/", fetched, ssl_verify):
             device_id = _id(item.get("device"))
@@ -210,6 +224,9 @@ def fetch(url: str, token: str, ssl_verify: bool = True, filter_parameters: dict
                                 "valid token with read access to dcim") from None
         raise
     fetched.requests += 1 + len(fetched.devices) // PAGE
+    if mark is not None:
+        nautobot_cache.keep(url, token, ssl_verify, filters, mark, {
+            "devices": fetched.devices, "interfaces": fetched.interfaces, "cables": fetched.cables})
     return fetched
 
 

@@ -28,6 +28,9 @@ from fabricgen.load.sources.nautobot import CONTEXT_KEY, NETWORK_DRIVERS, TOKEN_
 DRIVER_OF = {platform: driver for driver, platform in NETWORK_DRIVERS.items()}
 STATUS = "Active"
 BATCH = 500
+CABLE_BATCH = 100
+"""cables per request: Nautobot traces each cable's path as it saves it, about 0.1-0.6 CPU-s a cable (3.2.7, a
+2-core machine under load); 500 in one request outlasted the 300 s timeout there"""
 
 
 @dataclass
@@ -76,10 +79,10 @@ class Api:
             page, query = body.get("next"), None
         return items
 
-    def create(self, endpoint: str, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def create(self, endpoint: str, objects: list[dict[str, Any]], batch: int = BATCH) -> list[dict[str, Any]]:
         created: list[dict[str, Any]] = []
-        for start in range(0, len(objects), BATCH):
-            reply = self.session.post(f"{self.url}/api/{endpoint}/", json=objects[start:start + BATCH], timeout=300)
+        for start in range(0, len(objects), batch):
+            reply = self.session.post(f"{self.url}/api/{endpoint}/", json=objects[start:start + batch], timeout=300)
             self._check(reply, endpoint)
             created += reply.json()
         return created
@@ -204,7 +207,7 @@ def _cables(api: Api, hosts: dict[str, dict[str, Any]], interfaces: dict[tuple[s
             if spec.get("media"):
                 body["type"] = TYPE_FROM_MEDIA[spec["media"]]
             wanted[frozenset((a, b))] = body
-    return len(api.create("dcim/cables", list(wanted.values()))) if wanted else 0
+    return len(api.create("dcim/cables", list(wanted.values()), CABLE_BATCH)) if wanted else 0
 
 
 def _primary_ips(api: Api, hosts: dict[str, dict[str, Any]], devices: dict[str, str],
