@@ -89,30 +89,54 @@ def require_shared(*names: str) -> None:
             pytest.skip(reason=reason)
 
 
-# --- running on several workers (pytest-xdist; tests/run: -n N --dist loadgroup) ---------------------------
+# --- running on several workers (pytest-xdist; tests/run: -n N) ------------------------------------------------
 # A file's tests stay together on one worker, so its module fixtures (a lab of SSH hosts, a real server) start once.
 # These files mostly wait on device timers, not on the CPU: their tests are dealt round-robin into this many
 # groups, each on a worker of its own with a lab of its own, so the slowest file no longer sets the suite's wall.
+# (Done by a scheduler of our own: the xdist_group mark does not group under pytest 9 with xdist 3.8, whose
+# loadgroup renames node ids pytest no longer lets it rename.)
 SPREAD_FILES = {"test_push_faults.py": 4, "test_deploy_lab.py": 2, "test_deploy_sonic.py": 2}
 
 
-def xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
-    """Each test's group (node id → group name): its file, or for SPREAD_FILES one of its file's groups."""
-    dealt: dict[str, int] = {}
-    groups: dict[str, str] = {}
-    for item in items:
-        name = item.path.name
-        count = SPREAD_FILES.get(name, 1)
-        position = dealt.get(name, 0)
-        dealt[name] = position + 1
-        groups[item.nodeid] = name if count == 1 else f"{name}#{position % count}"
-    return groups
+class WorkerGroups:
+    """Each test's group, by node id in collection order: its file, or for SPREAD_FILES one of its file's groups."""
+
+    def __init__(self) -> None:
+        self.dealt: dict[str, int] = {}
+        self.groups: dict[str, str] = {}
+
+    def __call__(self, nodeid: str) -> str:
+        if nodeid not in self.groups:
+            path = nodeid.split("::", 1)[0]
+            count = SPREAD_FILES.get(Path(path).name, 1)
+            position = self.dealt.get(path, 0)
+            self.dealt[path] = position + 1
+            self.groups[nodeid] = path if count == 1 else f"{path}#{position % count}"
+        return self.groups[nodeid]
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest without xdist: one process, nothing to schedule
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+    class FileGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no type hints
+        """xdist's scope scheduler with WorkerGroups as the scope (xdist's own is per file or class)."""
+
+        def __init__(self, config: pytest.Config, log: object = None) -> None:
+            super().__init__(config, log)
+            self._group_of = WorkerGroups()
+
+        def _split_scope(self, nodeid: str) -> str:
+            return self._group_of(nodeid)
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> FileGroupScheduling:
+        return FileGroupScheduling(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    groups = xdist_groups(items)
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
         for fixture, name in SHARED_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(pytest.mark.requires_shared(name))
@@ -148,8 +172,6 @@ def sonic_yang(sonic_yang_models: Path) -> SonicYangValidator:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): tests of one group run on one pytest-xdist worker "
-                                       "(tests/conftest.py SPREAD_FILES)")
     config.addinivalue_line("markers", "requires_shared(*names): reads ../shared/<name> (tests/conftest.py "
                                        "SHARED_DATA); skipped without it, failed under FABRICGEN_REQUIRE_SHARED=1")
     # Keep the YAML parse cache of this test run out of the user's ~/.cache.
