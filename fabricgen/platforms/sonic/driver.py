@@ -20,7 +20,7 @@ contract maps onto it like this:
   and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
-  per bounced port (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
+  by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit``: cancels the timer under the lock the timer takes, then ``config save -y`` (a reboot keeps it).
 - ``rollback``/``revert`` of the pending commit: ``config rollback fabricgen-<run>`` (GCU replaces the running
@@ -51,17 +51,22 @@ STATE_DIR = "/var/lib/fabricgen"
 CHECKPOINT_PREFIX = "fabricgen-"
 _ERROR_CHARS = 400
 # GCU's sorter searches an order for the patch, validating each step against the YANG models; its cost grows with
-# the ports whose QUEUE/PORT_QOS_MAP/BUFFER_PG rows change (docs/platforms.md, bench/gcu_sorter.py). A dry run and
-# an apply each get BASE + PER_PORT × bounced ports, at most CEILING.
+# the square of the ports the patch names (about ports x operations). Measured (bench/gcu_sorter.py, 202511, a
+# dry run, docs/testing.md): 1/2/4/8 ports 18.9/53.3/185.1/788.5 s CPU, under 12 n² + 8 n s for n ports. A dry run
+# and an apply each get BASE + MARGIN × (12 n² + 8 n): MARGIN for a switch CPU twice as slow as a core of the
+# measuring machine and busy with its own daemons. At most CEILING, the longest --confirm-timeout: an apply that
+# outlasts its revert timer can never be confirmed (from 9 ports on, the ceiling is the limit).
 GCU_BASE_S = 120.0
-GCU_PER_PORT_S = 240.0
-GCU_CEILING_S = 7200.0
-_APPLY_TIMEOUT_S = GCU_CEILING_S  # a rollback or revert: the patch is GCU's own, its size not known here
+GCU_SORT_S = (12.0, 8.0)  # CPU seconds per port² and per port of the measuring machine
+GCU_MARGIN = 4.0
+GCU_CEILING_S = 3600.0
+_APPLY_TIMEOUT_S = 7200.0  # a rollback or revert: the patch is GCU's own, its size not known here
 
 
-def gcu_timeout(bounced: list[str]) -> float:
-    """How long one config apply-patch (or its dry run) may take for a patch bouncing ``bounced`` ports."""
-    return min(GCU_CEILING_S, GCU_BASE_S + GCU_PER_PORT_S * len(bounced))
+def gcu_timeout(ports: list[str]) -> float:
+    """How long one config apply-patch (or its dry run) may take for a patch naming ``ports``."""
+    count = len(ports)
+    return min(GCU_CEILING_S, GCU_BASE_S + GCU_MARGIN * (GCU_SORT_S[0] * count ** 2 + GCU_SORT_S[1] * count))
 
 
 class FabricgenSonicDriver(RecordingDriver):
@@ -111,7 +116,7 @@ class FabricgenSonicDriver(RecordingDriver):
         running = self.running_config()
         planned = self._checked_plan(running, candidate)
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
         return planned.lines()
 
     def intent_check(self, config: str) -> str:
@@ -167,7 +172,7 @@ class FabricgenSonicDriver(RecordingDriver):
         self.disruption = bounced
         return dataclasses.replace(planned, bounced=bounced)
 
-    def _dry_run(self, changes: list[gcu.Change], bounced: list[str]) -> str:
+    def _dry_run(self, changes: list[gcu.Change], ports: list[str]) -> str:
         """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied; its
         output (the sorted changes it would apply)."""
         directory = self.ssh.check("mktemp -d /tmp/fabricgen-patch.XXXXXXXX").stdout.strip()
@@ -175,7 +180,7 @@ class FabricgenSonicDriver(RecordingDriver):
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
             done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
-                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(bounced))
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(ports))
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
             raise
@@ -196,7 +201,7 @@ class FabricgenSonicDriver(RecordingDriver):
         if not planned.changes and not planned.watchdog:
             return
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
         try:
             directory = self._stage(commit_id, planned.changes, before)
             if revert_in:
@@ -211,7 +216,7 @@ class FabricgenSonicDriver(RecordingDriver):
         steps = [self.config(f"apply-patch {shlex.quote(directory)}/patch.json")] if planned.changes else []
         steps += [f"{self._root}{command}" for command in planned.watchdog]
         applied = self.ssh.run(f"exec 9>>{shlex.quote(self.state_dir)}/lock && flock -w 60 9 && "
-                               + " && ".join(steps), timeout=gcu_timeout(planned.bounced))
+                               + " && ".join(steps), timeout=gcu_timeout(planned.touched))
         if applied.status != 0:
             raise CommitError(self._after_refusal(commit_id, before, _gcu_error(applied.output)))
         self.ssh.check(f"echo {commit_id} > {shlex.quote(self.state_dir)}/last")
@@ -347,10 +352,10 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: nothing was changed: reverting {commit_id} needs what GCU "
                               "refuses: " + "; ".join(problems))
         if changes:
-            bounced = gcu.bounced_ports(running, changes)
-            self._dry_run(changes, bounced)
+            touched = gcu.touched_ports(running, changes)
+            self._dry_run(changes, touched)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
-            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(bounced))
+            done = self.ssh.run(self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(touched))
             if done.status != 0:
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
             self._save("")
