@@ -106,6 +106,24 @@ def test_the_ports_gcu_bounces_are_those_whose_queues_qos_map_or_pgs_change() ->
     assert gcu.plan(running, candidate).bounced == ["Ethernet0", "Ethernet8"]  # an MTU or global map: no bounce
 
 
+def test_the_time_limits_grow_with_the_square_of_the_ports_the_patch_names_up_to_an_hour() -> None:
+    """fabricgen/platforms/sonic/driver.py gcu_timeout, from bench/gcu_sorter.py's measurement (docs/testing.md):
+    the golden fabric leaf narrowed to 1, 2, 4, 8 data ports took 18.9, 53.3, 185.1, 788.5 s CPU here."""
+    from fabricgen.platforms.sonic.driver import GCU_BASE_S, GCU_MARGIN, gcu_timeout
+
+    bench = importlib.import_module("bench.gcu_sorter")
+
+    golden = json.loads((ROOT / "golden" / "fabric" / "leaf1" / "config_db.json").read_text())
+    running = starting_config()
+    for count, cpu in ((1, 18.9), (2, 53.3), (4, 185.1), (8, 788.5)):
+        ports = sorted(golden["PORT"], key=gcu.natural)[:count]
+        planned = gcu.plan(running, bench.narrowed(golden, ports))  # the patch the measurement sorted
+        assert planned.touched == ports  # the sort's size: Ethernet240/248 are down, named but not bounced
+        assert gcu_timeout(planned.touched) >= GCU_BASE_S + GCU_MARGIN * cpu
+    assert [gcu_timeout([f"Ethernet{8 * i}" for i in range(n)]) for n in (0, 1, 2, 4, 8, 9, 64)] == [
+        120, 200, 376, 1016, 3448, 3600, 3600]
+
+
 def test_undoing_a_push_puts_back_only_the_paths_it_touched() -> None:
     before = starting_config()
     candidate = {"QUEUE": {"Ethernet0|3": {"scheduler": "scheduler.rdma"}},

@@ -4,6 +4,8 @@ line of `fabricgen plan`, and the bounced ports of `diff --format json`. Pure: r
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,8 @@ from hypothesis import strategies as st
 from fabricgen.cli.deploy import _show
 from fabricgen.deploy.outcome import Outcome
 from fabricgen.deploy.plan import waves
-from fabricgen.deploy.waves import Held, apart, disruptive_gate, gpu_hosts, notes, reach
+from fabricgen.deploy.waves import Held, apart, disruptive_gate, gpu_hosts, may_bounce, notes, reach
+from fabricgen.load.fabric import load
 from fabricgen.models.device import Fabric
 from fabricgen.platforms.sonic import gcu
 from fabricgen.resolve import resolve
@@ -99,6 +102,23 @@ def test_every_device_stays_once_in_its_order_and_no_wave_bounces_one_host_twice
     assert bool(held) == (apart_needed and together)
 
 
+def test_the_bench_fabrics_two_sonic_leaves_of_every_host_go_in_different_waves(tmp_path: Path) -> None:
+    """bench/make_fabric.py at 256 GPUs: 32 hosts with 8 rails, one leaf per rail; rails 0 and 4 are SONiC."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "make_fabric.py"), "--gpus", "256", "-o",
+                           str(tmp_path)], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = load(tmp_path / "intent.yaml", tmp_path / "inventory")
+    bench = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    leaves = sorted(name for name, device in bench.devices.items() if device.role == "leaf")
+    assert {name: bench.devices[name].platform for name in leaves if may_bounce(bench.devices[name])} == {
+        "r0-leaf0": "sonic", "r4-leaf0": "sonic"}
+    plan = waves(bench, leaves, canary=0, batch="100%")
+    assert plan == [leaves]
+    split, held = apart(bench, plan)
+    assert split == [[name for name in leaves if name != "r4-leaf0"], ["r4-leaf0"]]
+    assert [(item.leaf, item.after, len(item.hosts)) for item in held] == [("r4-leaf0", "r0-leaf0", 32)]
+
+
 def golden(name: str) -> str:
     return (ROOT / "golden" / name / "config_db.json").read_text()
 
@@ -167,6 +187,7 @@ def test_a_rollback_names_the_ports_it_bounces_before_it_acts_and_needs_leave_fo
                      "leaf2: its rollback takes Ethernet0 admin-down and up again; roll it back now?"]
     assert chosen == ["node1", "leaf2"]
     assert skipped["leaf1"].state == "skipped" and "roll back with --allow-disruptive" in skipped["leaf1"].message
+    assert skipped["leaf1"].bounced == ["Ethernet0", "Ethernet8"]  # rollback --format json lists them
     # --yes alone asks nothing and rolls back no device that bounces ports; --allow-disruptive rolls back all.
     assert disruptive_gate(bounced, False, True, ask, told.append)[0] == ["node1"]
     assert disruptive_gate(bounced, True, True, ask, told.append) == (["leaf1", "node1", "leaf2"], {})

@@ -139,5 +139,6 @@ def disruptive_gate(bounced: Mapping[str, Sequence[str]], allowed: bool, yes: bo
             chosen.append(name)
         else:
             skipped[name] = Outcome(name, "skipped", message=f"its rollback takes {', '.join(ports)} admin-down "
-                                    "and up again (SONiC GCU): drain them, then roll back with --allow-disruptive")
+                                    "and up again (SONiC GCU): drain them, then roll back with --allow-disruptive",
+                                    bounced=list(ports))
     return chosen, skipped

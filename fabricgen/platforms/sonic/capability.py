@@ -51,12 +51,13 @@ CAPABILITY = Capability(
             "bounces, checked against GCU's field rules of that release, then config apply-patch --dry-run on a file "
             "uploaded by SFTP (removed after)",
         "commit": "config checkpoint fabricgen-<run>, a systemd-run (else setsid) timer that runs config rollback "
-            "fabricgen-<run>, then config apply-patch (and pfcwd start/interval) under the timer's lock; "
-            "time-limited per bounced port (240 s each + 120 s, at most 2 h). GCU's sorter is slow and grows faster "
-            "than the ports: measured with bench/gcu_sorter.py (202511, GCU's own dry run, a loaded 2-core machine) "
-            "1 port / 33 operations 23 s CPU (127 s wall), 2 ports / 51 operations 66 s CPU (481 s wall), 4 ports "
-            "/ 87 operations 220 s CPU (831 s wall), about ports^1.6; give "
-            "--confirm-timeout room for it, and push a many-port leaf's first change in port groups",
+            "fabricgen-<run>, then config apply-patch (and pfcwd start/interval) under the timer's lock. GCU's "
+            "sorter grows with the square of the ports the patch names: measured with bench/gcu_sorter.py (202511, "
+            "GCU's own dry run, a loaded 2-core machine) 1/2/4/8 ports (33/51/87/163 operations) 18.9/53.3/185.1/"
+            "788.5 s CPU, under 12 n² + 8 n s; each dry run and apply is time-limited to 120 s + 4 × (12 n² + 8 n) "
+            "s for n ports (200 s for 1, 1,016 s for 4, 3,448 s for 8), at most 3,600 s (the longest "
+            "--confirm-timeout), reached from 9 ports on: give --confirm-timeout room for the apply, and push a "
+            "many-port leaf's first change in port groups",
         "confirm": "under the switch's lock, only the run's own commit: config save -y first, then the timer "
                    "cancelled (a failed save leaves it pending, its timer armed); its fate recorded on the switch",
         "rollback": "a pending commit: config rollback fabricgen-<run>; a confirmed one: the inverse patch at the "
@@ -71,8 +72,10 @@ CAPABILITY = Capability(
             "release: a switch without a PFC_WD table gets its watchdog by pfcwd start/interval (GCU refuses "
             "add /PFC_WD); PORT fec/speed only as STATE_DB lists them",
         "disruption": "GCU's sorter takes every up port whose QUEUE, PORT_QOS_MAP, BUFFER_PG (BUFFER_QUEUE, buffer "
-            "profile lists) rows change admin-down and up again (patch_sorter.py RequiredValueIdentifier): diff, "
-            "plan and the push prompt name them; push needs --allow-disruptive; a rollback bounces them again",
+            "profile lists) rows change admin-down and up again (patch_sorter.py RequiredValueIdentifier): diff "
+            "(--format json: bounced), plan and the push prompt name them; push needs --allow-disruptive; push waves "
+            "never hold two such leaves of one GPU host; a rollback bounces them again, names them before it acts "
+            "and needs --allow-disruptive or a yes when asked",
         "lab": "real: OpenSSH, SFTP, redis-server holding CONFIG_DB/STATE_DB, sonic-utilities' generic_config_updater "
             "of 202411/202505/202511 (sonic-net/sonic-utilities release branches) with each release's YANG models "
             "(202505: 202411's, the closest set at hand); adapted "

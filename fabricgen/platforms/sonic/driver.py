@@ -20,7 +20,7 @@ contract maps onto it like this:
   and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
-  per bounced port (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
+  by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit`` / ``confirm_own(run)``: under the lock the timer takes, and only for this run's pending commit:
   ``config save -y`` first (a reboot keeps it), then the timer is stopped. A save that fails leaves the commit
@@ -62,12 +62,16 @@ STATE_DIR = "/var/lib/fabricgen"
 CHECKPOINT_PREFIX = "fabricgen-"
 _ERROR_CHARS = 400
 # GCU's sorter searches an order for the patch, validating each step against the YANG models; its cost grows with
-# the ports whose QUEUE/PORT_QOS_MAP/BUFFER_PG rows change (docs/platforms.md, bench/gcu_sorter.py). A dry run and
-# an apply each get BASE + PER_PORT × bounced ports, at most CEILING.
+# the square of the ports the patch names (about ports x operations). Measured (bench/gcu_sorter.py, 202511, a
+# dry run, docs/testing.md): 1/2/4/8 ports 18.9/53.3/185.1/788.5 s CPU, under 12 n² + 8 n s for n ports. A dry run
+# and an apply each get BASE + MARGIN × (12 n² + 8 n): MARGIN for a switch CPU twice as slow as a core of the
+# measuring machine and busy with its own daemons. At most CEILING, the longest --confirm-timeout: an apply that
+# outlasts its revert timer can never be confirmed (from 9 ports on, the ceiling is the limit).
 GCU_BASE_S = 120.0
-GCU_PER_PORT_S = 240.0
-GCU_CEILING_S = 7200.0
-_APPLY_TIMEOUT_S = GCU_CEILING_S  # a rollback or revert: the patch is GCU's own, its size not known here
+GCU_SORT_S = (12.0, 8.0)  # CPU seconds per port² and per port of the measuring machine
+GCU_MARGIN = 4.0
+GCU_CEILING_S = 3600.0
+_APPLY_TIMEOUT_S = 7200.0  # a rollback or revert: the patch is GCU's own, its size not known here
 # What a commit's fate reads as on the switch (commit_fate), as on a GPU host.
 FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "restore-failed", "staged", "applied", "absent")
 # Exit statuses of the switch-side shells: the lock not taken, another commit pending, the apply's commit no
@@ -75,9 +79,10 @@ FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "restore-faile
 _LOCKED, _OTHER_PENDING, _EXPIRED, _NOT_SAVED = 5, 6, 7, 9
 
 
-def gcu_timeout(bounced: list[str]) -> float:
-    """How long one config apply-patch (or its dry run) may take for a patch bouncing ``bounced`` ports."""
-    return min(GCU_CEILING_S, GCU_BASE_S + GCU_PER_PORT_S * len(bounced))
+def gcu_timeout(ports: list[str]) -> float:
+    """How long one config apply-patch (or its dry run) may take for a patch naming ``ports``."""
+    count = len(ports)
+    return min(GCU_CEILING_S, GCU_BASE_S + GCU_MARGIN * (GCU_SORT_S[0] * count ** 2 + GCU_SORT_S[1] * count))
 
 
 class FabricgenSonicDriver(RecordingDriver):
@@ -127,7 +132,7 @@ class FabricgenSonicDriver(RecordingDriver):
         running = self.running_config()
         planned = self._checked_plan(running, candidate)
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
         return planned.lines()
 
     def intent_check(self, config: str) -> str:
@@ -183,7 +188,7 @@ class FabricgenSonicDriver(RecordingDriver):
         self.disruption = bounced
         return dataclasses.replace(planned, bounced=bounced)
 
-    def _dry_run(self, changes: list[gcu.Change], bounced: list[str]) -> str:
+    def _dry_run(self, changes: list[gcu.Change], ports: list[str]) -> str:
         """``config apply-patch --dry-run``: the switch's YANG validation and field rules, nothing applied; its
         output (the sorted changes it would apply)."""
         directory = self.ssh.check("mktemp -d /tmp/fabricgen-patch.XXXXXXXX").stdout.strip()
@@ -191,7 +196,7 @@ class FabricgenSonicDriver(RecordingDriver):
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
             done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
-                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(bounced))
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(ports))
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
             raise
@@ -214,7 +219,7 @@ class FabricgenSonicDriver(RecordingDriver):
         if not planned.changes and not planned.watchdog:
             return
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.bounced))
+            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
         try:
             directory = self._stage(commit_id, planned.changes, before)
             marked = self.ssh.run(self._mark_and_arm(commit_id, directory, int(revert_in))) if revert_in else None
@@ -236,7 +241,7 @@ class FabricgenSonicDriver(RecordingDriver):
         still_ours = (f"{{ [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || {{ echo 'the commit is no "
                       f"longer pending: its revert timer fired' >&2; exit {_EXPIRED}; }}; }}" if revert_in else "true")
         applied = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && {still_ours} && " + " && ".join(steps)
-                               + f" && echo {commit_id} > {state}/last", timeout=gcu_timeout(planned.bounced))
+                               + f" && echo {commit_id} > {state}/last", timeout=gcu_timeout(planned.touched))
         if applied.status == _EXPIRED and "no longer pending" in applied.output:
             raise CommitError(f"{self.hostname}: nothing was changed by this commit: its revert timer fired before "
                               "the apply reached the switch, so the apply was refused (the switch holds what it "
@@ -434,11 +439,11 @@ class FabricgenSonicDriver(RecordingDriver):
             raise CommitError(f"{self.hostname}: nothing was changed: reverting {commit_id} needs what GCU "
                               "refuses: " + "; ".join(problems))
         if changes:
-            bounced = gcu.bounced_ports(running, changes)
-            self._dry_run(changes, bounced)
+            touched = gcu.touched_ports(running, changes)
+            self._dry_run(changes, touched)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
             done = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && "
-                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(bounced))
+                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(touched))
             if done.status != 0:
                 self.ssh.run(f"echo restore-failed > {quoted}/fate && sync -f {quoted}/fate")
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")

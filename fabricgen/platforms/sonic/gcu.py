@@ -48,6 +48,7 @@ changing anything (the driver's device-side check).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -491,6 +492,7 @@ class Plan:
     watchdog: list[str]  # pfcwd commands after the patch: PFC watchdog on a switch without a PFC_WD table
     not_owned: list[str]  # what this release's GCU does not let fabricgen change (needs config reload)
     bounced: list[str]  # ports GCU's sorter takes admin-down and up again around the patch
+    touched: list[str] = dataclasses.field(default_factory=list)  # ports the patch names (its sort's size)
 
     def lines(self) -> str:
         """The diff: one line per operation and pfcwd command, then what stays as it is and what it bounces."""
@@ -510,7 +512,7 @@ def plan(running: Mapping[str, Any], candidate: Mapping[str, Mapping[str, Any]])
     name = release(running)
     adapted, watchdog, notes = for_release(running, candidate)
     changes = owned_patch(running, adapted)
-    return Plan(name, changes, watchdog, notes, bounced_ports(running, changes))
+    return Plan(name, changes, watchdog, notes, bounced_ports(running, changes), touched_ports(running, changes))
 
 
 def for_release(running: Mapping[str, Any], candidate: Mapping[str, Mapping[str, Any]]
@@ -628,3 +630,17 @@ def bounced_by_restore(running: Mapping[str, Any], before: Mapping[str, Any],
         changes += [Change("replace", (table, key), then.get(key), now.get(key))
                     for key in set(now) | set(then) if now.get(key) != then.get(key)]
     return bounced_ports(running, changes)
+
+
+def touched_ports(running: Mapping[str, Any], changes: Iterable[Change]) -> list[str]:
+    """The switch's ports the patch names anywhere (a key ``Ethernet0`` or ``Ethernet0|3``, a CABLE_LENGTH field):
+    what GCU's sorter time grows with (bench/gcu_sorter.py: about ports x operations, docs/testing.md)."""
+    ports = running.get("PORT") or {}
+    names: set[str] = set()
+    for change in changes:
+        names.update(change.parts[1:])
+        values = [change.value] if isinstance(change.value, dict) else []
+        for _ in range(2):  # an entry's fields, and a whole table's entries and their fields
+            names.update(key for value in values for key in value)
+            values = [item for value in values for item in value.values() if isinstance(item, dict)]
+    return sorted({name.split("|", 1)[0] for name in names} & set(ports), key=natural)
