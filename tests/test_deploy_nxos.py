@@ -207,7 +207,8 @@ def test_nxos_target_commit_confirm_then_nothing_left_to_do(lab: Lab, switch: st
     assert after != before
     assert not_owned(after) == not_owned(before)
     assert (lab.state_dir(switch) / "startup-config").read_text() == after  # copy running-config startup-config
-    assert leftovers(lab, switch) == {"bootflash": [], "pending": []}
+    # only the run's fate, the switch's record of it (commit_fate)
+    assert leftovers(lab, switch) == {"bootflash": ["fabricgen-run-1.fate"], "pending": []}
     assert sorted(p.name for p in (lab.state_dir(switch) / "checkpoints").iterdir()) == ["fabricgen-run-1"]
 
 
@@ -259,7 +260,7 @@ def test_nxos_target_rollback_of_a_pending_commit_restores_the_switch(lab: Lab, 
     finally:
         driver.close()
     assert running(lab, switch) == before
-    assert leftovers(lab, switch) == {"bootflash": [], "pending": []}
+    assert leftovers(lab, switch) == {"bootflash": ["fabricgen-run-4.fate"], "pending": []}  # its fate: reverted
 
 
 def test_nxos_target_checkpoint_database_keeps_its_ten_and_other_checkpoints(lab: Lab, switch: str,

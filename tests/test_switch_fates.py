@@ -403,3 +403,64 @@ def test_an_nxos_login_whose_certificate_does_not_verify_says_why_on_one_line(la
         optional_args=nxos.napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts))
     pinned.open()  # the switch's own certificate pinned: the same switch answers
     pinned.close()
+
+
+# --- NX-OS: fates from config-replace status, and the run's record on bootflash: --------------------------
+
+def nxos_driver(lab: Lab, host: str) -> Any:
+    device = napalm.get_network_driver("fabricgen_nxos")(
+        lab.address(host), nxos.LAB_USERNAME, nxos.LAB_PASSWORD, timeout=30,
+        optional_args=nxos.napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts))
+    device.open()
+    return device
+
+
+def bootflash(lab: Lab, host: str, name: str) -> str | None:
+    """A file of the NX-OS switch's bootflash:, read on the switch (the target's state directory)."""
+    found = lab.state_dir(host) / "bootflash" / name
+    return found.read_text().strip() if found.exists() else None
+
+
+def test_an_nxos_commit_reads_confirmed_reverted_and_reverted_by_its_commit_timeout_from_the_switch(
+        lab: Lab, mixed_rendered: Path, tmp_path: Path) -> None:
+    host = host_of(lab, "nxos")
+    lab.reset(host)
+    wait_for(lambda: nxos.lab_ready(lab, host), "the NX-API server", 30)
+    leaf4 = (mixed_rendered / "leaf4" / "nxos.cfg").read_text()
+    before = (lab.state_dir(host) / "running-config").read_text()
+    device = nxos_driver(lab, host)
+    try:
+        device.load_replace_candidate(config=leaf4)
+        device.commit_config(message="fate-6", revert_in=30)
+        assert device.commit_fate("fate-6") == "pending"
+        with pytest.raises(CommitError, match="commit fate-6 of another run is pending, not this one"):
+            device.confirm_own("fate-0")
+        device.confirm_own("fate-6")
+        assert device.commit_fate("fate-6") == "confirmed"
+    finally:
+        device.close()
+    assert bootflash(lab, host, "fabricgen-fate-6.fate") == "confirmed"
+    assert bootflash(lab, host, "fabricgen-fate-6.cfg") is None  # the confirm removed its candidate
+    root = tmp_path / "runs"
+    journaled_run(root, "fate-6", "leaf4", leaf4)
+    inventory = inventory_of(lab, host, "leaf4", "nxos", nxos)
+    first = rollback_run(read_run(root, "fate-6"), root, inventory, [], force=False, yes=True, workers=1,
+                         ask=lambda question: False)
+    assert (first[0], first[1]["leaf4"].state) == (0, "restored"), first[1]["leaf4"].message
+    assert bootflash(lab, host, "fabricgen-fate-6.fate") == "reverted"
+    assert (lab.state_dir(host) / "running-config").read_text() == before
+
+    # A second commit its commit-timeout rolls back (NX-OS's shortest: 30 s).
+    device = nxos_driver(lab, host)
+    try:
+        device.load_replace_candidate(config=leaf4)
+        device.commit_config(message="fate-7", revert_in=30)
+    finally:
+        device.close()
+    wait_for(lambda: (lab.state_dir(host) / "running-config").read_text() == before, "the commit-timeout", 30 + 30)
+    journaled_run(root, "fate-7", "leaf4", leaf4)
+    second = rollback_run(read_run(root, "fate-7"), root, inventory, [], force=False, yes=True, workers=1,
+                          ask=lambda question: False)
+    assert (second[0], second[1]["leaf4"].message) == (0, "already reverted by its timer (the device's own record)")
+    assert bootflash(lab, host, "fabricgen-fate-7.fate") is None  # the switch's own timer: no record of fabricgen's
+    assert (lab.state_dir(host) / "running-config").read_text() == before

@@ -23,7 +23,9 @@ Configuration Replace" and "Configuring Rollback"):
   the original configuration is restored") and rolls back by itself when the timer expires ("If the commit timer
   expires, the rollback operation is automatically initiated"), whoever is connected. NX-OS takes T in 30-3600 s:
   less becomes 30 s, more is refused (commit_timeout).
-- ``confirm_commit``: ``configure replace commit`` (stops the timer), ``copy running-config startup-config``.
+- ``confirm_commit`` / ``confirm_own(run)``: only the run's own pending replace: ``configure replace commit``
+  (stops the timer), ``copy running-config startup-config``, the run's fate recorded on bootflash:
+  (``fabricgen-<run>.fate``; ``commit_fate`` reads it, or else what the commit left there).
 - ``rollback`` / ``revert(run)``: ``rollback running-config checkpoint fabricgen-<run>``, then copy run start.
   NX-OS keeps ten checkpoints: the oldest ``fabricgen-*`` ones make room, so only the latest runs can be reverted.
   A commit still waiting for its confirm is first committed (its timer stopped, so it cannot fire during or after
@@ -213,6 +215,7 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         self.last_snapshot = owned_diff(running, rendered)  # the switch as found, before anything changes
         checkpoint = CHECKPOINT_PREFIX + commit_id
         name = f"{checkpoint}.cfg"
+        self._delete(f"{checkpoint}.fate")  # an earlier attempt's of the same run (a resume)
         self._put(name, splice(running, rendered))
         self._fresh_checkpoint(checkpoint)
         timer = f" commit-timeout {seconds}" if seconds else ""
@@ -260,12 +263,49 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         self._show("copy running-config startup-config")
 
     def confirm_commit(self) -> None:
+        self.confirm_own(None)
+
+    def confirm_own(self, run: str | None) -> None:
+        """Confirm the pending configure replace, only when it is run ``run``'s (None: whichever), save, and record
+        the run's fate on bootflash: (``fabricgen-<run>.fate``) before its candidate file goes."""
         commit_id = self.pending_commit_id()
         if commit_id is None:
             raise CommitError(f"{self.hostname}: no commit is pending: it was rolled back by its timer or never made")
+        if run is not None and commit_id != _commit_id(run):
+            raise CommitError(f"{self.hostname}: confirm failed: commit {commit_id} of another run is pending, not "
+                              "this one")
         self._show("configure replace commit")
         self._save()
+        self._put(f"{CHECKPOINT_PREFIX}{commit_id}.fate", "confirmed\n")
         self._delete(f"{CHECKPOINT_PREFIX}{commit_id}.cfg")
+
+    def commit_fate(self, run: str) -> str:
+        """What became of run ``run``'s configure replace, read on the switch: pending (its commit-timeout
+        running), the fate fabricgen recorded on bootflash: at its confirm or revert (confirmed, reverted); else
+        from what the commit left: its candidate file still on bootflash: (a confirm or a revert removes it) and
+        the running config not the candidate: rolled back by its commit-timeout (reverted-by-timer); the running
+        config as the candidate: confirmed (killed before the record); only its checkpoint: applied (committed
+        with no timer); nothing: absent."""
+        commit_id = _commit_id(run)
+        if self.pending_commit_id() == commit_id:
+            return "pending"
+        name = f"{CHECKPOINT_PREFIX}{commit_id}"
+        recorded = (self._read(f"{name}.fate") or "").strip()
+        if recorded in ("confirmed", "reverted"):
+            return recorded
+        candidate = self._read(f"{name}.cfg")
+        if candidate is not None:
+            return "confirmed" if _config_lines(self.running_config()) == _config_lines(candidate) else \
+                "reverted-by-timer"
+        return "applied" if name in _CHECKPOINT.findall(self._show("show checkpoint summary")) else "absent"
+
+    def _read(self, name: str) -> str | None:
+        """A file of bootflash: over SFTP; None when it does not exist."""
+        path = posixpath.join(self.bootflash_path, name) if self.bootflash_path else name
+        try:
+            return self._sftp().read(path)
+        except SshError as exc:
+            raise CommitError(f"{self.hostname}: cannot read bootflash:{name}: {exc}") from None
 
     def _replace_status(self) -> str:
         return self._show("show config-replace status")
@@ -290,8 +330,11 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         self.revert(commit_id)
 
     def revert(self, commit_id: str) -> None:
-        """The running config as checkpoint ``fabricgen-<commit_id>`` holds it, saved."""
+        """The running config as checkpoint ``fabricgen-<commit_id>`` holds it, saved; a commit already reverted
+        (by its timer, or a rollback) is left as it is: its checkpoint again would undo whatever came since."""
         _commit_id(commit_id)
+        if self.commit_fate(commit_id) in ("reverted", "reverted-by-timer"):
+            return
         if self.pending_commit_id() == commit_id:
             # Stop the commit timer first, so that it cannot fire in the middle of (or after) the rollback; the
             # rollback right after restores the checkpoint taken before this commit.
@@ -304,6 +347,7 @@ class FabricgenNxosDriver(NXOSDriver):  # type: ignore[misc]
         if "completed successfully" not in output:
             raise CommitError(f"{self.hostname}: rolling back to {checkpoint} failed: {output.strip()}")
         self._save()
+        self._put(f"{checkpoint}.fate", "reverted\n")
         self._delete(f"{checkpoint}.cfg")
 
 
