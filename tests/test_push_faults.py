@@ -22,7 +22,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -659,16 +658,15 @@ def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_ho
     before = {host: fresh_host(lab, host, scripts[host]) for host in (stalled, other)}
     hold_host_lock(lab, stalled)
 
-    started = time.monotonic()
+    # 45 s: long enough for the healthy device's whole step on a loaded runner (the deadline is every device's)
     done = run(tmp_path, inputs, "push", "--yes", "--hosts", f"{stalled},{other}", "--canary", "2",
-               "--step-deadline", "30", "--confirm-timeout", "10", "--format", "json")
-    took = time.monotonic() - started
+               "--step-deadline", "45", "--confirm-timeout", "10", "--format", "json")
 
     assert done.returncode == 3, done.stdout + done.stderr
-    assert took < 60, f"the push waited {took:.0f} s: the stalled device held its wave"  # its lock wait: 120 s
     devices = json_devices(done)
     assert devices[stalled]["state"] == "attention"
-    assert "its step passed its deadline of 30 s (--step-deadline)" in devices[stalled]["message"]
+    # The deadline, not the host lock's own 120 s wait (which would end in a lock message), ended its step.
+    assert "its step passed its deadline of 45 s (--step-deadline)" in devices[stalled]["message"]
     assert devices[other]["state"] == "confirmed", devices  # the same wave, not held
     assert held(lab, other, scripts[other], before[other]) == "new"
     run_id = run_ids(tmp_path, inputs)[0]["run_id"]
@@ -748,19 +746,20 @@ def test_a_step_stuck_past_its_deadline_is_left_behind_and_a_fresh_worker_runs_t
     devices = [Device.model_validate({"name": f"x{n}", "hostname": "127.0.0.1", "platform": "connectx",
                                       "data": {"role": "gpu-host"}}) for n in (1, 2, 3)]
     never = threading.Event()
+    stuck_step_ended = threading.Event()
     expired: list[str] = []
 
     def step(task: Any) -> dict[str, Any]:
         with deadline.watch(task.host.name, 1, expired.append):
             if task.host.name == "x1":
                 never.wait(60)  # stuck (released when the test ends)
+                stuck_step_ended.set()
             return {"ran": task.host.name}
 
-    started = time.monotonic()
     try:
         results = run_each(nornir_for(devices, 1), ["x1", "x2", "x3"], step)
+        assert not stuck_step_ended.is_set(), "the run waited for the stuck step instead of leaving it behind"
     finally:
         never.set()
-    assert time.monotonic() - started < 10
     assert expired == ["x1"]
     assert results == {"x1": {}, "x2": {"ran": "x2"}, "x3": {"ran": "x3"}}

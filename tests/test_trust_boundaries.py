@@ -147,12 +147,10 @@ def test_an_endless_template_is_stopped_at_the_time_limit(
     endless = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
     commit_files(mirror, {f"{TEMPLATES}/sonic-types.yang.j2": endless}, "endless")
     monkeypatch.setenv("FABRICGEN_TEMPLATE_SECONDS", "3")
-    started = time.monotonic()
     refused_without_a_trace(tmp_path, str(mirror), (
         f"{TEMPLATES}: rendering the templates did not finish within 3 s (an endless loop?); refusing them. The "
         "limit is 3 seconds to render the YANG templates; raise it with FABRICGEN_TEMPLATE_SECONDS=N on a very "
         "slow machine"))
-    assert time.monotonic() - started < 60
     assert _processes_mentioning(str(tmp_path)) == []  # the rendering child went with its process group
 
 
