@@ -28,7 +28,8 @@ to issue the second commit, the system will automatically rollback to the previo
   ``configure session NAME abort`` drops an open session, or rolls a pending one back at once.
 * ``configure checkpoint save NAME`` stores the running-config as ``checkpoint:NAME``; ``configure replace
   checkpoint:NAME`` (or ``flash:NAME``, ``startup-config``) replaces the running-config with that file.
-* ``write memory`` / ``copy running-config startup-config`` save; ``copy startup-config flash:NAME``.
+* ``write memory`` / ``copy running-config startup-config`` save; ``copy startup-config flash:NAME``; ``delete
+  checkpoint:NAME`` / ``delete flash:NAME`` (a file that is not there is refused).
 * ``show version``, ``show hostname``, ``show interfaces``, ``show running-config``, ``show startup-config``,
   ``show configuration sessions [detail]`` (EOS 4.31's JSON shape, which NAPALM reads), ``show configuration
   checkpoints``.
@@ -664,6 +665,14 @@ def _checkpoint_save(cli: Cli, match: re.Match[str], text: bool) -> dict[str, An
     return output(text, {})
 
 
+def _delete(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
+    """``delete checkpoint:NAME`` / ``delete flash:NAME``: a file that is not there is refused."""
+    url = f"{match.group(1)}:{match.group(2)}"
+    _file(cli.device, url)
+    (cli.device.directory / {"checkpoint": "checkpoints", "flash": "flash"}[match.group(1)] / match.group(2)).unlink()
+    return output(text, {})
+
+
 def _file(device: Device, url: str) -> str:
     scheme, _, name = url.partition(":")
     path = {"checkpoint": device.directory / "checkpoints" / name, "flash": device.directory / "flash" / name,
@@ -775,6 +784,7 @@ EXEC: list[tuple[str, Handler]] = [
     (r"configure replace (\S+)(?: force)?", _configure_replace),
     (r"write(?: memory)?|copy running-config startup-config", _write_memory),
     (rf"copy (startup-config|checkpoint:\S+) flash:{_NAME}", _copy_to_flash),
+    (rf"delete (checkpoint|flash):{_NAME}", _delete),
     (r"show (running|startup)-config", _show_running),
     (r"show version", _show_version),
     (r"show hostname", _show_hostname),
