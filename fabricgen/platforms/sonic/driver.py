@@ -411,23 +411,24 @@ class FabricgenSonicDriver(RecordingDriver):
         checkpoint's for a pending commit (``config rollback``), the touched paths' for a confirmed one."""
         _commit_id(commit_id)
         quoted = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
-        try:
-            before = json.loads(self.ssh.check(f"cat {quoted}/before.json").stdout)
-            forward = json.loads(self.ssh.check(f"cat {quoted}/patch.json").stdout)
-        except (SshError, ValueError) as exc:
-            raise CommitError(f"{self.hostname}: commit {commit_id}: its record on the switch is unreadable "
-                              f"({exc})") from None
+        before, forward = self._commit_record(commit_id, quoted)
         whole = self.pending_commit_id() == commit_id or self.ssh.run(f"test -e {quoted}/confirmed").status != 0
         return gcu.bounced_by_restore(self.running_config(), before, None if whole else forward)
 
-    def _restore_touched(self, commit_id: str, directory: str) -> None:
-        quoted = shlex.quote(directory)
+    def _commit_record(self, commit_id: str, quoted: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """What ``commit_id`` staged on the switch (``quoted``: its folder, shell-quoted): the config as it found
+        it (``before.json``) and the patch it applied (``patch.json``)."""
         try:
             before = json.loads(self.ssh.check(f"cat {quoted}/before.json").stdout)
             forward = json.loads(self.ssh.check(f"cat {quoted}/patch.json").stdout)
         except (SshError, ValueError) as exc:
             raise CommitError(f"{self.hostname}: commit {commit_id}: its record on the switch is unreadable "
                               f"({exc})") from None
+        return before, forward
+
+    def _restore_touched(self, commit_id: str, directory: str) -> None:
+        quoted = shlex.quote(directory)
+        before, forward = self._commit_record(commit_id, quoted)
         running = self.running_config()
         changes = gcu.restoring_patch(running, before, forward)
         if not before.get("PFC_WD") and running.get("PFC_WD"):
