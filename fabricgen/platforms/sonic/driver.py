@@ -16,8 +16,9 @@ contract maps onto it like this:
   temporary directory that the same command removes. The diff is the patch, one line per operation, then the pfcwd
   commands, what stays the switch's (``! not changed on SONiC <release>``) and the ports GCU's sorter takes
   admin-down and up again around it (``! disruptive``: read from the dry run's sorted changes; ``disruption``).
-- ``commit_config(revert_in=T)``: the same checks, then ``config checkpoint fabricgen-<run>``; the revert script
-  and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
+- ``commit_config(revert_in=T)``: the same checks (the dry run of a compare_config just before, of the same patch
+  on the same running config, is taken, not sorted again), then ``config checkpoint fabricgen-<run>``; the revert
+  script and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
   by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
@@ -98,6 +99,8 @@ class FabricgenSonicDriver(RecordingDriver):
         self.state_dir = str(self.given_state_dir or STATE_DIR)
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
         self.disruption: list[str] = []  # ports the last compare/commit bounces (GCU's sorter: admin down and up)
+        # The last dry run the switch passed: the running config it ran against, the patch, its output.
+        self._last_dry_run: tuple[dict[str, Any], str, str] | None = None
 
     def opened(self) -> None:
         if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
@@ -132,7 +135,7 @@ class FabricgenSonicDriver(RecordingDriver):
         running = self.running_config()
         planned = self._checked_plan(running, candidate)
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
+            planned = self._switch_checked(running, planned)
         return planned.lines()
 
     def intent_check(self, config: str) -> str:
@@ -179,6 +182,16 @@ class FabricgenSonicDriver(RecordingDriver):
             return {}
         return {query: answer.strip() for query, answer in zip(queries, answers, strict=True)}
 
+    def _switch_checked(self, running: dict[str, Any], planned: gcu.Plan) -> gcu.Plan:
+        """``planned`` after the switch's own dry run of its patch (``_dry_run``, ``_sorted``). The dry run of the
+        same patch against the same running config on this connection is not run twice: GCU's answer depends on
+        those two (and the switch's software), and its sort costs minutes a port (docs/testing.md), so a commit
+        right after compare_config of the same candidate (what push does) takes the comparison's answer."""
+        patch = _patch_text(planned.changes)
+        if self._last_dry_run is None or self._last_dry_run[:2] != (running, patch):
+            self._last_dry_run = (running, patch, self._dry_run(planned.changes, planned.touched))
+        return self._sorted(planned, self._last_dry_run[2])
+
     def _sorted(self, planned: gcu.Plan, dry_run: str) -> gcu.Plan:
         """The plan with the ports the switch's own sorter took admin-down in its dry run (its ``** DryRun: Would
         apply`` lines), when it printed them: the sorter, not fabricgen's rule, has the last word."""
@@ -219,7 +232,7 @@ class FabricgenSonicDriver(RecordingDriver):
         if not planned.changes and not planned.watchdog:
             return
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
+            planned = self._switch_checked(before, planned)
         try:
             directory = self._stage(commit_id, planned.changes, before)
             marked = self.ssh.run(self._mark_and_arm(commit_id, directory, int(revert_in))) if revert_in else None
