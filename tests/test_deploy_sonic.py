@@ -127,6 +127,9 @@ def test_the_time_limits_grow_with_the_square_of_the_ports_the_patch_names_up_to
         assert gcu_timeout(planned.touched) >= GCU_BASE_S + GCU_MARGIN * cpu
     assert [gcu_timeout([f"Ethernet{8 * i}" for i in range(n)]) for n in (0, 1, 2, 4, 8, 9, 64)] == [
         120, 200, 376, 1016, 3448, 3600, 3600]
+    # optional_args gcu_margin: a slower or busier switch CPU (the lab's, on a shared machine: tests/targets/sonic.py)
+    slow = napalm.get_network_driver("fabricgen_sonic")("192.0.2.11", "root", optional_args={"gcu_margin": 40})
+    assert [slow._limit([f"Ethernet{8 * i}" for i in range(n)]) for n in (1, 2, 4)] == [920, 2680, 3600]
 
 
 def test_undoing_a_push_puts_back_only_the_paths_it_touched() -> None:
@@ -222,7 +225,8 @@ def switch(lab: Lab) -> str:
 def driver(lab: Lab, host: str) -> Any:
     network_driver = napalm.get_network_driver("fabricgen_sonic")
     device = network_driver(lab.address(host), "root", None, timeout=30,
-                            optional_args={"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts)})
+                            optional_args={"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts),
+                                           "gcu_margin": target.LAB_GCU_MARGIN})
     device.open()
     return device
 
@@ -375,12 +379,13 @@ def test_target_a_switch_without_pfc_wd_gets_its_watchdog_from_pfcwd_start(lab: 
 
 KILLED_CONTROLLER = """
 import sys, time, napalm
-address, key, known, candidate = sys.argv[1:5]
+address, key, known, candidate, margin = sys.argv[1:6]
 device = napalm.get_network_driver("fabricgen_sonic")(address, "root", None, timeout=30,
-                                                      optional_args={"key_file": key, "known_hosts": known})
+                                                      optional_args={"key_file": key, "known_hosts": known,
+                                                                     "gcu_margin": float(margin)})
 device.open()
 device.load_replace_candidate(config=open(candidate).read())
-device.commit_config(message="run-3", revert_in=int(sys.argv[5]))
+device.commit_config(message="run-3", revert_in=int(sys.argv[6]))
 print("committed", flush=True)
 time.sleep(3600)
 """
@@ -401,7 +406,8 @@ def test_target_unconfirmed_commit_reverts_on_the_switch_after_the_controller_is
     candidate.write_text(json.dumps(ecn_change(before)))
     controller = subprocess.Popen(
         [sys.executable, "-c", KILLED_CONTROLLER, lab.address(switch), str(lab.key_file), str(lab.known_hosts),
-         str(candidate), str(REVERT_S)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         str(candidate), str(target.LAB_GCU_MARGIN), str(REVERT_S)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert controller.stdout is not None
         line = controller.stdout.readline().strip()
@@ -498,14 +504,11 @@ def cli_inputs(lab: Lab, host: str, directory: Path) -> tuple[Path, Path]:
     return intent, inventory
 
 
-@pytest.fixture
-def one_field_from_rendered(lab: Lab, mixed_rendered: Path) -> str:
-    """A SONiC 202511 switch holding leaf1's whole rendered config but Ethernet0's PFC priorities (the template's
-    3,4): leaf1's push is one field that bounces one port, a sort of seconds (its four ports: half an hour)."""
-    host = fresh_switch(lab, "202511")
+def hold_all_but_one_field(lab: Lab, host: str, rendered_config: Path) -> None:
+    """The switch made to hold its whole rendered config but Ethernet0's PFC priorities (the template's 3,4), written
+    into its Redis: its push is then one field that bounces one port, a sort of seconds (four ports: half an hour)."""
     now = running(lab, host)
-    whole = json.loads((mixed_rendered / "leaf1" / "config_db.json").read_text())
-    held = gcu.patched(now, gcu.plan(now, whole).changes)
+    held = gcu.patched(now, gcu.plan(now, json.loads(rendered_config.read_text())).changes)
     held["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = now["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"]
     db = redis.Redis(unix_socket_path=str(lab.state_dir(host) / "redis.sock"), db=sonic_gcu.CONFIG_DB,
                      decode_responses=True)
@@ -513,6 +516,13 @@ def one_field_from_rendered(lab: Lab, mixed_rendered: Path) -> str:
         sonic_gcu.write_config(db, held)
     finally:
         db.close()
+
+
+@pytest.fixture
+def one_field_from_rendered(lab: Lab, mixed_rendered: Path) -> str:
+    """A SONiC 202511 switch holding leaf1's whole rendered config but one field that bounces Ethernet0."""
+    host = fresh_switch(lab, "202511")
+    hold_all_but_one_field(lab, host, mixed_rendered / "leaf1" / "config_db.json")
     return host
 
 

@@ -21,7 +21,8 @@ contract maps onto it like this:
   script and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
-  by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
+  by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports; optional_args
+  ``gcu_margin`` scales it for a switch CPU slower or busier than assumed). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit`` / ``confirm_own(run)``: under the lock the timer takes, and only for this run's pending commit:
   ``config save -y`` first (a reboot keeps it), then the timer is stopped. A save that fails leaves the commit
@@ -80,10 +81,11 @@ FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "restore-faile
 _LOCKED, _OTHER_PENDING, _EXPIRED, _NOT_SAVED = 5, 6, 7, 9
 
 
-def gcu_timeout(ports: list[str]) -> float:
-    """How long one config apply-patch (or its dry run) may take for a patch naming ``ports``."""
+def gcu_timeout(ports: list[str], margin: float = GCU_MARGIN) -> float:
+    """How long one config apply-patch (or its dry run) may take for a patch naming ``ports``: ``margin`` times the
+    measured sorter CPU (optional_args ``gcu_margin``: a switch CPU slower or busier than assumed)."""
     count = len(ports)
-    return min(GCU_CEILING_S, GCU_BASE_S + GCU_MARGIN * (GCU_SORT_S[0] * count ** 2 + GCU_SORT_S[1] * count))
+    return min(GCU_CEILING_S, GCU_BASE_S + margin * (GCU_SORT_S[0] * count ** 2 + GCU_SORT_S[1] * count))
 
 
 class FabricgenSonicDriver(RecordingDriver):
@@ -95,6 +97,8 @@ class FabricgenSonicDriver(RecordingDriver):
         # sonic-utilities' `config` refuses anyone but root ("Root privileges are required for this operation",
         # config/main.py): a login other than root (SONiC's is `admin`) runs it through sudo, as SONiC's docs do.
         self.sudo = bool(self.options.get("sudo", self.username != "root"))
+        # How many times the sorter CPU measured here a dry run or apply may take on this switch (gcu_timeout).
+        self.gcu_margin = float(self.options.get("gcu_margin", GCU_MARGIN))
         self.given_state_dir = self.options.get("state_dir")
         self.state_dir = str(self.given_state_dir or STATE_DIR)
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
@@ -105,6 +109,10 @@ class FabricgenSonicDriver(RecordingDriver):
     def opened(self) -> None:
         if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
             self.state_dir = self.ssh.check('printf %s "$HOME"').stdout.strip() + "/.fabricgen"
+
+    def _limit(self, ports: list[str]) -> float:
+        """The time one dry run or apply of a patch naming ``ports`` may take on this switch."""
+        return gcu_timeout(ports, self.gcu_margin)
 
     @property
     def _root(self) -> str:
@@ -209,7 +217,7 @@ class FabricgenSonicDriver(RecordingDriver):
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
             done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
-                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(ports))
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=self._limit(ports))
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
             raise
@@ -254,7 +262,7 @@ class FabricgenSonicDriver(RecordingDriver):
         still_ours = (f"{{ [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || {{ echo 'the commit is no "
                       f"longer pending: its revert timer fired' >&2; exit {_EXPIRED}; }}; }}" if revert_in else "true")
         applied = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && {still_ours} && " + " && ".join(steps)
-                               + f" && echo {commit_id} > {state}/last", timeout=gcu_timeout(planned.touched))
+                               + f" && echo {commit_id} > {state}/last", timeout=self._limit(planned.touched))
         if applied.status == _EXPIRED and "no longer pending" in applied.output:
             raise CommitError(f"{self.hostname}: nothing was changed by this commit: its revert timer fired before "
                               "the apply reached the switch, so the apply was refused (the switch holds what it "
@@ -457,7 +465,7 @@ class FabricgenSonicDriver(RecordingDriver):
             self._dry_run(changes, touched)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
             done = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && "
-                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(touched))
+                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=self._limit(touched))
             if done.status != 0:
                 self.ssh.run(f"echo restore-failed > {quoted}/fate && sync -f {quoted}/fate")
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
