@@ -142,8 +142,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.requires_shared(name))
 
 
+# --- the slow lab cases ----------------------------------------------------------------------------------------
+# @pytest.mark.slow_lab("what makes it slow"): a lab test that sorts through SONiC's own patch sorter (CPU-minutes a
+# port) or starts the whole mixed fabric. ./tests/run skips it (its 15-minute budget); .ci/run runs them all once,
+# after it, as a step of their own: FABRICGEN_SLOW_LAB=1 pytest -m slow_lab (docs/testing.md: what each costs).
+SLOW_LAB = "FABRICGEN_SLOW_LAB"
+
+
 @pytest.hookimpl(tryfirst=True)  # before any fixture is set up: a lab is not built for a test that will skip
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    slow = item.get_closest_marker("slow_lab")
+    if slow is not None and os.environ.get(SLOW_LAB) != "1":
+        why = f" ({slow.args[0]})" if slow.args else ""
+        pytest.skip(reason=f"slow lab case{why}: .ci/run runs these once, after ./tests/run; set {SLOW_LAB}=1")
     for mark in item.iter_markers("requires_shared"):
         unknown = set(mark.args) - set(SHARED_DATA)
         assert not unknown, f"{item.nodeid}: requires_shared names unknown shared data {sorted(unknown)}"
@@ -174,6 +185,8 @@ def sonic_yang(sonic_yang_models: Path) -> SonicYangValidator:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires_shared(*names): reads ../shared/<name> (tests/conftest.py "
                                        "SHARED_DATA); skipped without it, failed under FABRICGEN_REQUIRE_SHARED=1")
+    config.addinivalue_line("markers", f"slow_lab(why): a slow lab case (SONiC's real patch sorter, the whole fabric); "
+                                       f"skipped unless {SLOW_LAB}=1, run by .ci/run's second step")
     # Keep the YAML parse cache of this test run out of the user's ~/.cache.
     if "FABRICGEN_CACHE_DIR" not in os.environ:
         os.environ["FABRICGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabricgen-test-cache-")

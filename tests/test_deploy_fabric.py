@@ -5,10 +5,13 @@ device targets of tests/targets (no vendor image runs here) and both GPU-host ki
 Needs root (network namespaces, sshd) like tests/test_deploy_lab.py; skipped with the reason otherwise, and a
 failure under FABRICGEN_REQUIRE_LAB=1 (set by .ci/run).
 
-Opt-in (FABRICGEN_SLOW_LAB=1): since the SONiC leaves run SONiC's own generic_config_updater, each of their
-dry runs and applies is a real patch sort of 3-4 minutes of CPU on this kind of machine (docs/platforms.md), and
-the round trip sorts a dozen times: longer than the rest of the suite together. The per-release SONiC flows
-(tests/test_deploy_sonic.py) and every other platform's lab tests run in every suite.
+``slow_lab`` (.ci/run runs them once, after ./tests/run; docs/testing.md has what they cost): the fabric is eleven
+lab hosts, and its SONiC switches (leaf1, spine1) run SONiC's own generic_config_updater, whose patch sorter takes
+minutes of CPU for each dry run or apply of their four rendered ports (docs/testing.md). So the round trip that runs
+in CI starts them holding their rendered config but one field that bounces Ethernet0 (``hold_all_but_one_field``:
+a sort of seconds); the rendered ports' first push through the real sorter is proven per release in
+tests/test_deploy_sonic.py. The round trip from the switches as delivered sorts four ports six times on each SONiC
+switch (diff; push's dry run and apply; rollback's dry run and apply; diff): opt-in, FABRICGEN_FABRIC_ROUND_TRIP=1.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 import fabric_lab
 import pytest
 import redis
+from test_deploy_sonic import hold_all_but_one_field, running
 
 from lab import Lab
 from test_lab import require_lab
@@ -33,10 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # outlast its own apply and the health checks after it, and the commands the whole push.
 CONFIRM_S = 3600
 
-pytestmark = pytest.mark.skipif(os.environ.get("FABRICGEN_SLOW_LAB") != "1",
-                                reason="the whole-fabric round trip sorts every SONiC leaf's patch with SONiC's own "
-                                       "generic_config_updater (tens of CPU-minutes): set FABRICGEN_SLOW_LAB=1")
+pytestmark = pytest.mark.slow_lab("the whole mixed fabric in the lab: eleven hosts, two of them SONiC's own GCU")
 SWITCHES = ("leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2", "oob1")
+SONIC = ("leaf1", "spine1")
 HOSTS = ("node1", "node2", "node3", "node4")
 
 
@@ -84,7 +87,19 @@ def states(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
 
 
 def test_the_mixed_fabric_is_diffed_pushed_and_rolled_back_across_all_six_platforms(
-        tmp_path: Path, inputs: tuple[Path, Path]) -> None:
+        fabric: tuple[Lab, dict[str, str]], tmp_path: Path, inputs: tuple[Path, Path], mixed_rendered: Path) -> None:
+    """The SONiC switches hold their rendered config but one field that bounces Ethernet0 (see the module's text)."""
+    lab, hosts = fabric
+    for name in SONIC:
+        hold_all_but_one_field(lab, hosts[name], mixed_rendered / name / "config_db.json")
+    round_trip(tmp_path, inputs, {*SWITCHES, *HOSTS})
+
+
+@pytest.mark.skipif(os.environ.get("FABRICGEN_FABRIC_ROUND_TRIP") != "1",
+                    reason="the SONiC switches as delivered: SONiC's patch sorter on four ports, six times a switch "
+                           "(about an hour of CPU here, docs/testing.md): set FABRICGEN_FABRIC_ROUND_TRIP=1")
+def test_the_mixed_fabric_round_trip_from_the_sonic_switches_as_delivered(tmp_path: Path,
+                                                                          inputs: tuple[Path, Path]) -> None:
     round_trip(tmp_path, inputs, {*SWITCHES, *HOSTS})
 
 
@@ -141,6 +156,7 @@ def test_a_switch_refusing_its_change_halts_the_push_in_its_wave(
     state_db = redis.Redis(unix_socket_path=str(lab.state_dir(hosts["leaf1"]) / "redis.sock"), db=6,
                            decode_responses=True)
     state_db.hset("PORT_TABLE|Ethernet0", "supported_fecs", "none")
+    sonic_before = {name: running(lab, hosts[name]) for name in SONIC}
 
     done = fabricgen(tmp_path, inputs, "push", "--yes", "--allow-disruptive", "--canary", "0", "--batch", "100%",
                      "--workers", "1", "--confirm-timeout", str(CONFIRM_S), "--format", "json")
@@ -154,6 +170,8 @@ def test_a_switch_refusing_its_change_halts_the_push_in_its_wave(
         {name: "untouched" for name in ("leaf2", "leaf3", "leaf4")}
     assert {name: result[name]["state"] for name in ("spine1", "spine2", "oob1")} == \
         {name: "untouched" for name in ("spine1", "spine2", "oob1")}
-    state_db.hset("PORT_TABLE|Ethernet0", "supported_fecs", "rs,none")  # so that leaf1 can be diffed again
-    check = fabricgen(tmp_path, inputs, "diff", "--format", "json", "--filter", "!role=gpu-host")
-    assert states(check) == {name: "changes" for name in SWITCHES}, "a switch was left changed"
+    # No switch left changed: the SONiC ones read on the switch (their CONFIG_DB in its Redis; their diff would sort
+    # four ports for minutes), the others by their own diff.
+    assert {name: running(lab, hosts[name]) for name in SONIC} == sonic_before
+    check = fabricgen(tmp_path, inputs, "diff", "--format", "json", "--filter", "!role=gpu-host&!platform=sonic")
+    assert states(check) == {name: "changes" for name in SWITCHES if name not in SONIC}, "a switch was left changed"

@@ -7,11 +7,12 @@ sonic-utilities' own generic_config_updater of the switch's release (202411, 202
 leaf as SONiC ships it (lanes, aliases, BGP, an ACL, SONiC's AZURE QoS and buffer templates on all 32 ports). What
 the switch holds is read from its Redis and /etc/sonic directly, never through the driver.
 
-GCU's sorter is slow (minutes for a few ports, docs/platforms.md): the lab pushes use leaf1's rendered config
-narrowed to one port (``one_port``), and each release's push, no-op, ECN change and rollback run in one test.
-Measured on a loaded 2-core machine: the diff, no-PFC_WD, refusal tests and one release's push flow take about 14
-minutes together; each release's push flow is about 5 of them (its first push, ECN change and rollback each sort).
-CI runs them once (tests/run); GCU's refusals before the sort take seconds (tests/test_sonic_gcu_oracle.py).
+GCU's sorter is slow (about a CPU-minute a sort of one rendered port here, docs/testing.md): the lab pushes use
+leaf1's rendered config narrowed to one port (``one_port``), each release's push, no-op, ECN change and rollback run
+in one test on one switch start, and the commit takes its diff's dry run, so the rendered port is sorted twice a
+release. Those three are ``slow_lab`` (.ci/run runs them once, after ./tests/run: docs/testing.md has what they
+cost). The other lab tests change a field or two (a sort of seconds) and run in every suite; GCU's refusals before
+the sort take seconds (tests/test_sonic_gcu_oracle.py).
 
 The first tests need no lab: they pin the owned-scope rules on plain dicts.
 """
@@ -22,6 +23,9 @@ import copy
 import importlib
 import json
 import os
+import re
+import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,12 +37,13 @@ from typing import Any
 import napalm
 import pytest
 import redis
+import yaml
 from napalm.base.exceptions import CommitError
 
 from fabricgen.platforms.sonic import gcu
 from fabricgen.platforms.sonic.capability import OWNED_TABLES
 
-from lab import Lab, hidden_by_private_mounts
+from lab import MIXED_INTENT, MIXED_INVENTORY, Lab, hidden_by_private_mounts
 from test_lab import require_lab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,6 +127,9 @@ def test_the_time_limits_grow_with_the_square_of_the_ports_the_patch_names_up_to
         assert gcu_timeout(planned.touched) >= GCU_BASE_S + GCU_MARGIN * cpu
     assert [gcu_timeout([f"Ethernet{8 * i}" for i in range(n)]) for n in (0, 1, 2, 4, 8, 9, 64)] == [
         120, 200, 376, 1016, 3448, 3600, 3600]
+    # optional_args gcu_margin: a slower or busier switch CPU (the lab's, on a shared machine: tests/targets/sonic.py)
+    slow = napalm.get_network_driver("fabricgen_sonic")("192.0.2.11", "root", optional_args={"gcu_margin": 40})
+    assert [slow._limit([f"Ethernet{8 * i}" for i in range(n)]) for n in (1, 2, 4)] == [920, 2680, 3600]
 
 
 def test_undoing_a_push_puts_back_only_the_paths_it_touched() -> None:
@@ -217,7 +225,8 @@ def switch(lab: Lab) -> str:
 def driver(lab: Lab, host: str) -> Any:
     network_driver = napalm.get_network_driver("fabricgen_sonic")
     device = network_driver(lab.address(host), "root", None, timeout=30,
-                            optional_args={"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts)})
+                            optional_args={"key_file": str(lab.key_file), "known_hosts": str(lab.known_hosts),
+                                           "gcu_margin": target.LAB_GCU_MARGIN})
     device.open()
     return device
 
@@ -284,25 +293,24 @@ def test_target_diff_names_the_patch_and_the_bounced_port_and_leaves_no_trace(la
     assert set(lab.run(switch, "ls -A /tmp").stdout.split()) == lab_mounts
 
 
-# The flows that commit and roll back through SONiC's real patch sorter: minutes of CPU each on this kind of machine
-# (docs/platforms.md), so opt-in like the fabric round trip; the dry runs, the kill -9 revert and the refusals
-# below run in every suite.
-slow_sorter = pytest.mark.skipif(os.environ.get("FABRICGEN_SLOW_LAB") != "1",
-                                 reason="commits and rolls back through SONiC's own patch sorter (CPU-minutes per "
-                                        "step): set FABRICGEN_SLOW_LAB=1")
-
-
-@slow_sorter
+# The flows that commit and roll back the rendered port through SONiC's real patch sorter: a minute of CPU each sort
+# on this kind of machine (docs/testing.md), so .ci/run runs them once, after ./tests/run (slow_lab); the dry runs,
+# the watchdog, the kill -9 revert, the refusals and the push prompt below sort a field or two and run in every suite.
+@pytest.mark.slow_lab("the rendered port's first push through SONiC's own patch sorter, per release")
 @pytest.mark.parametrize("release", ["202411", "202505", "202511"])
 def test_target_first_push_no_op_ecn_change_and_rollback_on_each_release(lab: Lab, release: str,
                                                                           rendered: str) -> None:
-    """Real sorter, three times (first push, ECN change, rollback): the slow part of this file."""
+    """The real sorter on the rendered port twice (the first push's dry run and apply), then on WRED fields only."""
     host = fresh_switch(lab, release)
     before = running(lab, host)
     device = driver(lab, host)
     try:
-        device.load_replace_candidate(config=rendered)
+        device.load_replace_candidate(config=rendered)  # as push does: the diff, then the commit of what it showed
+        assert device.compare_config().splitlines()[-1].startswith("! disruptive: GCU takes Ethernet0 admin-down")
         device.commit_config(message="run-1", revert_in=600)
+        # One sort for the check and one for the apply: the commit took the diff's dry run of the same patch
+        assert [call[1] == "--dry-run" for call in config_calls(lab, host) if call[0] == "apply-patch"] == \
+            [True, False]
         assert device.has_pending_commit()
         assert json.loads(saved_text(lab, host)) == before  # not saved before the confirm
         device.confirm_commit()
@@ -334,17 +342,28 @@ def test_target_first_push_no_op_ecn_change_and_rollback_on_each_release(lab: La
     assert checkpoints(lab, host) == ["fabricgen-run-1.cp.json", "fabricgen-run-2.cp.json"]
 
 
-@slow_sorter
+def owned_tables(running_config: dict[str, Any]) -> dict[str, Any]:
+    """The switch's own rows of the tables fabricgen owns: a candidate that changes nothing."""
+    return {table: rows for table, rows in copy.deepcopy(running_config).items() if table in OWNED_TABLES}
+
+
 def test_target_a_switch_without_pfc_wd_gets_its_watchdog_from_pfcwd_start(lab: Lab, rendered: str) -> None:
+    """The rendered port's watchdog and PFC priorities on the switch's own config: the patch bounces Ethernet0 and
+    pfcwd starts after it, as in a first push, at a sort of seconds (the rendered port's whole QoS: the flows above)."""
     host = fresh_switch(lab, "202511", with_pfcwd=False)
+    wanted = json.loads(rendered)
+    candidate = owned_tables(running(lab, host))
+    candidate["PFC_WD"] = wanted["PFC_WD"]
+    candidate["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = wanted["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"]
     device = driver(lab, host)
     try:
-        device.load_replace_candidate(config=rendered)
+        device.load_replace_candidate(config=json.dumps(candidate))
         diff = device.compare_config().splitlines()
-        assert "pfcwd start --action drop --restoration-time 200 Ethernet0 200" in diff
+        assert diff[:2] == ["replace /PORT_QOS_MAP/Ethernet0/pfc_enable: 3,4 → 3",
+                            "pfcwd start --action drop --restoration-time 200 Ethernet0 200"]
         device.commit_config(message="run-7", revert_in=600)
         device.confirm_commit()
-        assert device.intent_check(rendered) == ""
+        assert device.intent_check(json.dumps(candidate)) == ""
         started = running(lab, host)["PFC_WD"]
         device.rollback()  # a confirmed commit undone: the watchdog it started goes too (no PFC_WD table again)
         assert "PFC_WD" not in running(lab, host)
@@ -352,17 +371,21 @@ def test_target_a_switch_without_pfc_wd_gets_its_watchdog_from_pfcwd_start(lab: 
         device.close()
     assert started == {"Ethernet0": {"action": "drop", "detection_time": "200", "restoration_time": "200"},
                        "GLOBAL": {"POLL_INTERVAL": "100"}}
-    assert ["start", "--action", "drop", "--restoration-time", "200", "Ethernet0", "200"] in config_calls(lab, host)
+    calls = config_calls(lab, host)
+    # pfcwd after the patch that set the port's PFC priorities (pfcwd skips a port without them)
+    assert calls.index(["start", "--action", "drop", "--restoration-time", "200", "Ethernet0", "200"]) > \
+        next(i for i, call in enumerate(calls) if call[0] == "apply-patch" and call[1] != "--dry-run")
 
 
 KILLED_CONTROLLER = """
 import sys, time, napalm
-address, key, known, candidate = sys.argv[1:5]
+address, key, known, candidate, margin = sys.argv[1:6]
 device = napalm.get_network_driver("fabricgen_sonic")(address, "root", None, timeout=30,
-                                                      optional_args={"key_file": key, "known_hosts": known})
+                                                      optional_args={"key_file": key, "known_hosts": known,
+                                                                     "gcu_margin": float(margin)})
 device.open()
 device.load_replace_candidate(config=open(candidate).read())
-device.commit_config(message="run-3", revert_in=int(sys.argv[5]))
+device.commit_config(message="run-3", revert_in=int(sys.argv[6]))
 print("committed", flush=True)
 time.sleep(3600)
 """
@@ -383,7 +406,8 @@ def test_target_unconfirmed_commit_reverts_on_the_switch_after_the_controller_is
     candidate.write_text(json.dumps(ecn_change(before)))
     controller = subprocess.Popen(
         [sys.executable, "-c", KILLED_CONTROLLER, lab.address(switch), str(lab.key_file), str(lab.known_hosts),
-         str(candidate), str(REVERT_S)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         str(candidate), str(target.LAB_GCU_MARGIN), str(REVERT_S)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert controller.stdout is not None
         line = controller.stdout.readline().strip()
@@ -460,3 +484,125 @@ def test_target_refuses_what_gcu_refuses_and_changes_nothing(lab: Lab, switch: s
     assert done.returncode == 2
     assert any(line.startswith(error) for line in done.stderr.splitlines()), done.stderr
     assert running(lab, switch) == before
+
+
+# --- the push prompt: what a user sees before a change bounces ports ------------------------------------------
+
+def cli_inputs(lab: Lab, host: str, directory: Path) -> tuple[Path, Path]:
+    """intent/mixed.yaml and inventory/mixed with leaf1 the lab's switch (the others keep their addresses: the
+    commands name leaf1 alone, nothing else is reached)."""
+    intent, inventory = directory / "intent.yaml", directory / "inventory"
+    inventory.mkdir()
+    shutil.copyfile(MIXED_INTENT, intent)
+    for name in ("groups.yaml", "defaults.yaml"):
+        shutil.copyfile(MIXED_INVENTORY / name, inventory / name)
+    devices: dict[str, Any] = yaml.safe_load((MIXED_INVENTORY / "hosts.yaml").read_text())
+    leaf1 = devices["leaf1"]
+    leaf1.setdefault("data", {})["mgmt_address"] = leaf1["hostname"]  # what the rendered config plans for
+    leaf1.update(hostname=lab.address(host), **target.lab_connection(lab, host))
+    (inventory / "hosts.yaml").write_text(yaml.safe_dump(devices, sort_keys=False))
+    return intent, inventory
+
+
+def hold_all_but_one_field(lab: Lab, host: str, rendered_config: Path) -> None:
+    """The switch made to hold its whole rendered config but Ethernet0's PFC priorities (the template's 3,4), written
+    into its Redis: its push is then one field that bounces one port, a sort of seconds (four ports: half an hour)."""
+    now = running(lab, host)
+    held = gcu.patched(now, gcu.plan(now, json.loads(rendered_config.read_text())).changes)
+    held["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = now["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"]
+    db = redis.Redis(unix_socket_path=str(lab.state_dir(host) / "redis.sock"), db=sonic_gcu.CONFIG_DB,
+                     decode_responses=True)
+    try:
+        sonic_gcu.write_config(db, held)
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def one_field_from_rendered(lab: Lab, mixed_rendered: Path) -> str:
+    """A SONiC 202511 switch holding leaf1's whole rendered config but one field that bounces Ethernet0."""
+    host = fresh_switch(lab, "202511")
+    hold_all_but_one_field(lab, host, mixed_rendered / "leaf1" / "config_db.json")
+    return host
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+PROMPT = "push to 1 device(s) with changes, waves of 1? [y/N]: "
+BOUNCE_LINE = "leaf1: the push takes Ethernet0 admin-down and up again (SONiC GCU)"
+DIFF_SHOWN = ["--- leaf1", "replace /PORT_QOS_MAP/Ethernet0/pfc_enable: 3,4 → 3",
+              "! disruptive: GCU takes Ethernet0 admin-down and up again around this change (sonic-utilities "
+              "patch_sorter.py: QUEUE, PORT_QOS_MAP, BUFFER_PG changes need the port down)", "diff"]
+
+
+def on_terminal(argv: list[str], answer: str, cwd: Path) -> tuple[int, list[str]]:
+    """``fabricgen ARGV`` on a terminal (a pty: stdin, stdout and stderr), ``answer`` typed at its prompt: its exit
+    status and the lines the terminal showed (the echoed answer included, colours stripped)."""
+    main, terminal = os.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "fabricgen", *argv], stdin=terminal, stdout=terminal,
+                               stderr=terminal, cwd=cwd, env={**os.environ, "COLUMNS": "200"}, start_new_session=True)
+    os.close(terminal)
+    shown, answered = b"", False
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], 1800)  # a hang guard, far above the dry run's seconds
+            assert ready, f"fabricgen neither asked nor ended: {shown.decode(errors='replace')}"
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: every process holding the terminal has ended
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if not answered and PROMPT.encode() in shown:
+                os.write(main, answer.encode() + b"\n")
+                answered = True
+        status = process.wait(60)
+    finally:
+        os.close(main)
+        if process.poll() is None:
+            process.kill()
+    return status, [ANSI.sub("", line).rstrip() for line in shown.decode().replace("\r", "").splitlines()]
+
+
+def test_the_push_prompt_names_the_bounced_ports_and_no_pushes_nothing(
+        lab: Lab, one_field_from_rendered: str, tmp_path: Path) -> None:
+    host = one_field_from_rendered
+    before = running(lab, host)
+    intent, inventory = cli_inputs(lab, host, tmp_path)
+    status, shown = on_terminal(["push", str(intent), "-i", str(inventory), "--hosts", "leaf1", "--journal",
+                                 str(tmp_path / "runs")], "n", tmp_path)
+    assert status == 1, shown
+    assert shown[:4] == DIFF_SHOWN
+    assert re.fullmatch(r" leaf1  │ changes │ \d+\.\d\s+│", shown[6]), shown  # the diff's table, then the question
+    assert shown[7:] == [BOUNCE_LINE, PROMPT + "n", "error: nothing was pushed"]
+    assert running(lab, host) == before
+    assert [call[:2] for call in config_calls(lab, host)] == [["apply-patch", "--dry-run"]]  # the diff's, only
+
+
+def test_the_push_prompt_answered_yes_with_allow_disruptive_commits(
+        lab: Lab, one_field_from_rendered: str, tmp_path: Path) -> None:
+    host = one_field_from_rendered
+    intent, inventory = cli_inputs(lab, host, tmp_path)
+    status, shown = on_terminal(["push", str(intent), "-i", str(inventory), "--hosts", "leaf1", "--journal",
+                                 str(tmp_path / "runs"), "--allow-disruptive", "--confirm-timeout", "600"], "y",
+                                tmp_path)
+    assert status == 0, shown
+    assert shown[:4] == DIFF_SHOWN and shown[7:9] == [BOUNCE_LINE, PROMPT + "y"]
+    assert any(re.fullmatch(r"\s*leaf1\s+│\s+confirmed\s+│.*", line) for line in shown), shown
+    assert running(lab, host)["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] == "3"
+
+
+def test_push_yes_without_allow_disruptive_refuses_in_one_line_naming_the_ports(
+        lab: Lab, one_field_from_rendered: str, tmp_path: Path) -> None:
+    host = one_field_from_rendered
+    before = running(lab, host)
+    intent, inventory = cli_inputs(lab, host, tmp_path)
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "push", str(intent), "-i", str(inventory), "--hosts",
+                           "leaf1", "--journal", str(tmp_path / "runs"), "--yes"], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}, timeout=1800, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    refusal = [line for line in done.stdout.splitlines() if "leaf1" in line and "failed" in line]
+    assert len(refusal) == 1 and re.fullmatch(
+        r"\s*leaf1\s+│\s+failed\s+│\s+\d+\.\d\s+│\s+nothing was changed: this change takes Ethernet0 admin-down and "
+        r"up again \(SONiC GCU\); drain them, then push with --allow-disruptive\s*", refusal[0]), done.stdout
+    assert running(lab, host) == before

@@ -9,8 +9,8 @@ delivered (with and without a PFC_WD table), two patches are judged by both:
 The same for the bench's SONiC switches (``bench/make_fabric.py --gpus 256``: a 64-port SN5600 leaf and spine, the
 dynamic buffer model), on the lab switch made that SN5600 (``bench_switch``). Measured here (2 cores, load 14): the
 golden cases (6 × 12 patches) and the file's two pure tests 79 s CPU, 8 min 55 s wall; the bench cases (6 × 4 patches
-of 600-1,200 operations) 40 s CPU, 2 min 44 s wall, so they are opt-in with the other slow lab cases
-(FABRICGEN_SLOW_LAB=1).
+of 600-1,200 operations) 40 s CPU, 2 min 44 s wall, so they are ``slow_lab``: .ci/run runs them once, after
+./tests/run, with the other slow lab cases (docs/testing.md).
 
 The real verdict comes from sonic-utilities' own ``generic_config_updater`` of that release
 (``../shared/sonic-gcu``) over a real ``redis-server`` CONFIG_DB, through the SONiC target's ``sonic-lab-verdict``:
@@ -48,9 +48,6 @@ RELEASES = ("202411", "202505", "202511")
 BENCH_GPUS = "256"
 BENCH_SWITCHES = ("r0-leaf0", "r0-spine0")  # the bench's SONiC leaf and spine (the other planes' are alike)
 BENCH_HWSKU = ("Mellanox-SN5600-O128", "x86_64-nvidia_sn5600-r0")
-slow_lab = pytest.mark.skipif(os.environ.get("FABRICGEN_SLOW_LAB") != "1",
-                              reason="the bench's 64-port SONiC patches through the real GCU of each release (CPU-"
-                                     "minutes in all): set FABRICGEN_SLOW_LAB=1")
 
 
 def require_shared() -> None:
@@ -192,7 +189,7 @@ def bench_switch(delivered: dict[str, Any], candidate: dict[str, Any]) -> dict[s
     return config
 
 
-@slow_lab
+@pytest.mark.slow_lab("the bench's 64-port SONiC patches through the real GCU of each release")
 @pytest.mark.parametrize("pfcwd", [True, False], ids=["with-pfc-wd", "without-pfc-wd"])
 @pytest.mark.parametrize("release", RELEASES)
 def test_the_predictor_gives_gcus_verdict_on_every_bench_patch(switch: Switch, bench: dict[str, Any], release: str,

@@ -16,11 +16,13 @@ contract maps onto it like this:
   temporary directory that the same command removes. The diff is the patch, one line per operation, then the pfcwd
   commands, what stays the switch's (``! not changed on SONiC <release>``) and the ports GCU's sorter takes
   admin-down and up again around it (``! disruptive``: read from the dry run's sorted changes; ``disruption``).
-- ``commit_config(revert_in=T)``: the same checks, then ``config checkpoint fabricgen-<run>``; the revert script
-  and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
+- ``commit_config(revert_in=T)``: the same checks (the dry run of a compare_config just before, of the same patch
+  on the same running config, is taken, not sorted again), then ``config checkpoint fabricgen-<run>``; the revert
+  script and the patch are written to ``/var/lib/fabricgen/commits/<run>/``; a revert timer is armed on the switch
   (``systemd-run --on-active`` where systemd runs, a detached ``setsid`` sleeper otherwise) that runs ``config
   rollback fabricgen-<run>`` unless confirmed; only then ``config apply-patch`` (then the pfcwd commands), time-limited
-  by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports). If fabricgen dies, or the
+  by the ports the patch names (``gcu_timeout``: GCU's sorter takes minutes for a few ports; optional_args
+  ``gcu_margin`` scales it for a switch CPU slower or busier than assumed). If fabricgen dies, or the
   management network drops, the switch reverts by itself.
 - ``confirm_commit`` / ``confirm_own(run)``: under the lock the timer takes, and only for this run's pending commit:
   ``config save -y`` first (a reboot keeps it), then the timer is stopped. A save that fails leaves the commit
@@ -79,10 +81,11 @@ FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "restore-faile
 _LOCKED, _OTHER_PENDING, _EXPIRED, _NOT_SAVED = 5, 6, 7, 9
 
 
-def gcu_timeout(ports: list[str]) -> float:
-    """How long one config apply-patch (or its dry run) may take for a patch naming ``ports``."""
+def gcu_timeout(ports: list[str], margin: float = GCU_MARGIN) -> float:
+    """How long one config apply-patch (or its dry run) may take for a patch naming ``ports``: ``margin`` times the
+    measured sorter CPU (optional_args ``gcu_margin``: a switch CPU slower or busier than assumed)."""
     count = len(ports)
-    return min(GCU_CEILING_S, GCU_BASE_S + GCU_MARGIN * (GCU_SORT_S[0] * count ** 2 + GCU_SORT_S[1] * count))
+    return min(GCU_CEILING_S, GCU_BASE_S + margin * (GCU_SORT_S[0] * count ** 2 + GCU_SORT_S[1] * count))
 
 
 class FabricgenSonicDriver(RecordingDriver):
@@ -94,14 +97,22 @@ class FabricgenSonicDriver(RecordingDriver):
         # sonic-utilities' `config` refuses anyone but root ("Root privileges are required for this operation",
         # config/main.py): a login other than root (SONiC's is `admin`) runs it through sudo, as SONiC's docs do.
         self.sudo = bool(self.options.get("sudo", self.username != "root"))
+        # How many times the sorter CPU measured here a dry run or apply may take on this switch (gcu_timeout).
+        self.gcu_margin = float(self.options.get("gcu_margin", GCU_MARGIN))
         self.given_state_dir = self.options.get("state_dir")
         self.state_dir = str(self.given_state_dir or STATE_DIR)
         self.candidate: dict[str, dict[str, dict[str, Any]]] | None = None
         self.disruption: list[str] = []  # ports the last compare/commit bounces (GCU's sorter: admin down and up)
+        # The last dry run the switch passed: the running config it ran against, the patch, its output.
+        self._last_dry_run: tuple[dict[str, Any], str, str] | None = None
 
     def opened(self) -> None:
         if self.sudo and not self.given_state_dir:  # the login's own files; only `config` needs root
             self.state_dir = self.ssh.check('printf %s "$HOME"').stdout.strip() + "/.fabricgen"
+
+    def _limit(self, ports: list[str]) -> float:
+        """The time one dry run or apply of a patch naming ``ports`` may take on this switch."""
+        return gcu_timeout(ports, self.gcu_margin)
 
     @property
     def _root(self) -> str:
@@ -132,7 +143,7 @@ class FabricgenSonicDriver(RecordingDriver):
         running = self.running_config()
         planned = self._checked_plan(running, candidate)
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
+            planned = self._switch_checked(running, planned)
         return planned.lines()
 
     def intent_check(self, config: str) -> str:
@@ -179,6 +190,16 @@ class FabricgenSonicDriver(RecordingDriver):
             return {}
         return {query: answer.strip() for query, answer in zip(queries, answers, strict=True)}
 
+    def _switch_checked(self, running: dict[str, Any], planned: gcu.Plan) -> gcu.Plan:
+        """``planned`` after the switch's own dry run of its patch (``_dry_run``, ``_sorted``). The dry run of the
+        same patch against the same running config on this connection is not run twice: GCU's answer depends on
+        those two (and the switch's software), and its sort costs minutes a port (docs/testing.md), so a commit
+        right after compare_config of the same candidate (what push does) takes the comparison's answer."""
+        patch = _patch_text(planned.changes)
+        if self._last_dry_run is None or self._last_dry_run[:2] != (running, patch):
+            self._last_dry_run = (running, patch, self._dry_run(planned.changes, planned.touched))
+        return self._sorted(planned, self._last_dry_run[2])
+
     def _sorted(self, planned: gcu.Plan, dry_run: str) -> gcu.Plan:
         """The plan with the ports the switch's own sorter took admin-down in its dry run (its ``** DryRun: Would
         apply`` lines), when it printed them: the sorter, not fabricgen's rule, has the last word."""
@@ -196,7 +217,7 @@ class FabricgenSonicDriver(RecordingDriver):
         try:
             self.ssh.put(patch, _patch_text(changes), 0o600)
             done = self.ssh.run(f"{self.config('apply-patch --dry-run ' + shlex.quote(patch))}; rc=$?; "
-                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=gcu_timeout(ports))
+                                f"rm -rf {shlex.quote(directory)}; exit $rc", timeout=self._limit(ports))
         except SshError:
             self.ssh.run(f"rm -rf {shlex.quote(directory)}")
             raise
@@ -219,7 +240,7 @@ class FabricgenSonicDriver(RecordingDriver):
         if not planned.changes and not planned.watchdog:
             return
         if planned.changes:
-            planned = self._sorted(planned, self._dry_run(planned.changes, planned.touched))
+            planned = self._switch_checked(before, planned)
         try:
             directory = self._stage(commit_id, planned.changes, before)
             marked = self.ssh.run(self._mark_and_arm(commit_id, directory, int(revert_in))) if revert_in else None
@@ -241,7 +262,7 @@ class FabricgenSonicDriver(RecordingDriver):
         still_ours = (f"{{ [ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] || {{ echo 'the commit is no "
                       f"longer pending: its revert timer fired' >&2; exit {_EXPIRED}; }}; }}" if revert_in else "true")
         applied = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && {still_ours} && " + " && ".join(steps)
-                               + f" && echo {commit_id} > {state}/last", timeout=gcu_timeout(planned.touched))
+                               + f" && echo {commit_id} > {state}/last", timeout=self._limit(planned.touched))
         if applied.status == _EXPIRED and "no longer pending" in applied.output:
             raise CommitError(f"{self.hostname}: nothing was changed by this commit: its revert timer fired before "
                               "the apply reached the switch, so the apply was refused (the switch holds what it "
@@ -411,23 +432,24 @@ class FabricgenSonicDriver(RecordingDriver):
         checkpoint's for a pending commit (``config rollback``), the touched paths' for a confirmed one."""
         _commit_id(commit_id)
         quoted = shlex.quote(f"{self.state_dir}/commits/{commit_id}")
-        try:
-            before = json.loads(self.ssh.check(f"cat {quoted}/before.json").stdout)
-            forward = json.loads(self.ssh.check(f"cat {quoted}/patch.json").stdout)
-        except (SshError, ValueError) as exc:
-            raise CommitError(f"{self.hostname}: commit {commit_id}: its record on the switch is unreadable "
-                              f"({exc})") from None
+        before, forward = self._commit_record(commit_id, quoted)
         whole = self.pending_commit_id() == commit_id or self.ssh.run(f"test -e {quoted}/confirmed").status != 0
         return gcu.bounced_by_restore(self.running_config(), before, None if whole else forward)
 
-    def _restore_touched(self, commit_id: str, directory: str) -> None:
-        quoted = shlex.quote(directory)
+    def _commit_record(self, commit_id: str, quoted: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """What ``commit_id`` staged on the switch (``quoted``: its folder, shell-quoted): the config as it found
+        it (``before.json``) and the patch it applied (``patch.json``)."""
         try:
             before = json.loads(self.ssh.check(f"cat {quoted}/before.json").stdout)
             forward = json.loads(self.ssh.check(f"cat {quoted}/patch.json").stdout)
         except (SshError, ValueError) as exc:
             raise CommitError(f"{self.hostname}: commit {commit_id}: its record on the switch is unreadable "
                               f"({exc})") from None
+        return before, forward
+
+    def _restore_touched(self, commit_id: str, directory: str) -> None:
+        quoted = shlex.quote(directory)
+        before, forward = self._commit_record(commit_id, quoted)
         running = self.running_config()
         changes = gcu.restoring_patch(running, before, forward)
         if not before.get("PFC_WD") and running.get("PFC_WD"):
@@ -443,7 +465,7 @@ class FabricgenSonicDriver(RecordingDriver):
             self._dry_run(changes, touched)
             self.ssh.put(f"{directory}/restore.json", _patch_text(changes), 0o600)
             done = self.ssh.run(f"{_switch_lock(self.state_dir, 120)} && "
-                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=gcu_timeout(touched))
+                                + self.config(f"apply-patch {quoted}/restore.json"), timeout=self._limit(touched))
             if done.status != 0:
                 self.ssh.run(f"echo restore-failed > {quoted}/fate && sync -f {quoted}/fate")
                 raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_gcu_error(done.output)}")
