@@ -16,6 +16,7 @@ from typing import Any
 
 import napalm
 import pytest
+from test_observe_switch_lab import SLOW, push_with_fault
 
 from fabricgen.load.fabric import load
 from fabricgen.models.device import DeviceModel, Fabric
@@ -23,6 +24,7 @@ from fabricgen.observe.collect import read_device
 from fabricgen.observe.health import judge
 from fabricgen.observe.model import DeviceSnapshot, Layer, Reading, Snapshot
 from fabricgen.observe.soak import soak_verdict
+from fabricgen.observe.store import History
 from fabricgen.resolve import resolve
 
 from lab import Lab
@@ -36,12 +38,15 @@ target: Any = importlib.import_module("tests.targets.nxos")  # as the lab import
 def lab() -> Iterator[Lab]:
     require_lab()
     with Lab.up(1, prefix=f"ox{os.getpid()}", kinds=["nxos"]) as built:
-        host = next(iter(built.hosts))
-        deadline = time.monotonic() + 60
-        while not target.lab_ready(built, host):  # its NX-API listening, its certificate written
-            assert time.monotonic() < deadline, "the NX-API server of the target did not start"
-            time.sleep(0.05)
+        wait_until_ready(built, next(iter(built.hosts)))
         yield built
+
+
+def wait_until_ready(lab: Lab, host: str) -> None:
+    deadline = time.monotonic() + 60
+    while not target.lab_ready(lab, host):  # its NX-API listening, its certificate written
+        assert time.monotonic() < deadline, "the NX-API server of the target did not start"
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +99,22 @@ def test_a_counters_file_naming_an_unmodelled_counter_is_refused_by_the_target(l
             read(lab, host, mixed_fabric.devices["leaf4"])
     finally:
         (lab.state_dir(host) / target.COUNTERS_FILE).unlink()
+
+
+@SLOW
+def test_push_soak_reverts_the_nxos_switch_whose_crc_errors_grow(lab: Lab, tmp_path: Path) -> None:
+    """Committed with NX-OS's configure replace commit-timeout, counters read over NX-API, then Ethernet1/1 takes
+    CRC errors on the switch during the soak: push reverts it; the switch's own running-config is its starting
+    one again, and the run's history holds the soak's two readings."""
+    host = next(iter(lab.hosts))
+    lab.reset(host)
+    wait_until_ready(lab, host)
+    start = (lab.state_dir(host) / "running-config").read_text()
+    result, run = push_with_fault(lab, target, "leaf4", lambda: (lab.state_dir(host) / target.COUNTERS_FILE)
+                                  .write_text(json.dumps({"Ethernet1/1": {"eth_crc": 5}})), tmp_path)
+    assert result["state"] == "reverted", result
+    assert result["message"].startswith("counters grew during the soak: leaf4:Ethernet1/1 CRC errors +5; ")
+    assert (lab.state_dir(host) / "running-config").read_text() == start  # the switch's own record
+    history = History(tmp_path / "observe.sqlite")
+    assert [phase for _, phase in history.run_snapshot_ids(run.name)] == ["before", "after"]
+    history.close()

@@ -23,6 +23,7 @@ from typing import Any
 import napalm
 import pytest
 import yaml
+from test_observe_lab import wait_for_event
 
 from fabricgen.load.fabric import load
 from fabricgen.models.device import DeviceModel, Fabric
@@ -30,6 +31,7 @@ from fabricgen.observe.collect import read_device
 from fabricgen.observe.health import judge
 from fabricgen.observe.model import DeviceSnapshot, Layer, Reading, Snapshot
 from fabricgen.observe.soak import soak_verdict
+from fabricgen.observe.store import History
 from fabricgen.resolve import resolve
 
 from lab import Lab
@@ -202,3 +204,51 @@ def inputs_reaching(directory: Path, targets: dict[str, tuple[Lab, Any]]) -> tup
         devices[name].update(module.lab_connection(lab, host))
     (inventory / "hosts.yaml").write_text(yaml.safe_dump(devices, sort_keys=False))
     return directory / "intent.yaml", inventory
+
+
+SLOW = pytest.mark.skipif(os.environ.get("FABRICGEN_SLOW_LAB") != "1",
+                          reason="a whole push to a switch target with a soak, 1-2 min on a loaded machine (the "
+                                 "GPU-host push soak in tests/test_observe_lab.py runs in every suite): set "
+                                 "FABRICGEN_SLOW_LAB=1")
+
+
+def push_with_fault(lab: Lab, module: Any, name: str, fault: Any, tmp_path: Path,
+                    confirm_timeout: int = 60) -> tuple[dict[str, Any], Path]:
+    """`fabricgen push --soak 6` of the mixed example's ``name`` to the lab's target, ``fault()`` done on the switch
+    once its soak has started: the device's result and the run's directory."""
+    intent, inventory = inputs_reaching(tmp_path / "inputs", {name: (lab, module)})
+    runs = tmp_path / "runs"
+    push = subprocess.Popen([sys.executable, "-m", "fabricgen", "push", str(intent), "-i", str(inventory),
+                             "--hosts", name, "--journal", str(runs), "--yes", "--confirm-timeout",
+                             str(confirm_timeout), "--soak", "6", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        wait_for_event(runs, "soak-start", name, push)
+        fault()
+        stdout, stderr = push.communicate(timeout=300)
+    finally:
+        if push.poll() is None:
+            push.kill()
+    assert push.returncode == 1, stdout + stderr
+    (journal,) = runs.glob("*/journal.jsonl")
+    return json.loads(stdout)["devices"][name], journal.parent
+
+
+@SLOW
+def test_push_soak_reverts_the_eos_switch_whose_fec_gives_up(eos_lab: Lab, tmp_path: Path) -> None:
+    """Committed with EOS's session commit timer, counters read, then Ethernet1/1's FEC fails codewords on the
+    switch during the soak: push reverts it; the switch's own running-config is its starting one again, and the
+    run's history holds the soak's two readings."""
+    host = only(eos_lab)
+    eos_lab.reset(host)
+    wait_until(lambda: eos.lab_ready(eos_lab, host), "the EOS target's eAPI did not restart")
+    start = (eos_lab.state_dir(host) / "running-config").read_text()
+    result, run = push_with_fault(eos_lab, eos, "leaf2", lambda: (eos_lab.state_dir(host) / eos.COUNTERS_FILE)
+                                  .write_text(json.dumps({"Ethernet1/1": {"uncorrectedCodewords": 3}})), tmp_path)
+    assert result["state"] == "reverted", result
+    assert result["message"].startswith("counters grew during the soak: leaf2:Ethernet1/1 uncorrectable FEC "
+                                        "codewords +3; ")
+    assert (eos_lab.state_dir(host) / "running-config").read_text() == start  # the switch's own record
+    history = History(tmp_path / "observe.sqlite")
+    assert [phase for _, phase in history.run_snapshot_ids(run.name)] == ["before", "after"]
+    history.close()
