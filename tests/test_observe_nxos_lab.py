@@ -16,7 +16,7 @@ from typing import Any
 
 import napalm
 import pytest
-from test_observe_switch_lab import SLOW, push_with_fault
+from test_observe_switch_lab import push_with_fault
 
 from fabricgen.load.fabric import load
 from fabricgen.models.device import DeviceModel, Fabric
@@ -101,7 +101,6 @@ def test_a_counters_file_naming_an_unmodelled_counter_is_refused_by_the_target(l
         (lab.state_dir(host) / target.COUNTERS_FILE).unlink()
 
 
-@SLOW
 def test_push_soak_reverts_the_nxos_switch_whose_crc_errors_grow(lab: Lab, tmp_path: Path) -> None:
     """Committed with NX-OS's configure replace commit-timeout, counters read over NX-API, then Ethernet1/1 takes
     CRC errors on the switch during the soak: push reverts it; the switch's own running-config is its starting

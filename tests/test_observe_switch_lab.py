@@ -206,12 +206,6 @@ def inputs_reaching(directory: Path, targets: dict[str, tuple[Lab, Any]]) -> tup
     return directory / "intent.yaml", inventory
 
 
-SLOW = pytest.mark.skipif(os.environ.get("FABRICGEN_SLOW_LAB") != "1",
-                          reason="a whole push to a switch target with a soak, 1-2 min on a loaded machine (the "
-                                 "GPU-host push soak in tests/test_observe_lab.py runs in every suite): set "
-                                 "FABRICGEN_SLOW_LAB=1")
-
-
 def push_with_fault(lab: Lab, module: Any, name: str, fault: Any, tmp_path: Path,
                     confirm_timeout: int = 60) -> tuple[dict[str, Any], Path]:
     """`fabricgen push --soak 6` of the mixed example's ``name`` to the lab's target, ``fault()`` done on the switch
@@ -234,7 +228,6 @@ def push_with_fault(lab: Lab, module: Any, name: str, fault: Any, tmp_path: Path
     return json.loads(stdout)["devices"][name], journal.parent
 
 
-@SLOW
 def test_push_soak_reverts_the_eos_switch_whose_fec_gives_up(eos_lab: Lab, tmp_path: Path) -> None:
     """Committed with EOS's session commit timer, counters read, then Ethernet1/1's FEC fails codewords on the
     switch during the soak: push reverts it; the switch's own running-config is its starting one again, and the
