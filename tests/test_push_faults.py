@@ -658,9 +658,10 @@ def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_ho
     before = {host: fresh_host(lab, host, scripts[host]) for host in (stalled, other)}
     hold_host_lock(lab, stalled)
 
-    # 45 s: long enough for the healthy device's whole step on a loaded runner (the deadline is every device's)
+    # 45 s: long enough for the healthy device's whole step on a loaded runner (the deadline is every device's);
+    # its timer 30 s: its commit, health check and confirm on a runner at load 15 outlasted 10 s
     done = run(tmp_path, inputs, "push", "--yes", "--hosts", f"{stalled},{other}", "--canary", "2",
-               "--step-deadline", "45", "--confirm-timeout", "10", "--format", "json")
+               "--step-deadline", "45", "--confirm-timeout", "30", "--format", "json")
 
     assert done.returncode == 3, done.stdout + done.stderr
     devices = json_devices(done)
@@ -673,7 +674,7 @@ def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_ho
     # On the host: the abandoned step's shell still waits for the lock; once the hung holder goes, it marks the
     # commit pending and arms its timer, and the timer reverts it (nothing was applied: its apply never came).
     lab.run(stalled, "kill -- -$(cat /tmp/holder.pid)", check=True)  # flock and its sleep (both hold it)
-    wait_for(lambda: fate(lab, stalled, run_id) is not None, "the stalled host's own ending", REVERT_WAIT_S)
+    wait_for(lambda: fate(lab, stalled, run_id) is not None, "the stalled host's own ending", 30 + REVERT_WAIT_S)
     assert fate(lab, stalled, run_id) == "reverted-by-timer" and not pending(lab, stalled)
     assert held(lab, stalled, scripts[stalled], before[stalled]) == "old"
     shown = run(tmp_path, inputs, "runs", run_id, "--format", "json")
