@@ -334,8 +334,7 @@ class FabricgenNvueDriver(SshDriver):
         the run's fate as confirmed, then save: one step on the switch, under fabricgen's lock there."""
         run = _commit_id(commit_id) if commit_id is not None else self.pending_commit_id()
         record = f"{_fate_command(run, 'confirmed')} && " if run is not None else ""
-        self._while_pending(run if commit_id is not None else None, "confirm",
-                            f"nv config apply --confirm-yes -y && {record}nv config save")
+        self._while_pending(run, "confirm", f"nv config apply --confirm-yes -y && {record}nv config save")
 
     def _while_pending(self, run: str | None, step: str, action: str) -> None:
         """``action`` (shell) only while the apply waiting for its confirm is run ``run``'s (None: any), the check
