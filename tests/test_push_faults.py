@@ -658,9 +658,10 @@ def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_ho
     before = {host: fresh_host(lab, host, scripts[host]) for host in (stalled, other)}
     hold_host_lock(lab, stalled)
 
-    # 45 s: long enough for the healthy device's whole step on a loaded runner (the deadline is every device's)
+    # 45 s: long enough for the healthy device's whole step on a loaded runner (the deadline is every device's);
+    # its timer 30 s: its commit, health check and confirm on a runner at load 15 outlasted 10 s
     done = run(tmp_path, inputs, "push", "--yes", "--hosts", f"{stalled},{other}", "--canary", "2",
-               "--step-deadline", "45", "--confirm-timeout", "10", "--format", "json")
+               "--step-deadline", "45", "--confirm-timeout", "30", "--format", "json")
 
     assert done.returncode == 3, done.stdout + done.stderr
     devices = json_devices(done)
@@ -673,11 +674,47 @@ def test_a_device_stalled_past_the_step_deadline_needs_attention_and_does_not_ho
     # On the host: the abandoned step's shell still waits for the lock; once the hung holder goes, it marks the
     # commit pending and arms its timer, and the timer reverts it (nothing was applied: its apply never came).
     lab.run(stalled, "kill -- -$(cat /tmp/holder.pid)", check=True)  # flock and its sleep (both hold it)
-    wait_for(lambda: fate(lab, stalled, run_id) is not None, "the stalled host's own ending", REVERT_WAIT_S)
+    wait_for(lambda: fate(lab, stalled, run_id) is not None, "the stalled host's own ending", 30 + REVERT_WAIT_S)
     assert fate(lab, stalled, run_id) == "reverted-by-timer" and not pending(lab, stalled)
     assert held(lab, stalled, scripts[stalled], before[stalled]) == "old"
     shown = run(tmp_path, inputs, "runs", run_id, "--format", "json")
     assert json_devices(shown)[stalled]["state"] == "attention"  # the abandoned step's later words are ignored
+
+
+def test_a_device_stalled_past_the_step_deadline_in_a_rollback_needs_attention_and_does_not_hold_the_others(
+        lab: Lab, tmp_path: Path, inputs: tuple[Path, Path], scripts: dict[str, str]) -> None:
+    stalled, other = sorted(lab.hosts)  # the stalled one first: with one worker, the other waits behind it
+    before = {host: fresh_host(lab, host, scripts[host]) for host in (stalled, other)}
+    pushed = run(tmp_path, inputs, "push", "--yes", "--hosts", f"{stalled},{other}", "--canary", "2",
+                 "--format", "json")
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    assert [held(lab, host, scripts[host], before[host]) for host in (stalled, other)] == ["new", "new"]
+    run_id = run_ids(tmp_path, inputs)[0]["run_id"]
+    hold_host_lock(lab, stalled)  # its revert script waits up to 120 s for the host's lock
+
+    undone = run(tmp_path, inputs, "rollback", run_id, "--yes", "--workers", "1", "--step-deadline", "45",
+                 "--format", "json")
+
+    assert undone.returncode == 3, undone.stdout + undone.stderr
+    devices = json_devices(undone)
+    assert devices[stalled]["state"] == "attention"
+    # The deadline, not the revert's own two-minute wait for the lock (which ends in a lock message), ended it.
+    assert devices[stalled]["message"].startswith("its restore passed its deadline of 45 s (--step-deadline)")
+    assert devices[other]["state"] == "restored", devices  # run by a fresh worker, not held behind the stalled one
+    assert held(lab, other, scripts[other], before[other]) == "old"
+    # Read on the stalled host: nothing was undone there yet, and its record still says confirmed.
+    assert held(lab, stalled, scripts[stalled], before[stalled]) == "new"
+    assert fate(lab, stalled, run_id) == "confirmed"
+
+    lab.run(stalled, "kill -- -$(cat /tmp/holder.pid)", check=True)  # the hung holder goes
+    # The abandoned revert's shell may still run once the lock is free: wait until no shell of it is left.
+    wait_for(lambda: lab.run(stalled, f"pgrep -f 'commits/{run_id}/revert.sh'").returncode != 0,
+             "the abandoned revert's end", 150)
+    again = run(tmp_path, inputs, "rollback", run_id, "--yes", "--hosts", stalled, "--format", "json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json_devices(again)[stalled]["state"] == "restored"
+    assert held(lab, stalled, scripts[stalled], before[stalled]) == "old"
+    assert fate(lab, stalled, run_id) == "reverted"
 
 
 # --- RDMA-CM configfs groups: recorded before they are made ------------------------------------------------

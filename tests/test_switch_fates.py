@@ -386,6 +386,50 @@ def test_an_nvue_confirm_records_confirmed_only_for_its_own_run_and_a_rollback_r
         "journal": "confirmed", "on_device": "reverted", "agrees": False}})
 
 
+def test_an_nvue_confirm_checks_the_apply_is_its_own_under_the_switch_lock_in_the_same_step(
+        lab: Lab, cumulus: str, leaf3: str) -> None:
+    """The confirm's check ("the apply waiting is this run's") and the confirm are one shell under fabricgen's lock
+    on the switch: while the confirm waits for that lock, the run's timer fires and another apply comes to wait
+    for its confirm; once the lock is free, the confirm refuses it rather than confirming another's apply."""
+    device = nvue_driver(lab, cumulus)
+    holder = "/tmp/nvue-lock-holder.pid"
+    try:
+        device.load_replace_candidate(config=leaf3)
+        device.commit_config(message="fate-10", revert_in=TIMER_S)
+        lab.run(cumulus, f"mkdir -p /root/.fabricgen && setsid -f bash -c 'echo $$ > {holder}; "
+                         "exec flock /root/.fabricgen/lock sleep 600' </dev/null >/dev/null 2>&1", check=True)
+        wait_for(lambda: lab.inside(cumulus, holder).exists(), "the lock holder", 30)
+        failure: list[BaseException] = []
+
+        def confirm() -> None:
+            try:
+                device.confirm_own("fate-10")
+            except BaseException as exc:  # the refusal, read below
+                failure.append(exc)
+
+        confirming = threading.Thread(target=confirm)
+        confirming.start()
+        try:
+            wait_for(lambda: nvue_state(lab, cumulus)["confirm"] is None, "NVUE's confirm timer", TIMER_S + 40)
+            # Another controller's apply, made by hand on the switch (not under fabricgen's lock), now waits.
+            lab.run(cumulus, "nv config attach applied -y && nv config apply --confirm 300s -y -m fabricgen-other",
+                    check=True)
+            assert nvue_state(lab, cumulus)["confirm"] is not None
+        finally:
+            lab.run(cumulus, f"kill -- -$(cat {holder})", check=True)  # flock and its sleep
+            confirming.join(120)
+        assert not confirming.is_alive()
+        fate = device.commit_fate("fate-10")
+    finally:
+        device.close()
+    assert len(failure) == 1 and isinstance(failure[0], CommitError), failure
+    assert "confirm failed: the apply waiting for its confirm is 'fabricgen-other', not this run's" in str(failure[0])
+    # Read on the switch: the other apply still waits for its own confirm, and nothing recorded fate-10 confirmed.
+    state = nvue_state(lab, cumulus)
+    assert state["confirm"] is not None and state["revisions"][state["confirm"]["rev"]]["message"] == "fabricgen-other"
+    assert nvue_fate(lab, cumulus, "fate-10") is None and fate == "reverted-by-timer"
+
+
 # --- NX-OS: a TLS failure says why, on one line -------------------------------------------------------------
 
 def test_an_nxos_login_whose_certificate_does_not_verify_says_why_on_one_line(lab: Lab) -> None:

@@ -301,6 +301,9 @@ def _rollback_command(edge: Edge) -> click.Command:
     @click.option("--allow-disruptive", is_flag=True,
                   help="roll back devices whose revert bounces ports (SONiC: GCU takes them admin-down and up)")
     @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True)
+    @click.option("--step-deadline", type=click.IntRange(min=10), default=DEFAULT_STEP_DEADLINE_S, show_default=True,
+                  help="seconds one device's check, and then its restore, may take; past it the device is left "
+                       "(`failed` after its check, `attention` in its restore) and the rollback goes on")
     @click.option("-i", "--inventory", type=click.Path(path_type=Path), default=Path("inventory"),
                   show_default=True, help="Nornir SimpleInventory directory (how to reach the devices)")
     @click.option("--intent", type=click.Path(path_type=Path), default=Path("intent/fabric.yaml"), show_default=True)
@@ -308,8 +311,8 @@ def _rollback_command(edge: Edge) -> click.Command:
                   default=DEFAULT_JOURNAL, show_default=True)
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
     def rollback_cmd(run_id: str | None, hosts: str, filter_expr: str | None, force: bool, yes: bool,
-                     allow_disruptive: bool, workers: int, inventory: Path, intent: Path, journal_root: Path,
-                     fmt: str) -> None:
+                     allow_disruptive: bool, workers: int, step_deadline: int, inventory: Path, intent: Path,
+                     journal_root: Path, fmt: str) -> None:
         """Restore every device a push changed to the state snapshotted before it (default: the last run).
 
         RUN_ID names a run of the journal (`fabricgen runs` lists them); without it, the latest push that
@@ -331,7 +334,7 @@ def _rollback_command(edge: Edge) -> click.Command:
         loaded, _ = edge.load_and_resolve(intent, inventory)
         with _fabric_locked(journal_root, "rollback", "rollback", edge.fail):
             code, outcomes, record = _rollback_locked(loaded.inventory, journal_root, run_id, RollbackRequest(
-                hosts, filter_expr, force, yes, workers, allow_disruptive), edge.fail)
+                hosts, filter_expr, force, yes, workers, allow_disruptive, step_deadline), edge.fail)
         _show(outcomes, fmt, "rollback", record.run_id)
         sys.exit(code)
 
@@ -346,6 +349,7 @@ class RollbackRequest:
     yes: bool
     workers: int
     allow_disruptive: bool = False
+    step_deadline: int = DEFAULT_STEP_DEADLINE_S
 
 
 def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | None, request: RollbackRequest,
@@ -363,7 +367,8 @@ def _rollback_locked(inventory: Inventory, journal_root: Path, run_id: str | Non
     code, outcomes = rollback_run(record, journal_root, inventory, patterns, request.force, request.yes,
                                   request.workers, ask=lambda question: click.confirm(question, default=False),
                                   allow_disruptive=request.allow_disruptive,
-                                  tell=lambda line: click.echo(escape(line), err=True))
+                                  tell=lambda line: click.echo(escape(line), err=True),
+                                  step_deadline=request.step_deadline)
     return code, outcomes, record
 
 

@@ -1,5 +1,7 @@
-"""An overall deadline for each device's step of a push (``push --step-deadline``): a device that stalls (a hung
-management link, a tool that never returns, a switch's patch sorter that never finishes) cannot hold its wave.
+"""An overall deadline for each device's step of a push and of a rollback (``--step-deadline``): a device that
+stalls (a hung management link, a tool that never returns, a switch's patch sorter that never finishes) cannot
+hold its wave, nor a rollback. (``push --resume``'s undo of the interrupted run's commit is part of the device's
+push step, under the same deadline.)
 
 Each SSH command already has a deadline of its own (fabricgen/deploy/ssh.py); a device's step is many commands,
 logins and waits, and its whole may still run for ever. When a device's step passes its deadline:
@@ -20,12 +22,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from nornir.core.inventory import Host
 from nornir.core.task import AggregatedResult, MultiResult, Task
 
 _POLL_S = 0.2
+T = TypeVar("T")
 
 
 def expired_message(seconds: int) -> str:
@@ -187,3 +190,70 @@ class _Batch:
     def answers(self) -> dict[str, MultiResult]:
         with self.lock:
             return {name: self.done[name] for name in self.names if name in self.done}
+
+
+def each_under_deadline(names: list[str], work: Callable[[str], T], seconds: float, expired_result: Callable[[str], T],
+                        workers: int) -> dict[str, T]:
+    """``work(name)`` for each name, ``workers`` at a time on daemon threads, each under :func:`watch`: a name whose
+    work passes ``seconds`` gets ``expired_result(name)`` at once, its connections are closed, and the others go
+    on without it (a fresh worker takes the names queued behind it); what its work returns later is ignored. An
+    exception ``work`` raises is raised here, unless its name had expired already."""
+    batch = _Each(names, work, seconds, expired_result)
+    for _ in range(min(max(1, workers), len(names))):
+        batch.worker()
+    return batch.wait()
+
+
+class _Each:
+    """The batch of :func:`each_under_deadline`: a queue of names, their results, the first error."""
+
+    def __init__(self, names: list[str], work: Callable[[str], T], seconds: float,
+                 expired_result: Callable[[str], T]) -> None:
+        self.names = list(names)
+        self.work, self.seconds, self.expired_result = work, seconds, expired_result
+        self.done = threading.Condition()
+        self.queued = deque(names)
+        self.results: dict[str, Any] = {}
+        self.errors: dict[str, BaseException] = {}
+
+    def worker(self) -> None:
+        threading.Thread(target=self._work, daemon=True, name="fabricgen-device").start()
+
+    def _work(self) -> None:
+        while True:
+            with self.done:
+                if not self.queued:
+                    return
+                name = self.queued.popleft()
+            try:
+                with watch(name, self.seconds, self._expire):
+                    result = self.work(name)
+            except Exception as exc:  # raised in the caller's thread (wait), as a thread pool would
+                self._settle(name, error=exc)
+            else:
+                self._settle(name, result=result)
+
+    def _expire(self, name: str) -> None:
+        result = self.expired_result(name)
+        with self.done:
+            more = bool(self.queued) and name not in self.results
+        self._settle(name, result=result)
+        if more:  # its worker is stuck: another takes the names queued behind it
+            self.worker()
+
+    def _settle(self, name: str, result: Any = None, error: BaseException | None = None) -> None:
+        with self.done:
+            if name in self.results or name in self.errors:
+                return  # the first word on a name stands: its expiry, or its work's own result
+            if error is not None:
+                self.errors[name] = error
+            else:
+                self.results[name] = result
+            self.done.notify_all()
+
+    def wait(self) -> dict[str, Any]:
+        with self.done:
+            self.done.wait_for(lambda: all(name in self.results or name in self.errors for name in self.names))
+            if self.errors:
+                raise next(iter(self.errors.values()))
+            return {name: self.results[name] for name in self.names}

@@ -401,15 +401,7 @@ class FabricgenHostDriver(RecordingDriver):
         """What became of `commit_id`, as the host itself recorded it: pending (its timer armed), confirmed,
         reverted-by-timer, reverted-at-boot, reverted, restore-failed; staged (its undo was written but it never
         applied); absent (it never reached the host)."""
-        state = shlex.quote(self.state_dir)
-        directory = f"{state}/commits/{_commit_id(commit_id)}"
-        done = self.ssh.run(
-            f"[ -d {directory} ] || {{ echo absent; exit 0; }}; "
-            f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit_id} ] && {{ echo pending; exit 0; }}; "
-            f"[ -s {directory}/fate ] && {{ head -c 64 {directory}/fate; exit 0; }}; "
-            f"[ -e {directory}/confirmed ] && {{ echo confirmed; exit 0; }}; "
-            f"[ \"$(cat {state}/last 2>/dev/null)\" = {commit_id} ] && {{ echo applied; exit 0; }}; "
-            f"[ -e {directory}/applying ] && {{ echo applied; exit 0; }}; echo staged")
+        done = self.ssh.run(self.fate_probe(commit_id, applying=True))
         fate = done.stdout.strip()
         if done.status != 0 or fate not in FATES:
             raise CommitError(f"{self.hostname}: cannot read what became of commit {commit_id}: "

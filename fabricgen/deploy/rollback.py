@@ -6,6 +6,11 @@ against the candidate the run journaled); drifted devices are shown and skipped 
 revert script, a switch's checkpoint), and the owned settings must read back exactly as the snapshot the run
 journaled before committing. The
 rollback is a run of its own, journaled.
+
+Each device's check and each device's restore run under the overall per-device deadline of ``--step-deadline``
+(deadline.py, as push's steps): a device that stalls past it is abandoned, its connections closed, and the
+rollback goes on with the others. A check past it leaves the device `failed` (not rolled back: the check only
+reads); a restore past it leaves it `attention` (it may be partly restored).
 """
 
 from __future__ import annotations
@@ -13,14 +18,14 @@ from __future__ import annotations
 import fnmatch
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from fabricgen.deploy import deadline
 from fabricgen.deploy.hostdriver import not_restored
 from fabricgen.deploy.journal import DeviceRecord, Journal, RunRecord, new_run_id, next_seq, read_candidate
 from fabricgen.deploy.nornir_run import fresh_driver
-from fabricgen.deploy.outcome import EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
+from fabricgen.deploy.outcome import DEFAULT_STEP_DEADLINE_S, EXIT_ATTENTION, EXIT_FAILED_REVERTED, EXIT_OK, Outcome
 from fabricgen.deploy.waves import disruptive_gate
 from fabricgen.models.inventory import Inventory
 
@@ -32,8 +37,10 @@ _ALREADY_REVERTED = {"reverted-by-timer": "reverted by its timer", "reverted-at-
 
 def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: list[str], force: bool, yes: bool,
                  workers: int, ask: Callable[[str], bool], allow_disruptive: bool = False,
-                 tell: Callable[[str], None] = print) -> tuple[int, dict[str, Outcome]]:
+                 tell: Callable[[str], None] = print,
+                 step_deadline: int = DEFAULT_STEP_DEADLINE_S) -> tuple[int, dict[str, Outcome]]:
     targets = _targets(record, patterns)
+    budget = _Budget(workers, step_deadline, record.run_id)
     outcomes: dict[str, Outcome] = {}
     seq = next_seq(root)  # the caller holds the journal's lock
     journal = Journal(root, new_run_id())
@@ -43,7 +50,7 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
         for name in missing:
             outcomes[name] = Outcome(name, "failed", message="not in the inventory any more: cannot reach it")
         live = {name: device for name, device in targets.items() if name not in missing}
-        drift = _parallel(workers, live, lambda name: _drift(root, record, inventory, live[name]))
+        drift = budget.each(live, lambda name: _drift(root, record, inventory, live[name]), budget.check_expired)
         chosen = []
         for name, (found, error, fate, _) in sorted(drift.items()):
             if error:
@@ -63,8 +70,9 @@ def rollback_run(record: RunRecord, root: Path, inventory: Inventory, patterns: 
         chosen, refused = disruptive_gate({name: drift[name][3] for name in chosen}, allow_disruptive, yes,
                                           ask, tell)
         outcomes.update(refused)
-        restored = _parallel(workers, {name: live[name] for name in chosen},
-                             lambda name: _restore(root, record, inventory, live[name], journal))
+        restored = budget.each({name: live[name] for name in chosen},
+                               lambda name: _restore(root, record, inventory, live[name], journal),
+                               budget.restore_expired)
         outcomes.update(restored)
         for outcome in outcomes.values():
             journal.write(outcome.state, outcome.device, message=outcome.message, diff=outcome.diff)
@@ -83,9 +91,24 @@ def _targets(record: RunRecord, patterns: list[str]) -> dict[str, DeviceRecord]:
             and (not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns))}
 
 
-def _parallel(workers: int, items: dict[str, Any], work: Callable[[str], Any]) -> dict[str, Any]:
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return dict(zip(items, pool.map(work, items), strict=True))
+class _Budget:
+    """The devices' steps of one rollback: ``workers`` at a time, each under the per-device deadline."""
+
+    def __init__(self, workers: int, seconds: int, run_id: str) -> None:
+        self.workers, self.seconds, self.run_id = workers, seconds, run_id
+
+    def each(self, items: dict[str, Any], work: Callable[[str], Any], expired: Callable[[str], Any]) -> dict[str, Any]:
+        return deadline.each_under_deadline(list(items), work, self.seconds, expired, self.workers) if items else {}
+
+    def check_expired(self, name: str) -> tuple[str, str, str | None, list[str]]:
+        return "", (f"not rolled back: checking it passed its deadline of {self.seconds} s (--step-deadline) and was "
+                    "abandoned, its connections closed (the check only reads: nothing was undone)"), None, []
+
+    def restore_expired(self, name: str) -> Outcome:
+        return Outcome(name, "attention", message=(
+            f"its restore passed its deadline of {self.seconds} s (--step-deadline) and was abandoned, its "
+            f"connections closed: it may be partly restored; `fabricgen runs {self.run_id} --verify` reads what the "
+            f"device recorded, `fabricgen rollback {self.run_id}` again finishes it"), seconds=float(self.seconds))
 
 
 def _drift(root: Path, record: RunRecord, inventory: Inventory,
@@ -133,6 +156,8 @@ def _restore_device(root: Path, record: RunRecord, inventory: Inventory, device:
     try:
         if snapshot is None and hasattr(driver, "commit_snapshot"):  # killed or failed before `committed`
             snapshot = driver.commit_snapshot(device.commit_id)
+        if deadline.expired(device.device):  # abandoned already: its journal line is the expiry's, not this
+            return Outcome(device.device, "attention", message="abandoned at its deadline before it was asked")
         journal.write("reverting", device.device, commit_id=device.commit_id)  # before the device is asked
         try:
             driver.revert(device.commit_id)

@@ -107,3 +107,19 @@ class RecordingDriver(SshDriver):
 
     def revert(self, commit: str) -> None:
         raise NotImplementedError
+
+    def fate_probe(self, commit: str, applying: bool = False) -> str:
+        """The one shell step that reads what became of commit ``commit`` from the device's own records in
+        ``state_dir`` (GPU hosts and SONiC keep the same ones), printing: absent (no record of it), pending (the
+        pending mark names it), the fate its confirm, revert or timer wrote, confirmed (its confirm's mark, written
+        before the fate), applied (the last commit made: committed with no timer; with ``applying``, also once its
+        apply started), else staged (its undo was written, it never applied)."""
+        state = shlex.quote(self.state_dir)
+        directory = f"{state}/commits/{commit_id(commit)}"
+        started = f"[ -e {directory}/applying ] && {{ echo applied; exit 0; }}; " if applying else ""
+        return (f"[ -d {directory} ] || {{ echo absent; exit 0; }}; "
+                f"[ \"$(cat {state}/pending 2>/dev/null)\" = {commit} ] && {{ echo pending; exit 0; }}; "
+                f"[ -s {directory}/fate ] && {{ head -c 64 {directory}/fate; exit 0; }}; "
+                f"[ -e {directory}/confirmed ] && {{ echo confirmed; exit 0; }}; "
+                f"[ \"$(cat {state}/last 2>/dev/null)\" = {commit} ] && {{ echo applied; exit 0; }}; "
+                f"{started}echo staged")

@@ -66,7 +66,9 @@ CAPABILITY = Capability(
         "diff": "the owned subtree as nv config patch files (unset, then set; SFTP) in a fresh pending revision, nv "
             "config diff, then the revision detached and deleted",
         "commit": "the same patch applied with nv config apply --confirm <T>s -y (NVUE's own revert timer)",
-        "confirm": "nv config apply --confirm-yes -y, then nv config save",
+        "confirm": "one shell on the switch under fabricgen's lock there (the apply takes it too): the apply waiting "
+            "for its confirm checked to be this run's, nv config apply --confirm-yes -y, the run's fate recorded, "
+            "then nv config save",
         "rollback": "a pending commit: --confirm-no; a confirmed one: nv config apply <the revision before "
             "fabricgen-<run>>",
         "save": "nv config save on confirm",

@@ -17,11 +17,13 @@ fabricgen owns sections of the switch's configuration, not the switch (:data:`OW
   fabricgen-<run>``: NVUE's own timer rolls the switch back unless confirmed. The checkpoint is NVUE's: the
   history records the apply under ``fabricgen-<run>``, and the revision applied before it is the one to go back
   to. A refused apply (``Invalid config [rev_id: N]``) leaves the switch as it was: checked, then said.
-- ``confirm_commit`` / ``confirm_own(run)``: only while the apply waiting for its confirm is this run's,
-  ``nv config apply --confirm-yes`` (NVIDIA's reference documents ``--confirm`` and ``--confirm-status`` only; the
-  confirm option is the one a community NAPALM Cumulus driver sends), then ``nv config save`` (needed when
-  auto-save is off; harmless when on). NVUE refuses an apply while another waits for its confirm: that is the
-  switch's own one-commit-at-a-time check.
+- ``confirm_commit`` / ``confirm_own(run)``: one shell on the switch, under fabricgen's lock there
+  (``~/.fabricgen/lock``, which the apply and the abort take too): the check that the apply waiting for its
+  confirm is this run's, ``nv config apply --confirm-yes`` (NVIDIA's reference documents ``--confirm`` and
+  ``--confirm-status`` only; the confirm option is the one a community NAPALM Cumulus driver sends), the run's fate
+  recorded, then ``nv config save`` (needed when auto-save is off; harmless when on). So no apply of another run
+  can come between the check and the confirm (its timer firing, then another controller's apply). NVUE refuses an
+  apply while another waits for its confirm: that is the switch's own one-commit-at-a-time check.
 - ``rollback``/``revert``: a pending confirm is aborted (``--confirm-no``); a confirmed commit is undone by
   ``nv config apply <revision before it>`` and saved. That restores the whole revision, as NVUE's rollback does.
   A commit already reverted (by NVUE's confirm timer, or a rollback) is left as it is.
@@ -45,6 +47,7 @@ from typing import Any
 import yaml
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
+from fabricgen.deploy.journal import escape
 from fabricgen.deploy.ssh import Completed
 from fabricgen.deploy.sshdriver import SshDriver
 from fabricgen.deploy.sshdriver import commit_id as _commit_id
@@ -79,6 +82,13 @@ MESSAGE_PREFIX = "fabricgen-"
 FATES = ("pending", "confirmed", "reverted-by-timer", "reverted", "absent")
 FATE_DIR = ".fabricgen/commits"  # in the login's home: the switch's record of each run's fate
 REVERT_PREFIX = "fabricgen-revert-"
+LOCK = '"$HOME"/.fabricgen/lock'  # fabricgen's lock on the switch: apply, confirm and abort take it
+LOCK_WAIT_S = 60
+# The exit codes of a step that acts only while the run's apply waits for its confirm (_while_pending).
+_BUSY, _UNREAD, _NONE_PENDING, _OTHERS = 91, 92, 93, 94
+# Prints the message of the revision waiting for its confirm ("" when none) from `nv config revision -o json`.
+_PENDING_MESSAGE = ("import json, sys; print(next((str(r.get('message', '')) for r in json.load(sys.stdin).values() "
+                    "if r.get('state') == 'confirm'), ''))")
 _REV_ID = re.compile(r"\[rev_id: (\d+)\]")
 SPEEDS_MBPS = {word: float(mbps) for mbps, word in LINK_SPEEDS.items()}
 
@@ -277,7 +287,7 @@ class FabricgenNvueDriver(SshDriver):
             return
         confirm = f" --confirm {int(revert_in)}s" if revert_in else ""
         with self._pending(unsets, sets):
-            done = self.ssh.run(f"nv config apply{confirm} -y -m {MESSAGE_PREFIX}{run}",
+            done = self.ssh.run(f"{_locked()} && nv config apply{confirm} -y -m {MESSAGE_PREFIX}{run}",
                                 timeout=float(max(self.timeout, 300)))
             if done.status != 0:  # the revision is discarded on the way out
                 raise CommitError(self._refused(done, before, candidate))
@@ -320,25 +330,31 @@ class FabricgenNvueDriver(SshDriver):
         self.confirm_own(None)
 
     def confirm_own(self, commit_id: str | None) -> None:
-        """Confirm the apply waiting for its confirm, only when it is run ``commit_id``'s (None: whichever), then
-        save; the run's fate is recorded on the switch as confirmed."""
-        pending = self._confirming()
-        run = self.pending_commit_id()
-        if pending is None:
-            raise CommitError(f"{self.hostname}: confirm failed: no apply is waiting for its confirm: it was "
-                              "reverted by its timer or never made")
-        if commit_id is not None and run != _commit_id(commit_id):
-            raise CommitError(f"{self.hostname}: confirm failed: the apply waiting for its confirm is "
-                              f"{pending.get('message')!r}, not this run's")
-        self._nv("config apply --confirm-yes -y")
-        if run is not None:
-            self._record_fate(run, "confirmed")
-        self._nv("config save")
+        """Confirm the apply waiting for its confirm, only when it is run ``commit_id``'s (None: whichever), record
+        the run's fate as confirmed, then save: one step on the switch, under fabricgen's lock there."""
+        run = _commit_id(commit_id) if commit_id is not None else self.pending_commit_id()
+        record = f"{_fate_command(run, 'confirmed')} && " if run is not None else ""
+        self._while_pending(run, "confirm", f"nv config apply --confirm-yes -y && {record}nv config save")
+
+    def _while_pending(self, run: str | None, step: str, action: str) -> None:
+        """``action`` (shell) only while the apply waiting for its confirm is run ``run``'s (None: any), the check
+        and the action one shell under fabricgen's lock on the switch; CommitError saying why otherwise."""
+        wanted = f"[ \"$m\" = {MESSAGE_PREFIX}{run} ] || {{ echo \"$m\"; exit {_OTHERS}; }}; " if run else ""
+        done = self.ssh.run(
+            f"{_locked(_BUSY)}; "
+            f"m=$(nv config revision -o json | python3 -c {shlex.quote(_PENDING_MESSAGE)}) || exit {_UNREAD}; "
+            f"[ -n \"$m\" ] || exit {_NONE_PENDING}; {wanted}{action}", timeout=float(max(self.timeout, 300)))
+        if done.status == 0:
+            return
+        why = {_BUSY: "another fabricgen step holds the switch's lock",
+               _UNREAD: f"cannot read NVUE's revisions: {done.output[:200] or 'no answer'}",
+               _NONE_PENDING: "no apply is waiting for its confirm: it was reverted by its timer or never made",
+               _OTHERS: f"the apply waiting for its confirm is {done.stdout.strip()[:100]!r}, not this run's",
+               }.get(done.status, done.output[:300] or f"exit {done.status}")
+        raise CommitError(f"{self.hostname}: {step} failed: {escape(why)}")
 
     def _record_fate(self, run: str, fate: str) -> None:
-        directory = f'"$HOME"/{FATE_DIR}/{_commit_id(run)}'
-        self.ssh.check(f"umask 077 && mkdir -p {directory} && echo {fate} > {directory}/fate && "
-                       f"sync -f {directory}/fate")
+        self.ssh.check(_fate_command(run, fate))
 
     def commit_fate(self, commit_id: str) -> str:
         """What became of run ``commit_id``'s apply, read on the switch (see the module's docstring)."""
@@ -384,9 +400,9 @@ class FabricgenNvueDriver(SshDriver):
         """The switch as before the commit of run ``commit_id``: its pending confirm aborted, or the revision
         applied before it applied again (and saved)."""
         _commit_id(commit_id)
-        if self.pending_commit_id() == commit_id:
-            self._nv("config apply --confirm-no -y")
-            self._record_fate(commit_id, "reverted")
+        if self.pending_commit_id() == commit_id:  # aborted only while still this run's (checked again, locked)
+            self._while_pending(commit_id, "revert", f"nv config apply --confirm-no -y && "
+                                                     f"{_fate_command(commit_id, 'reverted')}")
             return
         if self.commit_fate(commit_id) in ("reverted", "reverted-by-timer"):  # again would undo what came since
             return
@@ -424,3 +440,16 @@ class FabricgenNvueDriver(SshDriver):
         return self.candidate
 
 
+
+
+def _locked(busy: int = 5) -> str:
+    """Take fabricgen's lock on the switch on fd 9 for the rest of the shell (apply, confirm and abort take it);
+    exit ``busy`` when another step holds it past the wait."""
+    return (f"{{ umask 077 && mkdir -p \"$HOME\"/.fabricgen && exec 9>>{LOCK} && flock -w {LOCK_WAIT_S} 9; }} || "
+            f"{{ echo 'another fabricgen step holds the switch lock' >&2; exit {busy}; }}")
+
+
+def _fate_command(run: str, fate: str) -> str:
+    """The shell step recording run ``run``'s fate in the login's home on the switch."""
+    directory = f'"$HOME"/{FATE_DIR}/{_commit_id(run)}'
+    return f"( umask 077 && mkdir -p {directory} && echo {fate} > {directory}/fate && sync -f {directory}/fate )"
