@@ -10,9 +10,9 @@ vendor's own format, as it arrives over the wire: SONiC a `sonic-db-dump -n COUN
 field set of sonic-utilities' mock table per port and 8 unicast queues, EOS the three eAPI JSON replies, GPU
 hosts the `ethtool -S` + hw_counters text of the mlx5 names, NVUE leaves per data port the five `nv show
 interface` pages as NVIDIA's documentation prints them (tests/observe_fixtures/nvue_docs.txt, the port and a few
-numbers changed). NX-OS leaves have no counter reader yet: they are stored as "not read" devices, as `observe`
-stores them. Measured: time.process_time() of parse + store, per snapshot; and the database's growth per
-snapshot.
+numbers changed), NX-OS leaves the two NX-API JSON-RPC replies (`show interface`, `show interface counters
+errors`) with the rows of the recorded responses in tests/observe_fixtures/nxos_nxapi.json per port. Measured:
+time.process_time() of parse + store, per snapshot; and the database's growth per snapshot.
 """
 
 from __future__ import annotations
@@ -37,10 +37,12 @@ from fabricgen.observe.store import History  # noqa: E402
 from fabricgen.platforms.connectx import observe as connectx  # noqa: E402
 from fabricgen.platforms.eos import observe as eos  # noqa: E402
 from fabricgen.platforms.nvue import observe as nvue  # noqa: E402
+from fabricgen.platforms.nxos import observe as nxos  # noqa: E402
 from fabricgen.platforms.sonic import observe as sonic  # noqa: E402
 
 FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "sonic_mock_tables.json"
 NVUE_FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "nvue_docs.txt"
+NXOS_FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "nxos_nxapi.json"
 NVUE_CLASSES = nvue.Classes(roce_priority=3, roce_queue=3, cnp_queue=6)
 
 
@@ -96,6 +98,24 @@ def eos_output(ports: list[str], tick: int) -> dict[str, str]:
             eos.COMMANDS[2]: json.dumps({"interfaceCounters": pfc})}
 
 
+def nxos_rows() -> tuple[dict[str, object], list[dict[str, object]]]:
+    """The recorded `show interface` row of a physical port and the `show interface counters errors` rows of one
+    (tests/observe_fixtures/nxos_nxapi.json)."""
+    recorded = json.loads(NXOS_FIXTURE.read_text())
+    shown = recorded["show interface"]["result"]["body"]["TABLE_interface"]["ROW_interface"]
+    errors = recorded["show interface counters errors"]["result"]["body"]["TABLE_interface"]["ROW_interface"]
+    return (next(row for row in shown if row["interface"] == "Ethernet1/5"),
+            [row for row in errors if row["interface"] == "Ethernet1/1"])
+
+
+def nxos_output(ports: list[str], tick: int, rows: tuple[dict[str, object], list[dict[str, object]]]) -> dict[str, str]:
+    shown, errors = rows
+    interface = [{**shown, "interface": port, "eth_reset_cntr": tick % 2} for port in ports]
+    error_rows = [{**row, "interface": port} for port in ports for row in errors]
+    return {nxos.COMMANDS[0]: json.dumps({"TABLE_interface": {"ROW_interface": interface}}),
+            nxos.COMMANDS[1]: json.dumps({"TABLE_interface": {"ROW_interface": error_rows}})}
+
+
 def host_output(rdma: dict[str, str], tick: int) -> str:
     text = []
     for interface in rdma.values():
@@ -136,6 +156,7 @@ def nvue_output(ports: list[str], tick: int, pages: dict[str, str]) -> list[str]
 def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) -> dict[str, object]:
     made: dict[str, object] = {}
     pages = nvue_pages()
+    rows = nxos_rows()
     for name, platform, ports, rdma in fleet:
         if platform == "sonic":
             made[name] = sonic_output(ports, tick)
@@ -145,6 +166,8 @@ def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) 
             made[name] = host_output(rdma, tick)
         elif platform == "nvue":
             made[name] = nvue_output(ports, tick, pages)
+        elif platform == "nxos":
+            made[name] = nxos_output(ports, tick, rows)
     return made
 
 
@@ -167,6 +190,8 @@ def _parse_each(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: d
             readings = connectx.parse(name, made[name], rdma)  # type: ignore[arg-type]
         elif platform == "nvue":
             readings = [r for text in made[name] for r in nvue.parse(name, text, NVUE_CLASSES)]  # type: ignore[attr-defined]
+        elif platform == "nxos":
+            readings = nxos.parse(name, made[name])  # type: ignore[arg-type]
         else:
             snapshot.devices[name] = DeviceSnapshot(name, platform, error=NOT_READ.get(platform, "no reader"))
             continue

@@ -134,3 +134,50 @@ def test_a_config_without_cable_length_is_reported_unless_it_states_the_headroom
     leaf.write_text(json.dumps(data, indent=4))
     code, output = invoke("lint", "--configs", str(configs), "--select", "FG-BUF-001")
     assert "FG-BUF-001" not in output, output
+
+
+# --- the fast YAML road of the NVUE reader (issue 26 item 7) ------------------------------------------------
+
+NVUE_DOCUMENTS = [
+    "- set:\n    interface:\n      swp1-3,swp7:\n        link: {mtu: 9100, state: {up: {}}}\n",
+    "- set:\n    qos:\n      mapping:\n        default-global:\n          dscp:\n            '26': {switch-priority: 3}\n"
+    "            0-7,9: {switch-priority: 0}\n          trust: both\n",
+    "- set: {a: on, b: off, c: yes, d: 010, e: 1_000, f: 0x1f, g: 1.50, h: ~, i: '', j: null, k: [1, two, {x: 1}]}\n",
+    "- set: {a: 2001-01-01, b: +3, c: -0, d: .inf, e: True, f: 'on', g: 12:30}\n",
+    "- set:\n    interface:\n      swp1: {link: {mtu: 9000}, description: a b}\n- unset:\n    interface:\n      swp1:\n"
+    "        link: {mtu: }\n- set:\n    interface:\n      swp1:\n        link: {speed: 100G}\n",
+    "- set:\n    a:\n      b: 1\n    a:\n      c: 2\n",  # a repeated key: both merged, as compose's nodes are
+    "- set:\n    description: first\n      second\n",  # a plain scalar over two lines
+    "# a comment with `backticks` and \"quotes\" and é\n- set:\n    x: 1  # trailing comment\n",
+    "set:\n  interface:\n    swp1:\n      type: swp\n",  # one block, not a list
+    "- set:\n    x: 'it''s'\n    y: a'b\n    z: a-b:c\n",
+]
+
+
+@pytest.mark.parametrize("text", NVUE_DOCUMENTS)
+def test_nvue_fast_yaml_road_builds_compose_s_tree(text: str) -> None:
+    """rapidyaml's road builds the tree libyaml's compose builds, or declines (None) and leaves it to compose."""
+    from fabricgen.platforms.nvue import read as nvue_read
+    fast = nvue_read._fast_tree(text)
+    if fast is not None:
+        assert fast.root == nvue_read._from_yaml(text).root
+
+
+def test_nvue_fast_yaml_road_reads_rendered_and_lab_files() -> None:
+    from fabricgen.platforms.nvue import read as nvue_read
+    files = [*sorted(ROOT.glob("golden/**/nvue.yaml")), ROOT / "tests/targets/data/nvue/startup.yaml"]
+    assert files
+    for path in files:
+        text = path.read_text()
+        fast = nvue_read._fast_tree(text)
+        assert fast is not None, path  # the road fabricgen's own files take
+        assert fast.root == nvue_read._from_yaml(text).root, path
+
+
+@pytest.mark.parametrize(("text", "declined"), [
+    ("- set:\n    a: &x 1\n    b: *x\n", True), ("- set:\n    a: !!str 1\n", True), ("- set:\n    a: |\n      x\n", True),
+    ("- set:\n    a: \"q\\tq\"\n", True), ("- set:\n    a:\tb\n", True), ("- set:\n    a: [1, 2\n", True),
+])
+def test_nvue_fast_yaml_road_declines_what_libyaml_decides(text: str, declined: bool) -> None:
+    from fabricgen.platforms.nvue import read as nvue_read
+    assert (nvue_read._fast_tree(text) is None) == declined

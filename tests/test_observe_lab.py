@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.observe.store import History
+
 from lab import HOST_LAB_DIR, NICS, Lab
 from test_lab import require_lab
 
@@ -153,6 +155,18 @@ def test_push_soak_reverts_the_host_whose_fec_errors_grow_and_confirms_the_quiet
     after = {(r["port"], r["metric"]): r["value"] for r in
              json.loads((run.parent / "soak" / f"{sick}.after.json").read_text())["readings"]}
     assert after[NICS[1], "fec_uncorrected_symbols"] == 9
+
+    # The same readings in the counter history beside runs/, one snapshot per host and phase, with the run's id.
+    history = History(tmp_path / "observe.sqlite")
+    stored = history.run_snapshot_ids(run.parent.name)
+    assert sorted(phase for _, phase in stored) == ["after", "after", "before", "before"]
+    for snapshot_id, phase in stored:
+        (host,) = history.load(snapshot_id).devices
+        archived = json.loads((run.parent / "soak" / f"{host}.{phase}.json").read_text())["readings"]
+        assert {(r["port"], r["metric"], -1 if r["index"] is None else r["index"]): r["value"] for r in archived} \
+            == {key[1:]: value for key, value in history.load(snapshot_id).values().items()}
+    assert history.snapshot_ids() == []  # no `observe` ran: health has nothing to compare yet
+    history.close()
 
 
 def install_stub(lab: Lab, host: str) -> None:

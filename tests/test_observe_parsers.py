@@ -2,7 +2,7 @@
 
 SONiC: sonic-utilities' tests/mock_tables (what portstat/pfcstat/pfcwd are tested on). EOS: ANTA's recorded eAPI
 outputs. ConnectX / generic dcb: counter names from the kernel's mlx5 counters documentation. NVUE: the example
-outputs of NVIDIA's Cumulus Linux documentation.
+outputs of NVIDIA's Cumulus Linux documentation. NX-OS: NX-API responses recorded in greenpau/go-cisco-nx-api.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from fabricgen.platforms.connectx import observe as connectx
 from fabricgen.platforms.eos import observe as eos
 from fabricgen.platforms.linux_dcb import observe as linux_dcb
 from fabricgen.platforms.nvue import observe as nvue
+from fabricgen.platforms.nxos import observe as nxos
 from fabricgen.platforms.sonic import observe as sonic
 
 FIXTURES = Path(__file__).parent / "observe_fixtures"
@@ -105,6 +106,47 @@ def test_eos_missing_command_output_is_named() -> None:
     del outputs["show interfaces phy detail"]
     with pytest.raises(ParseError, match=r"spine1: `show interfaces phy detail \| json` printed nothing"):
         eos.parse("spine1", outputs)
+
+
+def nxos_replies() -> dict[str, object]:
+    recorded = json.loads((FIXTURES / "nxos_nxapi.json").read_text())
+    assert recorded["_source"].startswith("greenpau/go-cisco-nx-api@cb94de41")
+    return {command: recorded[command] for command in nxos.COMMANDS}
+
+
+def test_nxos_interface_counters_from_recorded_nxapi_responses() -> None:
+    table = by_key(nxos.parse_json("leaf4", nxos_replies()))
+    # `show interface`: the physical ports only (mgmt0, Vlan, port-channel rows are not fabric ports), breakouts
+    # included; Ethernet1/24/2's "interface resets" is 3 in the recording, every error counter 0.
+    assert {port for port, _, _ in table} == {"Ethernet1/1", "Ethernet1/5", "Ethernet1/9", "Ethernet1/24/1",
+                                              "Ethernet1/24/2", "Ethernet1/24/3"}
+    assert table[("Ethernet1/24/2", "carrier_transitions", None)] == 3
+    assert table[("Ethernet1/1", "carrier_transitions", None)] == 0
+    assert table[("Ethernet1/5", "fcs_errors", None)] == 0  # eth_crc, a numeric string in NX-API's JSON
+    assert table[("Ethernet1/5", "in_discards", None)] == 0
+    # `show interface counters errors`: several rows per port, eth_symbol_err in one of them.
+    assert table[("Ethernet1/1", "symbol_errors", None)] == 0
+    assert {metric for _, metric, _ in table} == {"fcs_errors", "in_discards", "carrier_transitions",
+                                                  "symbol_errors"}
+
+
+def test_nxos_reads_the_numbers_the_recording_holds() -> None:
+    """The recorded numbers, not zeros the parser might default to: a copy of the recording with one counter
+    changed reads that counter, and a whole JSON-RPC response is unwrapped as NAPALM may hand it."""
+    replies = nxos_replies()
+    shown = json.loads(json.dumps(replies["show interface"]))
+    rows = shown["result"]["body"]["TABLE_interface"]["ROW_interface"]
+    next(row for row in rows if row["interface"] == "Ethernet1/5")["eth_crc"] = "41"
+    table = by_key(nxos.parse_json("leaf4", {**replies, "show interface": shown}))
+    assert table[("Ethernet1/5", "fcs_errors", None)] == 41
+    assert table[("Ethernet1/1", "fcs_errors", None)] == 0
+
+
+def test_nxos_reply_without_interface_table_is_named() -> None:
+    with pytest.raises(ParseError, match=r"leaf4: `show interface counters errors` has no TABLE_interface"):
+        nxos.parse_json("leaf4", {**nxos_replies(), "show interface counters errors": {"body": {}}})
+    with pytest.raises(ParseError, match=r"leaf4: `show interface \| json` printed nothing"):
+        nxos.parse("leaf4", {})
 
 
 def test_connectx_ethtool_and_hw_counters() -> None:

@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricgen.deploy import soak as deploy_soak
+from fabricgen.deploy.journal import Journal
+from fabricgen.deploy.outcome import Deployment, PushOptions
+from fabricgen.load.fabric import load
 from fabricgen.models.device import Fabric
-from fabricgen.observe.model import Reading, reading
+from fabricgen.observe.model import DeviceSnapshot, Reading, Snapshot, reading
 from fabricgen.observe.soak import SoakLimits, soak_verdict
+from fabricgen.observe.store import History
+from fabricgen.platforms.nxos import observe as nxos
+from fabricgen.resolve import resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def mixed_fabric() -> Fabric:
+    loaded = load(ROOT / "intent" / "mixed.yaml", ROOT / "inventory" / "mixed")
+    return resolve(loaded.intent, loaded.inventory, loaded.locate)
 
 
 def leaf(**values: float) -> list[Reading]:
@@ -64,3 +84,60 @@ def test_limits_tolerate_the_growth_they_name_and_no_more(example_fabric: Fabric
     assert soak_verdict(before, leaf(fcs_errors=10, fec_uncorrected=5), leaf1, limits=limits).healthy
     verdict = soak_verdict(before, leaf(fcs_errors=11, fec_uncorrected=6), leaf1, limits=limits)
     assert verdict.problems == ["leaf1:Ethernet0 CRC errors +11", "leaf1:Ethernet0 uncorrectable FEC codewords +1"]
+
+
+# --- the soak's readings in the counter history (fabricgen/deploy/soak.py) -----------------------------------
+# The device side is NX-OS's recorded NX-API replies (tests/observe_fixtures/nxos_nxapi.json) handed to the soak as
+# its reader's result; the lab tests (tests/test_observe_lab.py) run the same through a real push.
+
+def recorded_nxos(crc: str = "0") -> list[Reading]:
+    replies = json.loads((Path(__file__).parent / "observe_fixtures" / "nxos_nxapi.json").read_text())
+    rows = replies["show interface"]["result"]["body"]["TABLE_interface"]["ROW_interface"]
+    next(row for row in rows if row["interface"] == "Ethernet1/5")["eth_crc"] = crc
+    return nxos.parse_json("leaf4", replies)
+
+
+def soaked(mixed: Fabric, root: Path, monkeypatch: pytest.MonkeyPatch,
+           after: list[Reading]) -> tuple[Journal, list[str]]:
+    readings = iter([recorded_nxos(), after])
+    monkeypatch.setattr(deploy_soak, "read_device", lambda driver, model, limit: next(readings))
+    journal = Journal(root, "20261205T120000Z-0b5e4e")
+    soak = deploy_soak.CounterSoak(Deployment({}, {}, journal=journal, models={"leaf4": mixed.devices["leaf4"]}),
+                                   "leaf4", PushOptions(confirm_timeout=60, soak=1))
+    soak.wait(driver=object())
+    problems = soak.judge(driver=object())
+    journal.close()
+    return journal, problems
+
+
+def test_soak_readings_are_stored_in_the_history_with_their_run_and_phase(
+        mixed_fabric: Fabric, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal, problems = soaked(mixed_fabric, tmp_path / "runs", monkeypatch, recorded_nxos(crc="9"))
+    assert problems == ["counters grew during the soak: leaf4:Ethernet1/5 CRC errors +9"]
+    history = History(tmp_path / "observe.sqlite")  # beside runs/
+    stored = history.run_snapshot_ids(journal.run_id)
+    assert [phase for _, phase in stored] == ["before", "after"]
+    before, after = (history.load(snapshot_id) for snapshot_id, _ in stored)
+    assert before.values() == Snapshot(0, {"leaf4": DeviceSnapshot("leaf4", "nxos", recorded_nxos())}).values()
+    assert after.values()[("leaf4", "Ethernet1/5", "fcs_errors", -1)] == 9
+    assert before.devices["leaf4"].platform == "nxos" and after.taken_at >= before.taken_at
+    # The same readings as the run's soak/ files.
+    archived = json.loads((journal.directory / "soak" / "leaf4.after.json").read_text())["readings"]
+    assert {(r["port"], r["metric"]): r["value"] for r in archived} == {
+        (port, metric): value for (_, port, metric, _), value in after.values().items()}
+    # `health` and the report compare fleet snapshots: one device's soak reading is not one of them.
+    assert history.snapshot_ids() == []
+    history.close()
+
+
+def test_a_history_that_cannot_be_written_does_not_fail_the_soak(
+        mixed_fabric: Fabric, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "observe.sqlite").write_text("not a database\n" * 100)
+    journal, problems = soaked(mixed_fabric, tmp_path / "runs", monkeypatch, recorded_nxos())
+    assert problems == []
+    events = [json.loads(line) for line in (journal.directory / "journal.jsonl").read_text().splitlines()]
+    unstored = [(e["phase"], e["reason"]) for e in events if e["event"] == "soak-unstored"]
+    assert [phase for phase, _ in unstored] == ["before", "after"]
+    assert all(reason.startswith(f"{tmp_path / 'observe.sqlite'}: not a fabricgen observe history")
+               for _, reason in unstored)
+    assert (journal.directory / "soak" / "leaf4.after.json").exists()  # the run still keeps it

@@ -107,3 +107,19 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         db.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
     with pytest.raises(StoreError, match="history schema 99, this fabricgen reads 2"):
         History(path)
+
+
+def test_push_soak_readings_are_kept_apart_from_the_fleet_snapshots(tmp_path: Path) -> None:
+    """A soak reading holds one device (snapshot.run_id/phase set): health and the report compare the fleet's
+    `observe` snapshots, so a soak reading taken between two of them is not mistaken for the latest."""
+    history = History(tmp_path / "h.sqlite")
+    first = history.add(snap(100.0, 1, devices=2))
+    before = history.add(snap(150.0, 2), run_id="20261205T120000Z-0b5e4e", phase="before")
+    after = history.add(snap(160.0, 3), run_id="20261205T120000Z-0b5e4e", phase="after")
+    second = history.add(snap(200.0, 4, devices=2))
+    assert history.snapshot_ids() == [first, second]
+    assert history.run_snapshot_ids("20261205T120000Z-0b5e4e") == [(before, "before"), (after, "after")]
+    assert history.run_snapshot_ids("20261205T130000Z-000000") == []
+    # A device's trend includes its soak readings.
+    assert history.series("leaf0", "Ethernet0", ["pfc_rx_pause"])["pfc_rx_pause"] == [
+        (100.0, 1), (150.0, 2), (160.0, 3), (200.0, 4)]

@@ -6,9 +6,10 @@ the timer, under the switch's lock.
 The SONiC target runs sonic-utilities' own generic_config_updater over a real Redis CONFIG_DB (tests/targets/
 sonic.py): every commit here is the smallest patch there is (one port's MTU, nothing GCU's sorter has to order
 around a port bounce), so each case costs a dry run, an apply and at most one rollback. The NVUE target is
-tests/targets/nvue.py (NVUE's revisions, history and confirm timer). What each switch holds is read on the
-switch (its Redis, /etc/sonic, its fabricgen state directory, the NVUE target's state), never only through the
-driver under test.
+tests/targets/nvue.py (NVUE's revisions, history and confirm timer), the NX-OS one tests/targets/nxos.py, the EOS
+one tests/targets/eos.py (EOS's config sessions, commit timer and checkpoints over eAPI). What each switch holds is
+read on the switch (its Redis, /etc/sonic, its fabricgen state directory, the targets' state), never only through
+the driver under test.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import napalm
 import pytest
 from fabric_lab import MIXED_KINDS, write_inputs
 from napalm.base.exceptions import CommitError, ConnectionException
+from pyeapi.eapilib import CommandError  # type: ignore[import-untyped]
 from test_deploy_sonic import require_target, running, saved_text
 
 from fabricgen.deploy.journal import Journal, candidate_path, read_run
@@ -43,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 sonic = importlib.import_module("tests.targets.sonic")
 nvue = importlib.import_module("tests.targets.nvue")
 nxos = importlib.import_module("tests.targets.nxos")
+eos = importlib.import_module("tests.targets.eos")
 
 STATE = "/var/lib/fabricgen"
 SONIC_MTU = json.dumps({"PORT": {"Ethernet0": {"mtu": "9216"}}})  # the smallest patch: one field, no port bounced
@@ -52,9 +55,9 @@ REVERT_WAIT_S = TIMER_S + 120  # the switch's timer, then GCU's rollback (no sor
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    """The NVUE and NX-OS switches."""
+    """The NVUE, NX-OS and EOS switches."""
     require_lab()
-    with Lab.up(2, prefix=f"sf{os.getpid()}", kinds=["nvue", "nxos"]) as built:
+    with Lab.up(3, prefix=f"sf{os.getpid()}", kinds=["nvue", "nxos", "eos"]) as built:
         yield built
 
 
@@ -147,9 +150,10 @@ def verified(root: Path, run_id: str, inputs: tuple[Path, Path]) -> tuple[int, d
 
 @pytest.fixture
 def inputs(lab: Lab, tmp_path: Path) -> tuple[Path, Path]:
-    """intent/mixed.yaml and inventory/mixed with every device the lab's NVUE switch: only the devices a run
-    journaled are ever contacted (leaf3 here), and no address outside the lab is named."""
-    hosts = dict.fromkeys(MIXED_KINDS, host_of(lab, "nvue"))
+    """intent/mixed.yaml and inventory/mixed with leaf2 the lab's EOS switch and every other device its NVUE
+    switch: only the devices a run journaled are ever contacted (leaf3 or leaf2 here), and no address outside the
+    lab is named."""
+    hosts = {**dict.fromkeys(MIXED_KINDS, host_of(lab, "nvue")), "leaf2": host_of(lab, "eos")}
     return write_inputs(lab, hosts, tmp_path / "inputs")
 
 
@@ -464,3 +468,134 @@ def test_an_nxos_commit_reads_confirmed_reverted_and_reverted_by_its_commit_time
     assert (second[0], second[1]["leaf4"].message) == (0, "already reverted by its timer (the device's own record)")
     assert bootflash(lab, host, "fabricgen-fate-7.fate") is None  # the switch's own timer: no record of fabricgen's
     assert (lab.state_dir(host) / "running-config").read_text() == before
+
+
+# --- EOS: fates from EOS's session list and the record checkpoints saved with each step -------------------
+
+@pytest.fixture(scope="module")
+def leaf2(mixed_rendered: Path) -> str:
+    """leaf2's eos.cfg as `fabricgen render` writes it from the bundled mixed example."""
+    return (mixed_rendered / "leaf2" / "eos.cfg").read_text()
+
+
+@pytest.fixture
+def arista(lab: Lab) -> str:
+    """The EOS switch as new: its starting config, no session, no checkpoint."""
+    host = host_of(lab, "eos")
+    lab.reset(host)
+    wait_for(lambda: eos.lab_ready(lab, host), "the eAPI server", 30)
+    return host
+
+
+def eos_driver(lab: Lab, host: str) -> Any:
+    device = napalm.get_network_driver("fabricgen_eos")(
+        lab.address(host), eos.LAB_USER, eos.LAB_PASSWORD, timeout=30,
+        optional_args={"ca_file": str(lab.state_dir(host) / "ca.pem")})
+    device.open()
+    return device
+
+
+def eos_running(lab: Lab, host: str) -> str:
+    return (lab.state_dir(host) / "running-config").read_text()
+
+
+def eos_records(lab: Lab, host: str, run: str) -> set[str]:
+    """The run's record checkpoints, read on the switch (its checkpoint: store)."""
+    return {path.name.rpartition(".")[2] for path in (lab.state_dir(host) / "checkpoints").glob(f"fabricgen-{run}.*")}
+
+
+def eos_session_state(lab: Lab, host: str, run: str) -> str | None:
+    sessions: dict[str, Any] = json.loads((lab.state_dir(host) / "sessions.json").read_text())
+    state = sessions.get(f"fabricgen-{run}", {}).get("state")
+    return None if state is None else str(state)
+
+
+def eos_replaces(lab: Lab, host: str) -> int:
+    """How many `configure replace` and session aborts the switch has run (its eAPI call log)."""
+    calls = (lab.host_dir(host) / "nic" / "tool-calls.jsonl").read_text().splitlines()
+    commands = [command for call in calls for command in json.loads(call).get("cmds", [])]
+    return sum(command.startswith("configure replace") or (command.startswith("configure session")
+                                                           and command.endswith(" abort")) for command in commands)
+
+
+def eos_rollback(lab: Lab, host: str, root: Path, run: str) -> tuple[int, dict[str, Any]]:
+    return rollback_run(read_run(root, run), root, inventory_of(lab, host, "leaf2", "eos", eos), [], force=False,
+                        yes=True, workers=1, ask=lambda question: False)
+
+
+def test_an_eos_commit_reads_confirmed_then_reverted_from_the_switch_and_a_second_rollback_changes_nothing(
+        lab: Lab, arista: str, leaf2: str, tmp_path: Path, inputs: tuple[Path, Path]) -> None:
+    before = eos_running(lab, arista)
+    device = eos_driver(lab, arista)
+    try:
+        device.load_replace_candidate(config=leaf2)
+        device.commit_config(message="fate-8", revert_in=120)
+        assert device.commit_fate("fate-8") == "pending"
+        # What push --resume does with the interrupted run's pending commit: revert it, then commit again under
+        # the same run id, whose earlier records go first.
+        device.revert("fate-8")
+        assert device.commit_fate("fate-8") == "reverted" and eos_running(lab, arista) == before
+        assert eos_records(lab, arista, "fate-8") == {"committed", "reverted"}
+        device.load_replace_candidate(config=leaf2)
+        device.commit_config(message="fate-8", revert_in=120)
+        assert eos_records(lab, arista, "fate-8") == {"committed"}
+        assert device.commit_fate("fate-8") == "pending"
+        assert eos_session_state(lab, arista, "fate-8") == "pendingCommitTimer"
+        with pytest.raises(CommitError, match="commit fate-8 of another run is pending, not this one"):
+            device.confirm_own("fate-0")
+        assert eos_session_state(lab, arista, "fate-8") == "pendingCommitTimer"  # not confirmed by another run
+        device.confirm_own("fate-8")
+        assert device.commit_fate("fate-8") == "confirmed"
+    finally:
+        device.close()
+    confirmed = eos_running(lab, arista)
+    assert confirmed != before and (lab.state_dir(arista) / "startup-config").read_text() == confirmed
+    assert eos_session_state(lab, arista, "fate-8") == "completed"
+    assert eos_records(lab, arista, "fate-8") == {"committed", "confirmed"}
+    root = tmp_path / "runs"
+    journaled_run(root, "fate-8", "leaf2", leaf2)
+    assert verified(root, "fate-8", inputs) == (0, {"leaf2": {"journal": "committed", "on_device": "confirmed",
+                                                              "agrees": True}})
+
+    first = eos_rollback(lab, arista, root, "fate-8")
+    assert (first[0], first[1]["leaf2"].state, first[1]["leaf2"].message) == (
+        0, "restored", "reads back as before the run")
+    assert eos_records(lab, arista, "fate-8") == {"committed", "confirmed", "reverted"}
+    assert eos_running(lab, arista) == before == (lab.state_dir(arista) / "startup-config").read_text()
+    undone = eos_replaces(lab, arista)
+    second = eos_rollback(lab, arista, root, "fate-8")
+    assert (second[0], second[1]["leaf2"].message) == (0, "already reverted (the device's own record)")
+    assert eos_replaces(lab, arista) == undone and eos_running(lab, arista) == before  # nothing undone again
+    assert verified(root, "fate-8", inputs) == (0, {"leaf2": {"journal": "committed", "on_device": "reverted",
+                                                              "agrees": True}})
+
+
+def test_an_eos_commit_its_timer_rolled_back_reads_reverted_by_its_timer_and_the_switch_refuses_its_confirm(
+        lab: Lab, arista: str, leaf2: str, tmp_path: Path, inputs: tuple[Path, Path]) -> None:
+    before = eos_running(lab, arista)
+    device = eos_driver(lab, arista)
+    try:
+        device.load_replace_candidate(config=leaf2)
+        device.commit_config(message="fate-9", revert_in=TIMER_S)
+        assert eos_running(lab, arista) != before
+        wait_for(lambda: eos_running(lab, arista) == before, "EOS's commit timer", TIMER_S + 60)
+        assert eos_session_state(lab, arista, "fate-9") is None  # the switch ended the session itself
+        assert device.commit_fate("fate-9") == "reverted-by-timer"
+        with pytest.raises(CommitError, match="no commit is pending"):
+            device.confirm_own("fate-9")
+        # Named by hand, the session whose timer fired is refused by the switch: a late confirm changes nothing.
+        with pytest.raises(CommandError, match="fabricgen-fate-9 does not exist"):
+            device._run(["configure session fabricgen-fate-9 commit"])
+    finally:
+        device.close()
+    assert eos_running(lab, arista) == before
+    assert eos_records(lab, arista, "fate-9") == {"committed"}  # fabricgen recorded no confirm and no revert
+    root = tmp_path / "runs"
+    journaled_run(root, "fate-9", "leaf2", leaf2)
+    assert verified(root, "fate-9", inputs) == (0, {"leaf2": {"journal": "committed",
+                                                              "on_device": "reverted-by-timer", "agrees": True}})
+    undone = eos_replaces(lab, arista)
+    code, outcomes = eos_rollback(lab, arista, root, "fate-9")
+    assert (code, outcomes["leaf2"].state, outcomes["leaf2"].message) == (
+        0, "restored", "already reverted by its timer (the device's own record)")
+    assert eos_replaces(lab, arista) == undone and eos_running(lab, arista) == before

@@ -10,9 +10,11 @@ health check's fresh login and returns the verdict's problems, which push treats
 the device is reverted (explicitly, or by its own on-device timer when it cannot be reached) and its outcome
 says why, with the counters that grew.
 
-Kept with the run: ``runs/<run>/soak/<device>.before.json`` and ``.after.json`` (every reading), and two journal
-events per device: ``soak-start`` (how many readings, the soak's length, or why the counters are not read) and
-``soak`` (healthy or not, the problems, the measured window). A device whose platform has no counter reader, or
+Kept with the run: ``runs/<run>/soak/<device>.before.json`` and ``.after.json`` (every reading), the same two
+readings in the counter history (observe.sqlite beside ``runs/``: one snapshot each, with the run's id and the
+phase, so a device's trend holds the counters of every change made to it), and two journal events per device:
+``soak-start`` (how many readings, the soak's length, or why the counters are not read) and ``soak`` (healthy or
+not, the problems, the measured window). A device whose platform has no counter reader, or
 whose counters cannot be read right after its commit, is soaked by time only: the journal and its outcome's
 message say so. Counters read before the soak but not after fail the device (it stopped answering what it
 answered a soak earlier).
@@ -21,14 +23,21 @@ answered a soak earlier).
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 import time
 from typing import Any
 
 from fabricgen.deploy.outcome import Deployment, PushOptions
 from fabricgen.models.device import DeviceModel
 from fabricgen.observe.collect import read_device
-from fabricgen.observe.model import Reading
+from fabricgen.observe.model import DeviceSnapshot, Reading, Snapshot
 from fabricgen.observe.soak import SoakLimits, soak_verdict
+from fabricgen.observe.store import History, StoreError, history_path
+
+# Devices soak in parallel (one thread each): their history writes go one at a time, so none waits on SQLite's
+# file lock (a connection per write: sqlite3 connections stay in the thread that made them).
+_HISTORY_LOCK = threading.Lock()
 
 
 def soak_path(device: str, phase: str) -> str:
@@ -105,11 +114,28 @@ class CounterSoak:
     def _save(self, phase: str, readings: list[Reading]) -> None:
         if self.deployment.journal is None or self.model is None:
             return
+        taken_at = time.time()
         document = {"device": self.name, "platform": self.model.platform, "phase": phase,
-                    "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(taken_at)),
                     "readings": [{"port": r.port, "metric": r.metric, "index": r.index, "value": r.value}
                                  for r in readings]}
         self.deployment.journal.save(soak_path(self.name, phase), json.dumps(document, indent=1) + "\n")
+        self._store(phase, Snapshot(taken_at, {self.name: DeviceSnapshot(self.name, self.model.platform, readings)}))
+
+    def _store(self, phase: str, snapshot: Snapshot) -> None:
+        """The reading into the counter history beside the journal. A history that cannot be written does not
+        fail the push (the run keeps the reading in soak/); the journal says why it is missing there."""
+        journal = self.deployment.journal
+        assert journal is not None
+        try:
+            with _HISTORY_LOCK:
+                history = History(history_path(journal.directory.parent))
+                try:
+                    history.add(snapshot, run_id=journal.run_id, phase=phase)
+                finally:
+                    history.close()
+        except (StoreError, sqlite3.Error, OSError) as exc:
+            self._journal("soak-unstored", phase=phase, reason=_one_line(exc))
 
 
 def _one_line(exc: BaseException) -> str:

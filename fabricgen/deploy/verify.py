@@ -5,9 +5,10 @@ The journal's last line for a device is what the controller knew when it wrote i
 device's confirm and its journal line, or a timer that reverted a device after the run gave up on it, leave the
 journal behind the device. Every fabricgen driver that keeps a record on the device answers ``commit_fate(run)``
 (GPU hosts and SONiC: ``commits/<run>/fate`` in fabricgen's state directory; NVUE: its revisions and history and
-the fate in the login's home): pending, confirmed, reverted-by-timer, reverted-at-boot, reverted,
-restore-failed, staged or applied (the commit's undo was written; it never applied, or applied with no timer),
-absent (it never reached the device). Devices are only read: nothing is changed.
+the fate in the login's home; NX-OS: its config-replace status and ``bootflash:fabricgen-<run>.fate``; EOS: its
+config sessions and the record checkpoints ``fabricgen-<run>.<fate>``): pending, confirmed, reverted-by-timer,
+reverted-at-boot, reverted, restore-failed, staged or applied (the commit's undo was written; it never applied, or
+applied with no timer), absent (it never reached the device). Devices are only read: nothing is changed.
 """
 
 from __future__ import annotations

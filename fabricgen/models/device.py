@@ -19,12 +19,14 @@ class Resolved(BaseModel):
 
     _field_order: ClassVar[tuple[str, ...]] = ()
     _required: ClassVar[tuple[str, ...]] = ()
+    _every_field: ClassVar[set[str]] = set()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         cls._field_order = tuple(cls.model_fields)
         cls._required = tuple(name for name, field in cls.model_fields.items() if field.is_required())
+        cls._every_field = set(cls.model_fields)
 
     @classmethod
     def from_resolve(cls, values: dict[str, Any]) -> Self:
@@ -35,8 +37,13 @@ class Resolved(BaseModel):
 
         The fields are stored in declaration order, as validation stores them (pydantic dumps a model in the
         order of its ``__dict__``): resolve lists them in that order, and anything else is put in order here."""
-        given = set(values)
-        if tuple(values) != cls._field_order:
+        if tuple(values) == cls._field_order:
+            # Every field given: the one set of all field names, shared by every such instance. A set of 19 names
+            # is 1.2 KB, and resolve builds 178k ports and NICs at 32,768 GPUs (220 MB). Sharing is safe: the
+            # models are frozen, and pydantic copies the set before it changes one (model_copy, __copy__).
+            given = cls._every_field
+        else:
+            given = set(values)
             values = cls._complete(values)
         model = cls.__new__(cls)
         # What pydantic's own model_construct sets, without its per-field Python loop.

@@ -4,7 +4,8 @@ journal's `runs/` directory, so the counters of a tuning change sit next to the 
 Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`):
 
 - snapshot(id, taken_at UNIX s, label, run_id, phase) — one collection; run_id/phase ("before"/"after") when push
-  took it.
+  took it (one device's soak reading: fabricgen/deploy/soak.py). `health` and the report compare the fleet's
+  snapshots (phase NULL); a device's series (its trend plots) includes its soak readings.
 - device_status(snapshot_id, device, platform, error, seconds) — one row per device asked, the error when it
   said nothing.
 - layout(id, device, keys) — the ordered list of a device's counters, [port, metric, index] each (index -1 =
@@ -169,7 +170,13 @@ class History:
 
     # --- reading --------------------------------------------------------------------------------------------
     def snapshot_ids(self) -> list[int]:
-        return [row[0] for row in self.db.execute("SELECT id FROM snapshot ORDER BY taken_at, id")]
+        """The `observe` snapshots, oldest first: not push's soak readings, which hold one device each."""
+        return [row[0] for row in self.db.execute("SELECT id FROM snapshot WHERE phase IS NULL ORDER BY taken_at, id")]
+
+    def run_snapshot_ids(self, run_id: str) -> list[tuple[int, str]]:
+        """(snapshot id, phase) of the soak readings push stored for run ``run_id``, oldest first."""
+        return [(int(row[0]), str(row[1])) for row in self.db.execute(
+            "SELECT id, phase FROM snapshot WHERE run_id = ? ORDER BY taken_at, id", (run_id,))]
 
     def baseline(self, name: str) -> int | None:
         row = self.db.execute("SELECT snapshot_id FROM baseline WHERE name = ?", (name,)).fetchone()

@@ -28,7 +28,8 @@ to issue the second commit, the system will automatically rollback to the previo
   ``configure session NAME abort`` drops an open session, or rolls a pending one back at once.
 * ``configure checkpoint save NAME`` stores the running-config as ``checkpoint:NAME``; ``configure replace
   checkpoint:NAME`` (or ``flash:NAME``, ``startup-config``) replaces the running-config with that file.
-* ``write memory`` / ``copy running-config startup-config`` save; ``copy startup-config flash:NAME``.
+* ``write memory`` / ``copy running-config startup-config`` save; ``copy startup-config flash:NAME``; ``delete
+  checkpoint:NAME`` / ``delete flash:NAME`` (a file that is not there is refused).
 * ``show version``, ``show hostname``, ``show interfaces``, ``show running-config``, ``show startup-config``,
   ``show configuration sessions [detail]`` (EOS 4.31's JSON shape, which NAPALM reads), ``show configuration
   checkpoints``.
@@ -664,6 +665,14 @@ def _checkpoint_save(cli: Cli, match: re.Match[str], text: bool) -> dict[str, An
     return output(text, {})
 
 
+def _delete(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
+    """``delete checkpoint:NAME`` / ``delete flash:NAME``: a file that is not there is refused."""
+    url = f"{match.group(1)}:{match.group(2)}"
+    _file(cli.device, url)
+    (cli.device.directory / {"checkpoint": "checkpoints", "flash": "flash"}[match.group(1)] / match.group(2)).unlink()
+    return output(text, {})
+
+
 def _file(device: Device, url: str) -> str:
     scheme, _, name = url.partition(":")
     path = {"checkpoint": device.directory / "checkpoints" / name, "flash": device.directory / "flash" / name,
@@ -742,7 +751,59 @@ def _show_interfaces(cli: Cli, match: re.Match[str], text: bool) -> dict[str, An
     present = {b.text for b in blocks}
     blocks += [Block(f"interface {name}", "interface") for name in PHYSICAL if f"interface {name}" not in present]
     interfaces = {b.text.split()[1]: _interface_status(cli.device, b, i) for i, b in enumerate(blocks, 1)}
+    for name, status in interfaces.items():
+        if name.startswith("Ethernet"):
+            status["interfaceCounters"] = interface_counters(port_counters(cli.device, name))
     return output(text, {"interfaces": interfaces})
+
+
+# --- counters: `show interfaces` interfaceCounters, `show interfaces phy detail`, `show priority-flow-control
+# counters` ----------------------------------------------------------------------------------------------------
+# The fields fabricgen's observe reads, in the JSON shapes of the eAPI outputs ANTA records for its tests
+# (tests/observe_fixtures/eos_anta.json): one PHY chip per port here. The numbers are the test's: ``counters.json``
+# in the state directory, {port: {name: value}} (COUNTER_NAMES), 0 for a name it does not give, so a test injects
+# a fault by writing a number there; a name the target does not model is refused.
+COUNTERS_FILE = "counters.json"
+COUNTER_NAMES = ("fcsErrors", "symbolErrors", "inDiscards", "linkStatusChanges", "correctedCodewords",
+                 "uncorrectedCodewords", "preFecBer", "rxFrames", "txFrames")
+
+
+def port_counters(device: Device, port: str) -> dict[str, Any]:
+    path = device.directory / COUNTERS_FILE
+    given = json.loads(path.read_text()).get(port, {}) if path.exists() else {}
+    unknown = sorted(set(given) - set(COUNTER_NAMES))
+    if unknown:
+        raise CommandFailed(f"this lab target's {COUNTERS_FILE} names counters it does not model: {unknown}")
+    return {name: given.get(name, 0.0 if name == "preFecBer" else 0) for name in COUNTER_NAMES}
+
+
+def interface_counters(c: dict[str, Any]) -> dict[str, Any]:
+    return {"inDiscards": c["inDiscards"], "linkStatusChanges": c["linkStatusChanges"], "totalInErrors":
+            c["fcsErrors"] + c["symbolErrors"], "inputErrorsDetail": {"alignmentErrors": 0, "fcsErrors":
+            c["fcsErrors"], "giantFrames": 0, "runtFrames": 0, "rxPause": 0, "symbolErrors": c["symbolErrors"]}}
+
+
+def _ethernet_ports(device: Device) -> list[str]:
+    configured = [b.text.split()[1] for b in parse(device.running).children if b.text.startswith("interface Eth")]
+    return sorted({*configured, *(name for name in PHYSICAL if name.startswith("Ethernet"))}, key=natural_key)
+
+
+def _show_phy_detail(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
+    statuses = {}
+    for port in _ethernet_ports(cli.device):
+        c = port_counters(cli.device, port)
+        statuses[port] = {"interfaceState": {}, "macFaults": {}, "transceiver": {}, "phyStatuses": [
+            {"description": {"location": "line", "phyChipName": "BCM88690-TSCBH"},
+             "fec": {"correctedCodewords": {"changes": 0, "lastChange": 0.0, "value": c["correctedCodewords"]},
+                     "uncorrectedCodewords": {"changes": 0, "lastChange": 0.0, "value": c["uncorrectedCodewords"]}},
+             "preFecBer": {"value": c["preFecBer"]}}]}
+    return output(text, {"interfacePhyStatuses": statuses})
+
+
+def _show_pfc_counters(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
+    counters = {port: {"rxFrames": c["rxFrames"], "txFrames": c["txFrames"]}
+                for port in _ethernet_ports(cli.device) for c in [port_counters(cli.device, port)]}
+    return output(text, {"interfaceCounters": counters})
 
 
 def _show_sessions(cli: Cli, match: re.Match[str], text: bool) -> dict[str, Any]:
@@ -775,10 +836,13 @@ EXEC: list[tuple[str, Handler]] = [
     (r"configure replace (\S+)(?: force)?", _configure_replace),
     (r"write(?: memory)?|copy running-config startup-config", _write_memory),
     (rf"copy (startup-config|checkpoint:\S+) flash:{_NAME}", _copy_to_flash),
+    (rf"delete (checkpoint|flash):{_NAME}", _delete),
     (r"show (running|startup)-config", _show_running),
     (r"show version", _show_version),
     (r"show hostname", _show_hostname),
     (r"show interfaces", _show_interfaces),
+    (r"show interfaces phy detail", _show_phy_detail),
+    (r"show priority-flow-control counters", _show_pfc_counters),
     (r"show configuration sessions(?: detail)?", _show_sessions),
     (r"show configuration checkpoints", _show_checkpoints),
     (rf"show session-config named {_NAME} diffs", _show_session_diffs),

@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sonic_gcu
 
 TOOLS = ("show", "config", "sonic-db-cli", "sonic-cfggen", "pfcwd", "sonic-lab-redis", "sonic-lab-reimage",
-         "sonic-lab-verdict")
+         "sonic-lab-verdict", "sonic-db-dump")
 DAEMON = "sonic-lab-redis"
 STATE_VAR = "SONIC_TARGET_STATE"
 LOG_VAR = "SONIC_TARGET_LOG"
@@ -159,6 +159,7 @@ def redis_daemon() -> int:
     if not STARTUP.exists():
         write_image(DEFAULT_RELEASE)
     boot(directory)
+    seed_counters(json.loads(STARTUP.read_text()).get("PORT", {}))
     (directory / READY).write_text("ready\n")
     return server.wait()
 
@@ -506,9 +507,92 @@ def verdicts(argv: list[str]) -> int:
     return 0
 
 
+# --- counters: COUNTERS_DB and APPL_DB's PORT_TABLE, and sonic-db-dump ----------------------------------------
+# What syncd's flex counters and portsyncd keep on a switch, in the same Redis: COUNTERS_PORT_NAME_MAP (port →
+# SAI object id), one COUNTERS:<oid> hash per port with SAI's port statistics, eight unicast queues per port
+# (COUNTERS_QUEUE_NAME_MAP "<port>:<n>", _INDEX_MAP, _TYPE_MAP) each with its COUNTERS:<oid> hash (SAI queue
+# statistics and orchagent's PFC watchdog fields), and APPL_DB PORT_TABLE:<port> flap_count. Field names as in
+# sonic-utilities' tests/mock_tables (tests/observe_fixtures/sonic_mock_tables.json); every counter starts at 0, a
+# test injects a fault by writing a number into the switch's Redis (set_counters). The ASIC is absent, so
+# nothing counts by itself.
+COUNTERS_DB, APPL_DB = 2, 0  # sonic-swss-common common/database_config.json
+PORT_COUNTERS = ("SAI_PORT_STAT_IF_IN_FEC_CORRECTABLE_FRAMES", "SAI_PORT_STAT_IF_IN_FEC_NOT_CORRECTABLE_FRAMES",
+                 "SAI_PORT_STAT_IF_IN_FEC_SYMBOL_ERRORS", "SAI_PORT_STAT_IF_IN_DISCARDS",
+                 *(f"SAI_PORT_STAT_PFC_{p}_{s}" for p in range(8) for s in ("RX_PKTS", "TX_PKTS")))
+QUEUE_COUNTERS = ("SAI_QUEUE_STAT_PACKETS", "SAI_QUEUE_STAT_DROPPED_PACKETS", "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS",
+                  "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", "SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES",
+                  "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED")
+DB_NAMES = {"APPL_DB": APPL_DB, "COUNTERS_DB": COUNTERS_DB, "CONFIG_DB": sonic_gcu.CONFIG_DB,
+            "STATE_DB": sonic_gcu.STATE_DB}
+
+
+def seed_counters(ports: dict[str, Any]) -> None:
+    """The counter tables of a switch just booted with ``ports``: every counter 0."""
+    counters = sonic_gcu.connect(COUNTERS_DB)
+    appl = sonic_gcu.connect(APPL_DB)
+    counters.flushdb()
+    names: dict[str, str] = {}
+    queues: dict[str, str] = {}
+    for number, port in enumerate(sorted(ports, key=lambda name: int(re.sub(r"\D", "", name) or 0)), 1):
+        names[port] = f"oid:0x1000000{number:06x}"
+        counters.hset(f"COUNTERS:{names[port]}", mapping={field: "0" for field in PORT_COUNTERS})
+        for queue in range(8):
+            oid = f"oid:0x15000000{number:04x}{queue:02x}"
+            queues[f"{port}:{queue}"] = oid
+            counters.hset("COUNTERS_QUEUE_INDEX_MAP", oid, str(queue))
+            counters.hset("COUNTERS_QUEUE_TYPE_MAP", oid, "SAI_QUEUE_TYPE_UNICAST")
+            counters.hset(f"COUNTERS:{oid}", mapping={field: "0" for field in QUEUE_COUNTERS})
+        appl.hset(f"PORT_TABLE:{port}", mapping={"admin_status": "up", "oper_status": "up", "flap_count": "0"})
+    if names:
+        counters.hset("COUNTERS_PORT_NAME_MAP", mapping=names)
+        counters.hset("COUNTERS_QUEUE_NAME_MAP", mapping=queues)
+
+
+def set_counters(directory: Path, port: str, fields: dict[str, int], queue: int | None = None) -> None:
+    """A test's fault, written on the switch: SAI port (or, with ``queue``, queue) counters of ``port`` set to
+    ``fields``; ``flap_count`` goes to APPL_DB's PORT_TABLE. A field the tables do not hold is refused."""
+    os.environ.update(environment(directory))
+    counters = sonic_gcu.connect(COUNTERS_DB)
+    if "flap_count" in fields:
+        sonic_gcu.connect(APPL_DB).hset(f"PORT_TABLE:{port}", "flap_count", str(fields.pop("flap_count")))
+    oid = (counters.hget("COUNTERS_PORT_NAME_MAP", port) if queue is None
+           else counters.hget("COUNTERS_QUEUE_NAME_MAP", f"{port}:{queue}"))
+    unknown = sorted(set(fields) - set(PORT_COUNTERS if queue is None else QUEUE_COUNTERS))
+    if oid is None or unknown:
+        raise ValueError(f"the SONiC lab target has no {port} queue {queue} counters {unknown}")
+    if fields:
+        counters.hset(f"COUNTERS:{oid}", mapping={name: str(value) for name, value in fields.items()})
+
+
+def sonic_db_dump(argv: list[str]) -> int:
+    """SONiC's ``sonic-db-dump -n DB [-k PATTERN] [-y]``: the database's keys matching PATTERN (default
+    every key) as one JSON object, each key's hash wrapped as {"expireat", "ttl", "type": "hash", "value"}; ``-y``
+    indents it. Hashes only: the tables above are all hashes."""
+    database, pattern, indent = None, "*", None
+    words = iter(argv)
+    for word in words:
+        if word in ("-n", "--db"):
+            database = next(words, None)
+        elif word in ("-k", "--key"):
+            pattern = next(words, "*")
+        elif word in ("-y", "--pretty"):
+            indent = 4
+        else:
+            print(f"sonic-db-dump: the SONiC lab target takes -n DB [-k PATTERN] [-y], not {word}", file=sys.stderr)
+            return 1
+    if database not in DB_NAMES:
+        print(f"sonic-db-dump: no database {database} (the lab target has {', '.join(DB_NAMES)})", file=sys.stderr)
+        return 1
+    db = sonic_gcu.connect(DB_NAMES[database])
+    dump = {key: {"expireat": 0, "ttl": -0.001, "type": "hash", "value": db.hgetall(key)}
+            for key in sorted(db.scan_iter(match=pattern)) if db.type(key) == "hash"}
+    print(json.dumps(dump, indent=indent, sort_keys=True))
+    return 0
+
+
 COMMANDS = {"config": config, "show": show, "pfcwd": pfcwd}
 PROGRAMS = {"sonic-cfggen": sonic_cfggen, "sonic-db-cli": sonic_db_cli, "sonic-lab-reimage": reimage,
-            "sonic-lab-verdict": verdicts}
+            "sonic-lab-verdict": verdicts, "sonic-db-dump": sonic_db_dump}
 
 
 def main() -> int:

@@ -29,10 +29,14 @@ CAPABILITY = Capability(
     deploy={
         "diff": "the running-config with eos.cfg's owned sections spliced in, loaded into an eAPI config session: its "
             "session diff, then the session aborted",
-        "commit": "configure checkpoint save fabricgen-<run>, then the session committed with commit timer hh:mm:ss",
-        "confirm": "the session committed (timer cancelled), then write memory",
+        "commit": "configure checkpoint save fabricgen-<run>, then the session committed with commit timer hh:mm:ss "
+            "and, in the same eAPI request, the record checkpoint fabricgen-<run>.committed",
+        "confirm": "only the run's own pending session committed again (timer cancelled), the record "
+            "fabricgen-<run>.confirmed, then write memory, in one eAPI request; its fate read back from the switch "
+            "(its config sessions and those records: pending, confirmed, reverted, reverted-by-timer, absent)",
         "rollback": "a pending commit: the session aborted; a confirmed one: configure replace "
-            "checkpoint:fabricgen-<run>",
+            "checkpoint:fabricgen-<run>; each with the record fabricgen-<run>.reverted (a commit already reverted, "
+            "by its timer or a rollback, is left as it is)",
         "save": "write memory on confirm",
         "lab": "real: HTTPS with basic auth and the certificate checked, NAPALM's eos driver and pyeapi; emulated: "
             "EOS's CLI, config sessions, commit timer, checkpoints in tests/targets/eos.py",

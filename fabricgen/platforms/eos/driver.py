@@ -15,9 +15,28 @@ The NAPALM contract on EOS (Arista EOS User Manual, "Configuration Sessions"):
 - ``commit_config(message=<run id>, revert_in=T)``: ``configure checkpoint save fabricgen-<run id>`` first, then
   the session ``fabricgen-<run id>`` is committed with ``commit timer hh:mm:ss``: the switch rolls it back by
   itself unless it is committed again in time, whatever happens to fabricgen.
-- ``confirm_commit``: commits that session again (the timer stops), then ``write memory``.
+- ``confirm_commit`` / ``confirm_own(run)``: only the run's own pending session (its name carries the run id) is
+  committed again (the timer stops), then ``write memory``.
 - ``rollback``: a pending commit is aborted (EOS restores the config from before it); else the last confirmed
-  one is undone with ``configure replace checkpoint:fabricgen-<run id>``, as ``revert(run id)`` does.
+  one is undone with ``configure replace checkpoint:fabricgen-<run id>``, as ``revert(run id)`` does. A commit
+  already reverted (by its timer or a rollback) is left as it is: its checkpoint again would undo what came since.
+
+Each commit's fate is kept on the switch, in EOS's own stores: ``show configuration sessions`` (the session
+``fabricgen-<run id>`` is ``pendingCommitTimer`` while its timer runs, ``completed`` once committed again) and a
+record checkpoint ``fabricgen-<run id>.<fate>`` saved *in the same eAPI request* as the step it records (eAPI runs
+a request's commands in order and stops at the first that fails, so the record exists only if the step
+succeeded, and a controller killed after sending the request cannot split them): ``.committed`` with the timed
+commit, ``.confirmed`` with the confirming commit (or an untimed commit), ``.reverted`` with an abort or a
+configure replace. ``commit_fate(run)`` reads them back for ``runs --verify``, ``push --resume`` and ``rollback``:
+pending; reverted; confirmed; committed but neither confirmed nor reverted by fabricgen and no longer pending:
+reverted by its timer (EOS's commit timer is the only other way a pending session ends: "the system will
+automatically rollback to the previous state at the end of the timer", Arista EOS Central, "Config Session Commit
+Timer"; a reboot also ends it, with the running-config from the startup-config the commit never saved, and "an
+uncommitted configuration session will be discarded if the switch reboots", EOS User Manual, "Configure
+Session"); nothing: absent. A resumed run (the same run id) deletes its earlier records (``delete
+checkpoint:<name>``) before it commits again. Not verified against a real switch (no EOS image runs here; the lab
+target models it): that EOS refuses ``configure session <name> commit`` once that session's timer has fired
+(fabricgen reads the session pending just before, so only a timer firing in between reaches that command).
 
 TLS: pyeapi skips certificate checks unless given an SSL context. This driver always passes one: verifying
 against ``optional_args["ca_file"]`` (or the system CAs), and unverified only when the inventory says
@@ -48,8 +67,11 @@ from pyeapi.eapilib import CommandError, EapiError  # type: ignore[import-untype
 from fabricgen.platforms.eos.render import PROFILE
 
 PREFIX = "fabricgen-"
-_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,53}$")  # EOS session and checkpoint names
+# EOS session and checkpoint names: fabricgen-<run id>.<fate> stays within 64 characters (run ids are at most 40)
+_COMMIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,43}$")
 MAX_TIMER_S = 24 * 3600 - 1  # `commit timer hh:mm:ss`
+# The record checkpoints of a commit's fate (fabricgen-<run id>.<fate>), each saved with the step it records.
+RECORDS = ("committed", "confirmed", "reverted")
 
 # --- splicing eos.cfg into a running-config ---------------------------------------------------------------
 
@@ -229,10 +251,15 @@ def _why(error: CommandError) -> str:
     return f"{error.error_text}: {error.command_error}" if error.command_error else str(error.error_text)
 
 
+def _record(session: str, fate: str) -> str:
+    """The command saving the record checkpoint of a commit's fate (its running-config at that step)."""
+    return f"configure checkpoint save {session}.{fate}"
+
+
 def commit_id(message: str) -> str:
     run = message.strip() or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     if not _COMMIT_ID.match(run):
-        raise CommitError(f"commit id {run!r}: letters, digits, '.', '_' and '-' only, at most 54")
+        raise CommitError(f"commit id {run!r}: letters, digits, '.', '_' and '-' only, at most 44")
     return run
 
 
@@ -334,7 +361,7 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
         except ReplaceConfigException as exc:
             raise CommitError(self._refused(before, str(exc), "")) from None
         try:
-            self._run([f"configure checkpoint save {PREFIX}{run}"])
+            self._run([*self._forget(run), f"configure checkpoint save {PREFIX}{run}"])
         except CommandError as exc:
             raise CommitError(f"{self.hostname}: nothing was changed: the checkpoint could not be saved: "
                               f"{_why(exc)}") from None
@@ -347,8 +374,10 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
             self.config_session = None
             raise CommitError(self._refused(before, str(exc), name)) from None
         timer = f" timer {time.strftime('%H:%M:%S', time.gmtime(int(revert_in)))}" if revert_in else ""
+        # The record goes in the same request as the commit: it exists only if the commit succeeded.
+        after = [_record(name, "committed")] if timer else [_record(name, "confirmed"), "write memory"]
         try:
-            self._run([f"configure session {name} commit{timer}", *([] if timer else ["write memory"])])
+            self._run([f"configure session {name} commit{timer}", *after])
         except CommandError as exc:
             self._abort_quietly(name)
             raise CommitError(self._refused(before, _why(exc), name)) from None
@@ -367,10 +396,48 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
                 f"as it was{restore}")
 
     def confirm_commit(self) -> None:
+        self.confirm_own(None)
+
+    def confirm_own(self, run: str | None) -> None:
+        """Commit run ``run``'s pending session again (None: whichever of fabricgen's is pending), its record and
+        ``write memory`` in the same request. The session is named, so the switch commits that one only: another
+        run's, or one whose timer fired meanwhile (EOS refuses a session that is no more), is never confirmed."""
         name = self._pending_session()
         if name is None:
             raise CommitError(f"{self.hostname}: no commit is pending: it was reverted by its timer or never made")
-        self._run([f"configure session {name} commit", "write memory"])
+        if run is not None and name != f"{PREFIX}{commit_id(run)}":
+            raise CommitError(f"{self.hostname}: confirm failed: commit {name[len(PREFIX):]} of another run is "
+                              "pending, not this one")
+        try:
+            self._run([f"configure session {name} commit", _record(name, "confirmed"), "write memory"])
+        except CommandError as exc:
+            raise CommitError(f"{self.hostname}: confirm failed: {_why(exc)}") from None
+
+    def commit_fate(self, run: str) -> str:
+        """What became of run ``run``'s commit, read on the switch (EOS's session list and the record checkpoints
+        saved with each step): pending, reverted, confirmed, reverted-by-timer (committed with a timer, then
+        neither confirmed nor reverted by fabricgen, and no longer pending: only EOS's commit timer ends a pending
+        session so), or absent (it never reached the switch)."""
+        name = f"{PREFIX}{commit_id(run)}"
+        state = str(self._sessions().get(name, {}).get("state", ""))
+        if "pendingCommitTimer" in state:
+            return "pending"
+        records = self._checkpoints()
+        if f"{name}.reverted" in records:
+            return "reverted"
+        if f"{name}.confirmed" in records or state == "completed":  # completed: EOS's own record of the 2nd commit
+            return "confirmed"
+        return "reverted-by-timer" if f"{name}.committed" in records else "absent"
+
+    def _checkpoints(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = self._run(["show configuration checkpoints"], text=False)[0]["checkpoints"]
+        return found
+
+    def _forget(self, run: str) -> list[str]:
+        """The commands deleting an earlier attempt's records of the same run (a resume commits again under its
+        run id)."""
+        records = self._checkpoints()
+        return [f"delete checkpoint:{PREFIX}{run}.{fate}" for fate in RECORDS if f"{PREFIX}{run}.{fate}" in records]
 
     def _sessions(self) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = self._run(["show configuration sessions detail"], text=False)[0]["sessions"]
@@ -385,30 +452,36 @@ class FabricgenEosDriver(EOSDriver):  # type: ignore[misc]
         return name[len(PREFIX):] if name else None
 
     def rollback(self) -> None:
-        """Undo the pending commit now, or else the last confirmed one."""
+        """Undo the pending commit now, or else the last confirmed one not reverted yet."""
         pending = self._pending_session()
         if pending is not None:
-            self._run([f"configure session {pending} abort", "write memory"])
+            self.revert(pending[len(PREFIX):])
             return
-        completed = sorted((info.get("completedTime", 0.0), name) for name, info in self._sessions().items()
-                           if name.startswith(PREFIX) and info.get("state") == "completed")
-        if not completed:
+        records = self._checkpoints()
+        confirmed = sorted((float(info.get("fileDate", 0.0)), name[len(PREFIX):-len(".confirmed")])
+                           for name, info in records.items()
+                           if name.startswith(PREFIX) and name.endswith(".confirmed")
+                           and f"{name[:-len('.confirmed')]}.reverted" not in records)
+        if not confirmed:
             raise CommitError(f"{self.hostname}: no fabricgen commit to roll back (use revert with its run id)")
-        self.revert(completed[-1][1][len(PREFIX):])
+        self.revert(confirmed[-1][1])
 
     def revert(self, commit_id: str) -> None:
-        """The running-config as it was before the commit of run ``commit_id`` (its checkpoint), saved."""
+        """The running-config as it was before the commit of run ``commit_id`` (its checkpoint), saved, and the
+        record ``.reverted`` saved with it; a commit already reverted (by its timer or a rollback) is left as it is:
+        its checkpoint again would undo whatever came since."""
         if not _COMMIT_ID.match(commit_id):
             raise CommitError(f"commit id {commit_id!r} is not one fabricgen makes")
-        pending = self._pending_session()
-        if pending == f"{PREFIX}{commit_id}":
-            self._run([f"configure session {pending} abort", "write memory"])
+        if self.commit_fate(commit_id) in ("reverted", "reverted-by-timer"):
             return
-        if pending is not None:  # its timer would restore its own "before" over this revert when it fires
+        name = f"{PREFIX}{commit_id}"
+        pending = self._pending_session()
+        if pending is not None and pending != name:  # its timer would restore its own "before" over this revert
             raise CommitError(f"{self.hostname}: commit {pending[len(PREFIX):]} is waiting for its confirm: confirm "
                               "or roll it back before reverting another")
+        undo = f"configure session {name} abort" if pending == name else f"configure replace checkpoint:{name}"
         try:
-            self._run([f"configure replace checkpoint:{PREFIX}{commit_id}", "write memory"])
+            self._run([undo, _record(name, "reverted"), "write memory"])
         except CommandError as exc:
             raise CommitError(f"{self.hostname}: reverting {commit_id} failed: {_why(exc)}") from None
 

@@ -75,6 +75,8 @@ checked against NVIDIA's OpenAPI model); render again.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shlex
 from collections import Counter
@@ -84,6 +86,11 @@ from ipaddress import ip_address, ip_interface
 from typing import Any, Literal
 
 import yaml
+
+try:
+    import ryml  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it libyaml reads every file
+    ryml = None
 
 from fabricgen.models.device import (
     DeviceModel,
@@ -315,6 +322,186 @@ def _from_yaml(text: str) -> _Tree:
             elif key.value == "unset":
                 _unset(tree, value, ())
     return tree
+
+
+# --- YAML, the fast way ---------------------------------------------------------------------------------
+# libyaml's compose builds a Python node with two marks per scalar: most of reading a switch (issue 26 item 7).
+# rapidyaml parses in C++ and its tree is walked with its native functions, the same settings put in the same
+# order, without lines: lines only serve error messages, so a read that fails is read again through compose,
+# which names the line. Only text both parsers read alike takes this road: printable ASCII (comment lines
+# aside) without escapes, tags, anchors, aliases, block scalars, directives, explicit keys or flow indicators
+# touching a colon (what PyYAML and rapidyaml have been seen to read differently); anything else goes to compose.
+# tests/test_lint_configs.py checks both roads make the same tree of every NVUE file in the corpus.
+_NOT_FAST_ANYWHERE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]|^(?:---|\.\.\.)"
+                                r"|:[\[\]{},]|[\[\]{},]:|[\[{,][ \n]*:", re.MULTILINE)
+_NOT_FAST_OUTSIDE_COMMENTS = re.compile(r"[^\x20-\x7e\n]|[\\&*!|>%@`?\"]")  # comments may hold anything printable
+_COMMENT_LINE = re.compile(r"[ ]*#")
+# A plain scalar libyaml would not take as one (an indicator first, a comment or a mapping inside): compose.
+_PLAIN_INDICATORS = frozenset("[]{},#&*!|>'\"%@`")
+_RESOLVER = yaml.resolver.Resolver()  # PyYAML's implicit tags, the ones compose gives plain scalars
+# Plain scalar text -> what _scalar makes of it (None: null, a new {} each time); a fabric repeats its texts.
+_PLAIN: dict[str, Any] = {}
+_PLAIN_SIZE = 65536
+FAST_MAX_DEPTH = 64  # lint --configs refuses deeper files first; anything deeper than a config goes to compose
+
+
+class _NotFast(Exception):
+    """The text needs libyaml's compose."""
+
+
+def _fast_tree(text: str) -> _Tree | None:
+    """The tree ``_from_yaml`` makes of ``text``, without lines; None when the text is not for the fast road."""
+    if ryml is None or not _fast_text(text):
+        return None
+    try:
+        with _quiet_stderr():  # rapidyaml prints its own message before raising
+            parsed = ryml.parse_in_arena(text.encode())
+    except Exception:  # rapidyaml's own error types; compose reports the problem with its line
+        return None
+    try:
+        return _FastWalk(parsed).tree()
+    except (_NotFast, UnicodeDecodeError):
+        return None
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:  # noqa: PTH123 - a file descriptor, not a path's contents
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _fast_text(text: str) -> bool:
+    if _NOT_FAST_ANYWHERE.search(text):
+        return False
+    for found in _NOT_FAST_OUTSIDE_COMMENTS.finditer(text):
+        if not _COMMENT_LINE.match(text, text.rfind("\n", 0, found.start()) + 1):
+            return False
+    return True
+
+
+def _plain(text: str) -> Any:
+    """_scalar's value of the plain scalar ``text`` (None for null); _NotFast for text libyaml may read otherwise."""
+    if text in _PLAIN:
+        return _PLAIN[text]
+    if not text or text[:1] in _PLAIN_INDICATORS or (text[:1] in ("-", ":") and text[1:2] in ("", " ")) \
+            or " #" in text or ": " in text or text.endswith(":") or "\n" in text or text != text.strip(" "):
+        raise _NotFast
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    value: Any = text
+    if tag == "tag:yaml.org,2002:null":
+        value = None
+    elif tag == "tag:yaml.org,2002:bool":
+        value = text.lower() in ("true", "yes", "on", "y")
+    elif tag == "tag:yaml.org,2002:int" and _YAML_INT.fullmatch(text.replace("_", "")):
+        value = int(text.replace("_", ""))
+    if len(_PLAIN) >= _PLAIN_SIZE:
+        _PLAIN.clear()
+    _PLAIN[text] = value
+    return value
+
+
+class _FastWalk:
+    """rapidyaml's tree put into a _Tree as _from_yaml/_merge/_unset put libyaml's nodes."""
+
+    def __init__(self, parsed: Any) -> None:
+        native = ryml.ryml._ryml
+        self.parsed = parsed
+        self.type, self.key, self.val = native.Tree_type, native.Tree_key, native.Tree_val
+        self.first_child, self.next_sibling = native.Tree_first_child, native.Tree_next_sibling
+        self.none, self.map, self.seq = ryml.NONE, ryml.MAP, ryml.SEQ
+        self.key_quoted, self.val_quoted = ryml.KEYQUO, ryml.VALQUO
+        self.refused = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG
+                        | ryml.KEY_LITERAL | ryml.KEY_FOLDED | ryml.VAL_LITERAL | ryml.VAL_FOLDED)
+        self.result = _Tree(YAML_FILE)
+
+    def children(self, node: int) -> list[tuple[int, int]]:
+        parsed, kind_of, following = self.parsed, self.type, self.next_sibling
+        found = []
+        child = self.first_child(parsed, node)
+        while child != self.none:
+            kind = kind_of(parsed, child)
+            if kind & self.refused:
+                raise _NotFast
+            found.append((child, kind))
+            child = following(parsed, child)
+        return found
+
+    def tree(self) -> _Tree:
+        root = self.parsed.root_id()
+        kind = self.type(self.parsed, root)
+        if kind & (ryml.DOC | self.refused) or (kind & ryml.STREAM) == ryml.STREAM:
+            raise _NotFast
+        if kind & self.seq:
+            blocks = self.children(root)
+        elif kind & self.map:
+            blocks = [(root, kind)]
+        else:
+            raise _NotFast  # an empty document, or a lone scalar: compose says what it is
+        for block, block_kind in blocks:
+            if not block_kind & self.map:
+                raise _NotFast  # compose reports "expected `- set:` / `- unset:` blocks" at its line
+            for child, kind in self.children(block):
+                word = self.key_text(child, kind)
+                if word == "set" and kind & self.map:
+                    self.merge(child, (), self.result.root)
+                elif word == "unset":
+                    self.unset(child, kind, ())
+        return self.result
+
+    def key_text(self, node: int, kind: int) -> str:
+        text = str(self.key(self.parsed, node), "ascii")
+        if not kind & self.key_quoted:
+            _plain(text)
+        return text
+
+    def merge(self, node: int, path: Path, target: dict[str, Any]) -> None:
+        if len(path) >= FAST_MAX_DEPTH:
+            raise _NotFast
+        expand = bool(path) and path[-1] in COLLECTIONS
+        for child, kind in self.children(node):
+            text = self.key_text(child, kind)
+            for key in expand_ids(text) if expand else (text,):
+                if kind & self.map:
+                    sub = target.get(key)
+                    if not isinstance(sub, dict):
+                        sub = target[key] = {}
+                    self.merge(child, (*path, key), sub)
+                else:
+                    target[key] = self.scalar(child, kind, len(path))
+
+    def unset(self, node: int, kind: int, path: Path) -> None:
+        if len(path) >= FAST_MAX_DEPTH:
+            raise _NotFast
+        if not kind & self.map or self.first_child(self.parsed, node) == self.none:  # a leaf: unset it all
+            if path:
+                self.result.delete(path)
+            return
+        expand = bool(path) and path[-1] in COLLECTIONS
+        for child, child_kind in self.children(node):
+            text = self.key_text(child, child_kind)
+            for key in expand_ids(text) if expand else (text,):
+                self.unset(child, child_kind, (*path, key))
+
+    def scalar(self, node: int, kind: int, depth: int) -> Any:
+        """_scalar's value for the node."""
+        if kind & self.seq:
+            if depth >= FAST_MAX_DEPTH:
+                raise _NotFast
+            return ",".join(str(self.scalar(child, child_kind, depth + 1)) for child, child_kind in self.children(node))
+        if kind & self.map:
+            return {}
+        value = self.val(self.parsed, node)
+        text = "" if value is None else str(value, "ascii")
+        if kind & self.val_quoted:
+            return text
+        typed = _plain(text) if text else None
+        return {} if typed is None else typed
 
 
 def _keys(parent: Path, key: yaml.Node) -> list[str]:
@@ -840,7 +1027,16 @@ def _gateway(tree: _Tree, path: Path, vrf: str, address: str | None) -> str | No
 
 def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     """``skeleton`` with every owned field replaced by what nvue.yaml (else nvue.commands) says."""
-    tree = _parse(files)
+    fast = _fast_tree(files[YAML_FILE]) if YAML_FILE in files else None
+    if fast is not None:
+        try:
+            return _read_tree(skeleton, _with_qos_roce(fast))
+        except ConfigReadError:
+            pass  # read again through compose, whose tree knows the line to name
+    return _read_tree(skeleton, _parse(files))
+
+
+def _read_tree(skeleton: DeviceModel, tree: _Tree) -> DeviceModel:
     ports = _read_ports(tree, skeleton)
     qos = _read_qos(tree, skeleton.qos, ports) if skeleton.qos is not None else None
     if qos is not None:

@@ -1,0 +1,119 @@
+"""The NX-OS counter reader against the lab's NX-OS target (tests/targets/nxos.py) over real HTTPS: NAPALM's
+`fabricgen_nxos` driver, NX-API's JSON-RPC `cli` method, `show interface` and `show interface counters errors`
+answered in the JSON NX-OS prints (field names as the recordings in tests/observe_fixtures/nxos_nxapi.json) with
+numbers the test writes on the switch (its counters.json); then `health` and the push soak's verdict judge what
+grew. The parser itself is tested on the recorded NX-API responses in tests/test_observe_parsers.py."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import napalm
+import pytest
+from test_observe_switch_lab import push_with_fault
+
+from fabricgen.load.fabric import load
+from fabricgen.models.device import DeviceModel, Fabric
+from fabricgen.observe.collect import read_device
+from fabricgen.observe.health import judge
+from fabricgen.observe.model import DeviceSnapshot, Layer, Reading, Snapshot
+from fabricgen.observe.soak import soak_verdict
+from fabricgen.observe.store import History
+from fabricgen.resolve import resolve
+
+from lab import Lab
+from test_lab import require_lab
+
+ROOT = Path(__file__).resolve().parent.parent
+target: Any = importlib.import_module("tests.targets.nxos")  # as the lab imports it
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    require_lab()
+    with Lab.up(1, prefix=f"ox{os.getpid()}", kinds=["nxos"]) as built:
+        wait_until_ready(built, next(iter(built.hosts)))
+        yield built
+
+
+def wait_until_ready(lab: Lab, host: str) -> None:
+    deadline = time.monotonic() + 60
+    while not target.lab_ready(lab, host):  # its NX-API listening, its certificate written
+        assert time.monotonic() < deadline, "the NX-API server of the target did not start"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def mixed_fabric() -> Fabric:
+    loaded = load(ROOT / "intent" / "mixed.yaml", ROOT / "inventory" / "mixed")
+    return resolve(loaded.intent, loaded.inventory, loaded.locate)
+
+
+def read(lab: Lab, host: str, device: DeviceModel) -> list[Reading]:
+    options = target.napalm_optional_args(lab.state_dir(host), lab.key_file, lab.known_hosts)
+    driver = napalm.get_network_driver("fabricgen_nxos")(lab.address(host), target.LAB_USERNAME,
+                                                         target.LAB_PASSWORD, optional_args=options)
+    driver.open()
+    try:
+        return read_device(driver, device, limit=30)
+    finally:
+        driver.close()
+
+
+def test_nxos_switch_counters_are_read_and_a_fault_on_the_switch_is_named(lab: Lab, mixed_fabric: Fabric) -> None:
+    host = next(iter(lab.hosts))
+    leaf4 = mixed_fabric.devices["leaf4"]
+    before = read(lab, host, leaf4)
+    ethernet = {r.port for r in before}
+    assert ethernet and all(port.startswith("Ethernet") for port in ethernet)  # mgmt0 is not a fabric port
+    assert {r.metric for r in before} == {"fcs_errors", "in_discards", "carrier_transitions", "symbol_errors"}
+    assert not any(r.value for r in before)
+
+    # On the switch: Ethernet1/1 starts taking CRC errors and flaps twice.
+    (lab.state_dir(host) / target.COUNTERS_FILE).write_text(json.dumps(
+        {"Ethernet1/1": {"eth_crc": 17, "eth_reset_cntr": 2}}))
+    after = read(lab, host, leaf4)
+
+    findings = judge(mixed_fabric, Snapshot(1000.0, {"leaf4": DeviceSnapshot("leaf4", "nxos", before)}),
+                     Snapshot(1060.0, {"leaf4": DeviceSnapshot("leaf4", "nxos", after)}), None)
+    assert [(f.rule, f.layer, f.subject, f.counters) for f in findings] == [
+        ("FG-OBS-104", Layer.PHYSICAL, "leaf4:Ethernet1/1", {"fcs_errors": 17}),
+        ("FG-OBS-201", Layer.LINK, "leaf4:Ethernet1/1", {"carrier_transitions": 2})]
+    assert soak_verdict(before, after, leaf4).problems == [
+        "leaf4:Ethernet1/1 link flaps +2", "leaf4:Ethernet1/1 CRC errors +17"]
+
+
+def test_a_counters_file_naming_an_unmodelled_counter_is_refused_by_the_target(lab: Lab,
+                                                                               mixed_fabric: Fabric) -> None:
+    """The target's own guard: a fault a test means to inject cannot silently become a zero."""
+    host = next(iter(lab.hosts))
+    (lab.state_dir(host) / target.COUNTERS_FILE).write_text(json.dumps({"Ethernet1/1": {"eth_fec_uncorr": 1}}))
+    try:
+        with pytest.raises(Exception, match="does not model"):
+            read(lab, host, mixed_fabric.devices["leaf4"])
+    finally:
+        (lab.state_dir(host) / target.COUNTERS_FILE).unlink()
+
+
+def test_push_soak_reverts_the_nxos_switch_whose_crc_errors_grow(lab: Lab, tmp_path: Path) -> None:
+    """Committed with NX-OS's configure replace commit-timeout, counters read over NX-API, then Ethernet1/1 takes
+    CRC errors on the switch during the soak: push reverts it; the switch's own running-config is its starting
+    one again, and the run's history holds the soak's two readings."""
+    host = next(iter(lab.hosts))
+    lab.reset(host)
+    wait_until_ready(lab, host)
+    start = (lab.state_dir(host) / "running-config").read_text()
+    result, run = push_with_fault(lab, target, "leaf4", lambda: (lab.state_dir(host) / target.COUNTERS_FILE)
+                                  .write_text(json.dumps({"Ethernet1/1": {"eth_crc": 5}})), tmp_path)
+    assert result["state"] == "reverted", result
+    assert result["message"].startswith("counters grew during the soak: leaf4:Ethernet1/1 CRC errors +5; ")
+    assert (lab.state_dir(host) / "running-config").read_text() == start  # the switch's own record
+    history = History(tmp_path / "observe.sqlite")
+    assert [phase for _, phase in history.run_snapshot_ids(run.name)] == ["before", "after"]
+    history.close()
