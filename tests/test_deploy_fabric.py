@@ -137,8 +137,12 @@ def round_trip(tmp_path: Path, inputs: tuple[Path, Path], names: set[str]) -> No
     assert after.returncode == 0, after.stdout + after.stderr
     assert set(states(after).values()) == {"unchanged"}
 
-    undone = fabricgen(tmp_path, inputs, "rollback", "--yes", "--format", "json")
+    # Rollback names the ports it bounces before it runs (GCU again), and goes on under --allow-disruptive.
+    undone = fabricgen(tmp_path, inputs, "rollback", "--yes", "--allow-disruptive", "--format", "json")
     assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert {line for line in undone.stderr.splitlines() if "admin-down" in line} == {
+        f"{name}: the rollback takes {', '.join(device['bounced'])} admin-down and up again (SONiC GCU)"
+        for name, device in devices(before).items() if device["bounced"]}  # the ports the push bounced
     assert states(undone) == {name: "restored" for name in changed}
     again = fabricgen(tmp_path, inputs, "diff", "--format", "json")
     assert {name: device["diff"] for name, device in devices(again).items()} == \

@@ -14,7 +14,9 @@ release. Those three are ``slow_lab`` (.ci/run runs them once, after ./tests/run
 cost). The other lab tests change a field or two (a sort of seconds) and run in every suite; GCU's refusals before
 the sort take seconds (tests/test_sonic_gcu_oracle.py).
 
-The first tests need no lab: they pin the owned-scope rules on plain dicts.
+The first tests need no lab: they pin the owned-scope rules on plain dicts. The last ones run ``fabricgen push`` as a
+user does, on a terminal (a pty), against a switch one field short of leaf1's rendered config: what the prompt shows
+of the ports the push bounces, and what push says without --allow-disruptive.
 """
 
 from __future__ import annotations
