@@ -96,6 +96,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.sonic.render import CABLE_MAP, LOSSLESS_POOL, MAP, PATTERN
 from fabricgen.resolve.headroom import (
     ASIC_CONSTANTS,
@@ -462,7 +463,7 @@ def _read_ports(db: _Db, skeleton: DeviceModel) -> list[PortModel]:
         if port.role == "mgmt":
             ports.append(port)  # eth0 lives in MGMT_PORT: see _read_mgmt
         elif entry is None:
-            ports.append(port.model_copy(update={"admin_up": False}))  # not in PORT: the port does not exist
+            ports.append(updated(port, {"admin_up": False}))  # not in PORT: the port does not exist
         else:
             ports.append(_read_port(db, tables, port, entry))
     known = {p.name for p in skeleton.ports}
@@ -487,7 +488,7 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
     }
     fields["headroom"] = _headroom(db, tables, name, pfc, fields)
     fields |= _vlan_fields(tables.vlans.get(name, []), str(entry.get("mode", "routed")), port.role)
-    return port.model_copy(update=fields)
+    return updated(port, fields)
 
 
 def _vlan_fields(members: list[tuple[int, str]], mode: str, role: str) -> dict[str, Any]:
@@ -577,7 +578,7 @@ def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> H
 def _buffermgrd_headroom(asic: str, params: HeadroomInputs, release: str, pgs: str, dynamic_th: int | None,
                          pool_bytes: int | None) -> HeadroomModel:
     headroom = sonic_headroom(asic, params, release, "dynamic")
-    return headroom.model_copy(update={"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
+    return updated(headroom, {"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
                                                  f"{headroom.method}", "dynamic_th": dynamic_th,
                                        "pool_bytes": pool_bytes})
 
@@ -614,7 +615,7 @@ def _read_qos(db: _Db, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
     watchdog = _read_watchdog(db, skeleton.watchdog, data_ports)
     trusts = Counter(_port_trust(db, db.table("PORT_QOS_MAP").get(p.name, {})) for p in data_ports)
     trust = max(trusts, key=lambda word: (trusts[word], word == "dscp")) if trusts else "dscp"
-    return skeleton.model_copy(update={**maps, "lossless_priorities": lossless, "queues": queues,
+    return updated(skeleton, {**maps, "lossless_priorities": lossless, "queues": queues,
                                        "watchdog": watchdog, "trust": trust})
 
 
@@ -679,7 +680,7 @@ def _percent_shares(queues: list[QueueModel]) -> list[QueueModel]:
     by_remainder = sorted(exact, key=lambda index: (-(exact[index] - shares[index]), index))
     for index in by_remainder[:100 - sum(shares.values())]:
         shares[index] += 1
-    return [q.model_copy(update={"weight": shares[q.index]}) if q.index in shares else q for q in queues]
+    return [updated(q, {"weight": shares[q.index]}) if q.index in shares else q for q in queues]
 
 
 def _scheduler(db: _Db, name: str) -> tuple[Literal["strict", "dwrr"], int | None, str | None]:
@@ -722,7 +723,7 @@ def _read_watchdog(db: _Db, skeleton: WatchdogModel | None, data_ports: list[Por
     if not entries:
         # GLOBAL only: the timers of no port are configured; owned() does not compare them either.
         if skeleton is not None:
-            return skeleton.model_copy(update={"poll_ms": poll})
+            return updated(skeleton, {"poll_ms": poll})
         return WatchdogModel(detection_ms=PFCWD_DEFAULTS["detection"], restoration_ms=PFCWD_DEFAULTS["restoration"],
                              poll_ms=poll, action="drop")
     return _watchdog_entry(db, entries[0], poll)
@@ -751,11 +752,11 @@ def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[Po
     read = []
     for port in ports:
         if port.role not in DATA_ROLES:
-            read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            read.append(port if port.role == "mgmt" else updated(port, {"qos": None}))
             continue
         binding = _binding(db, port, queue_rows)
         if binding is not None and binding in same:
-            read.append(port if port.qos is None else port.model_copy(update={"qos": None}))
+            read.append(port if port.qos is None else updated(port, {"qos": None}))
             continue
         effective = _port_classes(db, db.table("PORT_QOS_MAP").get(port.name, {}))
         effective["queues"] = _queues_of(db, skeleton, queue_rows.get(port.name, []), device.tc_to_queue,
@@ -765,7 +766,7 @@ def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[Po
         differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
         if not differing and binding is not None:
             same.add(binding)
-        read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
+        read.append(updated(port, {"qos": updated(device, differing) if differing else None}))
     return read
 
 
@@ -852,7 +853,7 @@ def _read_mgmt(db: _Db, skeleton: MgmtModel | None) -> MgmtModel | None:
     mine = {address: entry for address, (iface, entry) in addresses.items() if iface == interface}
     address = _pick_address(sorted(mine), skeleton.address)
     vrf_enabled = str(db.table("MGMT_VRF_CONFIG").get("vrf_global", {}).get("mgmtVrfEnabled", "false")) == "true"
-    return skeleton.model_copy(update={
+    return updated(skeleton, {
         "interface": interface, "vrf": "mgmt" if vrf_enabled else "default",
         "mtu": db.number(ports[interface].get("mtu", DEFAULT_MGMT_MTU), "MGMT_PORT", interface, "mtu"),
         "address": address, "gateway": _text(mine[address].get("gwaddr")) if address else None,
@@ -876,4 +877,4 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     qos = _read_qos(db, skeleton.qos, ports) if skeleton.qos is not None else None
     if qos is not None and skeleton.qos is not None:
         ports = _with_port_qos(db, qos, skeleton.qos, ports)
-    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(db, skeleton.mgmt)})
+    return updated(skeleton, {"ports": ports, "qos": qos, "mgmt": _read_mgmt(db, skeleton.mgmt)})
