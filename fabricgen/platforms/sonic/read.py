@@ -237,9 +237,13 @@ class _Db:
         return ConfigReadError(FILE, _line_of(self.text, path), message)
 
     def number(self, value: Any, *path: str) -> int:
+        if value.__class__ is str and value in _NUMBERS:  # the same few texts on every port: read once
+            return _NUMBERS[value]
         text = str(value).strip()
         if not _INTEGER.fullmatch(text):
             raise self.error(f"{'|'.join(path)}: expected a number, found {value!r}", *path)
+        if value.__class__ is str and len(_NUMBERS) < 4096:
+            _NUMBERS[value] = int(text)
         return int(text)
 
     def ints(self, values: Iterable[Any], *path: str) -> list[int]:
@@ -247,6 +251,7 @@ class _Db:
 
 
 _INTEGER = re.compile(r"-?\d+")
+_NUMBERS: dict[str, int] = {}  # texts _Db.number read well: a text that is a number is one in every file
 
 
 def _line_of(text: str, path: Iterable[str]) -> int:
@@ -636,8 +641,10 @@ def _majority_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortMo
     candidates = [per_port[p.name] for p in data_ports if per_port.get(p.name)]
     if not candidates:
         return _reference_entries(per_port, data_ports)
-    counts = Counter(_entries_key(entries) for entries in candidates)
-    return max(candidates, key=lambda entries: counts[_entries_key(entries)])  # max keeps the first of equals
+    keys = [_entries_key(entries) for entries in candidates]  # once per port (a key costs a few reprs)
+    counts = Counter(keys)
+    best = max(range(len(candidates)), key=lambda at: counts[keys[at]])  # max keeps the first of equals
+    return candidates[best]
 
 
 def _entries_key(entries: list[Any]) -> str:
