@@ -287,7 +287,8 @@ def _walk(source: list[str], lines: Mapping[str, Any]) -> tuple[list[tuple[str, 
     all_calls: list[str] | None = None  # the last all_nics()'s (a second definition replaces the first)
     for number, raw in enumerate(source, 1):
         line = raw.strip()
-        opened = _FUNCTION.fullmatch(line)
+        # `name() {` ends with `() {`: the regex is asked only of such lines (a script is mostly other lines)
+        opened = _FUNCTION.fullmatch(line) if line.endswith("() {") else None
         if opened is not None:
             name = opened.group(1)
             body, calls = None, None

@@ -240,6 +240,9 @@ class _Config:
     default_switched: bool = False  # `system default switchport`: ports without a switchport line are Layer 2
     # A qos policy's classification, worked out once per read: every data port binds the same policy (issue 26).
     classifications: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    # What an interface block's lines set on its port (description aside), by those lines and the lossless
+    # priorities: each distinct block read once (issue 26 item 7); a block that fails is not kept.
+    port_fields: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
 
 
 def _add_dscp_class(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -365,25 +368,35 @@ def _pfc(config: _Config) -> dict[int, int]:
 
 def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: list[int]) -> PortModel:
     node = intf.node
+    description = node.last(r"description (.+)")
+    key = (tuple(lossless), *(child.text for child in node.children if not child.text.startswith("description ")))
+    fields = config.port_fields.get(key)
+    if fields is None:
+        fields = config.port_fields[key] = _port_fields(config, intf, lossless)
+    return updated(port, {**fields, "description": description.group(1) if description else None})
+
+
+def _port_fields(config: _Config, intf: _Interface, lossless: list[int]) -> dict[str, Any]:
+    """What the interface block's lines set on its port, its description aside (its QoS policies and PFC mode
+    are read from those lines too)."""
+    node = intf.node
     shutdown = node.last(r"(no )?shutdown")
     switchport = node.last(r"(no )?switchport")
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
-    description = node.last(r"description (.+)")
     classified = intf.qos_policy is not None or "qos" in config.system
     pfc = lossless if intf.pfc_mode == "on" and classified else []
     routed = _routed(config, node, switchport)
-    return updated(port, {
+    return {
         "admin_up": shutdown is not None and shutdown.group(1) is not None,  # Ethernet ports default to shut
         # A Nexus 9000 applies a per-port `mtu` in both modes (Layer 2: 1500 or the system jumbomtu only).
         "mtu": node.last_int(r"mtu (\S+)", 68, 65535) or DEFAULT_MTU,
         "speed_mbps": _speed_mbps(node), "fec": _fec(node),
         "access_vlan": None if routed else vlan,
-        "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "mode": "routed" if routed else "switched",
         "tagged_vlans": None if routed else _tagged_vlans(node),
         "qos": None,  # set by _with_port_qos once the device's QoS is known
-    })
+    }
 
 
 def _speed_mbps(node: Node) -> int | None:
