@@ -21,7 +21,8 @@ Also set by ``read()`` but not compared (derived, or not a field of its own in c
 TC_TO_QUEUE_MAP), ``class_name`` (from the ``scheduler.<class>`` name when it has that form) and ``lossless``.
 
 Not recoverable, kept from the skeleton: port roles, peers, media, ``cable_assumed``, headroom ``method``
-(replaced by where the numbers were read), ``qos.rdma_*``/``cnp_*`` (which class is RDMA or CNP is intent,
+(replaced by where the numbers were read, unless buffermgrd's numbers are the skeleton's: then the skeleton's
+headroom, which says the same formula sized them), ``qos.rdma_*``/``cnp_*`` (which class is RDMA or CNP is intent,
 not config), ``mgmt.vlan``, hardware/asic/role/name. A skeleton without QoS (or management) stays without: a QosModel
 needs the RDMA/CNP identity and a MgmtModel the VLAN, neither of which config_db holds. MGMT_PORT
 description/speed/admin_status are written by the renderer from the cabling and not read.
@@ -491,9 +492,29 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "cable_m": _cable(db, tables.cables.get(name), name),
     }
-    fields["headroom"] = _headroom(db, tables, name, pfc, fields)
+    fields["headroom"] = _same_headroom(port.headroom, _headroom(db, tables, name, pfc, fields))
     fields |= _vlan_fields(tables.vlans.get(name, []), str(entry.get("mode", "routed")), port.role)
     return updated(port, fields)
+
+
+def _same_headroom(intended: HeadroomModel | None, found: HeadroomModel | None) -> HeadroomModel | None:
+    """``found``, or the skeleton's headroom where the two differ only in how they say they were sized (the same
+    buffermgrd numbers for the same inputs): the port then reads back equal to its resolved model, and lint
+    compares it in one step instead of setting by setting (issue 26 item 7)."""
+    if intended is None or found is None or intended is found:
+        return found
+    key = (id(intended), id(found))  # both are shared: resolve's per port kind, _buffermgrd_headroom's cache
+    hit = _SAME_HEADROOM.get(key)
+    if hit is None or hit[0] is not intended or hit[1] is not found:
+        same = updated(found, {"method": intended.method}) == intended
+        if len(_SAME_HEADROOM) >= 1024:
+            _SAME_HEADROOM.clear()
+        hit = _SAME_HEADROOM[key] = (intended, found, same)
+    return intended if hit[2] else found
+
+
+# (intended, found, whether they differ only in method), by their ids; the objects are held so ids stay theirs.
+_SAME_HEADROOM: dict[tuple[int, int], tuple[HeadroomModel, HeadroomModel, bool]] = {}
 
 
 def _vlan_fields(members: list[tuple[int, str]], mode: str, role: str) -> dict[str, Any]:
