@@ -140,8 +140,8 @@ def test_a_config_without_cable_length_is_reported_unless_it_states_the_headroom
 
 NVUE_DOCUMENTS = [
     "- set:\n    interface:\n      swp1-3,swp7:\n        link: {mtu: 9100, state: {up: {}}}\n",
-    "- set:\n    qos:\n      mapping:\n        default-global:\n          dscp:\n            '26': {switch-priority: 3}\n"
-    "            0-7,9: {switch-priority: 0}\n          trust: both\n",
+    "- set:\n    qos:\n      mapping:\n        default-global:\n          dscp:\n"
+    "            '26': {switch-priority: 3}\n            0-7,9: {switch-priority: 0}\n          trust: both\n",
     "- set: {a: on, b: off, c: yes, d: 010, e: 1_000, f: 0x1f, g: 1.50, h: ~, i: '', j: null, k: [1, two, {x: 1}]}\n",
     "- set: {a: 2001-01-01, b: +3, c: -0, d: .inf, e: True, f: 'on', g: 12:30}\n",
     "- set:\n    interface:\n      swp1: {link: {mtu: 9000}, description: a b}\n- unset:\n    interface:\n      swp1:\n"
@@ -175,8 +175,9 @@ def test_nvue_fast_yaml_road_reads_rendered_and_lab_files() -> None:
 
 
 @pytest.mark.parametrize(("text", "declined"), [
-    ("- set:\n    a: &x 1\n    b: *x\n", True), ("- set:\n    a: !!str 1\n", True), ("- set:\n    a: |\n      x\n", True),
-    ("- set:\n    a: \"q\\tq\"\n", True), ("- set:\n    a:\tb\n", True), ("- set:\n    a: [1, 2\n", True),
+    ("- set:\n    a: &x 1\n    b: *x\n", True), ("- set:\n    a: !!str 1\n", True),
+    ("- set:\n    a: |\n      x\n", True), ("- set:\n    a: \"q\\tq\"\n", True), ("- set:\n    a:\tb\n", True),
+    ("- set:\n    a: [1, 2\n", True), ("- set:\n    a: 1\n", False),
 ])
 def test_nvue_fast_yaml_road_declines_what_libyaml_decides(text: str, declined: bool) -> None:
     from fabricgen.platforms.nvue import read as nvue_read
