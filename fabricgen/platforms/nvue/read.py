@@ -76,6 +76,7 @@ checked against NVIDIA's OpenAPI model); render again.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shlex
@@ -365,9 +366,106 @@ def _fast_tree(text: str) -> _Tree | None:
     except Exception:  # rapidyaml's own error types; compose reports the problem with its line
         return None
     try:
+        if not _QUOTED_VALUE.search(raw):
+            json_tree = _json_tree(parsed)
+            if json_tree is not None:
+                return json_tree
         return _FastWalk(parsed).tree()
     except _NotFast:
         return None
+
+
+# A quoted scalar where a value may stand (after `: `, `- ` or a flow indicator): the JSON road below cannot tell
+# it from a plain one, so such a file is walked node by node. Quoted keys (`'3':`, as fabricgen writes DSCPs)
+# are fine: keys are taken as written, untyped, on both roads.
+_QUOTED_VALUE = re.compile(rb"[:\-\[{,][ ]*'")
+
+
+def _json_tree(parsed: Any) -> _Tree | None:
+    """The tree, from rapidyaml's tree written as JSON (C++) and read by json (C): a tenth of the node walk.
+    Every value is plain here (see _QUOTED_VALUE), so each is typed from its text as compose types it; numbers
+    are kept as their text for that. None: rapidyaml could not write it (the walk decides)."""
+    kind = ryml.ryml._ryml.Tree_type(parsed, parsed.root_id())
+    if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM or not kind & (ryml.MAP | ryml.SEQ):
+        return None
+    try:
+        with _quiet_stderr():
+            text = ryml.emit_json(parsed)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_int=str, parse_float=str,
+                          parse_constant=_refuse_constant)
+    except (_NotFast, RecursionError, ValueError):
+        return None
+    except Exception:  # rapidyaml's own error types (its emitter's depth bound)
+        return None
+    result = _Tree(YAML_FILE)
+    for block in data if isinstance(data, list) else [data]:
+        if not isinstance(block, dict):
+            raise _NotFast  # compose reports "expected `- set:` / `- unset:` blocks" at its line
+        for word, value in block.items():
+            _plain(word)
+            if word == "set" and isinstance(value, dict):
+                _json_merge(value, 0, None, result.root)
+            elif word == "unset":
+                _json_unset(result, value, ())
+    return result
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotFast  # a repeated key: compose merges both, JSON keeps one
+    return found
+
+
+def _refuse_constant(word: str) -> Any:
+    raise _NotFast  # NaN/Infinity: not what rapidyaml writes for a plain scalar compose would type alike
+
+
+def _json_merge(node: dict[str, Any], depth: int, parent: str | None, target: dict[str, Any]) -> None:
+    if depth >= FAST_MAX_DEPTH:
+        raise _NotFast
+    expand = parent in COLLECTIONS
+    for text, value in node.items():
+        if text not in _PLAIN:
+            _plain(text)
+        for key in expand_ids(text) if expand else (text,):
+            if value.__class__ is dict:
+                sub = target.get(key)
+                if sub.__class__ is not dict:
+                    sub = target[key] = {}
+                _json_merge(value, depth + 1, key, sub)
+            else:
+                target[key] = _json_scalar(value, depth)
+
+
+def _json_scalar(value: Any, depth: int) -> Any:
+    """_scalar's value of a plain scalar (its text), a null, an empty mapping or a sequence, as JSON read them."""
+    if value.__class__ is str:
+        typed = _PLAIN[value] if value in _PLAIN else _plain(value)
+        return {} if typed is None else typed
+    if value is None or value.__class__ is dict:
+        return {}
+    if value is True or value is False:
+        return value  # plain true/false, written bare
+    if value.__class__ is list:
+        if depth >= FAST_MAX_DEPTH:
+            raise _NotFast
+        return ",".join(str(_json_scalar(item, depth + 1)) for item in value)
+    raise _NotFast
+
+
+def _json_unset(tree: _Tree, node: Any, path: Path) -> None:
+    if len(path) >= FAST_MAX_DEPTH:
+        raise _NotFast
+    if not isinstance(node, dict) or not node:
+        if path:
+            tree.delete(path)
+        return
+    expand = bool(path) and path[-1] in COLLECTIONS
+    for text, value in node.items():
+        _plain(text)
+        for key in expand_ids(text) if expand else (text,):
+            _json_unset(tree, value, (*path, key))
 
 
 @contextlib.contextmanager
