@@ -268,6 +268,8 @@ class _Interface:
     node: Node
     pfc: _Pfc
     profile: str | None
+    key: tuple[str, ...] = ()  # its lines but the description: interfaces with equal keys read alike
+    description: str | None = None
 
 
 @dataclass
@@ -286,6 +288,7 @@ class _Config:
     # differ in little more than their description, so each distinct block is read once (issue 26 item 7).
     # Only a read that succeeds is kept; a block that fails fails again at its own line.
     port_fields: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+    interface_reads: dict[tuple[str, ...], tuple[_Pfc, str | None]] = field(default_factory=dict)  # by _lines_key
     # The QoS in effect on a port without qos trust or tx-queue lines of its own: by (profile, routed).
     port_qos: dict[tuple[str | None, bool], QosModel | None] = field(default_factory=dict)
     watchdogs: dict[int | None, WatchdogModel | None] = field(default_factory=dict)  # by id(profile)
@@ -295,8 +298,28 @@ def _add_interface(config: _Config, name: str, node: Node) -> None:
     if name == "defaults":  # `interface defaults` holds defaults, not an interface
         config.default_mtu = node.last_int(r"mtu (\S+)", 68, 65535) or config.default_mtu
         return
-    profile = node.last(r"service-profile (\S+)")
-    config.interfaces[name] = _Interface(node, _read_pfc(node), profile.group(1) if profile else None)
+    key, description = _lines_key(node)
+    read = config.interface_reads.get(key)
+    if read is None:
+        profile = node.last(r"service-profile (\S+)")
+        read = config.interface_reads[key] = (_read_pfc(node), profile.group(1) if profile else None)
+    config.interfaces[name] = _Interface(node, read[0], read[1], key, description)
+
+
+def _lines_key(node: Node) -> tuple[tuple[str, ...], str | None]:
+    """An interface block's lines but its description (what its reading depends on), and the description:
+    the text of its last `description` line, as `description (.+)` reads it. One pass over the lines, without
+    the per-word index a pattern builds (issue 26 item 7)."""
+    lines = []
+    description = None
+    for child in node.children:
+        text = child.text
+        if text.startswith("description "):
+            if len(text) > len("description "):
+                description = text[len("description "):]
+        else:
+            lines.append(text)
+    return tuple(lines), description
 
 
 def _add_dscp_map(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -359,13 +382,10 @@ def _port_pfc(config: _Config, intf: _Interface) -> list[int]:
 
 
 def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
-    node = intf.node
-    description = node.last(r"description (.+)")
-    key = tuple(child.text for child in node.children if not child.text.startswith("description "))
-    fields = config.port_fields.get(key)
+    fields = config.port_fields.get(intf.key)
     if fields is None:
-        fields = config.port_fields[key] = _port_fields(config, intf)
-    return updated(port, {**fields, "description": description.group(1) if description else None})
+        fields = config.port_fields[intf.key] = _port_fields(config, intf)
+    return updated(port, {**fields, "description": intf.description})
 
 
 def _port_fields(config: _Config, intf: _Interface) -> dict[str, Any]:
