@@ -7,6 +7,8 @@ For each size: bench/make_fabric.py writes the fabric, `fabricgen render` its co
 already rendered in WORK), then fresh processes time what each road costs from the same files — intent: load +
 resolve + lint; configs: load + resolve + read every config back (`lint --configs`) + lint with that evidence.
 Prints one line per size: both roads' CPU seconds and phases, and the ratio; the target is configs ≤ 2 × intent.
+Each line ends with the 1-minute load average before and after the size's runs: on a shared machine the ratio
+moves with it (both roads' load+resolve are the same work, and differ between runs by what the load adds).
 ``--repeat N`` runs each road N times, alternating, and keeps each road's lowest CPU time (the machine's load
 moves single runs by 10-20 %).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -71,6 +74,7 @@ def main() -> None:
                             str(fabric / "inventory"), "-o", str(fabric / "configs"), "--force"], check=True,
                            capture_output=True)
             rendered = f"render took {time.perf_counter() - start:.0f} s wall"
+        load_before = os.getloadavg()[0]
         runs: dict[str, list[dict[str, object]]] = {"intent": [], "configs": []}
         for _ in range(max(args.repeat, 1)):
             for name, found in runs.items():
@@ -78,7 +82,8 @@ def main() -> None:
         intent, configs = (min(found, key=lambda run: float(str(run["cpu_s"]))) for found in runs.values())
         ratio = float(str(configs["cpu_s"])) / float(str(intent["cpu_s"]))
         print(f"{gpus:>6} {intent['cpu_s']:>13.2f} {configs['cpu_s']:>14.2f} {ratio:>6.2f}  intent: {_phases(intent)}; "
-              f"configs: {_phases(configs)} ({rendered})", flush=True)
+              f"configs: {_phases(configs)} ({rendered}; load {load_before:.1f} -> {os.getloadavg()[0]:.1f})",
+              flush=True)
 
 
 def _phases(run: dict[str, object]) -> str:

@@ -140,8 +140,8 @@ def test_a_config_without_cable_length_is_reported_unless_it_states_the_headroom
 
 NVUE_DOCUMENTS = [
     "- set:\n    interface:\n      swp1-3,swp7:\n        link: {mtu: 9100, state: {up: {}}}\n",
-    "- set:\n    qos:\n      mapping:\n        default-global:\n          dscp:\n            '26': {switch-priority: 3}\n"
-    "            0-7,9: {switch-priority: 0}\n          trust: both\n",
+    "- set:\n    qos:\n      mapping:\n        default-global:\n          dscp:\n"
+    "            '26': {switch-priority: 3}\n            0-7,9: {switch-priority: 0}\n          trust: both\n",
     "- set: {a: on, b: off, c: yes, d: 010, e: 1_000, f: 0x1f, g: 1.50, h: ~, i: '', j: null, k: [1, two, {x: 1}]}\n",
     "- set: {a: 2001-01-01, b: +3, c: -0, d: .inf, e: True, f: 'on', g: 12:30}\n",
     "- set:\n    interface:\n      swp1: {link: {mtu: 9000}, description: a b}\n- unset:\n    interface:\n      swp1:\n"
@@ -175,9 +175,41 @@ def test_nvue_fast_yaml_road_reads_rendered_and_lab_files() -> None:
 
 
 @pytest.mark.parametrize(("text", "declined"), [
-    ("- set:\n    a: &x 1\n    b: *x\n", True), ("- set:\n    a: !!str 1\n", True), ("- set:\n    a: |\n      x\n", True),
-    ("- set:\n    a: \"q\\tq\"\n", True), ("- set:\n    a:\tb\n", True), ("- set:\n    a: [1, 2\n", True),
+    ("- set:\n    a: &x 1\n    b: *x\n", True), ("- set:\n    a: !!str 1\n", True),
+    ("- set:\n    a: |\n      x\n", True), ("- set:\n    a: \"q\\tq\"\n", True), ("- set:\n    a:\tb\n", True),
+    ("- set:\n    a: [1, 2\n", True), ("- set:\n    a: 1\n", False),
 ])
 def test_nvue_fast_yaml_road_declines_what_libyaml_decides(text: str, declined: bool) -> None:
     from fabricgen.platforms.nvue import read as nvue_read
     assert (nvue_read._fast_tree(text) is None) == declined
+
+
+@pytest.mark.parametrize("text", [*NVUE_DOCUMENTS,
+                                  "- set: {a: True, b: TRUE, c: Yes, d: NULL, e: -0x1A, f: 1e3, g: .5, h: 1:30}\n",
+                                  "- set:\n    a: {b: 1}\n- set:\n    a: {}\n- set:\n    c: {d: 1}\n- set:\n    c:\n",
+                                  "- unset:\n    a:\n- set:\n    x: [ ]\n    y: [a, [b, c]]\n"])
+def test_nvue_json_road_builds_compose_s_tree(text: str) -> None:
+    """rapidyaml's tree written as JSON and read back makes compose's tree, or declines (None)."""
+    import ryml  # type: ignore[import-untyped]
+
+    from fabricgen.platforms.nvue import read as nvue_read
+    raw = text.encode()
+    if not nvue_read._fast_text(raw) or nvue_read._QUOTED_VALUE.search(raw):
+        return  # not offered to the JSON road
+    try:
+        found = nvue_read._json_tree(ryml.parse_in_arena(raw))
+    except nvue_read._NotFast:
+        return
+    if found is not None:
+        assert found.root == nvue_read._from_yaml(text).root
+
+
+def test_nvue_json_road_reads_rendered_files() -> None:
+    import ryml
+
+    from fabricgen.platforms.nvue import read as nvue_read
+    for path in sorted(ROOT.glob("golden/**/nvue.yaml")):
+        raw = path.read_bytes()
+        assert nvue_read._fast_text(raw) and not nvue_read._QUOTED_VALUE.search(raw), path
+        found = nvue_read._json_tree(ryml.parse_in_arena(raw))
+        assert found is not None and found.root == nvue_read._from_yaml(raw.decode()).root, path

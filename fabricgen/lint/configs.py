@@ -50,6 +50,9 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _AS_PARENS = str.maketrans("[{]}", "(())")
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"\\')))  # every byte but brackets, quote, backslash
+_QUOTED_BYTES = re.compile(rb'"[^"]*+"')
+_BYTES_AS_PARENS = bytes.maketrans(b"[{]}", b"(())")
 
 Locate = Callable[[Finding], Location]
 
@@ -281,7 +284,11 @@ def _json_depth_bound(text: str) -> int:
     and bracket: most of checking a SONiC config_db.json). Outside strings, every bracket becomes ( or ); each pass
     removes every innermost () pair, so a text whose pairs are gone after N passes nests N deep within them, plus
     the unmatched opening brackets left. Past MAX_DEPTH passes the bound is MAX_DEPTH + 1: the exact scan decides."""
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).translate(_AS_PARENS)
+    structure = text.encode().translate(None, _NOT_STRUCTURE)  # brackets and quotes only, at memchr speed
+    if b"\\" in structure:  # an escape: only the string pattern knows which quote ends a string
+        brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).translate(_AS_PARENS)
+    else:  # without escapes every string is a quote, anything but a quote, a quote
+        brackets = _QUOTED_BYTES.sub(b"", structure).translate(_BYTES_AS_PARENS).decode("ascii")
     for passes in range(MAX_DEPTH + 1):
         if "()" not in brackets:
             return passes + brackets.count("(")

@@ -242,6 +242,17 @@ class LintContext:
         self._capabilities: dict[str, Capability] = {}
         self._switch_ports_by_name = {device.name: own for device, own in self.switch_ports}
         self._intended_ports: dict[str, dict[str, PortModel]] = {}
+        self._as_resolved: dict[str, bool] = {}
+
+    def read_as_resolved(self, name: str) -> bool:
+        """Whether device ``name``, read from its config, equals its resolved model (a deep comparison, asked by
+        FG-CFG-001 and FG-EVD-003 of every device: made once). False without evidence or without the device."""
+        known = self._as_resolved.get(name)
+        if known is None:
+            intended = self.evidence.intended.get(name) if self.evidence is not None else None
+            found = self.fabric.devices.get(name)
+            known = self._as_resolved[name] = intended is not None and found is not None and found == intended
+        return known
 
     def switch_ports_of(self, device: DeviceModel) -> list[End]:
         """Every port of switch ``device`` (none for a host)."""

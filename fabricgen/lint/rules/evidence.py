@@ -60,7 +60,7 @@ def cabled_port_absent_or_down(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         return
     for name, intended in sorted(evidence.intended.items()):
         found = ctx.fabric.devices.get(name)
-        if found is None or found == intended:
+        if found is None or ctx.read_as_resolved(name):
             continue  # read back as resolved: every cabled port the intent brings up is configured and up
         if intended.host is not None:
             yield from _unconfigured_nics(r, intended, found)

@@ -21,7 +21,7 @@ BannerEnd = Callable[[str], Callable[[str], bool] | None]
 C = TypeVar("C")  # a reader's record of what the config says
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """One CLI line and the lines indented under it; it knows its file so that errors can name it."""
 
@@ -106,26 +106,35 @@ def number(text: str, node: Node, low: int = 0, high: int = 2**31) -> int:
     return int(text)
 
 
-def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] = ()) -> Node:
+def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] = (),
+         banner_word: str = "banner ") -> Node:
     """The config's lines nested by indentation (a root Node holds the top level). Blank lines, ``!`` lines
-    (comments or separators), the ``skipped`` lines and banner text are left out."""
+    (comments or separators), the ``skipped`` lines and banner text are left out. ``banner_end`` is asked only
+    of lines that start with ``banner_word`` (both CLIs open a banner with `banner `): a config is mostly not
+    banners, and this loop runs once per line of every switch (issue 26 item 7)."""
     root = Node("", 0, file)
     stack: list[tuple[int, Node]] = [(-1, root)]
+    top_indent, top = -1, root
     ends_banner: Callable[[str], bool] | None = None
-    for line_number, raw in enumerate(text.splitlines(), 1):
+    line_number = 0
+    for raw in text.splitlines():
+        line_number += 1
         stripped = raw.strip()
         if ends_banner is not None:
             ends_banner = None if ends_banner(stripped) else ends_banner
             continue
-        if not stripped or stripped.startswith("!") or stripped in skipped:
+        if not stripped or stripped[0] == "!" or stripped in skipped:
             continue
         indent = len(raw) - len(raw.lstrip(" "))
-        while stack[-1][0] >= indent:
+        while top_indent >= indent:
             stack.pop()
+            top_indent, top = stack[-1]
         node = Node(stripped, line_number, file)
-        stack[-1][1].children.append(node)
+        top.children.append(node)
         stack.append((indent, node))
-        ends_banner = banner_end(stripped)
+        top_indent, top = indent, node
+        if stripped.startswith(banner_word):
+            ends_banner = banner_end(stripped)
     return root
 
 

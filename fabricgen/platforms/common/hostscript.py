@@ -22,6 +22,7 @@ from fabricgen.models.common import shell_name
 from fabricgen.models.device import DeviceModel, HostModel, NicModel
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.common.memo import by_identity
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.common.templating import Templates
 
 NCCL_ENV = "nccl.env"
@@ -286,7 +287,8 @@ def _walk(source: list[str], lines: Mapping[str, Any]) -> tuple[list[tuple[str, 
     all_calls: list[str] | None = None  # the last all_nics()'s (a second definition replaces the first)
     for number, raw in enumerate(source, 1):
         line = raw.strip()
-        opened = _FUNCTION.fullmatch(line)
+        # `name() {` ends with `() {`: the regex is asked only of such lines (a script is mostly other lines)
+        opened = _FUNCTION.fullmatch(line) if line.endswith("() {") else None
         if opened is not None:
             name = opened.group(1)
             body, calls = None, None
@@ -358,8 +360,8 @@ def read(skeleton: DeviceModel, files: Mapping[str, str], script_file: ScriptFil
     if skeleton.host is None:
         host = HostModel(nics=nics, nccl_env=env, path_mtu=DEFAULT_PATH_MTU)
     else:
-        host = skeleton.host.model_copy(update={"nics": nics, "nccl_env": env})
-    return skeleton.model_copy(update={"host": host})
+        host = updated(skeleton.host, {"nics": nics, "nccl_env": env})
+    return updated(skeleton, {"host": host})
 
 
 # --- lint helper (issue 26): a fast path for shlex.split ---------------------------------------------------

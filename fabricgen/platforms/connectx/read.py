@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import fabricgen.platforms.common.hostscript as hostscript
 from fabricgen.models.device import DeviceModel, NicModel
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.connectx.capability import SCRIPT
 
 REQUIRED = ("mtu", "trust", "pfc", "prio_tc", "tsa", "tcbw", "cnp_dscp", "cnp_priority", "roce_tos")
@@ -219,7 +220,7 @@ def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
             "dcqcn_enabled": bool(nic.dcqcn) and all(v == 1 for vs in nic.dcqcn.values() for v in vs),
         }
     if skeleton is not None:
-        return skeleton.model_copy(update=values)
+        return updated(skeleton, values)
     return NicModel(**values, cable_m=None, peer=None, xoff_bytes=0)
 
 

@@ -94,6 +94,7 @@ from fabricgen.models.device import (
 )
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, tree
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.eos.render import PROFILE, natural_key
 
 FILE = "eos.cfg"
@@ -267,6 +268,8 @@ class _Interface:
     node: Node
     pfc: _Pfc
     profile: str | None
+    key: tuple[str, ...] = ()  # its lines but the description: interfaces with equal keys read alike
+    description: str | None = None
 
 
 @dataclass
@@ -281,14 +284,42 @@ class _Config:
     # A profile's queues, read once per (profile, lossless priorities): every data port applies the same profile,
     # and reading its tx-queue blocks again per port was most of reading a switch (issue 26 item 7).
     queues: dict[tuple[int, tuple[int, ...]], list[QueueModel]] = field(default_factory=dict)
+    # What an interface block's lines set on its port, by those lines (its description aside): a switch's ports
+    # differ in little more than their description, so each distinct block is read once (issue 26 item 7).
+    # Only a read that succeeds is kept; a block that fails fails again at its own line.
+    port_fields: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+    interface_reads: dict[tuple[str, ...], tuple[_Pfc, str | None]] = field(default_factory=dict)  # by _lines_key
+    # The QoS in effect on a port without qos trust or tx-queue lines of its own: by (profile, routed).
+    port_qos: dict[tuple[str | None, bool], QosModel | None] = field(default_factory=dict)
+    watchdogs: dict[int | None, WatchdogModel | None] = field(default_factory=dict)  # by id(profile)
 
 
 def _add_interface(config: _Config, name: str, node: Node) -> None:
     if name == "defaults":  # `interface defaults` holds defaults, not an interface
         config.default_mtu = node.last_int(r"mtu (\S+)", 68, 65535) or config.default_mtu
         return
-    profile = node.last(r"service-profile (\S+)")
-    config.interfaces[name] = _Interface(node, _read_pfc(node), profile.group(1) if profile else None)
+    key, description = _lines_key(node)
+    read = config.interface_reads.get(key)
+    if read is None:
+        profile = node.last(r"service-profile (\S+)")
+        read = config.interface_reads[key] = (_read_pfc(node), profile.group(1) if profile else None)
+    config.interfaces[name] = _Interface(node, read[0], read[1], key, description)
+
+
+def _lines_key(node: Node) -> tuple[tuple[str, ...], str | None]:
+    """An interface block's lines but its description (what its reading depends on), and the description:
+    the text of its last `description` line, as `description (.+)` reads it. One pass over the lines, without
+    the per-word index a pattern builds (issue 26 item 7)."""
+    lines = []
+    description = None
+    for child in node.children:
+        text = child.text
+        if text.startswith("description "):
+            if len(text) > len("description "):
+                description = text[len("description "):]
+        else:
+            lines.append(text)
+    return tuple(lines), description
 
 
 def _add_dscp_map(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -351,24 +382,31 @@ def _port_pfc(config: _Config, intf: _Interface) -> list[int]:
 
 
 def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
+    fields = config.port_fields.get(intf.key)
+    if fields is None:
+        fields = config.port_fields[intf.key] = _port_fields(config, intf)
+    return updated(port, {**fields, "description": intf.description})
+
+
+def _port_fields(config: _Config, intf: _Interface) -> dict[str, Any]:
+    """What the interface block sets on its port, its description aside: a function of its lines alone (the
+    profile it names and the PFC it states are read from them), in one read of one config."""
     node = intf.node
     shutdown = node.last(r"(no )?shutdown")
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
-    description = node.last(r"description (.+)")
     switchport = node.last(r"(no )?switchport")
     routed = switchport is not None and switchport.group(1) is not None  # `no switchport`: no VLANs at all
     trunk = not routed and _switchport_mode(node) == "trunk"  # a trunk's untagged VLAN is its native one
     pfc = _port_pfc(config, intf)
-    return port.model_copy(update={
+    return {
         "admin_up": shutdown is None or shutdown.group(1) is not None,
         "mtu": _effective_mtu(config, node, routed),
         "speed_mbps": _speed_mbps(node), "fec": _fec(node),
         "access_vlan": vlan if not routed and not trunk else None,
         "tagged_vlans": _tagged_vlans(node) if trunk else None,
-        "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "mode": "routed" if routed else "switched",
-    })
+    }
 
 
 def _switchport_mode(node: Node) -> str:
@@ -450,7 +488,7 @@ def _absent_port(port: PortModel) -> PortModel:
     """A skeleton port the config has no `interface` block for: EOS lists every physical interface, so the
     device does not have it. Down, and with none of the skeleton's PFC: a port that does not exist pauses
     nothing, and reading it as lossless would report its watchdog and maps as if it ran the intent."""
-    return port.model_copy(update={"admin_up": False, "pfc_priorities": [], "lossless": False})
+    return updated(port, {"admin_up": False, "pfc_priorities": [], "lossless": False})
 
 
 def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:
@@ -527,6 +565,15 @@ def _profile_queues(config: _Config, profile: _Profile, skeleton: QosModel, loss
 
 
 def _read_watchdog(config: _Config, profile: _Profile | None, skeleton: WatchdogModel | None) -> WatchdogModel | None:
+    """The watchdog a profile arms (one object per profile: its ports compare it by identity first)."""
+    key = id(profile) if profile is not None else None
+    if key not in config.watchdogs:
+        config.watchdogs[key] = _profile_watchdog(config, profile, skeleton)
+    return config.watchdogs[key]
+
+
+def _profile_watchdog(config: _Config, profile: _Profile | None,
+                      skeleton: WatchdogModel | None) -> WatchdogModel | None:
     if not config.watchdog or (profile is not None and profile.lossless and not profile.watchdog):
         return None  # no timers, or the profile has lossless priorities and does not arm the watchdog
     base = skeleton or WATCHDOG_FALLBACK
@@ -543,7 +590,7 @@ def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel]) -> Qo
         lossless = profile.lossless
     else:  # PFC configured on interfaces only
         lossless = sorted({prio for port in ports if port.role in DATA_ROLES for prio in port.pfc_priorities})
-    return skeleton.model_copy(update={
+    return updated(skeleton, {
         # The profile's trust, else EOS's for the routed data ports the profile is made for.
         "trust": profile.trust if profile is not None and profile.trust else DEFAULT_TRUST[True],
         "dscp_to_tc": dict(sorted(config.dscp_to_tc.items())),
@@ -558,7 +605,19 @@ def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel]) -> Qo
 
 def _port_qos(config: _Config, intf: _Interface, routed: bool, qos: QosModel, skeleton: QosModel) -> QosModel | None:
     """The QoS in effect on one data port: ``qos`` (the device's) with the trust, queues and watchdog of the port's
-    own profile and lines; None where they are the device's."""
+    own profile and lines; None where they are the device's. A port without trust or tx-queue lines of its own runs
+    what its profile and mode give: worked out once per (profile, mode)."""
+    own_lines = intf.node.last(r"(no )?qos trust(?: (dscp|cos))?") is not None or bool(_tx_queues(intf.node))
+    if own_lines:
+        return _port_qos_of(config, intf, routed, qos, skeleton)
+    key = (intf.profile, routed)
+    if key not in config.port_qos:
+        config.port_qos[key] = _port_qos_of(config, intf, routed, qos, skeleton)
+    return config.port_qos[key]
+
+
+def _port_qos_of(config: _Config, intf: _Interface, routed: bool, qos: QosModel,
+                 skeleton: QosModel) -> QosModel | None:
     profile = config.profiles.get(intf.profile) if intf.profile else None
     trust = _read_trust(intf.node) or (profile.trust if profile else None) or DEFAULT_TRUST[routed]
     queues = _with_interface_ecn(_read_queues(config, profile, skeleton, qos.lossless_priorities), intf.node,
@@ -566,7 +625,7 @@ def _port_qos(config: _Config, intf: _Interface, routed: bool, qos: QosModel, sk
     watchdog = _read_watchdog(config, profile, skeleton.watchdog) if profile else None
     if trust == qos.trust and queues == qos.queues and watchdog == qos.watchdog:
         return None
-    return qos.model_copy(update={"trust": trust, "queues": queues, "watchdog": watchdog})
+    return updated(qos, {"trust": trust, "queues": queues, "watchdog": watchdog})
 
 
 def _with_interface_ecn(queues: list[QueueModel], node: Node, skeleton: QosModel,
@@ -584,7 +643,7 @@ def _with_interface_ecn(queues: list[QueueModel], node: Node, skeleton: QosModel
             continue
         queue = by_index.get(index) or QueueModel(index=index, traffic_class=index, class_name=names.get(
             index, f"queue{index}"), lossless=index in lossless, scheduler="strict")
-        by_index[index] = queue.model_copy(update={"ecn": ecn})
+        by_index[index] = updated(queue, {"ecn": ecn})
     return [by_index[index] for index in sorted(by_index)]
 
 
@@ -593,7 +652,7 @@ def _with_port_qos(config: _Config, ports: list[PortModel], qos: QosModel, skele
     for port in ports:
         intf = config.interfaces.get(port.name)
         if intf is not None and port.role in DATA_ROLES:
-            port = port.model_copy(update={"qos": _port_qos(config, intf, port.mode == "routed", qos, skeleton)})
+            port = updated(port, {"qos": _port_qos(config, intf, port.mode == "routed", qos, skeleton)})
         read.append(port)
     return read
 
@@ -612,7 +671,7 @@ def _read_mgmt(config: _Config, skeleton: MgmtModel | None) -> MgmtModel | None:
     v6 = address is not None and ":" in address
     hops = [hop for route_vrf, hop in config.routes if (route_vrf or "default") == vrf]
     gateway = next((hop for hop in hops if (":" in hop) == v6), hops[0] if hops else None)
-    return skeleton.model_copy(update={"interface": name, "vrf": vrf, "address": address, "gateway": gateway})
+    return updated(skeleton, {"interface": name, "vrf": vrf, "address": address, "gateway": gateway})
 
 
 def _mgmt_address(node: Node, wanted: str | None) -> str | None:
@@ -636,4 +695,4 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     qos = _read_qos(config, skeleton.qos, ports) if skeleton.qos is not None else None
     if qos is not None and skeleton.qos is not None:
         ports = _with_port_qos(config, ports, qos, skeleton.qos)
-    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})
+    return updated(skeleton, {"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})

@@ -36,6 +36,7 @@ from typing import Any
 import fabricgen.platforms.common.hostscript as hostscript
 from fabricgen.models.device import DeviceModel, NicModel
 from fabricgen.platforms.common.hostscript import Nic
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.linux_dcb.capability import SCRIPT
 from fabricgen.platforms.linux_dcb.render import dscp_map
 
@@ -226,7 +227,7 @@ def _nic_model(nic: Nic, skeleton: NicModel | None) -> NicModel:
                       dscp2prio=_dscp2prio(values["trust"], nic.values["dscp"]))
         nic.model_values = values
     if skeleton is not None:
-        return skeleton.model_copy(update=values)
+        return updated(skeleton, values)
     return NicModel(**values, dcqcn_priorities=[], dcqcn_enabled=False, cnp_dscp=0, cnp_priority=0,
                     cable_m=None, peer=None, xoff_bytes=0)
 

@@ -76,6 +76,7 @@ checked against NVIDIA's OpenAPI model); render again.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shlex
@@ -102,6 +103,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.nvue.capability import CAPABILITY, COMMANDS, MAX_MTU, YAML_FILE
 from fabricgen.platforms.nvue.render import (
     DATA_ROLES,
@@ -205,6 +207,9 @@ class _Tree:
     file: str
     root: dict[str, Any] = field(default_factory=dict)
     lines: dict[Path, int] = field(default_factory=dict)
+    # What readers worked out once per read of this tree (a port's fields by its settings, QoS by bindings): a
+    # switch's ports differ in little more than their descriptions (issue 26 item 7).
+    memo: dict[Any, Any] = field(default_factory=dict)
 
     def put(self, path: Path, value: Any, line: int) -> None:
         node = self.root
@@ -332,10 +337,11 @@ def _from_yaml(text: str) -> _Tree:
 # aside) without escapes, tags, anchors, aliases, block scalars, directives, explicit keys or flow indicators
 # touching a colon (what PyYAML and rapidyaml have been seen to read differently); anything else goes to compose.
 # tests/test_lint_configs.py checks both roads make the same tree of every NVUE file in the corpus.
-_NOT_FAST_ANYWHERE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]|^(?:---|\.\.\.)"
-                                r"|:[\[\]{},]|[\[\]{},]:|[\[{,][ \n]*:", re.MULTILINE)
-_NOT_FAST_OUTSIDE_COMMENTS = re.compile(r"[^\x20-\x7e\n]|[\\&*!|>%@`?\"]")  # comments may hold anything printable
-_COMMENT_LINE = re.compile(r"[ ]*#")
+_CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]")  # controls (tab and lone CR included): libyaml's call
+_OUTSIDE_COMMENTS = re.compile(rb"[\\&*!|>%@`?\"]")  # fine in a comment, not in a setting: compose decides
+_COMMENT_LINE = re.compile(rb"[ ]*#")
+_FLOW_TO_NUL = bytes.maketrans(b"[]{},", b"\0" * 5)
+_OPENERS_TO_NUL = bytes.maketrans(b"[{,", b"\0" * 3)
 # A plain scalar libyaml would not take as one (an indicator first, a comment or a mapping inside): compose.
 _PLAIN_INDICATORS = frozenset("[]{},#&*!|>'\"%@`")
 _RESOLVER = yaml.resolver.Resolver()  # PyYAML's implicit tags, the ones compose gives plain scalars
@@ -351,17 +357,115 @@ class _NotFast(Exception):
 
 def _fast_tree(text: str) -> _Tree | None:
     """The tree ``_from_yaml`` makes of ``text``, without lines; None when the text is not for the fast road."""
-    if ryml is None or not _fast_text(text):
+    raw = text.encode()
+    if ryml is None or not _fast_text(raw):
         return None
     try:
         with _quiet_stderr():  # rapidyaml prints its own message before raising
-            parsed = ryml.parse_in_arena(text.encode())
+            parsed = ryml.parse_in_arena(raw)
     except Exception:  # rapidyaml's own error types; compose reports the problem with its line
         return None
     try:
+        if not _QUOTED_VALUE.search(raw):
+            json_tree = _json_tree(parsed)
+            if json_tree is not None:
+                return json_tree
         return _FastWalk(parsed).tree()
-    except (_NotFast, UnicodeDecodeError):
+    except _NotFast:
         return None
+
+
+# A quoted scalar where a value may stand (after `: `, `- ` or a flow indicator): the JSON road below cannot tell
+# it from a plain one, so such a file is walked node by node. Quoted keys (`'3':`, as fabricgen writes DSCPs)
+# are fine: keys are taken as written, untyped, on both roads.
+_QUOTED_VALUE = re.compile(rb"[:\-\[{,][ ]*'")
+
+
+def _json_tree(parsed: Any) -> _Tree | None:
+    """The tree, from rapidyaml's tree written as JSON (C++) and read by json (C): a tenth of the node walk.
+    Every value is plain here (see _QUOTED_VALUE), so each is typed from its text as compose types it; numbers
+    are kept as their text for that. None: rapidyaml could not write it (the walk decides)."""
+    kind = ryml.ryml._ryml.Tree_type(parsed, parsed.root_id())
+    if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM or not kind & (ryml.MAP | ryml.SEQ):
+        return None
+    try:
+        with _quiet_stderr():
+            text = ryml.emit_json(parsed)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_int=str, parse_float=str,
+                          parse_constant=_refuse_constant)
+    except (_NotFast, RecursionError, ValueError):
+        return None
+    except Exception:  # rapidyaml's own error types (its emitter's depth bound)
+        return None
+    result = _Tree(YAML_FILE)
+    for block in data if isinstance(data, list) else [data]:
+        if not isinstance(block, dict):
+            raise _NotFast  # compose reports "expected `- set:` / `- unset:` blocks" at its line
+        for word, value in block.items():
+            _plain(word)
+            if word == "set" and isinstance(value, dict):
+                _json_merge(value, 0, None, result.root)
+            elif word == "unset":
+                _json_unset(result, value, ())
+    return result
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotFast  # a repeated key: compose merges both, JSON keeps one
+    return found
+
+
+def _refuse_constant(word: str) -> Any:
+    raise _NotFast  # NaN/Infinity: not what rapidyaml writes for a plain scalar compose would type alike
+
+
+def _json_merge(node: dict[str, Any], depth: int, parent: str | None, target: dict[str, Any]) -> None:
+    if depth >= FAST_MAX_DEPTH:
+        raise _NotFast
+    expand = parent in COLLECTIONS
+    for text, value in node.items():
+        if text not in _PLAIN:
+            _plain(text)
+        for key in expand_ids(text) if expand else (text,):
+            if value.__class__ is dict:
+                sub = target.get(key)
+                if sub.__class__ is not dict:
+                    sub = target[key] = {}
+                _json_merge(value, depth + 1, key, sub)
+            else:
+                target[key] = _json_scalar(value, depth)
+
+
+def _json_scalar(value: Any, depth: int) -> Any:
+    """_scalar's value of a plain scalar (its text), a null, an empty mapping or a sequence, as JSON read them."""
+    if value.__class__ is str:
+        typed = _PLAIN[value] if value in _PLAIN else _plain(value)
+        return {} if typed is None else typed
+    if value is None or value.__class__ is dict:
+        return {}
+    if value is True or value is False:
+        return value  # plain true/false, written bare
+    if value.__class__ is list:
+        if depth >= FAST_MAX_DEPTH:
+            raise _NotFast
+        return ",".join(str(_json_scalar(item, depth + 1)) for item in value)
+    raise _NotFast
+
+
+def _json_unset(tree: _Tree, node: Any, path: Path) -> None:
+    if len(path) >= FAST_MAX_DEPTH:
+        raise _NotFast
+    if not isinstance(node, dict) or not node:
+        if path:
+            tree.delete(path)
+        return
+    expand = bool(path) and path[-1] in COLLECTIONS
+    for text, value in node.items():
+        _plain(text)
+        for key in expand_ids(text) if expand else (text,):
+            _json_unset(tree, value, (*path, key))
 
 
 @contextlib.contextmanager
@@ -376,11 +480,16 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _fast_text(text: str) -> bool:
-    if _NOT_FAST_ANYWHERE.search(text):
+def _fast_text(raw: bytes) -> bool:
+    """Whether ``raw`` is text both parsers read alike (see above), each test a scan at C speed."""
+    if not raw.isascii() or _CONTROL.search(raw) or raw.startswith((b"---", b"...")) or b"\n---" in raw \
+            or b"\n..." in raw:
         return False
-    for found in _NOT_FAST_OUTSIDE_COMMENTS.finditer(text):
-        if not _COMMENT_LINE.match(text, text.rfind("\n", 0, found.start()) + 1):
+    flow = raw.translate(_FLOW_TO_NUL)
+    if b":\0" in flow or b"\0:" in flow or b"\0:" in raw.translate(_OPENERS_TO_NUL, b" \n"):
+        return False  # a flow indicator touching a colon, or a flow entry that starts with one
+    for found in _OUTSIDE_COMMENTS.finditer(raw):
+        if not _COMMENT_LINE.match(raw, raw.rfind(b"\n", 0, found.start()) + 1):
             return False
     return True
 
@@ -449,31 +558,41 @@ class _FastWalk:
             for child, kind in self.children(block):
                 word = self.key_text(child, kind)
                 if word == "set" and kind & self.map:
-                    self.merge(child, (), self.result.root)
+                    self.merge(child, 0, None, self.result.root)
                 elif word == "unset":
                     self.unset(child, kind, ())
         return self.result
 
     def key_text(self, node: int, kind: int) -> str:
         text = str(self.key(self.parsed, node), "ascii")
-        if not kind & self.key_quoted:
+        if not kind & self.key_quoted and text not in _PLAIN:
             _plain(text)
         return text
 
-    def merge(self, node: int, path: Path, target: dict[str, Any]) -> None:
-        if len(path) >= FAST_MAX_DEPTH:
+    def merge(self, node: int, depth: int, parent: str | None, target: dict[str, Any]) -> None:
+        """_merge's work on the mapping ``node`` (``depth`` keys down, under the key ``parent``)."""
+        if depth >= FAST_MAX_DEPTH:
             raise _NotFast
-        expand = bool(path) and path[-1] in COLLECTIONS
-        for child, kind in self.children(node):
-            text = self.key_text(child, kind)
+        parsed, kind_of, key_of, following = self.parsed, self.type, self.key, self.next_sibling
+        refused, mapping, key_quoted, none = self.refused, self.map, self.key_quoted, self.none
+        expand = parent in COLLECTIONS
+        child = self.first_child(parsed, node)
+        while child != none:
+            kind = kind_of(parsed, child)
+            if kind & refused:
+                raise _NotFast
+            text = str(key_of(parsed, child), "ascii")
+            if not kind & key_quoted and text not in _PLAIN:
+                _plain(text)
             for key in expand_ids(text) if expand else (text,):
-                if kind & self.map:
+                if kind & mapping:
                     sub = target.get(key)
-                    if not isinstance(sub, dict):
+                    if sub.__class__ is not dict:
                         sub = target[key] = {}
-                    self.merge(child, (*path, key), sub)
-                else:
-                    target[key] = self.scalar(child, kind, len(path))
+                    self.merge(child, depth + 1, key, sub)
+                else:  # a value per key: a null's {} is a container of its own
+                    target[key] = self.scalar(child, kind, depth)
+            child = following(parsed, child)
 
     def unset(self, node: int, kind: int, path: Path) -> None:
         if len(path) >= FAST_MAX_DEPTH:
@@ -497,10 +616,12 @@ class _FastWalk:
         if kind & self.map:
             return {}
         value = self.val(self.parsed, node)
-        text = "" if value is None else str(value, "ascii")
+        if value is None:
+            return {}  # `key:` with nothing after it: null
+        text = str(value, "ascii")
         if kind & self.val_quoted:
             return text
-        typed = _plain(text) if text else None
+        typed = _PLAIN[text] if text in _PLAIN else _plain(text)
         return {} if typed is None else typed
 
 
@@ -685,13 +806,23 @@ def _read_ports(tree: _Tree, skeleton: DeviceModel) -> list[PortModel]:
 
 
 def _read_port(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> PortModel:
+    """The port as its settings say. Ports whose settings (description aside) are alike read alike: each distinct
+    set is read once per tree (a read that fails is not kept, so it fails again at its own path)."""
+    settings = tree.node(("interface", port.name))
+    key = ("port", repr({k: v for k, v in settings.items() if k != "description"}), port.role, present)
+    fields = tree.memo.get(key)
+    if fields is None:
+        fields = tree.memo[key] = _port_fields(tree, port, present, with_qos)
+    return updated(port, {**fields, "description": tree.text(("interface", port.name, "description")) or None})
+
+
+def _port_fields(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> dict[str, Any]:
     path = ("interface", port.name)
     update: dict[str, Any] = {
         "admin_up": present and _link_state(tree, (*path, "link", "state")) != "down",
         "speed_mbps": _link_speed(tree, (*path, "link", "speed")),
         "fec": _link_fec(tree, (*path, "link", "fec")),
         "mtu": tree.number((*path, "link", "mtu"), MIN_MTU, MAX_MTU) or MAX_MTU,
-        "description": tree.text((*path, "description")) or None,
         "access_vlan": _access_vlan(tree, path),
         "tagged_vlans": _tagged_vlans(tree, path),
     }
@@ -702,7 +833,7 @@ def _read_port(tree: _Tree, port: PortModel, present: bool, with_qos: bool) -> P
         update |= {"pfc_priorities": priorities, "lossless": bool(priorities)}
         if priorities:
             update["cable_m"] = cable
-    return port.model_copy(update=update)
+    return update
 
 
 def _link_state(tree: _Tree, path: Path) -> str | None:
@@ -793,6 +924,14 @@ def _vlan_id(tree: _Tree, path: Path, text: str) -> int:
 def _port_pfc(tree: _Tree, port: str) -> tuple[list[int], int]:
     """(priorities, cable length) of the PFC profile the port uses; no PFC unless tx and rx are on."""
     profile = tree.text(("interface", port, "qos", "pfc", "profile")) or PROFILE
+    key = ("pfc", profile)
+    if key not in tree.memo:
+        tree.memo[key] = _profile_pfc(tree, profile)
+    priorities, cable = tree.memo[key]
+    return list(priorities), cable
+
+
+def _profile_pfc(tree: _Tree, profile: str) -> tuple[list[int], int]:
     base = ("qos", "pfc", profile)
     ids = tree.ids((*base, "switch-priority"))
     priorities = sorted({_int_id(tree, (*base, "switch-priority"), sp, 7) for sp in ids})
@@ -945,7 +1084,7 @@ def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosMod
     tc_to_queue = _read_queue_map(tree)
     lossless = sorted({prio for port in data_ports for prio in port.pfc_priorities})
     classes = _classes(tree, skeleton, _applied_bindings(tree, data_ports), tc_to_queue, lossless)
-    return skeleton.model_copy(update={
+    return updated(skeleton, {
         **classes,
         "tc_to_queue": tc_to_queue,
         "lossless_priorities": lossless,
@@ -958,19 +1097,24 @@ def _with_port_qos(tree: _Tree, device: QosModel, ports: list[PortModel]) -> lis
     egress-scheduler or congestion-control profile, or — on a lossless port — the watchdog armed where the switch's
     is not, or not armed where it is."""
     found: dict[_Bindings, dict[str, Any]] = {}  # ports share a few bindings: each read once
+    qos_by_binding: dict[tuple[_Bindings, bool | None], QosModel | None] = {}
     read = []
     for port in ports:
         if port.role not in DATA_ROLES:  # the management port is not read; other ports are not compared
-            read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            read.append(port if port.role == "mgmt" else updated(port, {"qos": None}))
             continue
         bindings = _port_bindings(tree, port.name)
-        if bindings not in found:
-            found[bindings] = _classes(tree, device, bindings, device.tc_to_queue, device.lossless_priorities)
-        effective = dict(found[bindings])
-        if port.pfc_priorities:
-            effective["watchdog"] = _watchdog_timers(tree, device.watchdog) if _port_watchdog(tree, port.name) else None
-        differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
-        read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
+        armed = _port_watchdog(tree, port.name) if port.pfc_priorities else None  # None: the switch's watchdog
+        key = (bindings, armed)
+        if key not in qos_by_binding:  # one QoS object per (bindings, watchdog): ports that run alike share it
+            if bindings not in found:
+                found[bindings] = _classes(tree, device, bindings, device.tc_to_queue, device.lossless_priorities)
+            effective = dict(found[bindings])
+            if armed is not None:
+                effective["watchdog"] = _watchdog_timers(tree, device.watchdog) if armed else None
+            differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
+            qos_by_binding[key] = updated(device, differing) if differing else None
+        read.append(updated(port, {"qos": qos_by_binding[key]}))
     return read
 
 
@@ -987,7 +1131,7 @@ def _read_mgmt(tree: _Tree, skeleton: DeviceModel) -> MgmtModel | None:
     path = ("interface", name)
     vrf = tree.text((*path, "vrf")) or tree.text((*path, "ip", "vrf")) or DEFAULT_MGMT_VRF
     address = _mgmt_address(tree, path, mgmt.address)
-    return mgmt.model_copy(update={
+    return updated(mgmt, {
         "interface": name, "vrf": vrf, "address": address,
         "gateway": _gateway(tree, path, vrf, address if address else mgmt.address),
         "mtu": tree.number((*path, "link", "mtu"), MIN_MTU, MAX_MTU) or DEFAULT_MGMT_MTU,
@@ -1041,4 +1185,4 @@ def _read_tree(skeleton: DeviceModel, tree: _Tree) -> DeviceModel:
     qos = _read_qos(tree, skeleton.qos, ports) if skeleton.qos is not None else None
     if qos is not None:
         ports = _with_port_qos(tree, qos, ports)
-    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(tree, skeleton)})
+    return updated(skeleton, {"ports": ports, "qos": qos, "mgmt": _read_mgmt(tree, skeleton)})

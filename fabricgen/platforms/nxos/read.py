@@ -87,6 +87,7 @@ from fabricgen.models.device import (
 )
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, tree
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.nxos.capability import FILE, MGMT_VRF, QOS_POLICY
 from fabricgen.platforms.nxos.render import DATA_ROLES, QUEUES, dscp_groups, natural_key, pfc_groups
 
@@ -239,6 +240,9 @@ class _Config:
     default_switched: bool = False  # `system default switchport`: ports without a switchport line are Layer 2
     # A qos policy's classification, worked out once per read: every data port binds the same policy (issue 26).
     classifications: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    # What an interface block's lines set on its port (description aside), by those lines and the lossless
+    # priorities: each distinct block read once (issue 26 item 7); a block that fails is not kept.
+    port_fields: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
 
 
 def _add_dscp_class(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -364,25 +368,35 @@ def _pfc(config: _Config) -> dict[int, int]:
 
 def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: list[int]) -> PortModel:
     node = intf.node
+    description = node.last(r"description (.+)")
+    key = (tuple(lossless), *(child.text for child in node.children if not child.text.startswith("description ")))
+    fields = config.port_fields.get(key)
+    if fields is None:
+        fields = config.port_fields[key] = _port_fields(config, intf, lossless)
+    return updated(port, {**fields, "description": description.group(1) if description else None})
+
+
+def _port_fields(config: _Config, intf: _Interface, lossless: list[int]) -> dict[str, Any]:
+    """What the interface block's lines set on its port, its description aside (its QoS policies and PFC mode
+    are read from those lines too)."""
+    node = intf.node
     shutdown = node.last(r"(no )?shutdown")
     switchport = node.last(r"(no )?switchport")
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
-    description = node.last(r"description (.+)")
     classified = intf.qos_policy is not None or "qos" in config.system
     pfc = lossless if intf.pfc_mode == "on" and classified else []
     routed = _routed(config, node, switchport)
-    return port.model_copy(update={
+    return {
         "admin_up": shutdown is not None and shutdown.group(1) is not None,  # Ethernet ports default to shut
         # A Nexus 9000 applies a per-port `mtu` in both modes (Layer 2: 1500 or the system jumbomtu only).
         "mtu": node.last_int(r"mtu (\S+)", 68, 65535) or DEFAULT_MTU,
         "speed_mbps": _speed_mbps(node), "fec": _fec(node),
         "access_vlan": None if routed else vlan,
-        "description": description.group(1) if description else None,
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "mode": "routed" if routed else "switched",
         "tagged_vlans": None if routed else _tagged_vlans(node),
         "qos": None,  # set by _with_port_qos once the device's QoS is known
-    })
+    }
 
 
 def _speed_mbps(node: Node) -> int | None:
@@ -454,7 +468,7 @@ def _read_ports(config: _Config, skeleton: DeviceModel, lossless: list[int]) -> 
             ports.append(port)  # read into mgmt
         elif intf is None:
             # NX-OS lists every port: one without a block is not configured (shut, routed, NX-OS's defaults)
-            ports.append(port.model_copy(update={"admin_up": False, "tagged_vlans": None, "qos": None,
+            ports.append(updated(port, {"admin_up": False, "tagged_vlans": None, "qos": None,
                                                  "speed_mbps": None, "fec": None}))
         else:
             ports.append(_read_port(config, port, intf, lossless))
@@ -565,7 +579,7 @@ def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel], pfc: 
     tc_of = _traffic_classes(skeleton, pfc, sorted(used))
     policy = _main_policy(config, ports)
     groups = _policy_dscp_groups(config, policy)
-    qos = skeleton.model_copy(update={
+    qos = updated(skeleton, {
         "trust": "none" if policy is None else "dscp",  # NX-OS classifies by the DSCP class-maps it is given
         "dscp_to_tc": {dscp: tc_of[group] for dscp, group in groups.items()},
         "tc_to_queue": {tc: group for group, tc in sorted(tc_of.items(), key=lambda item: item[1])},
@@ -594,7 +608,7 @@ def _with_port_qos(config: _Config, port: PortModel, device: _DeviceQos, skeleto
     }
     if all(getattr(device.qos, name) == value for name, value in update.items()):
         return port  # what model_copy(update) == device.qos would say, without a copy per port
-    return port.model_copy(update={"qos": device.qos.model_copy(update=update)})
+    return updated(port, {"qos": updated(device.qos, update)})
 
 
 def _port_classification(config: _Config, intf: _Interface, tc_of: Mapping[int, int]) -> dict[str, Any]:
@@ -642,7 +656,7 @@ def _read_mgmt(config: _Config, skeleton: MgmtModel | None) -> MgmtModel | None:
     v6 = address is not None and ":" in address
     hops = [hop for route_vrf, hop in config.routes if route_vrf == vrf]
     gateway = next((hop for hop in hops if (":" in hop) == v6), hops[0] if hops else None)
-    return skeleton.model_copy(update={"interface": name, "vrf": vrf, "address": address, "gateway": gateway,
+    return updated(skeleton, {"interface": name, "vrf": vrf, "address": address, "gateway": gateway,
                                        "mtu": node.last_int(r"mtu (\S+)", 68, 65535) or DEFAULT_MTU})
 
 
@@ -670,4 +684,4 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
         device = _read_qos(config, skeleton.qos, ports, pfc)
         ports = [_with_port_qos(config, port, device, skeleton.qos) for port in ports]
         qos = device.qos
-    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})
+    return updated(skeleton, {"ports": ports, "qos": qos, "mgmt": _read_mgmt(config, skeleton.mgmt)})

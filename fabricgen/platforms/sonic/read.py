@@ -21,7 +21,8 @@ Also set by ``read()`` but not compared (derived, or not a field of its own in c
 TC_TO_QUEUE_MAP), ``class_name`` (from the ``scheduler.<class>`` name when it has that form) and ``lossless``.
 
 Not recoverable, kept from the skeleton: port roles, peers, media, ``cable_assumed``, headroom ``method``
-(replaced by where the numbers were read), ``qos.rdma_*``/``cnp_*`` (which class is RDMA or CNP is intent,
+(replaced by where the numbers were read, unless buffermgrd's numbers are the skeleton's: then the skeleton's
+headroom, which says the same formula sized them), ``qos.rdma_*``/``cnp_*`` (which class is RDMA or CNP is intent,
 not config), ``mgmt.vlan``, hardware/asic/role/name. A skeleton without QoS (or management) stays without: a QosModel
 needs the RDMA/CNP identity and a MgmtModel the VLAN, neither of which config_db holds. MGMT_PORT
 description/speed/admin_status are written by the renderer from the cabling and not read.
@@ -96,6 +97,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.sonic.render import CABLE_MAP, LOSSLESS_POOL, MAP, PATTERN
 from fabricgen.resolve.headroom import (
     ASIC_CONSTANTS,
@@ -236,9 +238,13 @@ class _Db:
         return ConfigReadError(FILE, _line_of(self.text, path), message)
 
     def number(self, value: Any, *path: str) -> int:
+        if value.__class__ is str and value in _NUMBERS:  # the same few texts on every port: read once
+            return _NUMBERS[value]
         text = str(value).strip()
         if not _INTEGER.fullmatch(text):
             raise self.error(f"{'|'.join(path)}: expected a number, found {value!r}", *path)
+        if value.__class__ is str and len(_NUMBERS) < 4096:
+            _NUMBERS[value] = int(text)
         return int(text)
 
     def ints(self, values: Iterable[Any], *path: str) -> list[int]:
@@ -246,6 +252,7 @@ class _Db:
 
 
 _INTEGER = re.compile(r"-?\d+")
+_NUMBERS: dict[str, int] = {}  # texts _Db.number read well: a text that is a number is one in every file
 
 
 def _line_of(text: str, path: Iterable[str]) -> int:
@@ -462,7 +469,7 @@ def _read_ports(db: _Db, skeleton: DeviceModel) -> list[PortModel]:
         if port.role == "mgmt":
             ports.append(port)  # eth0 lives in MGMT_PORT: see _read_mgmt
         elif entry is None:
-            ports.append(port.model_copy(update={"admin_up": False}))  # not in PORT: the port does not exist
+            ports.append(updated(port, {"admin_up": False}))  # not in PORT: the port does not exist
         else:
             ports.append(_read_port(db, tables, port, entry))
     known = {p.name for p in skeleton.ports}
@@ -485,9 +492,29 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
         "pfc_priorities": pfc, "lossless": bool(pfc),
         "cable_m": _cable(db, tables.cables.get(name), name),
     }
-    fields["headroom"] = _headroom(db, tables, name, pfc, fields)
+    fields["headroom"] = _same_headroom(port.headroom, _headroom(db, tables, name, pfc, fields))
     fields |= _vlan_fields(tables.vlans.get(name, []), str(entry.get("mode", "routed")), port.role)
-    return port.model_copy(update=fields)
+    return updated(port, fields)
+
+
+def _same_headroom(intended: HeadroomModel | None, found: HeadroomModel | None) -> HeadroomModel | None:
+    """``found``, or the skeleton's headroom where the two differ only in how they say they were sized (the same
+    buffermgrd numbers for the same inputs): the port then reads back equal to its resolved model, and lint
+    compares it in one step instead of setting by setting (issue 26 item 7)."""
+    if intended is None or found is None or intended is found:
+        return found
+    key = (id(intended), id(found))  # both are shared: resolve's per port kind, _buffermgrd_headroom's cache
+    hit = _SAME_HEADROOM.get(key)
+    if hit is None or hit[0] is not intended or hit[1] is not found:
+        same = updated(found, {"method": intended.method}) == intended
+        if len(_SAME_HEADROOM) >= 1024:
+            _SAME_HEADROOM.clear()
+        hit = _SAME_HEADROOM[key] = (intended, found, same)
+    return intended if hit[2] else found
+
+
+# (intended, found, whether they differ only in method), by their ids; the objects are held so ids stay theirs.
+_SAME_HEADROOM: dict[tuple[int, int], tuple[HeadroomModel, HeadroomModel, bool]] = {}
 
 
 def _vlan_fields(members: list[tuple[int, str]], mode: str, role: str) -> dict[str, Any]:
@@ -577,7 +604,7 @@ def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> H
 def _buffermgrd_headroom(asic: str, params: HeadroomInputs, release: str, pgs: str, dynamic_th: int | None,
                          pool_bytes: int | None) -> HeadroomModel:
     headroom = sonic_headroom(asic, params, release, "dynamic")
-    return headroom.model_copy(update={"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
+    return updated(headroom, {"method": f"computed from {FILE} as buffermgrd does ({pgs}): "
                                                  f"{headroom.method}", "dynamic_th": dynamic_th,
                                        "pool_bytes": pool_bytes})
 
@@ -614,7 +641,7 @@ def _read_qos(db: _Db, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
     watchdog = _read_watchdog(db, skeleton.watchdog, data_ports)
     trusts = Counter(_port_trust(db, db.table("PORT_QOS_MAP").get(p.name, {})) for p in data_ports)
     trust = max(trusts, key=lambda word: (trusts[word], word == "dscp")) if trusts else "dscp"
-    return skeleton.model_copy(update={**maps, "lossless_priorities": lossless, "queues": queues,
+    return updated(skeleton, {**maps, "lossless_priorities": lossless, "queues": queues,
                                        "watchdog": watchdog, "trust": trust})
 
 
@@ -635,8 +662,10 @@ def _majority_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortMo
     candidates = [per_port[p.name] for p in data_ports if per_port.get(p.name)]
     if not candidates:
         return _reference_entries(per_port, data_ports)
-    counts = Counter(_entries_key(entries) for entries in candidates)
-    return max(candidates, key=lambda entries: counts[_entries_key(entries)])  # max keeps the first of equals
+    keys = [_entries_key(entries) for entries in candidates]  # once per port (a key costs a few reprs)
+    counts = Counter(keys)
+    best = max(range(len(candidates)), key=lambda at: counts[keys[at]])  # max keeps the first of equals
+    return candidates[best]
 
 
 def _entries_key(entries: list[Any]) -> str:
@@ -679,7 +708,7 @@ def _percent_shares(queues: list[QueueModel]) -> list[QueueModel]:
     by_remainder = sorted(exact, key=lambda index: (-(exact[index] - shares[index]), index))
     for index in by_remainder[:100 - sum(shares.values())]:
         shares[index] += 1
-    return [q.model_copy(update={"weight": shares[q.index]}) if q.index in shares else q for q in queues]
+    return [updated(q, {"weight": shares[q.index]}) if q.index in shares else q for q in queues]
 
 
 def _scheduler(db: _Db, name: str) -> tuple[Literal["strict", "dwrr"], int | None, str | None]:
@@ -722,7 +751,7 @@ def _read_watchdog(db: _Db, skeleton: WatchdogModel | None, data_ports: list[Por
     if not entries:
         # GLOBAL only: the timers of no port are configured; owned() does not compare them either.
         if skeleton is not None:
-            return skeleton.model_copy(update={"poll_ms": poll})
+            return updated(skeleton, {"poll_ms": poll})
         return WatchdogModel(detection_ms=PFCWD_DEFAULTS["detection"], restoration_ms=PFCWD_DEFAULTS["restoration"],
                              poll_ms=poll, action="drop")
     return _watchdog_entry(db, entries[0], poll)
@@ -751,11 +780,11 @@ def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[Po
     read = []
     for port in ports:
         if port.role not in DATA_ROLES:
-            read.append(port if port.role == "mgmt" else port.model_copy(update={"qos": None}))
+            read.append(port if port.role == "mgmt" else updated(port, {"qos": None}))
             continue
         binding = _binding(db, port, queue_rows)
         if binding is not None and binding in same:
-            read.append(port if port.qos is None else port.model_copy(update={"qos": None}))
+            read.append(port if port.qos is None else updated(port, {"qos": None}))
             continue
         effective = _port_classes(db, db.table("PORT_QOS_MAP").get(port.name, {}))
         effective["queues"] = _queues_of(db, skeleton, queue_rows.get(port.name, []), device.tc_to_queue,
@@ -765,7 +794,7 @@ def _with_port_qos(db: _Db, device: QosModel, skeleton: QosModel, ports: list[Po
         differing = {name: value for name, value in effective.items() if getattr(device, name) != value}
         if not differing and binding is not None:
             same.add(binding)
-        read.append(port.model_copy(update={"qos": device.model_copy(update=differing) if differing else None}))
+        read.append(updated(port, {"qos": updated(device, differing) if differing else None}))
     return read
 
 
@@ -852,7 +881,7 @@ def _read_mgmt(db: _Db, skeleton: MgmtModel | None) -> MgmtModel | None:
     mine = {address: entry for address, (iface, entry) in addresses.items() if iface == interface}
     address = _pick_address(sorted(mine), skeleton.address)
     vrf_enabled = str(db.table("MGMT_VRF_CONFIG").get("vrf_global", {}).get("mgmtVrfEnabled", "false")) == "true"
-    return skeleton.model_copy(update={
+    return updated(skeleton, {
         "interface": interface, "vrf": "mgmt" if vrf_enabled else "default",
         "mtu": db.number(ports[interface].get("mtu", DEFAULT_MGMT_MTU), "MGMT_PORT", interface, "mtu"),
         "address": address, "gateway": _text(mine[address].get("gwaddr")) if address else None,
@@ -876,4 +905,4 @@ def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     qos = _read_qos(db, skeleton.qos, ports) if skeleton.qos is not None else None
     if qos is not None and skeleton.qos is not None:
         ports = _with_port_qos(db, qos, skeleton.qos, ports)
-    return skeleton.model_copy(update={"ports": ports, "qos": qos, "mgmt": _read_mgmt(db, skeleton.mgmt)})
+    return updated(skeleton, {"ports": ports, "qos": qos, "mgmt": _read_mgmt(db, skeleton.mgmt)})
