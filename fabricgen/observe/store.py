@@ -16,7 +16,8 @@ Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`)
 - baseline(name, snapshot_id, created_at) — `--baseline NAME` marks a snapshot to compare later ones against.
 
 Growth is linear: 8 bytes per reading per snapshot plus SQLite's page overhead (bench/observe.py prints it).
-Retention (`prune`) deletes snapshots older than N days or beyond the newest K, never a baseline's.
+Retention (`prune`) deletes snapshots older than N days or beyond the newest K `observe` snapshots (with push's
+soak readings older than those K), never a baseline's.
 """
 
 from __future__ import annotations
@@ -151,10 +152,16 @@ class History:
     def prune(self, keep_days: float | None = None, keep_last: int | None = None, now: float | None = None) -> int:
         """Delete old snapshots (never a baseline's); the number deleted."""
         protected = {row[0] for row in self.db.execute("SELECT snapshot_id FROM baseline")}
-        ids = [row[0] for row in self.db.execute("SELECT id, taken_at FROM snapshot ORDER BY taken_at DESC, id DESC")]
         doomed: set[int] = set()
         if keep_last is not None:
-            doomed |= set(ids[keep_last:])
+            # The newest N `observe` snapshots, and push's soak readings no older than the oldest of them: a push of
+            # a thousand devices stores two thousand one-device readings, which must not push the fleet's out.
+            fleet = self.db.execute("SELECT id, taken_at FROM snapshot WHERE phase IS NULL "
+                                    "ORDER BY taken_at DESC, id DESC").fetchall()
+            doomed |= {snapshot_id for snapshot_id, _ in fleet[keep_last:]}
+            oldest_kept = fleet[:keep_last][-1][1] if fleet else float("-inf")  # no fleet snapshot: keep them
+            doomed |= {row[0] for row in self.db.execute(
+                "SELECT id FROM snapshot WHERE phase IS NOT NULL AND taken_at < ?", (oldest_kept,))}
         if keep_days is not None:
             cutoff = (now if now is not None else time.time()) - keep_days * 86400
             doomed |= {row[0] for row in self.db.execute("SELECT id FROM snapshot WHERE taken_at < ?", (cutoff,))}
