@@ -120,8 +120,12 @@ def test_push_soak_readings_are_kept_apart_from_the_fleet_snapshots(tmp_path: Pa
     assert history.snapshot_ids() == [first, second]
     assert history.run_snapshot_ids("20261205T120000Z-0b5e4e") == [(before, "before"), (after, "after")]
     assert history.run_snapshot_ids("20261205T130000Z-000000") == []
-    # A device's trend includes its soak readings.
-    assert history.series("leaf0", "Ethernet0", ["pfc_rx_pause"])["pfc_rx_pause"] == [
+    # A device's series includes its own soak readings; other devices' soak readings do not crowd it out.
+    for minute in range(10):
+        other = Snapshot(170.0 + minute, {"gpu7": DeviceSnapshot("gpu7", "connectx", [
+            reading("gpu7", "ens1f0np0", "pfc_rx_pause", minute, 3)])})
+        history.add(other, run_id="20261205T120000Z-0b5e4e", phase="before")
+    assert history.series("leaf0", "Ethernet0", ["pfc_rx_pause"], limit=4)["pfc_rx_pause"] == [
         (100.0, 1), (150.0, 2), (160.0, 3), (200.0, 4)]
 
 

@@ -4,8 +4,8 @@ journal's `runs/` directory, so the counters of a tuning change sit next to the 
 Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`):
 
 - snapshot(id, taken_at UNIX s, label, run_id, phase) — one collection; run_id/phase ("before"/"after") when push
-  took it (one device's soak reading: fabricgen/deploy/soak.py). `health` and the report compare the fleet's
-  snapshots (phase NULL); a device's series (its trend plots) includes its soak readings.
+  took it (one device's soak reading: fabricgen/deploy/soak.py). `health` and the report compare and plot the
+  fleet's snapshots (phase NULL); a device's :meth:`History.series` includes its own soak readings.
 - device_status(snapshot_id, device, platform, error, seconds) — one row per device asked, the error when it
   said nothing.
 - layout(id, device, keys) — the ordered list of a device's counters, [port, metric, index] each (index -1 =
@@ -225,8 +225,11 @@ class History:
                limit: int = 50) -> dict[str, list[tuple[float, float]]]:
         """{metric: [(taken_at, value summed over indexes)]} of the last `limit` snapshots, oldest first."""
         wanted = set(metrics)
-        recent = self.db.execute("SELECT id, taken_at FROM snapshot ORDER BY taken_at DESC, id DESC LIMIT ?",
-                                 (limit,)).fetchall()
+        # The fleet's snapshots and the device's own soak readings, not other devices' soak readings (a push of
+        # many devices would crowd this device's points out of the last `limit`).
+        recent = self.db.execute("SELECT id, taken_at FROM snapshot WHERE phase IS NULL OR id IN (SELECT snapshot_id "
+                                 "FROM device_status WHERE device = ?) ORDER BY taken_at DESC, id DESC LIMIT ?",
+                                 (device, limit)).fetchall()
         out: dict[str, list[tuple[float, float]]] = {}
         for snapshot_id, taken_at in reversed(recent):
             sums: dict[str, float] = {}
