@@ -120,6 +120,26 @@ def test_push_soak_readings_are_kept_apart_from_the_fleet_snapshots(tmp_path: Pa
     assert history.snapshot_ids() == [first, second]
     assert history.run_snapshot_ids("20261205T120000Z-0b5e4e") == [(before, "before"), (after, "after")]
     assert history.run_snapshot_ids("20261205T130000Z-000000") == []
-    # A device's trend includes its soak readings.
-    assert history.series("leaf0", "Ethernet0", ["pfc_rx_pause"])["pfc_rx_pause"] == [
+    # A device's series includes its own soak readings; other devices' soak readings do not crowd it out.
+    for minute in range(10):
+        other = Snapshot(170.0 + minute, {"gpu7": DeviceSnapshot("gpu7", "connectx", [
+            reading("gpu7", "ens1f0np0", "pfc_rx_pause", minute, 3)])})
+        history.add(other, run_id="20261205T120000Z-0b5e4e", phase="before")
+    assert history.series("leaf0", "Ethernet0", ["pfc_rx_pause"], limit=4)["pfc_rx_pause"] == [
         (100.0, 1), (150.0, 2), (160.0, 3), (200.0, 4)]
+
+
+def test_keeping_the_newest_snapshots_counts_the_fleet_ones(tmp_path: Path) -> None:
+    """`--keep K` keeps the K newest `observe` snapshots however many soak readings a push stored between them,
+    and drops the soak readings older than the oldest one kept."""
+    history = History(tmp_path / "h.sqlite")
+    fleet = [history.add(snap(100.0 * day, day, devices=2)) for day in range(1, 4)]
+    soaks = [history.add(snap(100.0 * 2 + minute, 1), run_id="20261205T120000Z-0b5e4e",
+                         phase="before" if minute % 2 else "after") for minute in range(1, 21)]
+    early = history.add(snap(50.0, 0), run_id="20261205T110000Z-0b5e4e", phase="before")
+    assert history.prune(keep_last=2) == 2  # the first fleet snapshot and the soak reading older than day 2
+    assert history.snapshot_ids() == fleet[1:]
+    assert [sid for sid, _ in history.run_snapshot_ids("20261205T120000Z-0b5e4e")] == soaks
+    assert history.run_snapshot_ids("20261205T110000Z-0b5e4e") == []
+    with pytest.raises(StoreError, match=f"no snapshot {early}"):
+        history.load(early)

@@ -12,7 +12,7 @@ says why, with the counters that grew.
 
 Kept with the run: ``runs/<run>/soak/<device>.before.json`` and ``.after.json`` (every reading), the same two
 readings in the counter history (observe.sqlite beside ``runs/``: one snapshot each, with the run's id and the
-phase, so a device's trend holds the counters of every change made to it), and two journal events per device:
+phase, so a device's history holds the counters of every change made to it), and two journal events per device:
 ``soak-start`` (how many readings, the soak's length, or why the counters are not read) and ``soak`` (healthy or
 not, the problems, the measured window). A device whose platform has no counter reader, or
 whose counters cannot be read right after its commit, is soaked by time only: the journal and its outcome's

@@ -4,8 +4,8 @@ journal's `runs/` directory, so the counters of a tuning change sit next to the 
 Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`):
 
 - snapshot(id, taken_at UNIX s, label, run_id, phase) — one collection; run_id/phase ("before"/"after") when push
-  took it (one device's soak reading: fabricgen/deploy/soak.py). `health` and the report compare the fleet's
-  snapshots (phase NULL); a device's series (its trend plots) includes its soak readings.
+  took it (one device's soak reading: fabricgen/deploy/soak.py). `health` and the report compare and plot the
+  fleet's snapshots (phase NULL); a device's :meth:`History.series` includes its own soak readings.
 - device_status(snapshot_id, device, platform, error, seconds) — one row per device asked, the error when it
   said nothing.
 - layout(id, device, keys) — the ordered list of a device's counters, [port, metric, index] each (index -1 =
@@ -16,7 +16,8 @@ Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`)
 - baseline(name, snapshot_id, created_at) — `--baseline NAME` marks a snapshot to compare later ones against.
 
 Growth is linear: 8 bytes per reading per snapshot plus SQLite's page overhead (bench/observe.py prints it).
-Retention (`prune`) deletes snapshots older than N days or beyond the newest K, never a baseline's.
+Retention (`prune`) deletes snapshots older than N days or beyond the newest K `observe` snapshots (with push's
+soak readings older than those K), never a baseline's.
 """
 
 from __future__ import annotations
@@ -151,10 +152,16 @@ class History:
     def prune(self, keep_days: float | None = None, keep_last: int | None = None, now: float | None = None) -> int:
         """Delete old snapshots (never a baseline's); the number deleted."""
         protected = {row[0] for row in self.db.execute("SELECT snapshot_id FROM baseline")}
-        ids = [row[0] for row in self.db.execute("SELECT id, taken_at FROM snapshot ORDER BY taken_at DESC, id DESC")]
         doomed: set[int] = set()
         if keep_last is not None:
-            doomed |= set(ids[keep_last:])
+            # The newest N `observe` snapshots, and push's soak readings no older than the oldest of them: a push of
+            # a thousand devices stores two thousand one-device readings, which must not push the fleet's out.
+            fleet = self.db.execute("SELECT id, taken_at FROM snapshot WHERE phase IS NULL "
+                                    "ORDER BY taken_at DESC, id DESC").fetchall()
+            doomed |= {snapshot_id for snapshot_id, _ in fleet[keep_last:]}
+            oldest_kept = fleet[:keep_last][-1][1] if fleet else float("-inf")  # no fleet snapshot: keep them
+            doomed |= {row[0] for row in self.db.execute(
+                "SELECT id FROM snapshot WHERE phase IS NOT NULL AND taken_at < ?", (oldest_kept,))}
         if keep_days is not None:
             cutoff = (now if now is not None else time.time()) - keep_days * 86400
             doomed |= {row[0] for row in self.db.execute("SELECT id FROM snapshot WHERE taken_at < ?", (cutoff,))}
@@ -218,8 +225,11 @@ class History:
                limit: int = 50) -> dict[str, list[tuple[float, float]]]:
         """{metric: [(taken_at, value summed over indexes)]} of the last `limit` snapshots, oldest first."""
         wanted = set(metrics)
-        recent = self.db.execute("SELECT id, taken_at FROM snapshot ORDER BY taken_at DESC, id DESC LIMIT ?",
-                                 (limit,)).fetchall()
+        # The fleet's snapshots and the device's own soak readings, not other devices' soak readings (a push of
+        # many devices would crowd this device's points out of the last `limit`).
+        recent = self.db.execute("SELECT id, taken_at FROM snapshot WHERE phase IS NULL OR id IN (SELECT snapshot_id "
+                                 "FROM device_status WHERE device = ?) ORDER BY taken_at DESC, id DESC LIMIT ?",
+                                 (device, limit)).fetchall()
         out: dict[str, list[tuple[float, float]]] = {}
         for snapshot_id, taken_at in reversed(recent):
             sums: dict[str, float] = {}
