@@ -109,10 +109,13 @@ WARM_RUNS = 3
 
 def cli_render(fabric: Path, out: Path, jobs: int, env: dict[str, str], inventory: str = "inventory",
                ) -> dict[str, Any]:
-    """`fabricgen render` as a user runs it: wall time, peak RSS of the command, files rewritten."""
+    """`fabricgen render` as a user runs it: wall time, CPU time (user + system, its workers included), peak RSS
+    of the command, files rewritten, and the machine's 1-minute load average when it started (on a shared
+    machine the wall time moves with the load; the CPU time much less)."""
     command = [sys.executable, "-m", "fabricgen", "render", str(fabric / "intent.yaml"), "-i",
                str(fabric / inventory), "-o", str(out), "--jobs", str(jobs), "--format", "json"]
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        load = os.getloadavg()[0]
         start = time.perf_counter()
         proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this command's own rusage (peak RSS), not all children's
@@ -123,8 +126,10 @@ def cli_render(fabric: Path, out: Path, jobs: int, env: dict[str, str], inventor
         if proc.returncode:
             raise RuntimeError(f"{' '.join(command)} failed: {stderr.read().decode()}")
         summary = json.loads(stdout.read())
-    return {"wall_s": wall, "peak_rss_mib": usage.ru_maxrss / 1024, "rewritten": summary["rewritten"],
-            "files": summary["files"], "update": summary["update"]}
+    # wait4's usage covers the command and the workers it waited for (Linux adds reaped children's times).
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "load_1m": load,
+            "peak_rss_mib": usage.ru_maxrss / 1024, "rewritten": summary["rewritten"], "files": summary["files"],
+            "update": summary["update"]}
 
 
 def change_one_cable(hosts: Path) -> None:
@@ -222,7 +227,7 @@ def table(results: list[dict[str, Any]]) -> str:
     head = (f"{'GPUs':>7} {'devices':>7} {'links':>6} {'load':>6} {'resolve':>7} {'lint':>6} {'render':>6} "
             f"{'write':>6} {'phases':>6} {'floor':>6} {'+sync':>6} {'ms/dev':>6} {'no-io':>6} {'RSS':>5} | "
             f"{'cli cold':>8} {'cli warm':>8} {'best':>6} {'RSS':>5} {'incr':>6} {'rewrote':>7} {'update':>13} | "
-            f"{'compact cold':>12} {'warm':>5} {'RSS':>5} {'incr':>5} {'same':>4}")
+            f"{'compact cold':>12} {'cpu':>5} {'load':>5} {'warm':>5} {'RSS':>5} {'incr':>5} {'same':>4}")
     rows = [head]
     for r in results:
         p = r["phases"]
@@ -240,13 +245,15 @@ def table(results: list[dict[str, Any]]) -> str:
                               "copy and its flush to disk; no-io = ms/device of load, resolve, lint and render; "
                               "cli warm = median of 3, best = fastest; incr = incremental render after one cable "
                               "change, rewrote = files it rewrote, manifest included, update = which update it was; "
-                              "compact = the same fabric from devices.yaml + cabling.csv, same = it wrote the same "
-                              "files as the SimpleInventory)")
+                              "compact = the same fabric from devices.yaml + cabling.csv, cpu = its cold render's "
+                              "user + system seconds (workers included), load = the 1-minute load average as it "
+                              "began, same = it wrote the same files as the SimpleInventory)")
 
 
 def compact_columns(compact: dict[str, Any]) -> str:
     cold, warm, incr = compact["cli_cold"], compact["cli_warm"], compact["incremental"]
-    return (f"{cold['wall_s']:>12.2f} {warm['wall_s']:>5.2f} {cold['peak_rss_mib']:>5.0f} {incr['wall_s']:>5.2f} "
+    return (f"{cold['wall_s']:>12.2f} {cold['cpu_s']:>5.2f} {cold['load_1m']:>5.1f} {warm['wall_s']:>5.2f} "
+            f"{cold['peak_rss_mib']:>5.0f} {incr['wall_s']:>5.2f} "
             f"{'yes' if compact['same_files'] else 'NO':>4}")
 
 

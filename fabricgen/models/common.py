@@ -86,8 +86,10 @@ Hardware = Annotated[Text, AfterValidator(_hardware)]
 
 def not_a_path(value: str) -> str:
     # Port names become path components on hosts (/sys/class/net/<name>) and keys elsewhere: `.`/`..` segments
-    # and empty segments would make them mean another place.
-    if any(segment in ("", ".", "..") for segment in value.split("/")) or ".." in value:
+    # and empty segments would make them mean another place. A name without '/' is its one segment (checked
+    # without splitting: 150k port names at 32,768 GPUs).
+    if ".." in value or (value in ("", ".") if "/" not in value else
+                         any(segment in ("", ".") for segment in value.split("/"))):
         raise refuse("port_path", "a port name cannot contain '..', an empty '/' segment or a trailing '/'",
                      "write the interface name as the platform shows it, e.g. Ethernet1/1 or ens1f0np0")
     return value

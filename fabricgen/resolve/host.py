@@ -104,6 +104,8 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
         "roce_tos": qos.rdma_dscp << 2 | rdma.tos_ecn_bits,
         "cable_m": link.cable_m if link else None, "peer": str(peer) if peer else None,
         "xoff_bytes": mlx5_xoff(speed or 0, link.cable_m if link else None, mtu),
+        # Read from a host's config only. Every field given, in its order: from_resolve's fast path (32k NICs).
+        "roce_mode": None, "dcbx": None,
     })
 
 
