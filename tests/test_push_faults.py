@@ -523,7 +523,8 @@ def test_damaged_journals_are_reported_and_never_block_rolling_back_a_good_run(
 
     listed = run(tmp_path, inputs, "runs", timeout=60)
     as_json = run(tmp_path, inputs, "runs", "--format", "json", timeout=60)
-    undone = run(tmp_path, inputs, "rollback", "--yes", "--format", "json", timeout=120)
+    # A hang guard, not a speed bound: a rollback over the lab on a loaded runner has taken over 120 s.
+    undone = run(tmp_path, inputs, "rollback", "--yes", "--format", "json", timeout=600)
 
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert "Traceback" not in listed.stderr and "\x1b" not in listed.stdout
