@@ -22,11 +22,21 @@ from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
 @click.option("--fetch-models", "fetch_release", metavar="[RELEASE]", is_flag=False, flag_value="", default=None,
               help="fill the cache with a release's models from sonic-buildimage (default: --sonic-release, else "
                    f"{DEFAULT_SONIC_RELEASE}), print the commit and where they went, and exit")
+@click.option("--fetch-gcu", "fetch_gcu_release", metavar="[RELEASE]", is_flag=False, flag_value="",
+              default=None,
+              help="for the lab's SONiC target (tests/targets/sonic_gcu.py): fill the cache's sonic-gcu/ with "
+                   "SONiC's generic_config_updater of a release (default as --fetch-models) and sonic_yang, "
+                   "keeping only generic_config_updater/ and utilities_common/ of sonic-utilities and "
+                   "src/sonic-yang-mgmt/ of sonic-buildimage master (sparse checkouts), print the commits and exit")
 @click.option("--repo", metavar="URL", default=None,
-              help="with --fetch-models: the sonic-buildimage git repository to fetch from (default: "
-                   "$FABRICGEN_SONIC_BUILDIMAGE, else GitHub's)")
+              help="the repository to fetch from: with --fetch-models sonic-buildimage (default: "
+                   "$FABRICGEN_SONIC_BUILDIMAGE, else GitHub's), with --fetch-gcu sonic-utilities (default: "
+                   "$FABRICGEN_SONIC_UTILITIES, else GitHub's)")
+@click.option("--buildimage-repo", metavar="URL", default=None,
+              help="with --fetch-gcu: the sonic-buildimage repository whose src/sonic-yang-mgmt is fetched "
+                   "(default: $FABRICGEN_SONIC_BUILDIMAGE, else GitHub's)")
 def validate(paths: tuple[Path, ...], sonic_release: str | None, models: Path | None, fetch_release: str | None,
-             repo: str | None) -> None:
+             fetch_gcu_release: str | None, repo: str | None, buildimage_repo: str | None) -> None:
     """Validate rendered SONiC config_db.json files against SONiC's YANG models of their release.
 
     PATHS are files or output directories (default: out/). A file's release: --sonic-release, else the
@@ -41,6 +51,7 @@ def validate(paths: tuple[Path, ...], sonic_release: str | None, models: Path | 
       fabricgen validate                         # out/, each file against its release's models
       fabricgen validate --sonic-release 202505 out/leaf1/config_db.json
       fabricgen validate --models ./sonic-yang-models out/
+      fabricgen validate --fetch-gcu 202411      # the lab's SONiC target: SONiC's own GCU code
 
     Needs the `yang` extra: pip install 'fabricgen[yang]' (and Debian's libyang2-dev); --fetch-models needs
     git. Exit status: 0 all valid, 1 some file invalid, 2 usage error or models missing or not fetched, 3 the
@@ -49,11 +60,18 @@ def validate(paths: tuple[Path, ...], sonic_release: str | None, models: Path | 
     from fabricgen.validate.models import ModelsError
 
     try:
+        if fetch_gcu_release is not None:
+            _fetch_gcu(_fetch_gcu_release(fetch_gcu_release, fetch_release, sonic_release), repo,
+                       buildimage_repo, paths)
+            return
+        if buildimage_repo is not None:
+            raise ModelsError("--buildimage-repo only goes with --fetch-gcu (--repo names sonic-buildimage for "
+                              "--fetch-models)")
         if fetch_release is not None:
             _fetch_models(_fetch_release(fetch_release, sonic_release), repo, paths)
             return
         if repo is not None:
-            raise ModelsError("--repo only goes with --fetch-models")
+            raise ModelsError("--repo only goes with --fetch-models or --fetch-gcu")
         groups = _validation_groups(paths, models, sonic_release)
     except ModelsError as exc:
         fail(str(exc))
@@ -68,6 +86,31 @@ def _fetch_release(fetch_release: str, sonic_release: str | None) -> str:
     if fetch_release and sonic_release and fetch_release != sonic_release:
         raise ModelsError(f"--fetch-models {fetch_release} and --sonic-release {sonic_release}: name one release")
     return check_release(fetch_release or sonic_release or DEFAULT_SONIC_RELEASE)
+
+
+def _fetch_gcu_release(fetch_gcu_release: str, fetch_release: str | None, sonic_release: str | None) -> str:
+    """validate --fetch-gcu [RELEASE]: the release to fetch; ModelsError with --fetch-models (two repositories
+    would share one --repo)."""
+    from fabricgen.validate.models import ModelsError
+
+    if fetch_release is not None:
+        raise ModelsError("--fetch-gcu and --fetch-models each take their own --repo: run them one at a time")
+    return _fetch_release(fetch_gcu_release, sonic_release)
+
+
+def _fetch_gcu(release: str, repo: str | None, buildimage_repo: str | None, paths: tuple[Path, ...]) -> None:
+    """validate --fetch-gcu: fill the cache's sonic-gcu/ for ``release``; nothing is validated."""
+    from fabricgen.validate.gcu import describe, fetch_gcu, gcu_cache_root
+    from fabricgen.validate.models import ModelsError
+
+    if paths:
+        raise ModelsError("--fetch-gcu only fills the cache; validate in a second run, without it")
+    click.echo(f"fetching SONiC's {release} generic_config_updater and sonic_yang ...", err=True)
+    try:
+        result = fetch_gcu(release, repo, buildimage_repo)
+    except OSError as exc:
+        fail(f"cannot write the SONiC GCU cache {gcu_cache_root()}: {exc}", EXIT_OUTPUT)
+    click.echo("\n".join(describe(result)))
 
 
 def _fetch_models(release: str, repo: str | None, paths: tuple[Path, ...]) -> None:

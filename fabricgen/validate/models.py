@@ -294,18 +294,19 @@ def _warn(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def _writable_cache_root() -> Path:
-    """The models cache's folder, made private when absent; ModelsError when it, or fabricgen's cache folder
-    above it, is not the user's alone (a fetch would put models where others could change them)."""
-    root = cache_root()
+def _writable_cache_root(root: Path | None = None, what: str = "models") -> Path:
+    """The cache folder ``root`` (default: the models'), made private when absent; ModelsError when it, or
+    fabricgen's cache folder above it, is not the user's alone (a fetch would put ``what`` where others could
+    change it). validate/gcu.py fills its own folder under the same rules."""
+    root = root or cache_root()
     for folder, follow in ((root.parent, True), (root, False)):
         reason = _untrusted(folder, follow)
         if reason is not None:
-            raise ModelsError(f"the models cache {folder} is {reason}; refusing to fetch into it (others could "
-                              "change the models). Fix: make it yours and writable by you only (chown, chmod "
+            raise ModelsError(f"the {what} cache {folder} is {reason}; refusing to fetch into it (others could "
+                              f"change the {what}). Fix: make it yours and writable by you only (chown, chmod "
                               "go-w), or point FABRICGEN_CACHE_DIR at a folder of your own")
     if not private_folder(root.parent):  # parsecache: made 0700 when only readable by others
-        raise ModelsError(f"the models cache {root.parent} is not a folder of yours; point FABRICGEN_CACHE_DIR "
+        raise ModelsError(f"the {what} cache {root.parent} is not a folder of yours; point FABRICGEN_CACHE_DIR "
                           "at a folder of your own")
     root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     root.mkdir(mode=0o700, exist_ok=True)
@@ -390,8 +391,9 @@ def _fetch_into(work: Path, remote: Remote, release: str, timeout: float, shown:
     return commit, modules
 
 
-def _sparse_checkout(remote: Remote, ref: str, checkout: Path, timeout: float) -> tuple[str, str]:
-    """Check out only the models' two folders of ``ref``; (commit, commit date) checked out."""
+def _sparse_checkout(remote: Remote, ref: str, checkout: Path, timeout: float,
+                     paths: Sequence[str] = (MODELS_PATH, TEMPLATES_PATH)) -> tuple[str, str]:
+    """Check out only the folders ``paths`` of ``ref`` (default: the models' two); (commit, commit date)."""
     def git(*args: str) -> str:
         return run_git(args, remote, timeout)
 
@@ -399,7 +401,7 @@ def _sparse_checkout(remote: Remote, ref: str, checkout: Path, timeout: float) -
     # (which could hold links to files outside it).
     git("clone", "--quiet", "--no-local", "--depth", "1", "--filter=blob:none", "--no-checkout", "--single-branch",
         "--branch", ref, "--", remote.url, str(checkout))
-    git("-C", str(checkout), "sparse-checkout", "set", "--cone", MODELS_PATH, TEMPLATES_PATH)
+    git("-C", str(checkout), "sparse-checkout", "set", "--cone", *paths)
     git("-C", str(checkout), "checkout", "--quiet")
     return git("-C", str(checkout), "rev-parse", "HEAD"), git("-C", str(checkout), "log", "-1", "--format=%cI")
 
