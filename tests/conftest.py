@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from fabricgen.load.fabric import FabricInput, load
+from fabricgen.load.parsecache import cache_folder
 from fabricgen.models.device import Fabric
 from fabricgen.resolve import resolve
+from fabricgen.resolve.headroom import DEFAULT_SONIC_RELEASE
 
 if TYPE_CHECKING:  # imported where used: libyang may be absent
     from fabricgen.validate.sonic_yang import SonicYangValidator
@@ -72,11 +74,34 @@ def shared_path(name: str) -> Path:
 
 
 def shared_absent(name: str) -> str | None:
-    """Why the shared data `name` cannot be read (then its tests skip), or None when it is there."""
+    """Why the shared data `name` cannot be read (then its tests skip), or None when it is there. SONiC's GCU may
+    come from the user's cache instead (`fabricgen validate --fetch-gcu`, `--fetch-models`: fetched_gcu_absent)."""
     data = SHARED_DATA[name]
     if next(shared_path(name).glob(data.holds), None) is None:
-        return f"needs {data.what}: no {data.holds} in {shared_path(name)} (a fresh clone has no ../shared/)"
+        reason = f"needs {data.what}: no {data.holds} in {shared_path(name)} (a fresh clone has no ../shared/)"
+        if name != "sonic-gcu":
+            return reason
+        fetched = fetched_gcu_absent(DEFAULT_SONIC_RELEASE)
+        return None if fetched is None else f"{reason}, and {fetched}"
     return None
+
+
+# The user's cache folder, remembered before pytest_configure points FABRICGEN_CACHE_DIR at a throw-away one: the
+# SONiC lab target reads GCU and the release models fetched there (tests/targets/sonic_gcu.py, LAB_CACHE_VAR).
+LAB_CACHE_VAR = "FABRICGEN_LAB_CACHE_DIR"
+
+
+def fetched_gcu_absent(release: str) -> str | None:
+    """Why GCU of ``release`` and its models are not in the user's cache (naming both fetch commands), or None."""
+    from fabricgen.validate.gcu import cached_gcu, fetch_gcu_command, gcu_cache_root
+    from fabricgen.validate.models import MODELS_FOLDER, fetch_command
+
+    cache = Path(os.environ.get(LAB_CACHE_VAR) or cache_folder())
+    models = cache / "sonic-yang" / release / MODELS_FOLDER
+    if cached_gcu(release, cache) is not None and any(models.glob("*.yang")):
+        return None
+    return (f"none fetched into {gcu_cache_root(cache)} and {models}: `{fetch_gcu_command(release)}` and "
+            f"`{fetch_command(release)}` fetch them")
 
 
 def require_shared(*names: str) -> None:
@@ -187,7 +212,9 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "SHARED_DATA); skipped without it, failed under FABRICGEN_REQUIRE_SHARED=1")
     config.addinivalue_line("markers", f"slow_lab(why): a slow lab case (SONiC's real patch sorter, the whole fabric); "
                                        f"skipped unless {SLOW_LAB}=1, run by .ci/run's second step")
-    # Keep the YAML parse cache of this test run out of the user's ~/.cache.
+    # Keep the YAML parse cache of this test run out of the user's ~/.cache (but let the lab find what the user
+    # fetched there: LAB_CACHE_VAR).
+    os.environ.setdefault(LAB_CACHE_VAR, str(cache_folder()))
     if "FABRICGEN_CACHE_DIR" not in os.environ:
         os.environ["FABRICGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabricgen-test-cache-")
 

@@ -4,7 +4,12 @@ The SONiC lab target (tests/targets/sonic.py) answers ``config apply-patch``/``r
 ``rollback`` by calling this module, which imports sonic-utilities' GCU of the switch's release from
 ``../shared/sonic-gcu/sonic-utilities-<release>`` (PYTHONPATH; never copied) and SONiC's ``sonic_yang`` from
 ``../shared/sonic-gcu/sonic-yang-mgmt-master``, with the release's YANG models from
-``../shared/sonic-yang/releases/<release>/models``. CONFIG_DB and STATE_DB are databases 4 and 6 of a real
+``../shared/sonic-yang/releases/<release>/models``. Without ``../shared/sonic-gcu`` (a fresh clone) the same
+layout is read from fabricgen's cache (:func:`locate`): ``<cache>/sonic-gcu/``, which ``fabricgen validate
+--fetch-gcu <release>`` fills, and ``<cache>/sonic-yang/<release>/models``, which ``--fetch-models <release>``
+fills. ``<cache>`` is the user's (``$FABRICGEN_LAB_CACHE_DIR``, which tests/conftest.py sets to the cache
+folder the run started with before it points FABRICGEN_CACHE_DIR at a throw-away one). CONFIG_DB and
+STATE_DB are databases 4 and 6 of a real
 ``redis-server`` (Debian's), as on a switch (sonic-swss-common ``common/database_config.json``).
 
 GCU imports pieces that exist only inside a SONiC image. These are the adapters, each the thinnest stand-in for
@@ -42,16 +47,85 @@ import sys
 import time
 import types
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import redis
 
+from fabricgen.load.parsecache import cache_folder
+from fabricgen.validate.gcu import cached_gcu, fetch_gcu_command, gcu_cache_root
+from fabricgen.validate.models import fetch_command
+
 SHARED = Path(__file__).resolve().parents[3] / "shared"
-GCU_ROOT = SHARED / "sonic-gcu"
-SONIC_YANG_MGMT = GCU_ROOT / "sonic-yang-mgmt-master"
-MODEL_RELEASES = SHARED / "sonic-yang" / "releases"
 RELEASES = ("202411", "202505", "202511")
+LAB_CACHE_VAR = "FABRICGEN_LAB_CACHE_DIR"  # the user's cache folder, where --fetch-gcu/--fetch-models put things
+_RELEASE_FOLDER = re.compile(r"\d{6}")  # a release's models folder (not a fetch's .fetch-* work folder)
+
+
+@dataclass(frozen=True)
+class GcuPaths:
+    """What the lab puts on sys.path for one release: sonic-utilities' folder and sonic-yang-mgmt's."""
+
+    utilities: Path
+    yang_mgmt: Path
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where GCU and the release models are read from: ``../shared`` (``cache`` None), else the cache."""
+
+    shared: Path
+    gcu_root: Path  # holds sonic-utilities-<release>/ and sonic-yang-mgmt-master/
+    model_releases: Path  # holds <release>/models/
+    cache: Path | None
+
+    def code(self, release: str) -> GcuPaths:
+        return GcuPaths(self.gcu_root / f"sonic-utilities-{release}", self.gcu_root / "sonic-yang-mgmt-master")
+
+    def models_for(self, release: str) -> Path:
+        """The release's YANG models, or the closest older release's when there is none for it."""
+        older = sorted(path.name for path in self.model_releases.iterdir()
+                       if _RELEASE_FOLDER.fullmatch(path.name) and path.name <= release) \
+            if self.model_releases.is_dir() else []
+        return self.model_releases / (older[-1] if older else release) / "models"
+
+    def missing(self, release: str) -> str | None:
+        """Why GCU of ``release`` or its models cannot be read from here (naming the fetch commands), or None."""
+        fetch = (f"fetch it with `{fetch_gcu_command(release)}` and the release's YANG models with "
+                 f"`{fetch_command(release)}`")
+        if self.cache is None:
+            for path in (self.code(release).utilities / "generic_config_updater", self.code(release).yang_mgmt):
+                if not path.is_dir():
+                    return f"{path} is absent: SONiC's generic_config_updater runs the SONiC target; {fetch}"
+        else:
+            warnings: list[str] = []
+            if cached_gcu(release, self.cache, warnings.append) is None:
+                return warnings[0] if warnings else (
+                    f"SONiC's generic_config_updater of {release} is neither in {self.shared / 'sonic-gcu'} (a "
+                    f"fresh clone has no ../shared/) nor in {self.gcu_root}: {fetch}")
+        if not any(self.models_for(release).glob("*.yang")):
+            return f"no SONiC YANG models in {self.models_for(release)}: fetch them with `{fetch_command(release)}`"
+        return None
+
+
+def lab_cache() -> Path:
+    """The cache folder the lab reads fetched GCU and models from (module docstring)."""
+    return Path(os.environ.get(LAB_CACHE_VAR) or cache_folder())
+
+
+def locate(shared: Path = SHARED, cache: Path | None = None) -> Located:
+    """``shared``/sonic-gcu when it is there (CI's), else the cache (``cache``, default :func:`lab_cache`)."""
+    if (shared / "sonic-gcu").is_dir():
+        return Located(shared, shared / "sonic-gcu", shared / "sonic-yang" / "releases", None)
+    cache = cache or lab_cache()
+    return Located(shared, gcu_cache_root(cache), cache / "sonic-yang", cache)
+
+
+LOCATED = locate()
+GCU_ROOT = LOCATED.gcu_root
+SONIC_YANG_MGMT = LOCATED.code(RELEASES[0]).yang_mgmt
+MODEL_RELEASES = LOCATED.model_releases
 CONFIG_DB, STATE_DB = 4, 6  # sonic-swss-common common/database_config.json
 DATABASES = {"CONFIG_DB": CONFIG_DB, "STATE_DB": STATE_DB}
 SOCKET_VAR = "SONIC_REDIS_SOCKET"
@@ -61,11 +135,9 @@ SYSLOG_VAR = "SONIC_SYSLOG"
 
 def unavailable(release: str = RELEASES[0]) -> str | None:
     """Why SONiC's GCU of ``release`` cannot run here (then tests skip, or fail under FABRICGEN_REQUIRE_SHARED)."""
-    for path in (GCU_ROOT / f"sonic-utilities-{release}" / "generic_config_updater", SONIC_YANG_MGMT):
-        if not path.is_dir():
-            return f"{path} is absent: SONiC's generic_config_updater (../shared/sonic-gcu) runs the SONiC target"
-    if not any(models_for(release).glob("*.yang")):
-        return f"no SONiC YANG models in {models_for(release)}"
+    reason = LOCATED.missing(release)
+    if reason is not None:
+        return reason
     try:
         import libyang  # noqa: F401
     except ImportError as exc:
@@ -74,10 +146,8 @@ def unavailable(release: str = RELEASES[0]) -> str | None:
 
 
 def models_for(release: str) -> Path:
-    """The release's YANG models, or the closest older release's when ../shared has none for it."""
-    older = sorted(path.name for path in MODEL_RELEASES.iterdir() if path.name <= release) \
-        if MODEL_RELEASES.is_dir() else []
-    return MODEL_RELEASES / (older[-1] if older else release) / "models"
+    """The release's YANG models, or the closest older release's when there is none for it."""
+    return LOCATED.models_for(release)
 
 
 # --- CONFIG_DB in Redis (swss-common's key layout) ---------------------------------------------------------
