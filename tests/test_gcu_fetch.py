@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from test_validate_models import git
 
+import conftest
 from conftest import ROOT
 
 # The target module, as the lab loads it (tests/targets/ is test infrastructure, not a package of its own).
@@ -191,3 +192,35 @@ def test_an_edited_cached_file_is_not_used(utilities: Path, buildimage: Path, ca
     reason = sonic_gcu.locate(shared=tmp_path / "no-shared", cache=cache).missing(RELEASE)
     assert reason is not None
     assert "differ from what was fetched" in reason
+
+
+# --- tests/conftest.py: requires_shared("sonic-gcu") accepts the fetched code -----------------------------------
+
+@pytest.fixture
+def no_shared(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cache: Path) -> None:
+    """A fresh clone (no ../shared/) whose user's cache is ``cache``."""
+    monkeypatch.setattr(conftest, "SHARED", tmp_path / "no-shared")
+    monkeypatch.setenv(conftest.LAB_CACHE_VAR, str(cache))
+    monkeypatch.delenv(conftest.REQUIRE_SHARED, raising=False)
+
+
+@pytest.mark.usefixtures("no_shared")
+def test_without_shared_or_cache_the_skip_reason_names_both_fetch_commands(cache: Path) -> None:
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        conftest.require_shared("sonic-gcu")
+    reason = str(skipped.value.msg)
+    assert reason.startswith("needs SONiC's generic_config_updater, one copy per release: no ")
+    assert reason.endswith(
+        f"none fetched into {cache}/sonic-gcu and {cache}/sonic-yang/202411/models: "
+        "`fabricgen validate --fetch-gcu 202411` and `fabricgen validate --fetch-models 202411` fetch them")
+
+
+@pytest.mark.usefixtures("no_shared")
+def test_with_gcu_and_models_fetched_the_shared_data_is_there(utilities: Path, buildimage: Path,
+                                                              cache: Path) -> None:
+    assert fetch(cache, "--repo", str(utilities), "--buildimage-repo", str(buildimage)).returncode == 0
+    assert conftest.shared_absent("sonic-gcu") is not None  # the code alone: no models yet
+    models = cache / "sonic-yang" / RELEASE / "models"
+    models.mkdir(parents=True)
+    (models / "sonic-port.yang").write_text("module sonic-port {}\n")
+    assert conftest.shared_absent("sonic-gcu") is None

@@ -53,8 +53,10 @@ def test_the_readme_names_every_test_that_reads_shared_data() -> None:
 
 @pytest.fixture
 def nothing_beside(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The checkout as a fresh clone has it: no ../shared/."""
+    """The checkout as a fresh clone has it: no ../shared/, and nothing fetched into the cache (conftest's
+    LAB_CACHE_VAR names the user's, where `fabricgen validate --fetch-gcu` may have put SONiC's GCU)."""
     monkeypatch.setattr(conftest, "SHARED", tmp_path / "shared")
+    monkeypatch.setenv(conftest.LAB_CACHE_VAR, str(tmp_path / "cache"))
     monkeypatch.delenv(REQUIRE_SHARED, raising=False)
 
 
