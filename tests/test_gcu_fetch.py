@@ -224,3 +224,16 @@ def test_with_gcu_and_models_fetched_the_shared_data_is_there(utilities: Path, b
     models.mkdir(parents=True)
     (models / "sonic-port.yang").write_text("module sonic-port {}\n")
     assert conftest.shared_absent("sonic-gcu") is None
+
+
+def test_a_repository_holding_its_own_source_file_is_refused_in_one_line(
+        utilities: Path, buildimage: Path, cache: Path) -> None:
+    (buildimage / "src" / "sonic-yang-mgmt" / "SOURCE").write_text("forged\n")
+    git(buildimage, "add", "-A")
+    git(buildimage, "commit", "--quiet", "-m", "a SOURCE of its own")
+    done = fetch(cache, "--repo", str(utilities), "--buildimage-repo", str(buildimage))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"error: {buildimage} master: SOURCE is in the fetched folders, where the fetch writes its own record; "
+        "check the repository (--repo, --buildimage-repo)")
+    assert not (cache / "sonic-gcu" / "sonic-yang-mgmt-master").exists()

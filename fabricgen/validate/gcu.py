@@ -181,6 +181,10 @@ def _copy_folder(checkout: Path, folder: str, destination: Path, where: str) -> 
 
 def _write_sources(staged: Path, entry: _Entry, commit: str) -> None:
     """SOURCE as ../shared/sonic-gcu's (one line, for people) and source.json with the digest (for trust)."""
+    for name in (SOURCE_TEXT, SOURCE_JSON):
+        if (staged / name).exists():  # sonic-net's folders have neither; a mirror that does is not theirs
+            raise ModelsError(f"{entry.shown} {entry.ref}: {name} is in the fetched folders, where the fetch writes "
+                              "its own record; check the repository (--repo, --buildimage-repo)")
     folders = ", ".join(f"{path}/" for path in entry.paths)
     _write_new(staged / SOURCE_TEXT, f"{entry.shown} branch {entry.ref} commit {commit} ({folders})\n".encode())
     source = {"repository": entry.shown, "ref": entry.ref, "commit": commit, "paths": list(entry.paths),
