@@ -71,6 +71,10 @@ SSHD = Path("/usr/sbin/sshd")
 NICS = ("ens1f0np0", "ens2f0np0")
 # Inside a host: where the NIC models keep their state, and the fake /sys and configfs trees.
 HOST_LAB_DIR = "/run/fabricgen-lab"
+# The user's fabricgen cache folder, which tests/conftest.py sets before it points FABRICGEN_CACHE_DIR at a throw-away
+# one: a switch target reads SONiC's GCU and models fetched there (tests/targets/sonic_gcu.py), so its sessions get
+# it and a private /tmp does not hide it.
+LAB_CACHE_VAR = "FABRICGEN_LAB_CACHE_DIR"
 OVERLAYS = {"etc": "/etc", "usr_local": "/usr/local", "var_lib": "/var/lib", "root": "/root"}
 DISK_FILLER = ".lab-disk-filler"
 WAIT_S = 10.0
@@ -140,6 +144,8 @@ class LabHost:
                self.kind.state_var: f"{HOST_LAB_DIR}/nic-state", self.kind.log_var: f"{HOST_LAB_DIR}/tool-calls.jsonl"}
         if self.kind is LINUX_DCB:
             env["FABRICGEN_CONFIGFS"] = f"{HOST_LAB_DIR}/configfs"
+        if self.kind.target and os.environ.get(LAB_CACHE_VAR):  # the SONiC target's fetched GCU and models
+            env[LAB_CACHE_VAR] = os.environ[LAB_CACHE_VAR]
         return env
 
 
@@ -436,6 +442,8 @@ def hidden_by_private_mounts() -> list[tuple[Path, Path]]:
     is), outermost only."""
     private = (Path("/tmp"), Path("/run"))
     trees = {ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, ROOT.parent / "shared"}
+    if os.environ.get(LAB_CACHE_VAR):  # where `fabricgen validate --fetch-gcu` put SONiC's GCU, when no ../shared
+        trees.add(Path(os.environ[LAB_CACHE_VAR]))
     hidden = {tree for tree in trees if tree.exists() and any(mount in tree.parents for mount in private)}
     outermost = sorted(tree for tree in hidden if not any(other in tree.parents for other in hidden))
     return [(tree, tree.resolve()) for tree in outermost]

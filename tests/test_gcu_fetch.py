@@ -9,6 +9,7 @@ sonic-buildimage (master: ``src/sonic-yang-mgmt`` and a folder GCU does not need
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from test_validate_models import git
 
 import conftest
+import lab
 from conftest import ROOT
 
 # The target module, as the lab loads it (tests/targets/ is test infrastructure, not a package of its own).
@@ -237,3 +239,10 @@ def test_a_repository_holding_its_own_source_file_is_refused_in_one_line(
         f"error: {buildimage} master: SOURCE is in the fetched folders, where the fetch writes its own record; "
         "check the repository (--repo, --buildimage-repo)")
     assert not (cache / "sonic-gcu" / "sonic-yang-mgmt-master").exists()
+
+
+def test_the_lab_passes_the_users_cache_folder_to_the_switch_targets() -> None:
+    """One variable name for conftest (sets it), the lab (hands it to a target's SSH sessions) and the target."""
+    assert conftest.LAB_CACHE_VAR == lab.LAB_CACHE_VAR == sonic_gcu.LAB_CACHE_VAR
+    switch = lab.plan_hosts("t", ipaddress.IPv4Network("10.0.0.0/24"), 1, ["sonic"])["t-h1"]
+    assert switch.session_env()[lab.LAB_CACHE_VAR] == os.environ[conftest.LAB_CACHE_VAR]
