@@ -53,9 +53,13 @@ def validate(paths: tuple[Path, ...], sonic_release: str | None, models: Path | 
       fabricgen validate --models ./sonic-yang-models out/
       fabricgen validate --fetch-gcu 202411      # the lab's SONiC target: SONiC's own GCU code
 
-    Needs the `yang` extra: pip install 'fabricgen[yang]' (and Debian's libyang2-dev); --fetch-models needs
-    git. Exit status: 0 all valid, 1 some file invalid, 2 usage error or models missing or not fetched, 3 the
-    cache could not be written.
+    --fetch-gcu fills ~/.cache/fabricgen/sonic-gcu/ for the test lab's SONiC switch (laid out as
+    ../shared/sonic-gcu/; fabricgen itself never runs that code), which reads it when ../shared/sonic-gcu is
+    absent.
+
+    Needs the `yang` extra: pip install 'fabricgen[yang]' (and Debian's libyang2-dev); --fetch-models and
+    --fetch-gcu need git. Exit status: 0 all valid, 1 some file invalid, 2 usage error or models missing or
+    not fetched, 3 the cache could not be written.
     """
     from fabricgen.validate.models import ModelsError
 
