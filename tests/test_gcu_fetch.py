@@ -246,3 +246,24 @@ def test_the_lab_passes_the_users_cache_folder_to_the_switch_targets() -> None:
     assert conftest.LAB_CACHE_VAR == lab.LAB_CACHE_VAR == sonic_gcu.LAB_CACHE_VAR
     switch = lab.plan_hosts("t", ipaddress.IPv4Network("10.0.0.0/24"), 1, ["sonic"])["t-h1"]
     assert switch.session_env()[lab.LAB_CACHE_VAR] == os.environ[conftest.LAB_CACHE_VAR]
+
+
+# --- usage: one line naming what and the fix ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--buildimage-repo", "x"], "error: --buildimage-repo only goes with --fetch-gcu (--repo names "
+                                 "sonic-buildimage for --fetch-models)"),
+    (["--fetch-gcu", "--fetch-models"], "error: --fetch-gcu and --fetch-models each take their own --repo: run "
+                                        "them one at a time"),
+    (["--fetch-gcu", "202411", "out"], "error: --fetch-gcu only fills the cache; validate in a second run, "
+                                       "without it"),
+    (["--fetch-gcu", "2024-11"], "error: '2024-11' is not a SONiC release: name its branch, e.g. 202411 "
+                                 "(or master)"),
+])
+def test_a_misused_option_is_one_line_naming_the_fix(args: list[str], message: str, tmp_path: Path,
+                                                      cache: Path) -> None:
+    (tmp_path / "out").mkdir()
+    done = subprocess.run([str(FABRICGEN), "validate", *args], capture_output=True, text=True, check=False,
+                          timeout=120, cwd=tmp_path, env={**os.environ, "FABRICGEN_CACHE_DIR": str(cache)})
+    assert (done.returncode, done.stderr.strip()) == (2, message)
+    assert not (cache / "sonic-gcu").exists()

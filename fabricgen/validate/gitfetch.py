@@ -180,7 +180,8 @@ def run_git(args: Sequence[str], remote: Remote, timeout: float) -> str:
                                    env=remote.environment(), start_new_session=True,
                                    preexec_fn=die_with_parent)
     except FileNotFoundError as exc:
-        raise GitError("fetching SONiC YANG models needs git (e.g. apt-get install git)") from exc
+        raise GitError("fetching from a repository (--fetch-models, --fetch-gcu) needs git "
+                       "(e.g. apt-get install git)") from exc
     out, err = _wait(process, timeout, f"git {verb}")
     if process.returncode != 0:
         reason = next((line for line in reversed(err.splitlines()) if line.strip()), f"exit {process.returncode}")
