@@ -239,6 +239,7 @@ def test_a_repository_holding_its_own_source_file_is_refused_in_one_line(
         f"error: {buildimage} master: SOURCE is in the fetched folders, where the fetch writes its own record; "
         "check the repository (--repo, --buildimage-repo)")
     assert not (cache / "sonic-gcu" / "sonic-yang-mgmt-master").exists()
+    assert not (cache / "sonic-gcu" / "sonic-utilities-202411").exists()  # staged, never installed alone
 
 
 def test_the_lab_passes_the_users_cache_folder_to_the_switch_targets() -> None:

@@ -13,14 +13,16 @@ fetches the YANG models, with ``fabricgen validate --fetch-gcu RELEASE``. It lan
 - in each, ``SOURCE`` (one line: repository URL without credentials, branch, commit, folders kept) and
   ``source.json`` (the same, plus a digest of every file, so that a planted or edited file is noticed).
 
-Each entry is built in a work folder beside it and renamed into place (models.py's ``_work_folder`` and
-``_install``), so no reader sees a half-filled one; a second fetch replaces it whole. git runs under
+Each entry is built in a work folder beside it (models.py's ``_work_folder``) and, once both are built and
+checked, each is renamed into place (``_install``), so no reader sees a half-filled one, a refused or
+interrupted fetch installs neither, and a second fetch replaces each whole. git runs under
 gitfetch.py's limits (protocol allow-list, credentials through a helper, time limit, process-group kill), and a
 symbolic link leading out of the checkout refuses the fetch, as for the models.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -127,11 +129,16 @@ def fetch_gcu(release: str, repository: str | None = None, buildimage: str | Non
                        buildimage or os.environ.get(ENV_REPOSITORY) or DEFAULT_REPOSITORY)
     root = _writable_cache_root(gcu_cache_root(), "SONiC GCU")
     try:
-        with terminate_raises():
-            done = tuple(_fetch_entry(root, entry, timeout) for entry in entries)
+        # Both entries are staged before either is installed: a refused or interrupted fetch changes nothing.
+        with terminate_raises(), contextlib.ExitStack() as works:
+            staged = [(entry, works.enter_context(_work_folder(root, entry.name))) for entry in entries]
+            done = tuple(_stage_entry(work, entry, timeout) for entry, work in staged)
+            for entry, work in staged:
+                _install(work / entry.name, root / entry.name, work / "previous")
     except GitError as exc:
         raise ModelsError(str(exc)) from None
-    return GcuFetchResult(release, done)
+    return GcuFetchResult(release, tuple((root / entry.name, entry.shown, commit)
+                                         for entry, commit in zip(entries, done, strict=True)))
 
 
 def _entries(release: str, utilities: str, buildimage: str) -> tuple[_Entry, _Entry]:
@@ -146,20 +153,18 @@ def _entries(release: str, utilities: str, buildimage: str) -> tuple[_Entry, _En
                    ((YANG_MGMT_PATH, ""),)))
 
 
-def _fetch_entry(root: Path, entry: _Entry, timeout: float) -> tuple[Path, str, str]:
-    """Check out, check, stage and install one entry; (its folder, repository, commit)."""
-    with _work_folder(root, entry.name) as work:
-        checkout = work / "checkout"
-        commit, _ = _sparse_checkout(entry.remote, entry.ref, checkout, timeout, entry.paths)
-        where = f"{entry.shown} {entry.ref}"
-        _refuse_links(checkout, entry.paths, where)
-        staged = work / entry.name
-        staged.mkdir(mode=0o755)  # modes set here, not left to the umask: a group-writable entry is not trusted
-        for source, destination in entry.copies:
-            _copy_folder(checkout, source, staged / destination, where)
-        _write_sources(staged, entry, commit)
-        _install(staged, root / entry.name, work / "previous")
-    return root / entry.name, entry.shown, commit
+def _stage_entry(work: Path, entry: _Entry, timeout: float) -> str:
+    """Check out and check one entry, and stage it as ``work/<name>``; the commit it came from."""
+    checkout = work / "checkout"
+    commit, _ = _sparse_checkout(entry.remote, entry.ref, checkout, timeout, entry.paths)
+    where = f"{entry.shown} {entry.ref}"
+    _refuse_links(checkout, entry.paths, where)
+    staged = work / entry.name
+    staged.mkdir(mode=0o755)  # modes set here, not left to the umask: a group-writable entry is not trusted
+    for source, destination in entry.copies:
+        _copy_folder(checkout, source, staged / destination, where)
+    _write_sources(staged, entry, commit)
+    return commit
 
 
 def _copy_folder(checkout: Path, folder: str, destination: Path, where: str) -> None:
