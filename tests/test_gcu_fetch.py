@@ -268,3 +268,14 @@ def test_a_misused_option_is_one_line_naming_the_fix(args: list[str], message: s
                           timeout=120, cwd=tmp_path, env={**os.environ, "FABRICGEN_CACHE_DIR": str(cache)})
     assert (done.returncode, done.stderr.strip()) == (2, message)
     assert not (cache / "sonic-gcu").exists()
+
+
+def test_a_cached_file_others_can_write_is_not_used(utilities: Path, buildimage: Path, cache: Path,
+                                                    tmp_path: Path) -> None:
+    assert fetch(cache, "--repo", str(utilities), "--buildimage-repo", str(buildimage)).returncode == 0
+    writable = cache / "sonic-gcu" / "sonic-yang-mgmt-master" / "sonic_yang.py"
+    writable.chmod(0o666)
+    reason = sonic_gcu.locate(shared=tmp_path / "no-shared", cache=cache).missing(RELEASE)
+    assert reason is not None
+    assert reason.startswith(f"warning: ignoring SONiC's GCU in {writable.parent}: {writable} is writable by ")
+    assert reason.endswith("then `fabricgen validate --fetch-gcu 202411`")
