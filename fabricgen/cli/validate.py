@@ -53,9 +53,9 @@ def validate(paths: tuple[Path, ...], sonic_release: str | None, models: Path | 
       fabricgen validate --models ./sonic-yang-models out/
       fabricgen validate --fetch-gcu 202411      # the lab's SONiC target: SONiC's own GCU code
 
-    --fetch-gcu fills ~/.cache/fabricgen/sonic-gcu/ for the test lab's SONiC switch (laid out as
-    ../shared/sonic-gcu/; fabricgen itself never runs that code), which reads it when ../shared/sonic-gcu is
-    absent.
+    --fetch-gcu fills ~/.cache/fabricgen/sonic-gcu/ with sonic-utilities' generic_config_updater
+    (sonic-net/sonic-utilities, the release branch) and sonic_yang (sonic-net/sonic-buildimage
+    src/sonic-yang-mgmt) for the test lab's SONiC switch; fabricgen itself never runs that code.
 
     Needs the `yang` extra: pip install 'fabricgen[yang]' (and Debian's libyang2-dev); --fetch-models and
     --fetch-gcu need git. Exit status: 0 all valid, 1 some file invalid, 2 usage error or models missing or

@@ -4,7 +4,7 @@ The lab's SONiC switch (tests/targets/sonic_gcu.py) runs sonic-utilities' ``gene
 switch's release, with ``sonic_yang`` from sonic-buildimage ``src/sonic-yang-mgmt``. That is sonic-net's
 Apache-2.0 code: it is never copied into the project, so a user fetches it as ``validate --fetch-models``
 fetches the YANG models, with ``fabricgen validate --fetch-gcu RELEASE``. It lands in ``<cache>/sonic-gcu/``
-(``<cache>`` as for the models: models.py ``cache_folder``), laid out as ``../shared/sonic-gcu/`` is:
+(``<cache>`` as for the models: models.py ``cache_folder``), one folder per repository and ref:
 
 - ``sonic-utilities-<release>/``: ``generic_config_updater/`` and ``utilities_common/`` of sonic-utilities at
   the release branch (only those two folders: GCU imports nothing else of the repository);
@@ -185,7 +185,7 @@ def _copy_folder(checkout: Path, folder: str, destination: Path, where: str) -> 
 
 
 def _write_sources(staged: Path, entry: _Entry, commit: str) -> None:
-    """SOURCE as ../shared/sonic-gcu's (one line, for people) and source.json with the digest (for trust)."""
+    """SOURCE (one line: repository, branch, commit; for people) and source.json with the digest (for trust)."""
     for name in (SOURCE_TEXT, SOURCE_JSON):
         if (staged / name).exists():  # sonic-net's folders have neither; a mirror that does is not theirs
             raise ModelsError(f"{entry.shown} {entry.ref}: {name} is in the fetched folders, where the fetch writes "
