@@ -10,10 +10,13 @@ sub-interface rows carry no fabric port of their own):
   rows per interface (one per block of the CLI's error table); each field appears in one of them.
 
 Field names as NX-OS prints them in the NX-API responses recorded in greenpau/go-cisco-nx-api's test assets,
-which tests/test_observe_parsers.py reads. What NX-OS also has for RoCE — per-CoS PFC pause frames (`show
-interface priority-flow-control`), per-QoS-group drops and ECN marks (`show queuing interface`), the PFC
-watchdog (`show queuing pfc-queue`), FEC codeword counters — is not read: no recorded NX-API JSON of those
-commands was found among public sources to check their field names against (docs/observe.md).
+which tests/test_observe_parsers.py reads. What NX-OS also has for RoCE is not read: PFC pause frames (`show
+interface priority-flow-control`; per CoS in `show queuing interface`, its TABLE_pfc_stats), drops and ECN marks
+per QoS group (`show queuing interface`, TABLE_qosgrp_egress_stats), the PFC watchdog's shutdowns, restores and
+drops per QoS group (`show queuing pfc-queue detail`), `show hardware internal buffer info pkt-stats`, FEC
+codeword counters. Cisco's Nexus 9000 NX-OS show-command reference (release 9.3(x)) gives the JSON schema of the
+`show queuing` commands, but no recorded output of any of these commands — from a device or published by Cisco —
+was found among public sources to test a parser against (docs/observe.md).
 """
 
 from __future__ import annotations
