@@ -6,8 +6,9 @@ import pytest
 
 import fabricgen.platforms.eos.read as reader
 from fabricgen.api import render_device
+from fabricgen.lint import lint
 from fabricgen.lint.rules.drift import differences
-from fabricgen.models.device import Fabric, MgmtModel, PortModel
+from fabricgen.models.device import DeviceModel, Fabric, MgmtModel, PortModel
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.eos.render import natural_key, queue_keyword, seconds, speed_keyword
 
@@ -200,3 +201,55 @@ def test_a_port_on_a_profile_without_the_watchdog_has_none(example_fabric: Fabri
 def test_vlan_ranges_print_as_eos_does() -> None:
     assert reader.vlan_ranges([2, 3, 4, 10, 12, 13]) == "2-4,10,12-13"
     assert reader.vlan_ranges(list(range(2, 4095))) == "2-4094"
+
+
+# The default DSCP-to-traffic-class map of the Arista EOS User Manual, chapter "Quality of Service"
+# (https://www.arista.com/en/um-eos/eos-quality-of-service), the same in every platform family's section: written
+# out range by range here, so the test checks the reader against the table and not against its own formula.
+EOS_MANUAL_DEFAULT_DSCP_TC = {range(0, 8): 1, range(8, 16): 0, range(16, 24): 2, range(24, 32): 3,
+                              range(32, 40): 4, range(40, 48): 5, range(48, 56): 6, range(56, 64): 7}
+
+
+def _without_dscp_map(example_fabric: Fabric, *extra: str) -> tuple[Fabric, DeviceModel]:
+    """The example fabric with spine1 read back from its eos.cfg without any `qos map dscp` line (``extra`` lines
+    added at the top of the config instead)."""
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"]
+    kept = [line for line in text.splitlines(keepends=True) if not line.startswith("qos map dscp ")]
+    assert len(kept) < len(text.splitlines())  # the rendered config maps DSCPs, so something was taken out
+    read = reader.read(spine, {"eos.cfg": "".join(f"{line}\n!\n" for line in extra) + "".join(kept)})
+    return example_fabric.model_copy(update={"devices": {**example_fabric.devices, "spine1": read}}), read
+
+
+def _spine1_findings(fabric: Fabric, *rules: str) -> set[str]:
+    return {f"{f.rule} {f.subject}" for f in lint(fabric).findings if f.device == "spine1" and f.rule in rules}
+
+
+def test_dscps_without_a_qos_map_line_run_on_eos_default_classes(example_fabric: Fabric) -> None:
+    fabric, read = _without_dscp_map(example_fabric)
+    assert read.qos is not None
+    assert read.qos.dscp_to_tc == {dscp: tc for dscps, tc in EOS_MANUAL_DEFAULT_DSCP_TC.items() for dscp in dscps}
+    assert (read.qos.dscp_to_tc[26], read.qos.dscp_to_tc[48]) == (3, 6)  # RoCE's TC and the CNP class's
+    # So lint sees every DSCP classified, RoCE in its lossless TC 3 and CNPs in TC 6, as the rest of the fabric.
+    assert _spine1_findings(fabric, "FG-CLS-001", "FG-CLS-002", "FG-CLS-006", "FG-ECN-006") == set()
+
+
+def test_a_qos_map_line_wins_over_the_default_for_its_dscps_only(example_fabric: Fabric) -> None:
+    fabric, read = _without_dscp_map(example_fabric, "qos map dscp 26 to traffic-class 5")
+    assert read.qos is not None
+    assert (read.qos.dscp_to_tc[26], read.qos.dscp_to_tc[27], read.qos.dscp_to_tc[48]) == (5, 3, 6)
+    assert _spine1_findings(fabric, "FG-CLS-002", "FG-CLS-006") == {
+        "FG-CLS-006 spine1", *(f"FG-CLS-002 spine1:{p.name}" for p in read.ports if p.role == "fabric")}
+
+
+def test_a_model_that_leaves_dscps_out_projects_them_on_eos_defaults(example_fabric: Fabric) -> None:
+    """owned() shows what the switch does: a DSCP the model does not map has EOS's default class, as its config
+    (which has no line for it) reads back."""
+    spine = example_fabric.devices["spine1"]
+    assert spine.qos is not None
+    partial = spine.model_copy(update={"qos": spine.qos.model_copy(update={"dscp_to_tc": {26: 5}})})
+    config = render_device(partial)["eos.cfg"]
+    assert [line for line in config.splitlines() if line.startswith("qos map dscp")] == \
+        ["qos map dscp 26 to traffic-class 5"]
+    assert reader.owned(reader.read(partial, {"eos.cfg": config})) == reader.owned(partial)
+    assert reader.owned(partial)["qos"]["dscp_to_tc"][0] == 1

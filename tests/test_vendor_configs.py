@@ -4,9 +4,7 @@ Each directory under tests/vendor_configs/ holds a vendor's config (its header n
 repository, the commit) for one device of a bundled example, and fixture.yaml listing every finding lint reports
 with the reason it is true. The example is rendered, that device's files are replaced by the vendor's, and the
 findings must be exactly the listed ones: an extra one is a false finding (or an unlisted true one: list it, with
-its reason); a missing one is a fault lint stopped seeing. A false finding lint still reports is listed under
-``open_false`` with why it is false: test_no_open_false_finding_is_reported stays a strict xfail, with the cause
-and the fix in its reason (shown as such in every run, never as a pass), until lint stops reporting it.
+its reason); a missing one is a fault lint stopped seeing.
 """
 
 from __future__ import annotations
@@ -53,26 +51,8 @@ def test_a_vendor_reference_config_lints_with_no_false_finding(fixture: Path, tm
     assert all(entry["why"].strip() for entry in spec["expected"]), "each expected finding says why it is true"
     for name in spec["files"]:
         assert "Source" in (fixture / name).read_text()[:2000], f"{name}: its header names where it comes from"
-    assert all(entry["why"].strip() for entry in spec.get("open_false", [])), "each open false finding says why"
     found = findings_on(fixture, spec, tmp_path)
     expected = {entry["finding"] for entry in spec["expected"]}
-    known_false = open_false(spec)
-    assert sorted(found - expected - known_false) == [], "false findings (or true ones the fixture does not list)"
+    assert sorted(found - expected) == [], "false findings (or true ones the fixture does not list)"
     assert sorted(expected - found) == [], "listed findings lint no longer reports"
-    assert sorted(known_false - found) == [], "open false findings lint no longer reports: delete them from open_false"
 
-
-def open_false(spec: dict[str, Any]) -> set[str]:
-    return {entry["finding"] for entry in spec.get("open_false", [])}
-
-
-WITH_OPEN_FALSE = [path for path in FIXTURES if open_false(yaml.safe_load((path / "fixture.yaml").read_text()))]
-
-
-@pytest.mark.parametrize("fixture", WITH_OPEN_FALSE, ids=[path.name for path in WITH_OPEN_FALSE])
-@pytest.mark.xfail(strict=True, reason="lint still reports the false findings under open_false in the fixture: "
-                   "EOS's platform default DSCP map is not known to the EOS reader; once lint stops reporting "
-                   "them, move them out of open_false and this test passes")
-def test_no_open_false_finding_is_reported(fixture: Path, tmp_path: Path) -> None:
-    spec = yaml.safe_load((fixture / "fixture.yaml").read_text())
-    assert sorted(findings_on(fixture, spec, tmp_path) & open_false(spec)) == []

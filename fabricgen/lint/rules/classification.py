@@ -15,6 +15,8 @@ from fabricgen.models.intent import CE
 def dscp_unmapped(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """A DSCP the switch's DSCP→TC map does not list falls into whatever the ASIC defaults to, usually TC 0 or 1,
     so a mis-marked flow silently changes class. SONiC's own templates list all 64 code points.
+    On `lint --configs`, a DSCP an EOS or Cumulus config leaves out reads as the class its vendor documents for
+    it (EOS's default DSCP-to-traffic-class map, Cumulus's DSCP 8n..8n+7 → switch priority n): not unmapped.
 
     Fix: map all 64 DSCPs (fabricgen renders all 64; give one intent class `dscp: default`)."""
     yield from per_port_qos(ctx, r, _unmapped_dscps, lambda d: d.qos.dscp_to_tc if d.qos else None)

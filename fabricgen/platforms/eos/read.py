@@ -36,7 +36,8 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the config
   it (a port without a profile has none). DSCP and traffic-class maps are global on EOS (``qos map``): a port
   cannot have its own;
 * ``qos``: ``trust`` (the profile's ``qos trust``; without one, DSCP, EOS's default on the routed data ports the
-  profile is made for), ``dscp_to_tc`` (``qos map dscp``), ``tc_to_queue`` of the TCs the queues use (``qos map
+  profile is made for), ``dscp_to_tc`` (all 64: ``qos map dscp``, over EOS's default DSCP-to-traffic-class
+  map for the DSCPs no such line maps, see DEFAULT_DSCP_TO_TC), ``tc_to_queue`` of the TCs the queues use (``qos map
   traffic-class``), ``lossless_priorities`` (the profile's ``no-drop`` priorities under ``priority-flow-control
   on``), the queues' index/scheduler/weight/ECN (the profile's ``tx-queue``/``uc-tx-queue`` blocks; a block
   without ``no priority`` is strict, EOS's default) and the PFC watchdog (global timers and action);
@@ -56,8 +57,8 @@ all VLANs with native VLAN 1, routed ports trusting DSCP and switchports CoS) ar
 Not recoverable, kept from the skeleton: class names (queues are named by the skeleton's class on that
 queue index, else ``queue<N>``), ``qos.rdma_*``/``cnp_*``, ``tc_to_pg`` and ``pfc_priority_to_queue`` (EOS
 has no such maps), cable length/peer/media/lanes of ports, the management VLAN and MTU, hardware/role/name.
-DSCPs and TCs the config does not map are left out of the maps rather than guessed (EOS defaults differ
-per platform). ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not
+TCs the config does not map to a tx-queue are left out of ``tc_to_queue`` (EOS's default traffic-class-to-queue
+map is not read). ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not
 converted: such a queue reads as without ECN. Watchdog timers the config leaves out keep the skeleton's
 value, and an action other than ``drop``/``notify-only`` (``errdisable``) is not expressible and keeps the
 skeleton's action. A skeleton without QoS or management stays without.
@@ -117,6 +118,21 @@ VLAN_IDS = range(1, 4095)
 WATCHDOG_FALLBACK = WatchdogModel(detection_ms=200, restoration_ms=200, poll_ms=100, action="drop")
 
 
+def _default_tc(dscp: int) -> int:
+    """EOS's default traffic class of a DSCP: its class selector (DSCP 8n..8n+7 → TC n), but for 0-7 and 8-15,
+    which trade places (best effort, DSCP 0, runs in TC 1 above CS1's TC 0)."""
+    selector = dscp >> 3
+    return {0: 1, 1: 0}.get(selector, selector)
+
+
+# The traffic class of a DSCP no `qos map dscp` line maps: the default DSCP-to-traffic-class map of the Arista EOS
+# User Manual, chapter "Quality of Service" (https://www.arista.com/en/um-eos/eos-quality-of-service), given in
+# each platform family's section (Arad, Jericho, FM6000, Petra, Trident and Tomahawk, Trident II and Helix) and
+# the same in all of them: DSCP 0-7 → TC 1, 8-15 → TC 0, 16-23 → 2, 24-31 → 3, 32-39 → 4, 40-47 → 5, 48-55 → 6,
+# 56-63 → 7. A `qos map dscp` line replaces the entries of the DSCPs it names and no others.
+DEFAULT_DSCP_TO_TC: dict[int, int] = {dscp: _default_tc(dscp) for dscp in range(64)}
+
+
 # --- owned ----------------------------------------------------------------------------------------------
 
 def owned(device: DeviceModel) -> dict[str, Any]:
@@ -160,7 +176,8 @@ def _owned_qos(qos: QosModel) -> dict[str, Any]:
     watchdog = qos.watchdog
     return {
         "trust": qos.trust,
-        "dscp_to_tc": dict(qos.dscp_to_tc),
+        # What the switch does: a DSCP the model leaves out keeps EOS's default class, as a config without its line.
+        "dscp_to_tc": {dscp: qos.dscp_to_tc.get(dscp, DEFAULT_DSCP_TO_TC[dscp]) for dscp in range(64)},
         "tc_to_queue": {tc: qos.tc_to_queue.get(tc) for tc in used},
         "lossless_priorities": sorted(qos.lossless_priorities),
         "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
@@ -593,7 +610,7 @@ def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel]) -> Qo
     return updated(skeleton, {
         # The profile's trust, else EOS's for the routed data ports the profile is made for.
         "trust": profile.trust if profile is not None and profile.trust else DEFAULT_TRUST[True],
-        "dscp_to_tc": dict(sorted(config.dscp_to_tc.items())),
+        "dscp_to_tc": DEFAULT_DSCP_TO_TC | config.dscp_to_tc,  # keys 0-63 in order: the default's
         "tc_to_queue": dict(sorted(config.tc_to_queue.items())),
         "lossless_priorities": lossless,
         "queues": _read_queues(config, profile, skeleton, lossless),
