@@ -138,11 +138,11 @@ def _unplaced_pause_points(ctx: LintContext, r: Rule,
                "pool the switch reports")
         whose = "its config" if ctx.from_config(device) else "the intent"
         yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} cannot be held against the PFC pause "
-                        f"point ({point.describe(device, whose)}): the size of {buffer_of(device)} is unknown", fix,
+                        f"point ({point.describe(device, whose)}): the size of {_buffer_of(device)} is unknown", fix,
                         source=(*ECN_SOURCE, queue.class_name, "ecn", "max"), severity="warning")
 
 
-def buffer_of(device: DeviceModel) -> str:
+def _buffer_of(device: DeviceModel) -> str:
     return f"the {device.asic} buffer" if device.asic else "the switch's buffer"
 
 
@@ -164,7 +164,7 @@ class _PausePoint:
     def pool_text(self, device: DeviceModel, whose: str) -> str:
         if self.pool_stated:
             return f"the lossless pool {whose} sizes"
-        left = f"what {buffer_of(device)} leaves after the headroom {whose} reserves"
+        left = f"what {_buffer_of(device)} leaves after the headroom {whose} reserves"
         return left if self.pool_share is None else f"{self.pool_share.percent} % of {left}"
 
     def describe(self, device: DeviceModel, whose: str) -> str:
@@ -196,26 +196,30 @@ def _pause_point(estimate: _HeadroomEstimate, device: DeviceModel, ports: list[E
     that does not size its pool as a share of the buffer)."""
     lossless = [end for end in ports if end.pfc_priorities]
     headrooms = [end.headroom for end in lossless if end.headroom is not None]
-    pools = [h.pool_bytes for h in headrooms if h.pool_bytes is not None]
+    pools = [h.pool_bytes for h in headrooms if h.pool_bytes is not None] if pool_share is None else []
     thresholds = [h.dynamic_th for h in headrooms if h.dynamic_th is not None]
     th = min(thresholds, default=DEFAULT_DYNAMIC_TH)
-    alpha = None if pool_share is not None and pool_share.alpha == "infinity" else \
-        Fraction(pool_share.alpha) if pool_share is not None else Fraction(2) ** th
-    share = _pause_share(alpha)
+    share = _pause_share(_alpha(pool_share, th))
     buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
-    if pools and pool_share is None:
-        pool: int | None = min(pools)
+    pool: int | None = None
+    if pools:
+        pool = min(pools)
     elif buffer is not None:
         pool = buffer - sum(estimate.size(device, end) * len(end.pfc_priorities) for end in lossless)
         if pool_share is not None:
             pool = pool * pool_share.percent // 100
     elif pool_share is None:
         return None
-    else:
-        pool = None  # a share of an unknown buffer: placed only where the share of it is none
-    point = None if pool is None and share else max(pool or 0, 0) * share.numerator // share.denominator
-    return _PausePoint(point, _share_text(share), pool, bool(pools) and pool_share is None, th, bool(thresholds),
-                       pool_share)
+    # A share of a buffer of unknown size is placed only where the PG may take none of it.
+    point = (0 if share == 0 else None) if pool is None else max(pool, 0) * share.numerator // share.denominator
+    return _PausePoint(point, _share_text(share), pool, bool(pools), th, bool(thresholds), pool_share)
+
+
+def _alpha(pool_share: LosslessPoolModel | None, dynamic_th: int) -> Fraction | None:
+    """The lossless PGs' alpha: the pool's where it is stated as a share (None: infinity), else 2^dynamic_th."""
+    if pool_share is None:
+        return Fraction(2) ** dynamic_th
+    return None if pool_share.alpha == "infinity" else Fraction(pool_share.alpha)
 
 
 class _HeadroomEstimate:
