@@ -698,6 +698,94 @@ def test_id_lists_and_ranges() -> None:
     assert nvue.expand_ids("eth0") == ["eth0"]
 
 
+# --- reader: the lossless pool (lint FG-ECN-002 places the PFC pause point with it) --------------------------
+
+POOL_LINES = ("nv set qos traffic-pool default-lossless memory-percent 50\n"
+              "nv set qos traffic-pool default-lossy memory-percent 50\n")
+
+
+def pool_of(leaf3: DeviceModel, commands: str) -> tuple[int, str, str]:
+    qos = nvue.read(scramble(leaf3), {COMMANDS: commands}).qos
+    assert qos is not None and qos.lossless_pool is not None
+    return qos.lossless_pool.percent, qos.lossless_pool.alpha, qos.lossless_pool.method
+
+
+def test_own_render_reads_back_the_pool_the_capability_says_it_renders(leaf3: DeviceModel,
+                                                                        files: dict[str, str]) -> None:
+    """Render and read-back agree: the intent road places leaf3's pause point with CAPABILITY.lossless_pool,
+    a config road with what the reader reads from the same files."""
+    assert POOL_LINES in files[COMMANDS]
+    rendered = CAPABILITY.lossless_pool
+    assert rendered is not None and (rendered.percent, rendered.alpha) == (50, "1")
+    for read_from in ({YAML_FILE: files[YAML_FILE]}, {COMMANDS: files[COMMANDS]}):
+        qos = nvue.read(scramble(leaf3), read_from).qos
+        assert qos is not None and qos.lossless_pool is not None
+        assert (qos.lossless_pool.percent, qos.lossless_pool.alpha) == (rendered.percent, rendered.alpha)
+    assert leaf3.qos is not None and leaf3.qos.lossless_pool is None  # resolve leaves it to the capability
+
+
+def test_lossless_pool_share_and_alpha_as_nvidia_documents_them(leaf3: DeviceModel, files: dict[str, str]) -> None:
+    commands = files[COMMANDS]
+    small = edit(commands, "default-lossless memory-percent 50", "default-lossless memory-percent 10")
+    assert pool_of(leaf3, small)[:2] == (10, "1")
+    # No lossless pool: "Cumulus Linux allocates 100% of the buffer memory to the default-lossy traffic pool by
+    # default", and lossless PGs stay in its pool 0 (qos_infra.conf).
+    no_pools = edit(commands, POOL_LINES, "")
+    percent, alpha, method = pool_of(leaf3, no_pools)
+    assert (percent, alpha) == (100, "1") and "NVIDIA's default 100 %" in method
+    assert pool_of(leaf3, edit(commands, POOL_LINES, "nv set qos traffic-pool default-lossy memory-percent 70\n"))[0] \
+        == 70
+    # `qos roce` (lossless): roce-lossless, 50 % unless set; default-lossless is not its pool.
+    assert pool_of(leaf3, edit(commands, POOL_LINES, "nv set qos roce\n"))[:2] == (50, "1")
+    roce_60 = "nv set qos roce\nnv set qos traffic-pool roce-lossless memory-percent 60\n"
+    assert pool_of(leaf3, edit(commands, POOL_LINES, roce_60))[0] == 60
+    assert pool_of(leaf3, edit(commands, POOL_LINES, "nv set qos roce mode lossless-single-ipool\n"))[0] == 100
+    assert pool_of(leaf3, edit(commands, POOL_LINES, "nv set qos roce state disabled\n"))[0] == 100
+    alpha_2 = f"{commands}nv set qos advance-buffer-config default-global ingress-lossless-buffer shared-alpha " \
+              "alpha_2\n"
+    assert pool_of(leaf3, alpha_2)[1:] == ("2", "traffic-pool default-lossless memory-percent 50 in its config; "
+                                             "shared-alpha alpha_2 in its config")
+
+
+def test_a_pool_share_or_alpha_nvue_cannot_take_is_refused_at_its_line(leaf3: DeviceModel,
+                                                                       files: dict[str, str]) -> None:
+    commands = files[COMMANDS] + "nv set qos advance-buffer-config default-global ingress-lossless-buffer " \
+                                 "shared-alpha alpha_3\n"
+    with pytest.raises(ConfigReadError) as error:
+        nvue.read(leaf3, {COMMANDS: commands})
+    assert error.value.line == len(commands.splitlines()) and "alpha_3" in error.value.message
+    with pytest.raises(ConfigReadError) as error:
+        nvue.read(leaf3, {COMMANDS: edit(files[COMMANDS], "default-lossless memory-percent 50",
+                                         "default-lossless memory-percent 0")})
+    assert error.value.line == line_of(files[COMMANDS], "default-lossless memory-percent")
+
+
+def test_a_lossless_pool_too_small_for_the_ecn_maximum_is_found_on_the_switch_with_its_fix(
+        leaf3: DeviceModel, files: dict[str, str]) -> None:
+    """NVIDIA's 1.5 MB kmax over a lossless pool of 1 % of the SN5600's buffer: one congested PG pauses at half of
+    that pool, 836377 B, before the queue marks every packet. 10 % of the buffer holds it."""
+    from fabricgen.lint import Evidence, all_rules, lint
+
+    fabric = mixed()
+    rule = next(r for r in all_rules() if r.id == "FG-ECN-002")
+    nvidia_kmax = edit(files[COMMANDS], "traffic-class 3 max-threshold 40000", "traffic-class 3 max-threshold 1500000")
+
+    def findings(percent: int) -> list[Any]:
+        commands = edit(nvidia_kmax, "default-lossless memory-percent 50", f"default-lossless memory-percent {percent}")
+        read_back = nvue.read(leaf3, {COMMANDS: commands})
+        devices = {**fabric.devices, "leaf3": read_back}
+        evidence = Evidence(directory="configs", intended={"leaf3": leaf3})
+        return lint(fabric.model_copy(update={"devices": devices}), rules=[rule], evidence=evidence).findings
+
+    [finding] = findings(1)
+    assert (finding.device, finding.port, finding.severity) == ("leaf3", None, "error")
+    assert finding.message.startswith("ECN max 1.5 MB is not below the PFC pause point ≈ 836377 B (1/2 of 1672755 B, "
+                                      "1 % of what the spectrum4 buffer leaves after the headroom its config reserves")
+    assert finding.fix == "on leaf3: lower queue 3's ECN maximum threshold (1.5 MB) below 836377 B, or give the " \
+                          "lossless pool a larger memory-percent (now 1 %)"
+    assert findings(10) == []
+
+
 # --- round trip ---------------------------------------------------------------------------------------------
 
 def _leaves(view: Any, path: str = "") -> dict[str, Any]:

@@ -51,8 +51,11 @@ COVERAGE: dict[str, Coverage] = {
     "FG-CLS-006": Coverage(BOTH, SWITCH_QOS, "each switch against the fabric"),
     "FG-ECN-001": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-002": Coverage(BOTH, ("qos", "headroom", "pfc_priorities"), PER_QOS,
-                           "where the ASIC's buffer size is known (Spectrum) or the config sizes the pool; the "
-                           "pause point from the lossless profiles' dynamic_th (SONiC configs; else 0)"),
+                           "where the ASIC's buffer size is known (spectrum1-4) or the config sizes the pool; "
+                           "the pause point from the lossless profiles' dynamic_th (SONiC configs; else 0) or, on "
+                           "Cumulus, the lossless traffic-pool's memory-percent and shared-alpha (NVIDIA's "
+                           "defaults where unset; the 50 % fabricgen renders on the intent road); a Cumulus "
+                           "switch whose buffer size is unknown gets a warning"),
     "FG-ECN-003": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-004": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-005": Coverage(BOTH, ("dcqcn_enabled", "dcqcn_priorities"), NIC),

@@ -95,6 +95,25 @@ class WatchdogModel(Resolved):
     action: Literal["drop", "forward", "alert"]
 
 
+# A shared-buffer dynamic threshold: one region (a lossless PG) may hold alpha × the pool's free buffer, so one
+# congested PG alone stops growing, and pauses, at alpha/(1+alpha) of the pool. The values Spectrum takes (NVIDIA
+# Cumulus Linux qos_infra.conf, "ALPHA_0" .. "ALPHA_INFINITY"), as exact ratios.
+AlphaRatio = Literal["0", "1/128", "1/64", "1/32", "1/16", "1/8", "1/4", "1/2", "1", "2", "4", "8", "16", "32", "64",
+                     "infinity"]
+
+
+class LosslessPoolModel(Resolved):
+    """The shared-buffer pool a switch's lossless priority groups draw from, as a share of the ASIC's buffer, and
+    the alpha that bounds one PG in it: what lint FG-ECN-002 places the PFC pause point with where a platform
+    sizes its pools as shares (Cumulus: NVUE ``qos traffic-pool <pool> memory-percent`` and ``qos
+    advance-buffer-config default-global ingress-lossless-buffer shared-alpha``). Read from a config; None in a
+    resolved model (the pool the platform's renderer writes: ``Capability.lossless_pool``)."""
+
+    percent: int = Field(ge=0, le=100, description="the pool's share of the buffer the headroom leaves, percent")
+    alpha: AlphaRatio
+    method: str = Field(description="which settings gave both numbers, and whose defaults filled what is not set")
+
+
 class QosModel(Resolved):
     """Classification and scheduling, identical on every device of the fabric by construction."""
 
@@ -111,6 +130,8 @@ class QosModel(Resolved):
     watchdog: WatchdogModel | None = None
     trust: Literal["dscp", "pcp", "none"] = Field(default="dscp", description="what ingress classification reads: "
                                                   "the DSCP (routed RoCEv2), the VLAN tag's PCP, or nothing")
+    lossless_pool: LosslessPoolModel | None = Field(default=None, description="the lossless PGs' pool as a config "
+                                                    "read back sizes it (None: see LosslessPoolModel)")
 
 
 class HeadroomModel(Resolved):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fabricgen.models.device import DeviceModel
+from fabricgen.models.device import DeviceModel, LosslessPoolModel
 from fabricgen.platforms.common.templating import Templates
 
 RenderFn = Callable[[DeviceModel, Templates], dict[str, str]]
@@ -80,6 +80,15 @@ class Capability:
     # for the SKUs whose files are known. Any other SKU's limit is unknown unless the inventory declares it
     # (data.lossless_limit): above lossless_class_limit, lint warns (FG-PFC-002) instead of resolve refusing.
     lossless_limit_per_sku: Mapping[str, int] | None = None
+    # Whether a lossless port's headroom is sized from its cable length, by fabricgen or by the switch (SONiC: the
+    # buffer profile fabricgen or buffermgrd computes; Cumulus: from `qos pfc <profile> cable-length`): where it
+    # is, an unknown cable length is an error (lint FG-BUF-001). EOS and NX-OS carve buffers without one.
+    headroom_from_cable: bool = False
+    # Where the switch sizes its lossless pool as a share of the ASIC's buffer: the share and alpha the platform's
+    # rendered config gives it (Cumulus: traffic-pool memory-percent), which lint FG-ECN-002 places the PFC pause
+    # point with on the intent road; a config read back states its own (QosModel.lossless_pool). None: the
+    # platform sizes no pool as a share.
+    lossless_pool: LosslessPoolModel | None = None
 
     def lossless_limit(self, sku: str | None, declared: int | None = None) -> int | None:
         """A device's lossless-class limit: the inventory's declaration, else its SKU's where the limit is per SKU,

@@ -25,13 +25,16 @@ def cable_length_unknown(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     buffer or drops packets before PAUSE takes effect (NVIDIA: 'congestion occurs before flow control
     activates'). The cable is a physical fact of the port, so not knowing it is an error, not a warning.
 
+    Checked where headroom is sized from the cable (SONiC: fabricgen's or buffermgrd's profile; Cumulus: the
+    switch, from its PFC profile's cable-length); EOS and NX-OS take no cable length.
+
     Fix: set cable_m on the port (or its peer) in the inventory; on a switch read from its config, set the
-    port's cable length there (SONiC: CABLE_LENGTH)."""
+    port's cable length there (SONiC: CABLE_LENGTH; Cumulus: qos pfc <profile> cable-length)."""
     for device, ends in ctx.ends_by_device:
-        # Only where the switch sizes headroom from the cable (capability programs_headroom): EOS (FADT) takes
-        # no cable length, so its end of the same cable was reported a second time, with "headroom assumes
-        # 40 m" although no headroom was ever computed for it.
-        if not ctx.capability(device).programs_headroom:
+        # Only where headroom is sized from the cable (capability headroom_from_cable), whether fabricgen or the
+        # switch sizes it: EOS (FADT) takes no cable length, so its end of the same cable was reported a second
+        # time, with "headroom assumes 40 m" although no headroom was ever computed for it.
+        if not ctx.capability(device).headroom_from_cable:
             continue
         for end in ends:
             if end.lossless and end.nic is None and (end.cable_m is None or end.cable_assumed) \

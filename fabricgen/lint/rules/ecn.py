@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 
 from fabricgen.lint.context import End, LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
@@ -20,7 +21,7 @@ from fabricgen.lint.rules._util import (
     rdma_ecn,
     remedy,
 )
-from fabricgen.models.device import DeviceModel, PolicyModel, QosModel
+from fabricgen.models.device import DeviceModel, LosslessPoolModel, PolicyModel, QosModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
@@ -54,41 +55,95 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     """ECN must fire before PFC: if an ingress priority group can reach its pause point before the egress queue
     marks at full probability, PFC pauses the link while DCQCN has barely started.
 
-    On shared-buffer switches the pause point is dynamic. A lossless PG's buffer profile sets dynamic_th: SAI
-    (saibuffer.h, SAI_BUFFER_PROFILE_ATTR_SHARED_DYNAMIC_TH,
-    https://github.com/opencomputeproject/SAI/blob/master/inc/saibuffer.h) lets the PG take alpha = 2^dynamic_th
-    times the pool's free buffer, so one congested PG alone stops growing, and pauses, at alpha/(1+alpha) of
-    the pool: 1/2 at dynamic_th 0 (SONiC's default_dynamic_th and the profiles fabricgen writes), 1/5 at -2, 2/3
-    at 1. The pool is the one the profile draws from: its BUFFER_POOL size where the config states it, else
-    what the ASIC's buffer leaves after the lossless headroom reservations (SONiC's dynamic buffer model sizes
-    the pool so, https://github.com/sonic-net/SONiC/blob/master/doc/qos/dynamically-headroom-calculation.md).
-    Checked where the ASIC's buffer size is known or the config sizes the pool, with the device's own numbers:
-    on a device read from its config, its ECN maximum, its profiles' dynamic_th (the smallest: the port that
-    pauses first) and pool, and the headroom its config reserves on the ports it makes lossless. A lossless port
-    whose model holds no headroom (the switch sizes it itself: SONiC's dynamic buffer model, Cumulus) reserves
-    what the Spectrum formula gives for its speed, cable and MTU. A Cumulus switch's lossless alpha and pool
-    share (`nv set qos advance-buffer-config … shared-alpha`, `traffic-pool … memory-percent`) are not read yet:
-    alpha 1 and the whole buffer are assumed there, and the finding says so.
+    On shared-buffer switches the pause point is dynamic. A lossless PG may take alpha times the free buffer of
+    the pool it draws from (SAI saibuffer.h, SAI_BUFFER_PROFILE_ATTR_SHARED_DYNAMIC_TH,
+    https://github.com/opencomputeproject/SAI/blob/master/inc/saibuffer.h), so one congested PG alone stops
+    growing, and pauses, at alpha/(1+alpha) of the pool: 1/2 at alpha 1, 1/5 at 1/4, 2/3 at 2.
+    SONiC: a lossless PG's buffer profile sets alpha = 2^dynamic_th (0 is SONiC's default_dynamic_th and what
+    fabricgen writes); the pool is the profile's BUFFER_POOL size where the config states it, else what the
+    ASIC's buffer leaves after the lossless headroom reservations (SONiC's dynamic buffer model sizes the pool
+    so, https://github.com/sonic-net/SONiC/blob/master/doc/qos/dynamically-headroom-calculation.md).
+    Cumulus: the pool is a share of that buffer, `qos traffic-pool <pool> memory-percent`, and alpha is
+    `qos advance-buffer-config default-global ingress-lossless-buffer shared-alpha`. Where a config sets
+    neither, NVIDIA's defaults apply: all the buffer in default-lossy's pool, where lossless PGs stay, alpha 1
+    (Cumulus Linux 5.14 User Guide, "Quality of Service", sections "Flow Control Buffers", "Advanced Buffer
+    Tuning" and "Default Configuration Files", https://docs.nvidia.com/networking-ethernet-software/
+    cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/); with `qos roce`, roce-lossless 50 % (5.9
+    guide, "RDMA over Converged Ethernet - RoCE", "Verify RoCE Configuration", https://docs.nvidia.com/
+    networking-ethernet-software/cumulus-linux-59/Layer-1-and-Switch-Ports/Quality-of-Service/
+    RDMA-over-Converged-Ethernet-RoCE/). On the intent road: the 50 % fabricgen renders.
+    Checked with the device's own numbers: on a device read from its config, its ECN maximum, its alpha (SONiC:
+    the smallest dynamic_th, the port that pauses first) and pool, and the headroom its config reserves on the
+    ports it makes lossless. A lossless port whose model holds no headroom (the switch sizes it itself: SONiC's
+    dynamic buffer model, Cumulus) reserves what the Spectrum formula gives for its speed, cable and MTU. The
+    ASIC's buffer size is fabricgen's for spectrum1-4 (data.asic): where it is unknown, a Cumulus switch's pause
+    point cannot be placed, and a warning says so instead of guessing a size.
 
     Fix: lower ecn.max (NVIDIA uses 1.5 MB; the field report 40 KB); on a device whose config drifted, lower
-    its RoCE queue's ECN maximum threshold (or raise the lossless profile's dynamic_th back)."""
+    its RoCE queue's ECN maximum threshold or give the lossless pool back its share and alpha (SONiC: raise the
+    lossless profile's dynamic_th; Cumulus: raise the lossless traffic-pool's memory-percent)."""
     estimate = _HeadroomEstimate(ctx.policy)
     pause_points: dict[str, _PausePoint | None] = {}
 
-    def above_pause_point(device: DeviceModel, qos: QosModel) -> list[Problem]:
+    def point_of(device: DeviceModel) -> _PausePoint | None:
         if device.name not in pause_points:
-            pause_points[device.name] = _pause_point(estimate, device, ctx.switch_ports_of(device))
-        point = pause_points[device.name]
+            pause_points[device.name] = _pause_point(estimate, device, ctx.switch_ports_of(device),
+                                                     _lossless_pool(ctx, device))
+        return pause_points[device.name]
+
+    def above_pause_point(device: DeviceModel, qos: QosModel) -> list[Problem]:
+        point = point_of(device)
         queue = queue_in(qos, qos.rdma_priority)
-        if point is None or queue is None or queue.ecn is None or queue.ecn.max_bytes < point.bytes:
+        if point is None or point.bytes is None or queue is None or queue.ecn is None \
+                or queue.ecn.max_bytes < point.bytes:
             return []
         whose = "its config" if ctx.from_config(device) else "the intent"
+        on_device = f"lower queue {queue.index}'s ECN maximum threshold ({kib(queue.ecn.max_bytes)}) below " \
+                    f"{kib(point.bytes)}"
+        if point.pool_share is not None:
+            on_device += f", or give the lossless pool a larger memory-percent (now {point.pool_share.percent} %)"
         return [(f"ECN max {kib(queue.ecn.max_bytes)} is not below the PFC pause point ≈ {kib(point.bytes)} "
-                 f"({point.describe(device, whose)})", "lower ecn.max",
-                 f"lower queue {queue.index}'s ECN maximum threshold ({kib(queue.ecn.max_bytes)}) below "
-                 f"{kib(point.bytes)}", (*ECN_SOURCE, queue.class_name, "ecn", "max"))]
+                 f"({point.describe(device, whose)})", "lower ecn.max", on_device,
+                 (*ECN_SOURCE, queue.class_name, "ecn", "max"))]
 
-    yield from per_port_qos(ctx, r, above_pause_point, rdma_ecn)
+    def setting(device: DeviceModel) -> object:
+        """What the finding is about: the RoCE queue's ECN and the pool's share and alpha (a config that drifted
+        in either is fixed on the device)."""
+        pool = _lossless_pool(ctx, device)
+        return rdma_ecn(device), (pool.percent, pool.alpha) if pool is not None else None
+
+    yield from per_port_qos(ctx, r, above_pause_point, setting)
+    yield from _unplaced_pause_points(ctx, r, point_of)
+
+
+def _lossless_pool(ctx: LintContext, device: DeviceModel) -> LosslessPoolModel | None:
+    """The lossless pool as a share of the buffer: the config's (a reader's), else what the platform renders."""
+    if device.qos is not None and device.qos.lossless_pool is not None:
+        return device.qos.lossless_pool
+    return ctx.capability(device).lossless_pool
+
+
+def _unplaced_pause_points(ctx: LintContext, r: Rule,
+                           point_of: Callable[[DeviceModel], _PausePoint | None]) -> Iterator[Finding]:
+    """A warning on each switch whose pool is a share of a buffer of unknown size: its RoCE queue's ECN maximum
+    cannot be held against the pause point, and no size is guessed."""
+    for device, _ in ctx.switch_ports:
+        queue = queue_for_tc(device, device.qos.rdma_priority) if device.qos is not None else None
+        point = point_of(device) if queue is not None and queue.ecn is not None else None
+        if point is None or point.bytes is not None or queue is None or queue.ecn is None:
+            continue
+        fix = (f"set data.asic on {device.name} to its Spectrum generation (fabricgen knows the buffer of "
+               f"{', '.join(ASIC_BUFFER_BYTES)})" if device.asic is None else
+               f"fabricgen knows no buffer size for {device.asic}: hold ECN max below {point.share} of the lossless "
+               "pool the switch reports")
+        whose = "its config" if ctx.from_config(device) else "the intent"
+        yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} cannot be held against the PFC pause "
+                        f"point ({point.describe(device, whose)}): the size of {_buffer_of(device)} is unknown", fix,
+                        source=(*ECN_SOURCE, queue.class_name, "ecn", "max"), severity="warning")
+
+
+def _buffer_of(device: DeviceModel) -> str:
+    return f"the {device.asic} buffer" if device.asic else "the switch's buffer"
 
 
 DEFAULT_DYNAMIC_TH = 0  # SONiC: DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th, and fabricgen's profiles
@@ -98,43 +153,73 @@ DEFAULT_DYNAMIC_TH = 0  # SONiC: DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynam
 class _PausePoint:
     """Where one congested lossless PG of a switch pauses: alpha/(1+alpha) of its pool."""
 
-    bytes: int
-    pool: int
+    bytes: int | None  # None: the pool is a share of a buffer whose size is unknown
+    share: str  # alpha/(1+alpha), as a fraction
+    pool: int | None
     pool_stated: bool  # the pool's size is the config's BUFFER_POOL size (else: buffer minus headroom)
     dynamic_th: int
     th_stated: bool  # dynamic_th is the config's (else: the default)
+    pool_share: LosslessPoolModel | None = None  # the pool as a share of the buffer, and its alpha (Cumulus)
+
+    def pool_text(self, device: DeviceModel, whose: str) -> str:
+        if self.pool_stated:
+            return f"the lossless pool {whose} sizes"
+        left = f"what {_buffer_of(device)} leaves after the headroom {whose} reserves"
+        return left if self.pool_share is None else f"{self.pool_share.percent} % of {left}"
 
     def describe(self, device: DeviceModel, whose: str) -> str:
-        alpha = 2 ** self.dynamic_th
-        share = f"{alpha}/{alpha + 1}" if self.dynamic_th >= 0 else f"1/{2 ** -self.dynamic_th + 1}"
-        pool = (f"the lossless pool {whose} sizes" if self.pool_stated else
-                f"what the {device.asic} buffer leaves after the headroom {whose} reserves")
+        pool = kib(self.pool) if self.pool is not None else "the lossless pool"
+        if self.pool_share is not None:
+            share = self.pool_share
+            return f"{self.share} of {pool}, {self.pool_text(device, whose)}, alpha {share.alpha} ({share.method})"
         if self.th_stated:
             th = f"dynamic_th {self.dynamic_th} in {whose}"
         elif device.platform == "sonic":
             th = f"dynamic_th {self.dynamic_th}: SONiC's default"
-        else:  # Cumulus's lossless alpha (advance-buffer-config shared-alpha) is not read: the same 1 is assumed
+        else:  # a platform that states no pool: the same alpha 1 is assumed
             th = f"dynamic_th {self.dynamic_th} assumed: {device.platform} is not read for it"
-        return f"{share} of {kib(self.pool)}, {pool}; alpha = 2^dynamic_th, {th}"
+        return f"{self.share} of {pool}, {self.pool_text(device, whose)}; alpha = 2^dynamic_th, {th}"
 
 
-def _pause_point(estimate: _HeadroomEstimate, device: DeviceModel, ports: list[End]) -> _PausePoint | None:
-    """Where one congested PG pauses (None: neither the ASIC's buffer size nor the pool's is known)."""
+def _pause_share(alpha: Fraction | None) -> Fraction:
+    """alpha/(1+alpha): what one congested region may take of its pool (None: alpha infinity, all of it)."""
+    return Fraction(1) if alpha is None else alpha / (1 + alpha)
+
+
+def _share_text(share: Fraction) -> str:
+    return "all" if share == 1 else "none" if share == 0 else f"{share.numerator}/{share.denominator}"
+
+
+def _pause_point(estimate: _HeadroomEstimate, device: DeviceModel, ports: list[End],
+                 pool_share: LosslessPoolModel | None) -> _PausePoint | None:
+    """Where one congested PG pauses (None: neither the ASIC's buffer size nor the pool's is known, on a platform
+    that does not size its pool as a share of the buffer)."""
     lossless = [end for end in ports if end.pfc_priorities]
     headrooms = [end.headroom for end in lossless if end.headroom is not None]
-    pools = [h.pool_bytes for h in headrooms if h.pool_bytes is not None]
+    pools = [h.pool_bytes for h in headrooms if h.pool_bytes is not None] if pool_share is None else []
     thresholds = [h.dynamic_th for h in headrooms if h.dynamic_th is not None]
+    th = min(thresholds, default=DEFAULT_DYNAMIC_TH)
+    share = _pause_share(_alpha(pool_share, th))
+    buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
+    pool: int | None = None
     if pools:
         pool = min(pools)
-    else:
-        buffer = ASIC_BUFFER_BYTES.get(device.asic or "")
-        if buffer is None:
-            return None
+    elif buffer is not None:
         pool = buffer - sum(estimate.size(device, end) * len(end.pfc_priorities) for end in lossless)
-    th = min(thresholds, default=DEFAULT_DYNAMIC_TH)
-    # alpha/(1+alpha) of the pool, in integers: 2^th/(2^th+1) for th >= 0, 1/(2^-th+1) below.
-    share = pool * 2 ** th // (2 ** th + 1) if th >= 0 else pool // (2 ** -th + 1)
-    return _PausePoint(max(share, 0), pool, bool(pools), th, bool(thresholds))
+        if pool_share is not None:
+            pool = pool * pool_share.percent // 100
+    elif pool_share is None:
+        return None
+    # A share of a buffer of unknown size is placed only where the PG may take none of it.
+    point = (0 if share == 0 else None) if pool is None else max(pool, 0) * share.numerator // share.denominator
+    return _PausePoint(point, _share_text(share), pool, bool(pools), th, bool(thresholds), pool_share)
+
+
+def _alpha(pool_share: LosslessPoolModel | None, dynamic_th: int) -> Fraction | None:
+    """The lossless PGs' alpha: the pool's where it is stated as a share (None: infinity), else 2^dynamic_th."""
+    if pool_share is None:
+        return Fraction(2) ** dynamic_th
+    return None if pool_share.alpha == "infinity" else Fraction(pool_share.alpha)
 
 
 class _HeadroomEstimate:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricgen.models.device import AlphaRatio, LosslessPoolModel
 from fabricgen.platforms import Capability
 
 COMMANDS = "nvue.commands"
@@ -32,6 +33,32 @@ RELEASES: dict[str, Release] = {
 }
 RELEASE = RELEASES["5.15"]
 
+# Buffer pools, as NVIDIA's Cumulus Linux 5.14 User Guide, "Quality of Service" page, documents them
+# (https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/):
+# `qos traffic-pool <pool> memory-percent` is the pool's share of the switch's shared buffer ("Flow Control
+# Buffers": `default-lossless memory-percent 50` is `ingress_service_pool.1.percent = 50.0`; "Advanced Buffer
+# Tuning": default-lossless and roce-lossless are ingress/egress pool 1, default-lossy pool 0). "Cumulus Linux
+# allocates 100% of the buffer memory to the default-lossy traffic pool by default", and lossless PGs then stay in
+# pool 0 (qos_infra.conf, "Default Configuration Files": `#flow_control.ingress_service_pool = 0`,
+# `ingress_service_pool.0.percent = 100`). One lossless PG may take alpha × the pool's free buffer, alpha 1
+# unless `qos advance-buffer-config default-global ingress-lossless-buffer shared-alpha` says otherwise
+# (qos_infra.conf: "Ingress buffer dynamic buffering alpha for lossless PGs (if any; Default: ALPHA_1)"; "Each
+# shared buffer pool can use a maximum of [total_buffer * (alpha / (alpha+1))]").
+LOSSLESS_POOL_PERCENT = 50  # what fabricgen renders: "Flow Control Buffers", default-lossless 50 + default-lossy 50
+DEFAULT_LOSSY_POOL_PERCENT = 100
+LOSSLESS_ALPHA: AlphaRatio = "1"
+# `nv set qos roce` (lossless mode) gives roce-lossless half the buffer: `nv show qos roce`, "RoCE pool config",
+# roce-reserved-ingress Dynamic 50% for switch priority 3 (Cumulus Linux 5.9 User Guide, "RDMA over Converged
+# Ethernet - RoCE", "Verify RoCE Configuration", https://docs.nvidia.com/networking-ethernet-software/
+# cumulus-linux-59/Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE/);
+# lossless-single-ipool keeps lossy and lossless in one ingress pool, lossy-default-ingress 100% for switch
+# priorities 0-7 (the 5.15 page, "Single Shared Buffer Pool" and its `nv show qos roce`).
+ROCE_LOSSLESS_POOL_PERCENT = 50
+RENDERED_POOL = LosslessPoolModel(
+    percent=LOSSLESS_POOL_PERCENT, alpha=LOSSLESS_ALPHA,
+    method=f"traffic-pool default-lossless memory-percent {LOSSLESS_POOL_PERCENT} as fabricgen renders it; "
+           "shared-alpha not rendered: NVIDIA's default for lossless PGs")
+
 MAX_MTU = 9216  # `link mtu`: "Interface MTU (default:9216 | integer:552 - 9216)" (NVUE-CLI page)
 CAPABILITY = Capability(
     name="nvue",
@@ -47,6 +74,8 @@ CAPABILITY = Capability(
     ecn_threshold_unit="bytes",  # `min-threshold`/`max-threshold` take whole bytes
     ecn_granularity_bytes=1,  # as configured; the ASIC rounds on its own (Spectrum-4: 150000 -> 159744 B)
     programs_headroom=False,  # Cumulus sizes headroom from `cable-length`; fabricgen renders only the length
+    headroom_from_cable=True,
+    lossless_pool=RENDERED_POOL,
     mgmt_interface="eth0",
     mgmt_vrf_fixed_name="mgmt",  # management VRF `mgmt` is on by default and eth0 is in it
     watchdog_step_ms=1,  # `polling-interval` in ms; detection = robustness x polling-interval (see render)

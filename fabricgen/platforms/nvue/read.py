@@ -53,7 +53,11 @@ The switch's mapping, egress-scheduler and congestion-control profile is the one
 without a binding applies ``default-global``; ties: by name). Also set but not compared:
 ``qos.lossless_priorities`` (union of the ports' PFC priorities; an unbound PFC profile does nothing), each
 queue's ``traffic_class`` (lowest switch priority mapped to it), ``class_name`` (the skeleton's on that index,
-else ``queue<N>``) and ``lossless``.
+else ``queue<N>``) and ``lossless``, and ``qos.lossless_pool``: the lossless PGs' pool as a share of the buffer
+(``qos traffic-pool <pool> memory-percent``) and their alpha (``qos advance-buffer-config default-global
+ingress-lossless-buffer shared-alpha``), NVIDIA's defaults for what is not set (``_read_lossless_pool``), which
+lint FG-ECN-002 places the PFC pause point with. ``advance-buffer-config`` pool sizes (``ingress-pool <id>
+memory-percent``, which NVIDIA says "can override the base traffic-pool profiles") are not read.
 
 Not recoverable, kept from the skeleton: ``watchdog.restoration_ms`` (NVUE restores after one polling interval
 without pauses; a skeleton without a watchdog gets the polling interval), ``tc_to_pg`` and
@@ -94,8 +98,10 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
     ryml = None
 
 from fabricgen.models.device import (
+    AlphaRatio,
     DeviceModel,
     EcnThresholds,
+    LosslessPoolModel,
     MgmtModel,
     PortModel,
     QosModel,
@@ -104,7 +110,15 @@ from fabricgen.models.device import (
 )
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.common.modelcopy import updated
-from fabricgen.platforms.nvue.capability import CAPABILITY, COMMANDS, MAX_MTU, YAML_FILE
+from fabricgen.platforms.nvue.capability import (
+    CAPABILITY,
+    COMMANDS,
+    DEFAULT_LOSSY_POOL_PERCENT,
+    LOSSLESS_ALPHA,
+    MAX_MTU,
+    ROCE_LOSSLESS_POOL_PERCENT,
+    YAML_FILE,
+)
 from fabricgen.platforms.nvue.render import (
     DATA_ROLES,
     DEFAULT_CABLE_M,
@@ -761,13 +775,22 @@ ROCE_LOSSLESS_MODES = frozenset({"lossless", "lossless-single-ipool"})
 ROCE_MODES = ROCE_LOSSLESS_MODES | {"lossy"}  # `lossy-multi-tc` (packet trimming) is not interpreted
 
 
+def _roce_mode(tree: _Tree) -> str | None:
+    """The mode of an enabled ``qos roce`` that is read as NVIDIA documents it (ROCE_MODES); None without one.
+    Off is ``enable off`` before 5.15 and ``state disabled`` in it (NVUE object model: "Turn the feature
+    'enabled' or 'disabled'")."""
+    roce = tree.get(("qos", "roce"))
+    if not isinstance(roce, dict) or str(roce.get("enable", "on")) in ("off", "False", "false") \
+            or str(roce.get("state", "enabled")) == "disabled":
+        return None
+    mode = str(roce.get("mode", "lossless"))
+    return mode if mode in ROCE_MODES else None
+
+
 def _with_qos_roce(tree: _Tree) -> _Tree:
     """``tree`` with what an enabled ``qos roce`` implies under every setting the config leaves unset."""
-    roce = tree.get(("qos", "roce"))
-    if not isinstance(roce, dict) or str(roce.get("enable", "on")) in ("off", "False", "false"):
-        return tree
-    mode = str(roce.get("mode", "lossless"))
-    if mode not in ROCE_MODES:
+    mode = _roce_mode(tree)
+    if mode is None:
         return tree
     line = tree.lines.get(("qos", "roce"), 1)
     _default(tree, ("qos", "mapping", PROFILE, "trust"), "both", line)
@@ -1079,6 +1102,49 @@ def _read_watchdog(tree: _Tree, skeleton: WatchdogModel | None, data_ports: list
     return _watchdog_timers(tree, skeleton) if armed else None
 
 
+# NVUE's shared-alpha words (NVIDIA's OpenAPI model, `alpha_0` .. `alpha_infinity`) as the ratios they stand for.
+ALPHAS: dict[str, AlphaRatio] = {
+    "alpha_0": "0", "alpha_1_128": "1/128", "alpha_1_64": "1/64", "alpha_1_32": "1/32", "alpha_1_16": "1/16",
+    "alpha_1_8": "1/8", "alpha_1_4": "1/4", "alpha_1_2": "1/2", "alpha_1": "1", "alpha_2": "2", "alpha_4": "4",
+    "alpha_8": "8", "alpha_16": "16", "alpha_32": "32", "alpha_64": "64", "alpha_infinity": "infinity",
+}
+LOSSLESS_ALPHA_PATH: Path = ("qos", "advance-buffer-config", PROFILE, "ingress-lossless-buffer", "shared-alpha")
+
+
+def _pool_percent(tree: _Tree, pool: str) -> int | None:
+    return tree.number(("qos", "traffic-pool", pool, "memory-percent"), 1, 100)
+
+
+def _read_lossless_pool(tree: _Tree) -> LosslessPoolModel:
+    """The pool the lossless PGs draw from and their alpha, as the config sets them, NVIDIA's defaults for the
+    rest (capability.py cites them): with `qos roce` lossless, roce-lossless (50 % unless set); with
+    lossless-single-ipool, default-lossy's pool 0, which both kinds share; else default-lossless where its share
+    is set, otherwise default-lossy's pool 0 (100 % unless set), where Cumulus keeps lossless PGs by default."""
+    mode = _roce_mode(tree)
+    lossless_pool = "roce-lossless" if mode == "lossless" else "default-lossless"
+    stated = _pool_percent(tree, lossless_pool) if mode != "lossless-single-ipool" else None
+    if stated is not None:
+        percent, how = stated, f"traffic-pool {lossless_pool} memory-percent {stated} in its config"
+    elif mode == "lossless":
+        percent, how = ROCE_LOSSLESS_POOL_PERCENT, f"traffic-pool roce-lossless memory-percent not set: qos roce's " \
+                                                   f"{ROCE_LOSSLESS_POOL_PERCENT} %"
+    else:
+        lossy = _pool_percent(tree, "default-lossy")
+        why = "qos roce lossless-single-ipool" if mode == "lossless-single-ipool" else \
+            "no lossless traffic-pool memory-percent"
+        percent = DEFAULT_LOSSY_POOL_PERCENT if lossy is None else lossy
+        size = f"memory-percent {lossy} in its config" if lossy is not None else \
+            f"memory-percent not set: NVIDIA's default {DEFAULT_LOSSY_POOL_PERCENT} %"
+        how = f"{why}: lossless PGs share default-lossy's pool, {size}"
+    word = tree.text(LOSSLESS_ALPHA_PATH)
+    if word is not None and word not in ALPHAS:
+        raise tree.error(LOSSLESS_ALPHA_PATH, f"expected one of {', '.join(ALPHAS)}, found {word!r}")
+    alpha = f"shared-alpha {word} in its config" if word is not None else \
+        "shared-alpha not set: NVIDIA's default for lossless PGs"
+    return LosslessPoolModel(percent=percent, alpha=ALPHAS[word] if word is not None else LOSSLESS_ALPHA,
+                             method=f"{how}; {alpha}")
+
+
 def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
     data_ports = sorted((p for p in ports if p.role in DATA_ROLES), key=lambda p: natural_key(p.name))
     tc_to_queue = _read_queue_map(tree)
@@ -1089,6 +1155,7 @@ def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosMod
         "tc_to_queue": tc_to_queue,
         "lossless_priorities": lossless,
         "watchdog": _read_watchdog(tree, skeleton.watchdog, data_ports),
+        "lossless_pool": _read_lossless_pool(tree),
     })
 
 

@@ -64,7 +64,7 @@ from fabricgen.models.device import DeviceModel, MgmtModel, PortModel, QosModel,
 from fabricgen.platforms.common.memo import by_identity
 from fabricgen.platforms.common.templating import Templates
 from fabricgen.platforms.nvue import patchyaml
-from fabricgen.platforms.nvue.capability import CAPABILITY, COMMANDS, RELEASE, YAML_FILE
+from fabricgen.platforms.nvue.capability import CAPABILITY, COMMANDS, RELEASE, RENDERED_POOL, YAML_FILE
 
 DATA_ROLES = ("host", "fabric")
 PROFILE = "default-global"  # NVUE's profile that applies to every port without a named one
@@ -85,7 +85,6 @@ TRUST_WORDS: dict[str, str] = {"dscp": "l3", "pcp": "l2", "none": "port"}
 
 # Cumulus defaults fabricgen relies on (QoS page and NVUE command reference unless noted).
 DEFAULT_CABLE_M = 10  # `qos pfc <profile> cable-length`: "The default is 10 meters"
-LOSSLESS_POOL_PERCENT = 50  # QoS page, "Flow Control Buffers": default-lossless 50 + default-lossy 50
 WATCHDOG_POLL_RANGE = (100, 5000)  # `qos pfc-watchdog polling-interval 100-5000` (ms)
 WATCHDOG_ROBUSTNESS_RANGE = (1, 1000)  # `qos pfc-watchdog robustness 1-1000` (polling intervals)
 
@@ -282,8 +281,10 @@ def _queue_mapping(qos: QosModel) -> Section:
                    (_in_qos("egress-queue-mapping", settings),), _roce_note(matches))
 
 
-_POOLS = _in_qos("traffic-pool", (Setting((pool, "memory-percent"), LOSSLESS_POOL_PERCENT)
-                                  for pool in ("default-lossless", "default-lossy")))
+# The lossless pool's share (capability.RENDERED_POOL, which lint FG-ECN-002 places the pause point with), and the
+# rest to default-lossy: "The total memory allocation across pools must not exceed 100%" (QoS page).
+_POOLS = _in_qos("traffic-pool", (Setting(("default-lossless", "memory-percent"), RENDERED_POOL.percent),
+                                  Setting(("default-lossy", "memory-percent"), 100 - RENDERED_POOL.percent)))
 
 
 @lru_cache(maxsize=1024)  # cable lengths repeat between switches (DAC lengths, spine distances)

@@ -35,6 +35,7 @@ CAPABILITY = Capability(
     ecn_threshold_unit="bytes",
     ecn_granularity_bytes=1,
     programs_headroom=True,
+    headroom_from_cable=True,  # the buffer profile (fabricgen's or buffermgrd's) is sized from CABLE_LENGTH
     mgmt_interface="eth0",
     mgmt_vrf_fixed_name="mgmt",  # interfaces.j2 always builds Linux VRF `mgmt` (table 6000)
     watchdog_step_ms=1,
