@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from napalm.nxapi_plumbing import NXAPICommandError
 
 from fabricgen.load.fabric import load
 from fabricgen.models.device import DeviceModel
@@ -235,6 +236,35 @@ def test_nxos_text_outputs_with_and_without_the_queuing_commands() -> None:
     assert both[("Ethernet1/2", "pfc_watchdog_storms", 3)] == 2
     interfaces_only = by_key(nxos.parse("leaf4", {c: texts[c] for c in nxos.INTERFACE_COMMANDS}))
     assert set(interfaces_only) < set(both)
+
+
+class RefusingNxapi:
+    """NAPALM's NX-API client as the reader uses it (``show_list``: one JSON-RPC request), answering from the
+    fixtures and refusing the commands in ``refused`` as NX-API does (the client raises NXAPICommandError)."""
+
+    def __init__(self, refused: set[str]) -> None:
+        self.refused = refused
+        self.requests: list[list[str]] = []
+        self.replies = {**nxos_replies(), **nxos_queuing_replies()}
+
+    def show_list(self, commands: list[str]) -> list[dict[str, Any]]:
+        self.requests.append(list(commands))
+        for command in commands:
+            if command in self.refused:
+                raise NXAPICommandError(command, "% Invalid command at '^' marker.")
+        return [{"command": command, "result": self.replies[command]} for command in commands]
+
+
+def test_nxos_reads_in_one_request_and_a_refused_queuing_command_costs_only_its_readings() -> None:
+    api = RefusingNxapi(set())
+    assert set(nxos.ask(api)) == set(nxos.COMMANDS) and api.requests == [list(nxos.COMMANDS)]
+    api = RefusingNxapi({"show queuing pfc-queue detail"})
+    readings = nxos.parse_json("leaf4", nxos.ask(api))
+    assert api.requests == [list(nxos.COMMANDS), list(nxos.COMMANDS[:3])]
+    assert {r.metric for r in readings} >= {"queue_dropped", "fcs_errors"}
+    assert not {r.metric for r in readings} & {"pfc_watchdog_storms", "pfc_watchdog_restores"}
+    with pytest.raises(NXAPICommandError, match="show interface counters errors"):
+        nxos.ask(RefusingNxapi({"show interface counters errors"}))
 
 
 def test_connectx_ethtool_and_hw_counters() -> None:
