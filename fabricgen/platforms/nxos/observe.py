@@ -18,8 +18,9 @@ sub-interface rows carry no fabric port of their own), all four commands in one 
   watchdog's ``q-shutdown`` → pfc_watchdog_storms[N] and ``q-restored`` → pfc_watchdog_restores[N], summed over
   the group's ``TABLE_qosgrp_stats_entry`` rows (the schema does not say which values ``q-stat-type`` takes).
 
-NX-API puts a table as ``TABLE_x: {ROW_x: row}`` — a single row as an object, several as a list — and prints
-counters as numbers or as numeric text, both read (greenpau/go-cisco-nx-api's recorded responses show all of it).
+NX-API puts a table as ``TABLE_x: {ROW_x: rows}`` — several rows as a list, a single one as an object (as in
+greenpau/go-cisco-nx-api@60ca947's recorded assets/requests/resp.show.interface.mgmt0.json) — and prints counters
+as numbers or as numeric text (both in tests/observe_fixtures/nxos_nxapi.json): both are read.
 Field names of the first two commands as NX-OS prints them in those recordings, which tests/test_observe_parsers.py
 reads. No recorded output of the two `show queuing` commands was found among public sources: their field names
 are those of the ``__readonly__`` JSON schema in Cisco's Nexus 9000 Series NX-OS show-command reference,
