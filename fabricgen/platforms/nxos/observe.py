@@ -80,9 +80,8 @@ class QosGroups:
             return cls.same()
         lossless = set(device.qos.lossless_priorities)
         priority: dict[int, int] = {}
-        for prio, group in sorted(device.qos.pfc_priority_to_queue.items(), key=lambda item: (item[0] not in
-                                                                                             lossless, item[0])):
-            priority.setdefault(group, prio)
+        for prio in sorted(device.qos.pfc_priority_to_queue, key=lambda prio: (prio not in lossless, prio)):
+            priority.setdefault(device.qos.pfc_priority_to_queue[prio], prio)
         return cls(priority)
 
     @classmethod
