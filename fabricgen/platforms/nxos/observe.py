@@ -63,6 +63,9 @@ _FIELDS = {
 }
 _QUEUE_FIELDS = (("tx_uc_drop_pkt", "queue_dropped"), ("tx_uc_ecn_pkt", "queue_ecn_marked"))
 _PAUSE_FIELDS = (("pfc_rx", "pfc_rx_pause"), ("pfc_tx", "pfc_tx_pause"))
+# `show queuing tabular` keys read: (key, metric, qos-group, whether it is a pause counter filed by priority).
+_TABULAR_KEYS = tuple((f"{field}_qos_{group}", metric, group, pause) for group in QOS_GROUPS
+                      for fields, pause in ((_QUEUE_FIELDS, False), (_PAUSE_FIELDS, True)) for field, metric in fields)
 _WATCHDOG_FIELDS = (("q-shutdown", "pfc_watchdog_storms"), ("q-restored", "pfc_watchdog_restores"))
 
 
@@ -138,19 +141,24 @@ def parse_json(device: str, replies: dict[str, Any], groups: QosGroups | None = 
 
 
 def _tabular(device: str, port: str, row: dict[str, Any], groups: QosGroups) -> list[Reading]:
-    readings = [reading(device, port, metric, row[key], group) for group in QOS_GROUPS
-                for field, metric in _QUEUE_FIELDS if (key := f"{field}_qos_{group}") in row]
+    """Readings built directly rather than through model.reading: 48 per port, 850k for a 32k-GPU fabric's
+    NX-OS leaves (bench/observe.py); a value that is not a number is still named (_not_a_number)."""
+    readings = []
+    append = readings.append
     unmapped: dict[str, float] = {}
-    for group in QOS_GROUPS:
-        for field, metric in _PAUSE_FIELDS:
-            key = f"{field}_qos_{group}"
-            if key not in row:
-                continue
-            pauses = reading(device, port, metric, row[key], groups.priority.get(group))
-            if pauses.index is None:
-                unmapped[metric] = unmapped.get(metric, 0.0) + pauses.value
-            else:
-                readings.append(pauses)
+    for key, metric, group, is_pause in _TABULAR_KEYS:
+        value = row.get(key)
+        if value is None:
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise _not_a_number(device, port, key, value) from None
+        index = groups.priority.get(group) if is_pause else group
+        if index is None:
+            unmapped[metric] = unmapped.get(metric, 0.0) + number
+        else:
+            append(Reading(device, port, metric, index, number))
     readings += [Reading(device, port, metric, None, value) for metric, value in unmapped.items()]
     return readings
 
@@ -161,10 +169,23 @@ def _watchdog(device: str, port: str, row: dict[str, Any]) -> list[Reading]:
         group = _group(device, port, stats.get("eq-qosgrp"))
         entries = list(_rows(device, QUEUING_COMMANDS[1], stats, "qosgrp_stats_entry"))
         for field, metric in _WATCHDOG_FIELDS:
-            counts = [reading(device, port, metric, entry[field], group) for entry in entries if field in entry]
-            if counts:
-                readings.append(Reading(device, port, metric, group, sum(count.value for count in counts)))
+            total, found = 0.0, False
+            for entry in entries:
+                value = entry.get(field)
+                if value is None:
+                    continue
+                try:
+                    total += float(value)
+                except (TypeError, ValueError):
+                    raise _not_a_number(device, port, f"{field} of qos-group {group}", value) from None
+                found = True
+            if found:
+                readings.append(Reading(device, port, metric, group, total))
     return readings
+
+
+def _not_a_number(device: str, port: str, field: str, value: Any) -> ParseError:
+    return ParseError(f"{device} {port}: {field} is {value!r}, not a number")
 
 
 def _group(device: str, port: str, value: Any) -> int:
