@@ -143,7 +143,7 @@ def parse_json(device: str, replies: dict[str, Any], groups: QosGroups | None = 
 def _tabular(device: str, port: str, row: dict[str, Any], groups: QosGroups) -> list[Reading]:
     """Readings built directly rather than through model.reading: 48 per port, 850k for a 32k-GPU fabric's
     NX-OS leaves (bench/observe.py); a value that is not a number is still named (_not_a_number)."""
-    readings = []
+    readings: list[Reading] = []
     append = readings.append
     unmapped: dict[str, float] = {}
     for key, metric, group, is_pause in _TABULAR_KEYS:
@@ -164,7 +164,7 @@ def _tabular(device: str, port: str, row: dict[str, Any], groups: QosGroups) -> 
 
 
 def _watchdog(device: str, port: str, row: dict[str, Any]) -> list[Reading]:
-    readings = []
+    readings: list[Reading] = []
     for stats in _rows(device, QUEUING_COMMANDS[1], row, "qosgrp_stats"):
         group = _group(device, port, stats.get("eq-qosgrp"))
         entries = list(_rows(device, QUEUING_COMMANDS[1], stats, "qosgrp_stats_entry"))
