@@ -2,16 +2,21 @@
 
 SONiC: sonic-utilities' tests/mock_tables (what portstat/pfcstat/pfcwd are tested on). EOS: ANTA's recorded eAPI
 outputs. ConnectX / generic dcb: counter names from the kernel's mlx5 counters documentation. NVUE: the example
-outputs of NVIDIA's Cumulus Linux documentation. NX-OS: NX-API responses recorded in greenpau/go-cisco-nx-api.
+outputs of NVIDIA's Cumulus Linux documentation. NX-OS: NX-API responses recorded in greenpau/go-cisco-nx-api; its
+`show queuing` replies, of which no recording was found, are built from Cisco's published JSON schema and named so.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from napalm.nxapi_plumbing import NXAPICommandError
 
+from fabricgen.load.fabric import load
+from fabricgen.models.device import DeviceModel
 from fabricgen.observe.hosttext import split
 from fabricgen.observe.model import METRICS, ParseError, Reading
 from fabricgen.platforms.connectx import observe as connectx
@@ -20,8 +25,10 @@ from fabricgen.platforms.linux_dcb import observe as linux_dcb
 from fabricgen.platforms.nvue import observe as nvue
 from fabricgen.platforms.nxos import observe as nxos
 from fabricgen.platforms.sonic import observe as sonic
+from fabricgen.resolve import resolve
 
 FIXTURES = Path(__file__).parent / "observe_fixtures"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def by_key(readings: list[Reading]) -> dict[tuple[str, str, int | None], float]:
@@ -111,7 +118,15 @@ def test_eos_missing_command_output_is_named() -> None:
 def nxos_replies() -> dict[str, object]:
     recorded = json.loads((FIXTURES / "nxos_nxapi.json").read_text())
     assert recorded["_source"].startswith("greenpau/go-cisco-nx-api@cb94de41")
-    return {command: recorded[command] for command in nxos.COMMANDS}
+    return {command: recorded[command] for command in nxos.INTERFACE_COMMANDS}
+
+
+def nxos_queuing_replies() -> dict[str, Any]:
+    """Not a recording: built from the __readonly__ schema of Cisco's show-command reference (its header)."""
+    built = json.loads((FIXTURES / "nxos_queuing_constructed_from_cisco_schema.json").read_text())
+    assert built["_source"].startswith("constructed from the __readonly__ schema") and \
+        "not a device recording" in built["_source"]
+    return {command: built[command] for command in nxos.QUEUING_COMMANDS}
 
 
 def test_nxos_interface_counters_from_recorded_nxapi_responses() -> None:
@@ -147,6 +162,109 @@ def test_nxos_reply_without_interface_table_is_named() -> None:
         nxos.parse_json("leaf4", {**nxos_replies(), "show interface counters errors": {"body": {}}})
     with pytest.raises(ParseError, match=r"leaf4: `show interface \| json` printed nothing"):
         nxos.parse("leaf4", {})
+
+
+def test_nxos_queuing_counters_from_replies_built_on_ciscos_schema() -> None:
+    table = by_key(nxos.parse_json("leaf4", {**nxos_replies(), **nxos_queuing_replies()}))
+    # `show queuing tabular`: per qos-group drops and ECN marks on the egress queue of that number (qos-group =
+    # queue on NX-OS); PFC per qos-group filed under the priority of the same number (QosGroups.same).
+    assert table[("Ethernet1/2", "queue_dropped", 3)] == 12
+    assert table[("Ethernet1/1", "queue_ecn_marked", 3)] == 2104417
+    assert table[("Ethernet1/1", "pfc_rx_pause", 3)] == 18342
+    assert table[("Ethernet1/63", "pfc_tx_pause", 3)] == 31877
+    assert table[("Ethernet1/63", "queue_dropped", 0)] == 0
+    assert {index for port, metric, index in table if port == "Ethernet1/1" and metric == "queue_dropped"} == \
+        set(range(8))
+    # `show queuing pfc-queue detail`: the watchdog's shutdowns and restores of the no-drop qos-group.
+    assert table[("Ethernet1/2", "pfc_watchdog_storms", 3)] == 2
+    assert table[("Ethernet1/2", "pfc_watchdog_restores", 3)] == 2
+    assert table[("Ethernet1/1", "pfc_watchdog_storms", 3)] == 0
+    assert {metric for _, metric, _ in table} == {"fcs_errors", "in_discards", "carrier_transitions",
+                                                  "symbol_errors", "queue_dropped", "queue_ecn_marked",
+                                                  "pfc_rx_pause", "pfc_tx_pause", "pfc_watchdog_storms",
+                                                  "pfc_watchdog_restores"}
+
+
+def test_nxos_pauses_are_filed_under_the_priority_the_model_maps_to_the_qos_group() -> None:
+    """qos-group 5 carries lossless priority 3 and lossy 4; no priority maps to qos-group 3, whose pauses then
+    carry no priority (summed with any other such group's)."""
+    groups = nxos.QosGroups({5: 3, 0: 0})
+    replies = nxos_queuing_replies()
+    tabular = json.loads(json.dumps(replies["show queuing tabular"]))
+    row = tabular["result"]["body"]["TABLE_queuing_interface"]["ROW_queuing_interface"][0]
+    row.update({"pfc_rx_qos_5": "7", "pfc_rx_qos_4": 2})  # numeric text, as NX-API prints some counters
+    table = by_key(nxos.parse_json("leaf4", {**nxos_replies(), "show queuing tabular": tabular}, groups))
+    assert table[("Ethernet1/1", "pfc_rx_pause", 3)] == 7
+    assert table[("Ethernet1/1", "pfc_rx_pause", None)] == 18342 + 2  # qos-groups 3 and 4: no priority
+    assert table[("Ethernet1/1", "queue_dropped", 3)] == 0  # queues keep the qos-group's number
+
+
+def test_nxos_qos_groups_of_the_resolved_model() -> None:
+    """The mixed example's leaf4 (NX-OS): each priority on the qos-group of its number; with priority 3 (lossless)
+    and 4 both on qos-group 5, that group's pauses are priority 3's."""
+    loaded = load(ROOT / "intent" / "mixed.yaml", ROOT / "inventory" / "mixed")
+    leaf4 = resolve(loaded.intent, loaded.inventory, loaded.locate).devices["leaf4"]
+    assert nxos.QosGroups.of(leaf4).priority == {group: group for group in range(8)}
+    assert leaf4.qos is not None and leaf4.qos.lossless_priorities == [3]
+    moved = DeviceModel.model_validate({**leaf4.model_dump(), "qos": {**leaf4.qos.model_dump(), "pfc_priority_to_queue":
+                                                                      {**leaf4.qos.pfc_priority_to_queue, 3: 5, 4: 5}}})
+    assert nxos.QosGroups.of(moved).priority == {0: 0, 1: 1, 2: 2, 5: 3, 6: 6, 7: 7}
+
+
+def test_nxos_single_rows_come_as_objects_and_optional_replies_may_be_missing() -> None:
+    replies = nxos_queuing_replies()
+    watchdog = json.loads(json.dumps(replies["show queuing pfc-queue detail"]))
+    rows = watchdog["result"]["body"]["TABLE_queuing_interface"]
+    rows["ROW_queuing_interface"] = rows["ROW_queuing_interface"][1]  # one interface: an object, not a list
+    table = by_key(nxos.parse_json("leaf4", {**nxos_replies(), "show queuing pfc-queue detail": watchdog}))
+    assert {(port, metric) for port, metric, _ in table if metric.startswith("pfc_watchdog")} == {
+        ("Ethernet1/2", "pfc_watchdog_storms"), ("Ethernet1/2", "pfc_watchdog_restores")}
+    # A switch that refused `show queuing …` (no reply) or has no queuing table: its interface counters only.
+    assert by_key(nxos.parse_json("leaf4", nxos_replies())) == \
+        by_key(nxos.parse_json("leaf4", {**nxos_replies(), "show queuing tabular": {"body": {}}}))
+    with pytest.raises(ParseError, match=r"leaf4 Ethernet1/1: `show queuing pfc-queue detail` names qos-group "
+                                         r"'nine', not 0-7"):
+        broken = json.loads(json.dumps(replies["show queuing pfc-queue detail"]))
+        first = broken["result"]["body"]["TABLE_queuing_interface"]["ROW_queuing_interface"][0]
+        first["TABLE_qosgrp_stats"]["ROW_qosgrp_stats"][3]["eq-qosgrp"] = "nine"
+        nxos.parse_json("leaf4", {**nxos_replies(), "show queuing pfc-queue detail": broken})
+
+
+def test_nxos_text_outputs_with_and_without_the_queuing_commands() -> None:
+    texts = {command: json.dumps(reply) for command, reply in {**nxos_replies(), **nxos_queuing_replies()}.items()}
+    both = by_key(nxos.parse("leaf4", texts))
+    assert both[("Ethernet1/2", "pfc_watchdog_storms", 3)] == 2
+    interfaces_only = by_key(nxos.parse("leaf4", {c: texts[c] for c in nxos.INTERFACE_COMMANDS}))
+    assert set(interfaces_only) < set(both)
+
+
+class RefusingNxapi:
+    """NAPALM's NX-API client as the reader uses it (``show_list``: one JSON-RPC request), answering from the
+    fixtures and refusing the commands in ``refused`` as NX-API does (the client raises NXAPICommandError)."""
+
+    def __init__(self, refused: set[str]) -> None:
+        self.refused = refused
+        self.requests: list[list[str]] = []
+        self.replies = {**nxos_replies(), **nxos_queuing_replies()}
+
+    def show_list(self, commands: list[str]) -> list[dict[str, Any]]:
+        self.requests.append(list(commands))
+        for command in commands:
+            if command in self.refused:
+                raise NXAPICommandError(command, "% Invalid command at '^' marker.")
+        return [{"command": command, "result": self.replies[command]} for command in commands]
+
+
+def test_nxos_reads_in_one_request_and_a_refused_queuing_command_costs_only_its_readings() -> None:
+    api = RefusingNxapi(set())
+    assert set(nxos.ask(api)) == set(nxos.COMMANDS) and api.requests == [list(nxos.COMMANDS)]
+    api = RefusingNxapi({"show queuing pfc-queue detail"})
+    readings = nxos.parse_json("leaf4", nxos.ask(api))
+    assert api.requests == [list(nxos.COMMANDS), list(nxos.COMMANDS[:3])]
+    assert {r.metric for r in readings} >= {"queue_dropped", "fcs_errors"}
+    assert not {r.metric for r in readings} & {"pfc_watchdog_storms", "pfc_watchdog_restores"}
+    with pytest.raises(NXAPICommandError, match="show interface counters errors"):
+        nxos.ask(RefusingNxapi({"show interface counters errors"}))
 
 
 def test_connectx_ethtool_and_hw_counters() -> None:

@@ -57,9 +57,8 @@ def _eos(driver: Any, device: DeviceModel, limit: float) -> list[Reading]:
 
 
 def _nxos(driver: Any, device: DeviceModel, limit: float) -> list[Reading]:
-    """NX-API's JSON-RPC ``cli`` method through NAPALM's NX-API client (the driver's own timeout)."""
-    replies = {command: driver.device.show(command) for command in nxos.COMMANDS}
-    return nxos.parse_json(device.name, replies)
+    """NX-API's JSON-RPC ``cli`` method through NAPALM's NX-API client, one request (the driver's own timeout)."""
+    return nxos.read(driver.device, device)
 
 
 def _nvue(driver: Any, device: DeviceModel, limit: float) -> list[Reading]:

@@ -356,22 +356,108 @@ _AS_TEXT = ("eth_crc", "eth_indiscard")
 
 
 def interface_counters(device: Device, port: str, fields: tuple[str, ...]) -> dict[str, Any]:
-    path = device.state / COUNTERS_FILE
-    given = json.loads(path.read_text()).get(port, {}) if path.exists() else {}
-    unknown = sorted(set(given) - set(INTERFACE_COUNTERS) - set(ERROR_COUNTERS))
-    if unknown:
-        raise CliError(f"% this lab target's {COUNTERS_FILE} names counters it does not model: {unknown}")
+    given = _given(device, port)
     return {field: str(int(given.get(field, 0))) if field in _AS_TEXT else int(given.get(field, 0))
             for field in fields}
 
 
+def _given(device: Device, port: str) -> dict[str, Any]:
+    """The test's numbers for ``port`` (counters.json), every name one this target models."""
+    path = device.state / COUNTERS_FILE
+    given: dict[str, Any] = json.loads(path.read_text()).get(port, {}) if path.exists() else {}
+    unknown = sorted(set(given) - set(INTERFACE_COUNTERS) - set(ERROR_COUNTERS) - set(TABULAR_COUNTERS)
+                     - set(WATCHDOG_COUNTERS))
+    if unknown:
+        raise CliError(f"% this lab target's {COUNTERS_FILE} names counters it does not model: {unknown}")
+    return given
+
+
 @command(r"show interface counters errors")
 def _show_interface_counters_errors(device: Device, match: re.Match[str]) -> Result:
-    ports = [found.group(1) for stanza in device.running()
-             if (found := re.fullmatch(r"interface (Ethernet\S+)", stanza.header))]
     return {"TABLE_interface": {"ROW_interface": [{"interface": port, **interface_counters(device, port,
                                                                                            ERROR_COUNTERS)}
-                                                  for port in ports]}}
+                                                  for port in _ethernet_ports(device)]}}
+
+
+def _ethernet_ports(device: Device) -> list[str]:
+    return [found.group(1) for stanza in device.running()
+            if (found := re.fullmatch(r"interface (Ethernet\S+)", stanza.header))]
+
+
+# --- counters: `show queuing tabular` and `show queuing pfc-queue detail` ----------------------------------
+# No recorded output of these was found: keys as the __readonly__ JSON schema of Cisco's Nexus 9000 NX-OS
+# show-command reference (release 9.3(x), "Q Show Commands") gives them, with the same inferences as the fixture
+# built from it (tests/observe_fixtures/nxos_queuing_constructed_from_cisco_schema.json: qos-groups 1-7 carry
+# group 0's keys with their number; every qos-group has a pfc-queue row). Counters are numbers; a test names
+# them in counters.json as the device does (``pfc_tx_qos_3``), the watchdog's per qos-group (``q-shutdown[3]``).
+QOS_GROUPS = range(8)
+_TABULAR_FIELDS = ("tx_uc_pkt", "tx_uc_byte", "tx_uc_drop_pkt", "tx_uc_drop_byte", "tx_uc_ecn_pkt", "tx_uc_ecn_byte",
+                   "tx_oobfc_uc_pkt", "tx_oobfc_uc_byte", "tx_oobfc_uc_drop_pkt", "tx_oobfc_uc_drop_byte",
+                   "tx_fld_pkt", "tx_fld_byte", "tx_fld_drop_pkt", "tx_fld_drop_byte", "tx_mc_pkt", "tx_mc_byte",
+                   "tx_mc_drop_pkt", "tx_mc_drop_byte", "pfc_rx", "pfc_tx")
+TABULAR_COUNTERS = (*(f"{field}_qos_{group}" for group in QOS_GROUPS for field in _TABULAR_FIELDS), "ing_drop_pkt")
+_WATCHDOG_FIELDS = ("q-shutdown", "q-restored", "q-pkt-drained", "q-pkt-dropped", "q-pkt-drained-n-dropped",
+                    "q-aggr-pkt-dropped", "q-ing-pkt-dropped", "q-ing-aggr-pkt-dropped")
+WATCHDOG_COUNTERS = tuple(f"{field}[{group}]" for group in QOS_GROUPS for field in _WATCHDOG_FIELDS)
+
+
+@command(r"show queuing tabular")
+def _show_queuing_tabular(device: Device, match: re.Match[str]) -> Result:
+    rows = []
+    for port in _ethernet_ports(device):
+        given = _given(device, port)
+        names = {f"qos_group_name_{group}": f"c-out-8q-q{group or '-default'}" for group in QOS_GROUPS}
+        rows.append({"if_name_str": port, **names, "qos_group_name_cpu": "CPU", "qos_group_name_span": "SPAN",
+                     **{field: int(given.get(field, 0)) for field in TABULAR_COUNTERS}})
+    return {"TABLE_queuing_interface": {"ROW_queuing_interface": rows}}
+
+
+@command(r"show queuing pfc-queue detail")
+def _show_queuing_pfc_queue_detail(device: Device, match: re.Match[str]) -> Result:
+    """The watchdog's state from the running config (global and per-interface ``priority-flow-control
+    watch-dog-interval on``), a row per qos-group, PFC-configured where the system network-qos policy pauses a
+    CoS in that group's ``c-8q-nq<N>`` class."""
+    running = device.running()
+    on = any(stanza.header == "priority-flow-control watch-dog-interval on" for stanza in running)
+    interval = next((int(found.group(1)) for stanza in running
+                     if (found := re.fullmatch(r"priority-flow-control watch-dog interval (\d+)", stanza.header))), 100)
+    pauses = _paused_cos(running)
+    rows = []
+    for stanza in running:
+        found = re.fullmatch(r"interface (Ethernet\S+)", stanza.header)
+        if not found:
+            continue
+        given = _given(device, found.group(1))
+        enabled = on or "priority-flow-control watch-dog-interval on" in (line.strip() for line in stanza.children)
+        groups = [{"eq-qosgrp": group, "eq-qosgrp-state": "Active" if group in pauses else "Inactive",
+                   "pfc-configured": "Yes" if group in pauses else "No", "pfc-cos": pauses.get(group, "-"),
+                   "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": {
+                       "q-stat-type": "Ucast",
+                       **{field: int(given.get(f"{field}[{group}]", 0)) for field in _WATCHDOG_FIELDS}}}}
+                  for group in QOS_GROUPS]
+        rows.append({"if_name_str": found.group(1), "wd-status": "Enabled" if enabled else "Disabled",
+                     "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": groups}})
+    return {"glb-wd-status": "Enabled" if on else "Disabled", "glb-wd-force-status": "Disabled",
+            "glb-wd-timer": interval, "glb-wd-timer-thresh": 2, "glb-auto-restore": 2, "glb-fixed-restore": 0,
+            "glb-int-intf-multi": 0, "TABLE_queuing_interface": {"ROW_queuing_interface": rows}}
+
+
+def _paused_cos(running: list[Stanza]) -> dict[int, str]:
+    """qos-group → the CoS values the active network-qos policy pauses in it (``pause pfc-cos …``)."""
+    policy = next((found.group(1) for stanza in running if stanza.header == "system qos" for line in stanza.children
+                   if (found := re.fullmatch(r"service-policy type network-qos (\S+)", line.strip()))), None)
+    paused: dict[int, str] = {}
+    for stanza in running:
+        if stanza.header != f"policy-map type network-qos {policy}":
+            continue
+        group = None
+        for line in (child.strip() for child in stanza.children):
+            found = re.fullmatch(r"class type network-qos c-8q-nq(\d|-default)", line)
+            if found:
+                group = 0 if found.group(1) == "-default" else int(found.group(1))
+            elif group is not None and (cos := re.fullmatch(r"pause pfc-cos ([\d ,]+)", line)):
+                paused[group] = cos.group(1).replace(" ", "")
+    return paused
 
 
 @command(r"checkpoint file (\S+)")
