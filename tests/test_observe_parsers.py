@@ -211,6 +211,18 @@ def test_nxos_qos_groups_of_the_resolved_model() -> None:
     assert nxos.QosGroups.of(moved).priority == {0: 0, 1: 1, 2: 2, 5: 3, 6: 6, 7: 7}
 
 
+def test_nxos_queuing_rows_named_eth_short_are_the_same_ports() -> None:
+    """The queuing replies may name a port as NX-OS's short form does (``Eth1/1``): its readings are the
+    port's, not dropped."""
+    replies = nxos_queuing_replies()
+    tabular = json.loads(json.dumps(replies["show queuing tabular"]))
+    for row in tabular["result"]["body"]["TABLE_queuing_interface"]["ROW_queuing_interface"]:
+        row["if_name_str"] = row["if_name_str"].replace("Ethernet", "Eth")
+    table = by_key(nxos.parse_json("leaf4", {**nxos_replies(), "show queuing tabular": tabular}))
+    assert table[("Ethernet1/1", "queue_ecn_marked", 3)] == 2104417
+    assert table[("Ethernet1/63", "pfc_tx_pause", 3)] == 31877
+
+
 def test_nxos_single_rows_come_as_objects_and_optional_replies_may_be_missing() -> None:
     replies = nxos_queuing_replies()
     watchdog = json.loads(json.dumps(replies["show queuing pfc-queue detail"]))

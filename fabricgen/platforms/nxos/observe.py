@@ -56,6 +56,9 @@ INTERFACE_COMMANDS = COMMANDS[:2]  # every switch answers them: a reply without 
 QUEUING_COMMANDS = COMMANDS[2:]  # optional: a switch may not know them
 QOS_GROUPS = range(8)  # NX-OS's 8q mode: qos-groups 0-7
 _PHYSICAL = re.compile(r"Ethernet[0-9]+(?:/[0-9]+)+")
+# The queuing replies' ``if_name_str``: no recording shows whether NX-OS spells it ``Ethernet1/1`` or, as its
+# queuing text output's headers and `show interface brief` do, ``Eth1/1``; both are read as ``Ethernet1/1``.
+_QUEUING_PORT = re.compile(r"Eth(?:ernet)?([0-9]+(?:/[0-9]+)+)")
 _FIELDS = {
     COMMANDS[0]: (("eth_crc", "fcs_errors"), ("eth_indiscard", "in_discards"),
                   ("eth_reset_cntr", "carrier_transitions")),
@@ -200,9 +203,10 @@ def _ports(device: str, command: str, body: Any) -> Iterator[tuple[str, dict[str
     if body is None:
         return
     for row in _rows(device, command, body, "queuing_interface"):
-        port = row.get("if_name_str")
-        if isinstance(port, str) and _PHYSICAL.fullmatch(port):
-            yield port, row
+        name = row.get("if_name_str")
+        physical = _QUEUING_PORT.fullmatch(name) if isinstance(name, str) else None
+        if physical is not None:
+            yield f"Ethernet{physical.group(1)}", row
 
 
 def _body(reply: Any) -> Any:
