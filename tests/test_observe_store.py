@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import sqlite3
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabricgen.observe.delta import counter_delta, rate
-from fabricgen.observe.model import DeviceSnapshot, Snapshot, reading
+from fabricgen.observe.model import DeviceSnapshot, Snapshot, cyclic_gc_paused, reading
 from fabricgen.observe.store import History, StoreError, history_path
 
 
@@ -143,3 +144,27 @@ def test_keeping_the_newest_snapshots_counts_the_fleet_ones(tmp_path: Path) -> N
     assert history.run_snapshot_ids("20261205T110000Z-0b5e4e") == []
     with pytest.raises(StoreError, match=f"no snapshot {early}"):
         history.load(early)
+
+
+def test_a_pause_of_the_collector_leaves_what_it_allocated_in_the_oldest_generation() -> None:
+    """What a pause allocated is not left young: the next allocation must not trigger a walk of a snapshot's
+    millions of readings (model._promote); the collector is running again afterwards."""
+    with cyclic_gc_paused():
+        kept = [reading("leaf0", f"Ethernet{p}", "fec_uncorrected", 0) for p in range(1000)]
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1000
+    oldest = {id(thing) for thing in gc.get_objects(generation=2)}
+    assert all(id(one) in oldest for one in kept)
+
+
+def test_a_pause_of_the_collector_keeps_another_freeze() -> None:
+    """fabricgen.runtime.forked freezes the heap while its workers run: a pause ending then must not unfreeze it."""
+    frozen = [reading("leaf0", "Ethernet0", "fec_uncorrected", 0)]
+    gc.freeze()
+    try:
+        with cyclic_gc_paused():
+            young = [reading("leaf0", "Ethernet1", "fec_uncorrected", 0)]
+        assert gc.get_freeze_count() >= len(frozen)
+        assert gc.isenabled() and young
+    finally:
+        gc.unfreeze()
