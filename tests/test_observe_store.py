@@ -94,6 +94,32 @@ def test_growth_is_linear_per_snapshot(tmp_path: Path) -> None:
     assert min(steps) >= 200 * 32 * 2 * 8  # …its 12,800 doubles and SQLite's page overhead
 
 
+
+def test_a_device_layout_is_written_once_and_found_again_after_reopening(tmp_path: Path) -> None:
+    """A layout is stored once per device and counter list: reused by later snapshots, by a History opened
+    later on the same file, and when a device goes back to a counter list it reported before."""
+    path = tmp_path / "h.sqlite"
+    history = History(path)
+    history.add(snap(0.0, 1, devices=3, ports=4))
+    history.add(snap(1.0, 2, devices=3, ports=4))
+    history.close()
+
+    def layouts() -> int:
+        with sqlite3.connect(path) as db:
+            return int(db.execute("SELECT count(*) FROM layout").fetchone()[0])
+
+    assert layouts() == 3  # one per device, though the three report the same counter list
+    reopened = History(path)
+    reopened.add(snap(2.0, 3, devices=3, ports=4))
+    assert layouts() == 3
+    wider = reopened.add(snap(3.0, 4, devices=1, ports=5))
+    assert layouts() == 4
+    back = reopened.add(snap(4.0, 5, devices=1, ports=4))
+    assert layouts() == 4
+    assert reopened.values(back) == snap(4.0, 5, devices=1, ports=4).values()
+    assert reopened.values(wider) == snap(3.0, 4, devices=1, ports=5).values()
+    reopened.close()
+
 def test_a_file_that_is_not_a_history_is_refused_with_its_name(tmp_path: Path) -> None:
     bad = tmp_path / "observe.sqlite"
     bad.write_text("this is not sqlite" * 100)
