@@ -11,7 +11,7 @@ Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`)
 - layout(id, device, keys) — the ordered list of a device's counters, [port, metric, index] each (index -1 =
   port-wide), zlib-compressed JSON; written once and reused while the device reports the same counters.
 - sample(snapshot_id, device, layout_id, vals) — a device's numbers in its layout's order: IEEE-754 doubles,
-  native byte order (array('d')). One row per device per snapshot keeps a 32k-GPU snapshot (4.4 M numbers) to
+  native byte order (array('d')). One row per device per snapshot keeps a 32k-GPU snapshot (5.0 M numbers) to
   5,750 inserts: bench/observe.py.
 - baseline(name, snapshot_id, created_at) — `--baseline NAME` marks a snapshot to compare later ones against.
 
