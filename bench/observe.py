@@ -12,7 +12,12 @@ hosts the `ethtool -S` + hw_counters text of the mlx5 names, NVUE leaves per dat
 interface` pages as NVIDIA's documentation prints them (tests/observe_fixtures/nvue_docs.txt, the port and a few
 numbers changed), NX-OS leaves the two NX-API JSON-RPC replies (`show interface`, `show interface counters
 errors`) with the rows of the recorded responses in tests/observe_fixtures/nxos_nxapi.json per port. Measured:
-time.process_time() of parse + store, per snapshot; and the database's growth per snapshot.
+time.process_time() of parse (per platform) + store, per snapshot; the database's growth per snapshot; peak RSS.
+
+As collect() reads a fleet, each device's output is parsed as it arrives and dropped once read (so the fleet's
+765 MB of output are never all in memory at once): the bench makes one device's output (not timed), parses it
+(timed), and goes on to the next, the cyclic GC paused throughout as in collect(). The previous snapshot is
+still in memory while the next is read, as in `observe serve`.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -153,50 +160,88 @@ def nvue_output(ports: list[str], tick: int, pages: dict[str, str]) -> list[str]
     return texts
 
 
-def outputs(fleet: list[tuple[str, str, list[str], dict[str, str]]], tick: int) -> dict[str, object]:
-    made: dict[str, object] = {}
-    pages = nvue_pages()
-    rows = nxos_rows()
-    for name, platform, ports, rdma in fleet:
+Fleet = list[tuple[str, str, list[str], dict[str, str]]]
+
+
+class Generator:
+    """Each device's output in its vendor's format, made one device at a time (:meth:`output`)."""
+
+    def __init__(self) -> None:
+        self.pages = nvue_pages()
+        self.rows = nxos_rows()
+
+    def output(self, platform: str, ports: list[str], rdma: dict[str, str], tick: int) -> object:
         if platform == "sonic":
-            made[name] = sonic_output(ports, tick)
-        elif platform == "eos":
-            made[name] = eos_output(ports, tick)
-        elif platform in ("connectx", "linux-dcb"):
-            made[name] = host_output(rdma, tick)
-        elif platform == "nvue":
-            made[name] = nvue_output(ports, tick, pages)
-        elif platform == "nxos":
-            made[name] = nxos_output(ports, tick, rows)
-    return made
+            return sonic_output(ports, tick)
+        if platform == "eos":
+            return eos_output(ports, tick)
+        if platform in ("connectx", "linux-dcb"):
+            return host_output(rdma, tick)
+        if platform == "nvue":
+            return nvue_output(ports, tick, self.pages)
+        if platform == "nxos":
+            return nxos_output(ports, tick, self.rows)
+        return None
 
 
-def parse_all(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: dict[str, object],
-              taken_at: float) -> Snapshot:
+def outputs(fleet: Fleet, tick: int) -> dict[str, object]:
+    """Every device's output at once (for a profile of one platform's reader over many devices)."""
+    made = Generator()
+    return {name: made.output(platform, ports, rdma, tick) for name, platform, ports, rdma in fleet}
+
+
+def size(out: object) -> int:
+    """Characters of one device's output (its commands' texts)."""
+    texts: Iterable[str] = out.values() if isinstance(out, dict) else out if isinstance(out, list) else [str(out)]
+    return sum(len(text) for text in texts)
+
+
+def parse_all(fleet: Fleet, made: dict[str, object], taken_at: float) -> Snapshot:
     """The readers over every device's output, as collect() runs them: the cyclic GC paused while they do."""
     with cyclic_gc_paused():
         return _parse_each(fleet, made, taken_at)
 
 
-def _parse_each(fleet: list[tuple[str, str, list[str], dict[str, str]]], made: dict[str, object],
-                taken_at: float) -> Snapshot:
+def _parse_each(fleet: Fleet, made: dict[str, object], taken_at: float) -> Snapshot:
     snapshot = Snapshot(taken_at)
     for name, platform, _, rdma in fleet:
-        if platform == "sonic":
-            readings = sonic.parse(name, made[name])  # type: ignore[arg-type]
-        elif platform == "eos":
-            readings = eos.parse(name, made[name])  # type: ignore[arg-type]
-        elif platform in ("connectx", "linux-dcb"):
-            readings = connectx.parse(name, made[name], rdma)  # type: ignore[arg-type]
-        elif platform == "nvue":
-            readings = [r for text in made[name] for r in nvue.parse(name, text, NVUE_CLASSES)]  # type: ignore[attr-defined]
-        elif platform == "nxos":
-            readings = nxos.parse(name, made[name])  # type: ignore[arg-type]
-        else:
-            snapshot.devices[name] = DeviceSnapshot(name, platform, error=NOT_READ.get(platform, "no reader"))
-            continue
-        snapshot.devices[name] = DeviceSnapshot(name, platform, readings)
+        snapshot.devices[name] = read(name, platform, rdma, made[name])
     return snapshot
+
+
+def read(name: str, platform: str, rdma: dict[str, str], out: object) -> DeviceSnapshot:
+    """One device's reader over its output, as collect()'s reader for its platform calls it."""
+    if platform == "sonic":
+        readings = sonic.parse(name, out)  # type: ignore[arg-type]
+    elif platform == "eos":
+        readings = eos.parse(name, out)  # type: ignore[arg-type]
+    elif platform in ("connectx", "linux-dcb"):
+        readings = connectx.parse(name, out, rdma)  # type: ignore[arg-type]
+    elif platform == "nvue":
+        readings = [r for text in out for r in nvue.parse(name, text, NVUE_CLASSES)]  # type: ignore[attr-defined]
+    elif platform == "nxos":
+        readings = nxos.parse(name, out)  # type: ignore[arg-type]
+    else:
+        return DeviceSnapshot(name, platform, error=NOT_READ.get(platform, "no reader"))
+    return DeviceSnapshot(name, platform, readings)
+
+
+def collect(fleet: Fleet, tick: int, made: Generator) -> tuple[Snapshot, dict[str, float], int]:
+    """A snapshot as collect() takes it: each device's output arrives (is generated, not timed) and is parsed,
+    then dropped, with the cyclic GC paused throughout. Returns the snapshot, the parse CPU per platform and the
+    characters of output parsed."""
+    snapshot = Snapshot(1_800_000_000.0 + 60 * tick)
+    cpu: dict[str, float] = {}
+    wire = 0
+    with cyclic_gc_paused():
+        for name, platform, ports, rdma in fleet:
+            out = made.output(platform, ports, rdma, tick)
+            wire += size(out)
+            start = time.process_time()
+            snapshot.devices[name] = read(name, platform, rdma, out)
+            cpu[platform] = cpu.get(platform, 0.0) + time.process_time() - start
+            del out
+    return snapshot, cpu, wire
 
 
 def main() -> None:
@@ -209,26 +254,26 @@ def main() -> None:
     for _, platform, _, _ in fleet:
         platforms[platform] = platforms.get(platform, 0) + 1
     print(f"{args.gpus} GPUs: {len(fleet)} devices {dict(sorted(platforms.items()))}")
+    made = Generator()
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "observe.sqlite"
         history = History(path)
         previous = 0
         for tick in range(1, args.snapshots + 1):
-            made = outputs(fleet, tick)
-            wire = sum(len(text) for out in made.values()
-                       for text in (out.values() if isinstance(out, dict) else out if isinstance(out, list) else [out]))
+            snapshot, cpu, wire = collect(fleet, tick, made)
+            parse = sum(cpu.values())
             start = time.process_time()
-            snapshot = parse_all(fleet, made, 1_800_000_000.0 + 60 * tick)
-            parsed = time.process_time()
             history.add(snapshot)
             history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            stored = time.process_time()
-            size = path.stat().st_size
+            store = time.process_time() - start
+            db_size = path.stat().st_size
             print(f"snapshot {tick}: {len(snapshot.readings()):,} readings from {wire / 1e6:.0f} MB of device "
-                  f"output; CPU parse {parsed - start:.2f} s + store {stored - parsed:.2f} s = "
-                  f"{stored - start:.2f} s; database {size / 1e6:.1f} MB (+{(size - previous) / 1e6:.1f} MB)")
-            previous = size
+                  f"output; CPU parse {parse:.2f} s + store {store:.2f} s = {parse + store:.2f} s; database "
+                  f"{db_size / 1e6:.1f} MB (+{(db_size - previous) / 1e6:.1f} MB)")
+            print("  parse by platform: " + ", ".join(f"{name} {cpu[name]:.2f} s" for name in sorted(cpu)))
+            previous = db_size
         history.close()
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB")
 
 
 if __name__ == "__main__":

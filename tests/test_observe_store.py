@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import sqlite3
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabricgen.observe.delta import counter_delta, rate
-from fabricgen.observe.model import DeviceSnapshot, Snapshot, reading
+from fabricgen.observe.model import DeviceSnapshot, Snapshot, cyclic_gc_paused, reading
 from fabricgen.observe.store import History, StoreError, history_path
 
 
@@ -93,6 +94,32 @@ def test_growth_is_linear_per_snapshot(tmp_path: Path) -> None:
     assert min(steps) >= 200 * 32 * 2 * 8  # …its 12,800 doubles and SQLite's page overhead
 
 
+
+def test_a_device_layout_is_written_once_and_found_again_after_reopening(tmp_path: Path) -> None:
+    """A layout is stored once per device and counter list: reused by later snapshots, by a History opened
+    later on the same file, and when a device goes back to a counter list it reported before."""
+    path = tmp_path / "h.sqlite"
+    history = History(path)
+    history.add(snap(0.0, 1, devices=3, ports=4))
+    history.add(snap(1.0, 2, devices=3, ports=4))
+    history.close()
+
+    def layouts() -> int:
+        with sqlite3.connect(path) as db:
+            return int(db.execute("SELECT count(*) FROM layout").fetchone()[0])
+
+    assert layouts() == 3  # one per device, though the three report the same counter list
+    reopened = History(path)
+    reopened.add(snap(2.0, 3, devices=3, ports=4))
+    assert layouts() == 3
+    wider = reopened.add(snap(3.0, 4, devices=1, ports=5))
+    assert layouts() == 4
+    back = reopened.add(snap(4.0, 5, devices=1, ports=4))
+    assert layouts() == 4
+    assert reopened.values(back) == snap(4.0, 5, devices=1, ports=4).values()
+    assert reopened.values(wider) == snap(3.0, 4, devices=1, ports=5).values()
+    reopened.close()
+
 def test_a_file_that_is_not_a_history_is_refused_with_its_name(tmp_path: Path) -> None:
     bad = tmp_path / "observe.sqlite"
     bad.write_text("this is not sqlite" * 100)
@@ -143,3 +170,27 @@ def test_keeping_the_newest_snapshots_counts_the_fleet_ones(tmp_path: Path) -> N
     assert history.run_snapshot_ids("20261205T110000Z-0b5e4e") == []
     with pytest.raises(StoreError, match=f"no snapshot {early}"):
         history.load(early)
+
+
+def test_a_pause_of_the_collector_leaves_what_it_allocated_in_the_oldest_generation() -> None:
+    """What a pause allocated is not left young: the next allocation must not trigger a walk of a snapshot's
+    millions of readings (model._promote); the collector is running again afterwards."""
+    with cyclic_gc_paused():
+        kept = [reading("leaf0", f"Ethernet{p}", "fec_uncorrected", 0) for p in range(1000)]
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1000
+    oldest = {id(thing) for thing in gc.get_objects(generation=2)}
+    assert all(id(one) in oldest for one in kept)
+
+
+def test_a_pause_of_the_collector_keeps_another_freeze() -> None:
+    """fabricgen.runtime.forked freezes the heap while its workers run: a pause ending then must not unfreeze it."""
+    frozen = [reading("leaf0", "Ethernet0", "fec_uncorrected", 0)]
+    gc.freeze()
+    try:
+        with cyclic_gc_paused():
+            young = [reading("leaf0", "Ethernet1", "fec_uncorrected", 0)]
+        assert gc.get_freeze_count() >= len(frozen)
+        assert gc.isenabled() and young
+    finally:
+        gc.unfreeze()

@@ -145,7 +145,8 @@ def cyclic_gc_paused() -> Iterator[None]:
     They build only acyclic objects (readings, lists, parsed JSON): reference counting frees all of it, and the
     cyclic collector's passes, triggered by the millions of allocations of a 32k-GPU snapshot, find nothing while
     re-scanning every live reading — half the CPU of a snapshot (bench/observe.py). The collector is resumed as it
-    was when the last pause ends; the objects are scanned once then, as any young objects are."""
+    was when the last pause ends, with what the pause allocated moved to the oldest generation (:func:`_promote`)
+    rather than left young for the next allocation to trigger a scan of."""
     global _gc_pauses, _gc_was_enabled
     with _gc_lock:
         if _gc_pauses == 0:
@@ -158,4 +159,22 @@ def cyclic_gc_paused() -> Iterator[None]:
         with _gc_lock:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
+                _promote()
                 gc.enable()
+
+
+def _promote() -> None:
+    """Move every tracked object to the oldest generation, in constant time (gc.freeze then gc.unfreeze splice
+    the generations' lists), and so reset the young generation's count.
+
+    Without it, the first allocation after a pause triggers a collection of everything the pause allocated —
+    millions of readings, alive (they are the snapshot) and acyclic — and that walk, and the next generation's
+    when it fills, took 1.0-1.4 s of CPU per 8,192-GPU snapshot (bench/observe.py; gc.callbacks timing). In the
+    oldest generation they are walked only by a full collection, which CPython runs when the objects that
+    survived younger collections since the last full one exceed a quarter of the oldest's: these, never walked
+    young, do not count towards it. A cycle among them is still found, by the next full collection.
+    Skipped when some other code froze objects (fabricgen.runtime.forked while its workers run): unfreezing
+    here would end that freeze early."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()

@@ -11,7 +11,7 @@ Schema (docs/observe.md explains it; :data:`SCHEMA_VERSION` is stored in `meta`)
 - layout(id, device, keys) — the ordered list of a device's counters, [port, metric, index] each (index -1 =
   port-wide), zlib-compressed JSON; written once and reused while the device reports the same counters.
 - sample(snapshot_id, device, layout_id, vals) — a device's numbers in its layout's order: IEEE-754 doubles,
-  native byte order (array('d')). One row per device per snapshot keeps a 32k-GPU snapshot (4.4 M numbers) to
+  native byte order (array('d')). One row per device per snapshot keeps a 32k-GPU snapshot (5.0 M numbers) to
   5,750 inserts: bench/observe.py.
 - baseline(name, snapshot_id, created_at) — `--baseline NAME` marks a snapshot to compare later ones against.
 
@@ -55,10 +55,47 @@ CREATE TABLE IF NOT EXISTS baseline (name TEXT PRIMARY KEY, snapshot_id INTEGER 
 CREATE INDEX IF NOT EXISTS snapshot_taken ON snapshot(taken_at);
 """
 Key = tuple[str, str, str, int]
-# A reading's (port, metric, index) and value, fetched in C: a 32k-GPU snapshot has 4.4 M readings.
-_READING_KEY = attrgetter("port", "metric", "index")
-_READING_VALUE = attrgetter("value")
+LayoutKey = tuple[str, str, int]  # (port, metric, index), index -1 for port-wide: as the layout table stores it
+# A layout as columns: the readings' ports, metrics and indexes (None for port-wide), in order. Three lists of
+# references per device rather than a tuple per reading: a 32k-GPU snapshot has 5 M readings.
+Columns = tuple[list[str], list[str], list[int | None]]
+_PORT, _METRIC, _INDEX, _VALUE = (attrgetter(name) for name in ("port", "metric", "index", "value"))  # in C
 
+
+class _Layout:
+    """One stored layout of a device, decoded from its blob only when it is compared or read."""
+
+    __slots__ = ("_blob", "_columns", "_keys", "layout_id")
+
+    def __init__(self, layout_id: int, blob: bytes | None = None, columns: Columns | None = None) -> None:
+        self.layout_id = layout_id
+        self._blob = blob
+        self._columns = columns
+        self._keys: tuple[LayoutKey, ...] | None = None
+
+    def columns(self) -> Columns:
+        if self._columns is None:
+            keys = self.keys()
+            # Interned metric names are the readers' own string constants: compared by identity (_matches).
+            self._columns = ([port for port, _, _ in keys], [sys.intern(metric) for _, metric, _ in keys],
+                             [None if idx < 0 else idx for _, _, idx in keys])
+        return self._columns
+
+    def keys(self) -> tuple[LayoutKey, ...]:
+        if self._keys is None:
+            if self._blob is not None:
+                self._keys = tuple((port, metric, int(idx))
+                                   for port, metric, idx in json.loads(zlib.decompress(self._blob)))
+                self._blob = None
+            else:
+                ports, metrics, indexes = self.columns()
+                self._keys = tuple(zip(ports, metrics, [-1 if idx is None else idx for idx in indexes],
+                                       strict=True))
+        return self._keys
+
+    def matches(self, columns: Columns) -> bool:
+        ports, metrics, indexes = self.columns()
+        return indexes == columns[2] and metrics == columns[1] and ports == columns[0]
 
 
 class StoreError(RuntimeError):
@@ -83,8 +120,12 @@ class History:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a fabricgen observe history ({exc}); move it aside or pass --history "
                              "another file") from None
-        self._layout_ids: dict[tuple[str, int], list[tuple[int, tuple[tuple[str, str, int | None], ...]]]] = {}
-        self._layouts: dict[int, tuple[str, tuple[tuple[str, str, int], ...]]] = {}
+        self._loaded = False  # the layout table is read on first use
+        self._device_layouts: dict[str, list[_Layout]] = {}  # per device, its latest layout first
+        self._layouts: dict[int, _Layout] = {}
+        # Blobs of the layouts written through this History, by their columns: devices of one model report the
+        # same counters (4,096 hosts, 512 SONiC switches at 32k GPUs), encoded and compressed once.
+        self._blobs: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[int | None, ...]], bytes] = {}
 
     def _check_version(self) -> None:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -109,41 +150,51 @@ class History:
                                  for d in snapshot.devices.values()])
             rows = []
             for device in snapshot.devices.values():
-                if device.readings:
-                    values = array("d", map(_READING_VALUE, device.readings))
-                    layout_id = self._layout_id(device.device, tuple(map(_READING_KEY, device.readings)))
-                    rows.append((snapshot_id, device.device, layout_id, values.tobytes()))
+                readings = device.readings
+                if readings:
+                    columns = (list(map(_PORT, readings)), list(map(_METRIC, readings)), list(map(_INDEX, readings)))
+                    rows.append((snapshot_id, device.device, self._layout_id(device.device, columns),
+                                 array("d", map(_VALUE, readings)).tobytes()))
             self.db.executemany("INSERT INTO sample VALUES (?, ?, ?, ?)", rows)
         snapshot.snapshot_id = snapshot_id
         return snapshot_id
 
-    def _layout_id(self, device: str, raw_keys: tuple[tuple[str, str, int | None], ...]) -> int:
-        """The id of this exact counter list of the device, written the first time it is seen. ``raw_keys`` are
-        the readings' own (port, metric, index) with None for port-wide: compared as they come, without building
-        the -1 form of 4.4 M keys per snapshot when the layout is already known."""
-        if not self._layouts:
+    def _layout_id(self, device: str, columns: Columns) -> int:
+        """The id of this exact counter list of the device, written the first time it is seen. Compared column by
+        column with the device's known layouts, latest first (a device usually reports what it reported last):
+        no per-reading key is built or hashed for a layout already known."""
+        if not self._loaded:
             self._load_layouts()
-        candidates = self._layout_ids.setdefault((device, hash(raw_keys)), [])
-        for layout_id, known in candidates:
-            if known == raw_keys:
-                return layout_id
-        keys = tuple([(port, metric, -1 if index is None else index) for port, metric, index in raw_keys])
-        # orjson: compact JSON that json.loads reads back to the same keys (_load_layouts), ~10x faster to write;
-        # zlib level 1: 6x faster than 6 for 20 % more bytes, written once per device layout (bench/observe.py)
-        blob = zlib.compress(orjson.dumps(keys), 1)
-        layout_id = int(self.db.execute("INSERT INTO layout (device, keys) VALUES (?, ?)", (device, blob)).lastrowid
-                        or 0)
-        candidates.append((layout_id, raw_keys))
-        self._layouts[layout_id] = (device, keys)
+        known = self._device_layouts.setdefault(device, [])
+        for at, layout in enumerate(known):
+            if layout.matches(columns):
+                if at:
+                    known.insert(0, known.pop(at))
+                return layout.layout_id
+        layout_id = int(self.db.execute("INSERT INTO layout (device, keys) VALUES (?, ?)",
+                                        (device, self._blob(columns))).lastrowid or 0)
+        layout = _Layout(layout_id, columns=columns)
+        known.insert(0, layout)
+        self._layouts[layout_id] = layout
         return layout_id
 
+    def _blob(self, columns: Columns) -> bytes:
+        """zlib(JSON [[port, metric, index], …]), index -1 for port-wide: encoded once per distinct layout."""
+        ports, metrics, indexes = columns
+        same = (tuple(ports), tuple(metrics), tuple(indexes))
+        blob = self._blobs.get(same)
+        if blob is None:
+            keys = list(zip(ports, metrics, [-1 if index is None else index for index in indexes], strict=True))
+            # orjson: compact JSON that json.loads reads back to the same keys, ~10x faster to write; zlib level
+            # 1: 6x faster than 6 for 20 % more bytes (bench/observe.py)
+            blob = self._blobs[same] = zlib.compress(orjson.dumps(keys), 1)
+        return blob
+
     def _load_layouts(self) -> None:
-        self._layouts[0] = ("", ())  # marks "loaded" even for an empty history
-        for layout_id, device, blob in self.db.execute("SELECT id, device, keys FROM layout"):
-            keys = tuple((port, metric, int(idx)) for port, metric, idx in json.loads(zlib.decompress(blob)))
-            self._layouts[layout_id] = (device, keys)
-            raw_keys = tuple((port, metric, None if idx < 0 else idx) for port, metric, idx in keys)
-            self._layout_ids.setdefault((device, hash(raw_keys)), []).append((layout_id, raw_keys))
+        self._loaded = True
+        for layout_id, device, blob in self.db.execute("SELECT id, device, keys FROM layout ORDER BY id DESC"):
+            layout = self._layouts[layout_id] = _Layout(layout_id, blob=blob)
+            self._device_layouts.setdefault(device, []).append(layout)
 
     def mark_baseline(self, name: str, snapshot_id: int) -> None:
         with self.db:
@@ -171,8 +222,9 @@ class History:
             self.db.execute("DELETE FROM layout WHERE id NOT IN (SELECT DISTINCT layout_id FROM sample)")
             self.db.executemany("DELETE FROM device_status WHERE snapshot_id = ?", [(i,) for i in doomed])
             self.db.executemany("DELETE FROM snapshot WHERE id = ?", [(i,) for i in doomed])
+        self._loaded = False
         self._layouts.clear()
-        self._layout_ids.clear()
+        self._device_layouts.clear()
         return len(doomed)
 
     # --- reading --------------------------------------------------------------------------------------------
@@ -207,7 +259,7 @@ class History:
 
     def _samples(self, snapshot_id: int, device: str | None = None) -> Iterable[tuple[str, str, str, int, float]]:
         """(device, port, metric, index, value) of a snapshot (of one device)."""
-        if not self._layouts:
+        if not self._loaded:
             self._load_layouts()
         query = "SELECT device, layout_id, vals FROM sample WHERE snapshot_id = ?"
         rows = self.db.execute(query + (" AND device = ?" if device else "") + " ORDER BY device",
@@ -217,8 +269,7 @@ class History:
             values.frombytes(blob)
             if sys.byteorder != "little":  # pragma: no cover - written and read on the same machine in practice
                 values.byteswap()
-            _, keys = self._layouts[layout_id]
-            for (port, metric, idx), value in zip(keys, values, strict=True):
+            for (port, metric, idx), value in zip(self._layouts[layout_id].keys(), values, strict=True):
                 yield name, port, metric, idx, value
 
     def series(self, device: str, port: str, metrics: Iterable[str],

@@ -41,13 +41,13 @@ def command(device: DeviceModel) -> str:
 def parse(device: str, text: str, rdma_to_interface: dict[str, str]) -> list[Reading]:
     """Readings per NIC interface; an RDMA device's hw_counters are filed under its interface (intent's
     rdma_device ↔ interface), or under the RDMA device's own name when the intent does not know it."""
-    interfaces = _ethtool_slots(ethtool_sections(text))
+    interfaces = _ethtool_stats(ethtool_sections(text))
     rdma = hw_counters(text)
     if not interfaces and not rdma:
         raise ParseError(f"{device}: the counter command printed no ethtool statistics and no RDMA hw_counters")
     readings: list[Reading] = []
-    for interface, found in sorted(interfaces.items()):
-        _slot_readings(readings, device, interface, found)
+    for interface, stats in sorted(interfaces.items()):
+        _stat_readings(readings, device, interface, stats)
     for rdma_device, counters in sorted(rdma.items()):
         port = rdma_to_interface.get(rdma_device, rdma_device)
         readings += [Reading(device, port, metric, None, float(counters[name])) for name, metric in HW_COUNTERS.items()
@@ -58,37 +58,37 @@ def parse(device: str, text: str, rdma_to_interface: dict[str, str]) -> list[Rea
 def ethtool_readings(device: str, interface: str, stats: dict[str, int]) -> list[Reading]:
     """The readings of one interface's `ethtool -S` statistics (already split into name → value)."""
     readings: list[Reading] = []
-    _slot_readings(readings, device, interface, {_SLOT[name]: str(value) for name, value in stats.items()
-                                                 if name in _SLOT})
+    _stat_readings(readings, device, interface, {name: str(value) for name, value in stats.items()})
     return readings
 
 
-# Every statistic read, in reading order (port-wide first, then per priority): name → slot, slot → what it means.
-# One pass over the printed statistics files each known one in its slot; the readings come out in slot order, the
-# same order whatever order the driver prints in.
-_SLOT_MEANING: list[tuple[str, int | None, float, bool]] = (  # metric, priority, scale, only when ≥ 0
-    [(metric, None, 1.0, True) for metric in PORT_STATS.values()]
-    + [(metric, priority, scale, False) for _, metric, priority, scale in _PRIO_STATS])
-_SLOT: dict[str, int] = {name: slot for slot, name in enumerate([*PORT_STATS, *(s[0] for s in _PRIO_STATS)])}
+# Every statistic read, in reading order (port-wide first, then per priority): (ethtool name, metric, priority,
+# scale, read only when ≥ 0). The readings come out in this order whatever order the driver prints in.
+_READ: list[tuple[str, str, int | None, float, bool]] = (
+    [(name, metric, None, 1.0, True) for name, metric in PORT_STATS.items()]
+    + [(name, metric, priority, scale, False) for name, metric, priority, scale in _PRIO_STATS])
 
 
-def _ethtool_slots(sections: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, dict[int, str]]:
-    """{interface: {slot: digits}} of the known statistics; a repeated statistic or section keeps its last value."""
-    interfaces: dict[str, dict[int, str]] = {}
-    slot_of = _SLOT.get
+def _ethtool_stats(sections: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, dict[str, str]]:
+    """{interface: {statistic: digits}}, built in C (dict of the printed pairs): an mlx5 port prints hundreds of
+    statistics and 55 are read. A repeated statistic or section keeps its last value."""
+    interfaces: dict[str, dict[str, str]] = {}
     for name, pairs in sections:
-        found = interfaces.setdefault(name, {})
-        for stat, digits in pairs:
-            slot = slot_of(stat)
-            if slot is not None:
-                found[slot] = digits
+        stats = interfaces.get(name)
+        if stats is None:
+            interfaces[name] = dict(pairs)
+        else:
+            stats.update(pairs)
     return interfaces
 
 
-def _slot_readings(readings: list[Reading], device: str, interface: str, found: dict[int, str]) -> None:
-    for slot in sorted(found):
-        metric, priority, scale, only_non_negative = _SLOT_MEANING[slot]
-        value = int(found[slot])  # int first, as ethtool prints integers: "-0" is 0, not float's -0.0
-        if only_non_negative and value < 0:
-            continue  # carrier_changes prints -1 when sysfs has no such file
-        readings.append(Reading(device, interface, metric, priority, float(value) * scale))
+def _stat_readings(readings: list[Reading], device: str, interface: str, stats: dict[str, str]) -> None:
+    get = stats.get
+    append = readings.append
+    for name, metric, priority, scale, only_non_negative in _READ:
+        digits = get(name)
+        if digits is not None:
+            value = int(digits)  # int first, as ethtool prints integers: "-0" is 0, not float's -0.0
+            if only_non_negative and value < 0:
+                continue  # carrier_changes prints -1 when sysfs has no such file
+            append(Reading(device, interface, metric, priority, float(value) * scale))
