@@ -114,6 +114,7 @@ from fabricgen.platforms.nvue.render import (
     natural_key,
     port_cable,
 )
+from fabricgen.runtime.rapidyaml import emitted_json, parsed_in_arena
 
 Path = tuple[str, ...]
 
@@ -360,9 +361,8 @@ def _fast_tree(text: str) -> _Tree | None:
     raw = text.encode()
     if ryml is None or not _fast_text(raw):
         return None
-    try:
-        with _quiet_stderr():  # rapidyaml prints its own message before raising
-            parsed = ryml.parse_in_arena(raw)
+    try:  # the tree lint --configs' depth check made of this text, when it did
+        parsed = parsed_in_arena(raw)
     except Exception:  # rapidyaml's own error types; compose reports the problem with its line
         return None
     try:
@@ -389,8 +389,7 @@ def _json_tree(parsed: Any) -> _Tree | None:
     if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM or not kind & (ryml.MAP | ryml.SEQ):
         return None
     try:
-        with _quiet_stderr():
-            text = ryml.emit_json(parsed)
+        text = emitted_json(parsed)
         data = json.loads(text, object_pairs_hook=_unique_keys, parse_int=str, parse_float=str,
                           parse_constant=_refuse_constant)
     except (_NotFast, RecursionError, ValueError):
