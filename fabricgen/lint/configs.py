@@ -142,18 +142,24 @@ class _Reading:
     def device(self, device: DeviceModel) -> None:
         platform = get_platform(device.platform)
         folder = self.directory / device.name
-        listed = _listing(folder)
-        found = [(folder / name, listed.get(name) if listed is not None else None)
-                 for name in platform.capability.output_files
-                 if (name in listed if listed is not None else _present(folder / name))]
+        found: list[tuple[Path, bytes | _Refused]] = []
+        for name in platform.capability.output_files:
+            path = folder / name
+            try:
+                data = _bytes_if_present(path)
+            except _Refused as refused:
+                found.append((path, refused))
+                continue
+            if data is not None:
+                found.append((path, data))
         if not found:
             self.absent.add(device.name)
             self.missing[device.name] = (f"no config in {folder}/ (expected "
                                          f"{', '.join(platform.capability.output_files)})")
             return
         before = len(self.problems)
-        texts = {path.name: (path, text) for path, entry in found
-                 if (text := self._text(device.name, path, entry)) is not None}
+        texts = {path.name: (path, text) for path, data in found
+                 if (text := self._text(device.name, path, data)) is not None}
         if len(self.problems) > before:
             return
         self.files[device.name] = [path for path, _ in texts.values()]
@@ -161,11 +167,13 @@ class _Reading:
         if whole:
             self._read(platform, device, folder, whole)
 
-    def _text(self, device: str, path: Path, entry: os.DirEntry[str] | None = None) -> str | None:
-        """The file's text when it passes every check; else None, with the problem recorded. ``entry``: the file
-        as its folder listed it (None: not listed)."""
+    def _text(self, device: str, path: Path, data: bytes | _Refused) -> str | None:
+        """The text of the file's bytes when it passes every check; else None, with the problem recorded (also
+        when reading it was refused)."""
         try:
-            text = _decoded(path, _bytes(path, entry))
+            if isinstance(data, _Refused):
+                raise data
+            text = _decoded(path, data)
             _check_format(path, text)
         except _Refused as refused:
             self.problems.append(refused.problem)
@@ -210,42 +218,44 @@ def _present(path: Path) -> bool:
     return path.is_symlink() or path.exists()
 
 
-def _listing(folder: Path) -> dict[str, os.DirEntry[str]] | None:
-    """The folder's entries by name, from one listing: asking each expected file whether it exists, and then
-    stat-ing it again to read it, was three system calls per file before its read (a tenth of reading a fabric's
-    configs, most of its files being the hosts' small ones). {} when there is no such folder; None when it cannot
-    be listed (the caller asks each path then, as it did before)."""
+def _bytes_if_present(path: Path) -> bytes | None:
+    """The file's bytes (see _bytes), None when there is no such file: its descriptor's type and size checked
+    before the read, as fabricgen.load.yamlsource.read_input does. Asking whether each file exists, then stat-ing
+    it, then opening it was most of the system calls of reading a fabric's configs, most of them the hosts' small
+    files (issue 26 item 7). O_NONBLOCK: a FIFO's open does not wait for a writer (fstat then refuses it)."""
     try:
-        with os.scandir(folder) as entries:
-            return {entry.name: entry for entry in entries}
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
-        return None
-
-
-def _bytes(path: Path, entry: os.DirEntry[str] | None = None) -> bytes:
-    """The file's bytes: only a regular file (a FIFO would block the read, a device never end), at most
-    MAX_FILE_BYTES of it. ``entry``: the file as its folder listed it; a regular file there (its type is in the
-    listing) is opened without a stat first, anything else (a symlink, a FIFO) is stat-ed before it is opened."""
+        # No such file, a dangling symlink, one the open refuses (a socket, no permission): present or not as
+        # before, and the stat-first road says what it says of them.
+        return _bytes(path) if _present(path) else None
     try:
-        if entry is not None and entry.is_file(follow_symlinks=False):
-            # O_NONBLOCK: should it have become a FIFO since the listing, the open does not wait for a writer.
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        else:
-            info = path.stat()
-            _check_stat(path, info)
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            info = os.fstat(fd)
-            _check_stat(path, info)
-            # The size stat gave, plus one byte to see growth: a read of MAX_FILE_BYTES + 1 allocates that much
-            # first, for every file (most of reading a fabric's small files). A file that grew is read on.
-            data = os.read(fd, info.st_size + 1)
+        info = os.fstat(fd)
+        _check_stat(path, info)
+        # The size fstat gave, plus one byte to see growth: a read of MAX_FILE_BYTES + 1 allocates that much
+        # first, for every file (most of reading a fabric's small files). A file that grew is read on.
+        data = os.read(fd, info.st_size + 1)
+        if len(data) > info.st_size:
+            data += os.read(fd, MAX_FILE_BYTES + 1 - len(data))
+    except OSError as exc:
+        raise _Refused(Problem(str(path), 1, f"cannot read: {exc.strerror or exc}")) from exc
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:  # it grew while being read
+        raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
+    return data
+
+
+def _bytes(path: Path) -> bytes:
+    """The file's bytes: only a regular file (a FIFO would block the read, a device never end), at most
+    MAX_FILE_BYTES of it. A stat says so before the file is opened (for what _bytes_if_present cannot open)."""
+    try:
+        info = path.stat()
+        _check_stat(path, info)
+        with path.open("rb", buffering=0) as handle:
+            data = handle.read(info.st_size + 1)
             if len(data) > info.st_size:
-                data += os.read(fd, MAX_FILE_BYTES + 1 - len(data))
-        finally:
-            os.close(fd)
+                data += handle.read(MAX_FILE_BYTES + 1 - len(data))
     except OSError as exc:
         raise _Refused(Problem(str(path), 1, f"cannot read: {exc.strerror or exc}")) from exc
     if len(data) > MAX_FILE_BYTES:  # it grew while being read
