@@ -149,9 +149,9 @@ def test_what_is_not_a_regular_file_is_refused(copy: Callable[[str], Path]) -> N
 
 
 def test_a_symlinked_config_is_read_and_one_to_a_device_or_to_nothing_is_refused(copy: Callable[[str], Path]) -> None:
-    """The folder's listing tells regular files from the rest, and a symlink is followed only after a stat says
-    what it leads to: a config kept elsewhere and linked in reads as if it were there, a link to /dev/zero is no
-    config (never opened: it would never end), and a link to nothing cannot be read. Each named, exit 2."""
+    """A config kept elsewhere and linked in reads as if it were there; a link to /dev/zero is no config (its
+    descriptor says so before any read, which would never end), and a link to nothing cannot be read (it is
+    there, so not "no config"). Each named, exit 2."""
     directory = copy("fabric")
     clean = lint("fabric", directory)
     kept = directory.parent / "leaf2-config_db.json"
