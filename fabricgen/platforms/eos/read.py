@@ -505,10 +505,10 @@ def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:
         else:
             ports.append(_read_port(config, port, intf))
     known = {p.name for p in skeleton.ports}
-    for name in sorted(config.interfaces, key=natural_key):
-        if name not in known and name.startswith("Ethernet"):
-            blank = PortModel(name=name, role="unused", admin_up=False, mtu=config.default_mtu)
-            ports.append(_read_port(config, blank, config.interfaces[name]))
+    # Only the names to add are sorted: not a natural_key for each of the switch's own ports (issue 26 item 7).
+    for name in sorted((n for n in config.interfaces if n not in known and n.startswith("Ethernet")), key=natural_key):
+        blank = PortModel(name=name, role="unused", admin_up=False, mtu=config.default_mtu)
+        ports.append(_read_port(config, blank, config.interfaces[name]))
     return ports
 
 

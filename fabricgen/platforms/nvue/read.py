@@ -797,10 +797,10 @@ def _read_ports(tree: _Tree, skeleton: DeviceModel) -> list[PortModel]:
     ports = [port if port.role == "mgmt" else _read_port(tree, port, port.name in interfaces, with_qos)
              for port in skeleton.ports]
     known = {p.name for p in skeleton.ports}
-    for name in sorted(interfaces, key=natural_key):
-        if name not in known and name.startswith("swp"):
-            blank = PortModel(name=name, role="unused", admin_up=False, mtu=MAX_MTU)
-            ports.append(_read_port(tree, blank, True, with_qos))
+    # Only the names to add are sorted: not a natural_key for each of the switch's own ports (issue 26 item 7).
+    for name in sorted((n for n in interfaces if n not in known and n.startswith("swp")), key=natural_key):
+        blank = PortModel(name=name, role="unused", admin_up=False, mtu=MAX_MTU)
+        ports.append(_read_port(tree, blank, True, with_qos))
     return ports
 
 
