@@ -611,7 +611,7 @@ def _port_qos(config: _Config, intf: _Interface, routed: bool, qos: QosModel, sk
     own profile and lines; None where they are the device's. A port without trust or tx-queue lines of its own runs
     what its profile and mode give: worked out once per (profile, mode)."""
     own_lines = config.own_qos_lines.get(intf.key)
-    if own_lines is None:  # the lines of the key are the block's top-level lines but its description: theirs
+    if own_lines is None:  # a function of the block's top-level lines, its key (a description matches neither)
         own_lines = config.own_qos_lines[intf.key] = intf.node.last(r"(no )?qos trust(?: (dscp|cos))?") is not None \
             or bool(_tx_queues(intf.node))
     if own_lines:
