@@ -149,3 +149,19 @@ def test_the_fast_check_for_odd_text_answers_as_its_regex(raw: bytes) -> None:
     """load_plain looks for what the parsers read differently piece by piece (fast on 12 MB); it must find
     exactly what the one regex that defines it finds."""
     assert fastyaml._not_plain(raw) == (fastyaml._NOT_PLAIN_TEXT.search(raw) is not None)
+
+
+def test_the_last_text_is_parsed_and_written_as_json_once() -> None:
+    """lint --configs' depth check and the NVUE reader ask rapidyaml for the same nvue.yaml one after the other
+    (fabricgen/runtime/rapidyaml.py): an equal text gets the same tree and JSON back, another text its own."""
+    ryml = pytest.importorskip("ryml")
+    from fabricgen.runtime.rapidyaml import emitted_json, parsed_in_arena
+
+    text = "- set:\n    interface:\n      swp1:\n        link:\n          mtu: 9216\n"
+    tree = parsed_in_arena(text.encode())
+    assert parsed_in_arena(text.encode()) is tree  # an equal text in another bytes object
+    written = emitted_json(tree)
+    assert emitted_json(tree) is written and written == ryml.emit_json(ryml.parse_in_arena(text.encode()))
+    other = parsed_in_arena(text.replace("9216", "1500").encode())
+    assert other is not tree and "1500" in emitted_json(other) and "9216" not in emitted_json(other)
+    assert emitted_json(tree) == written  # an older tree is written again, not given the newer one's JSON

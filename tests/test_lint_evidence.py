@@ -148,6 +148,27 @@ def test_what_is_not_a_regular_file_is_refused(copy: Callable[[str], Path]) -> N
     assert f"{directory}/spine1/eos.cfg:1: not a regular file" in output
 
 
+def test_a_symlinked_config_is_read_and_one_to_a_device_or_to_nothing_is_refused(copy: Callable[[str], Path]) -> None:
+    """A config kept elsewhere and linked in reads as if it were there; a link to /dev/zero is no config (its
+    descriptor says so before any read, which would never end), and a link to nothing cannot be read (it is
+    there, so not "no config"). Each named, exit 2."""
+    directory = copy("fabric")
+    clean = lint("fabric", directory)
+    kept = directory.parent / "leaf2-config_db.json"
+    (directory / "leaf2" / "config_db.json").rename(kept)
+    (directory / "leaf2" / "config_db.json").symlink_to(kept)
+    assert lint("fabric", directory) == clean
+    (directory / "spine1" / "eos.cfg").unlink()
+    (directory / "spine1" / "eos.cfg").symlink_to("/dev/zero")
+    (directory / "leaf1" / "config_db.json").unlink()
+    (directory / "leaf1" / "config_db.json").symlink_to(directory / "nowhere.json")
+    code, output = lint("fabric", directory)
+    assert code == 2
+    assert f"{directory}/spine1/eos.cfg:1: not a regular file" in output
+    assert f"{directory}/leaf1/config_db.json:1: cannot read: No such file or directory" in output
+    assert "2 problem(s) in the configs; nothing was linted" in output
+
+
 def test_oversized_file_is_refused(copy: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
     directory = copy("fabric")
     monkeypatch.setattr(configs_module, "MAX_FILE_BYTES", 1000)

@@ -12,6 +12,7 @@ never a pass.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -29,11 +30,12 @@ from fabricgen.build.output import INCOMPLETE
 from fabricgen.lint.evidence import Evidence, Gap
 from fabricgen.lint.registry import Finding
 
-# What PyYAML and rapidyaml read alike (tests/test_fastyaml.py holds it), and rapidyaml's messages kept off stderr.
-from fabricgen.load.fastyaml import _not_plain, _quiet_stderr
+# What PyYAML and rapidyaml read alike (tests/test_fastyaml.py holds it).
+from fabricgen.load.fastyaml import _not_plain
 from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.models.diagnostics import Location
 from fabricgen.platforms import ConfigReadError, Platform, get_platform
+from fabricgen.runtime.rapidyaml import emitted_json, parsed_in_arena
 
 # Far above any switch's config (a 512-port SONiC config_db.json is a few MB), far below what hurts to read.
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -140,25 +142,38 @@ class _Reading:
     def device(self, device: DeviceModel) -> None:
         platform = get_platform(device.platform)
         folder = self.directory / device.name
-        paths = [folder / name for name in platform.capability.output_files if _present(folder / name)]
-        if not paths:
+        found: list[tuple[Path, bytes | _Refused]] = []
+        for name in platform.capability.output_files:
+            path = folder / name
+            try:
+                data = _bytes_if_present(path)
+            except _Refused as refused:
+                found.append((path, refused))
+                continue
+            if data is not None:
+                found.append((path, data))
+        if not found:
             self.absent.add(device.name)
             self.missing[device.name] = (f"no config in {folder}/ (expected "
                                          f"{', '.join(platform.capability.output_files)})")
             return
         before = len(self.problems)
-        texts = {path.name: text for path in paths if (text := self._text(device.name, path)) is not None}
+        texts = {path.name: (path, text) for path, data in found
+                 if (text := self._text(device.name, path, data)) is not None}
         if len(self.problems) > before:
             return
-        self.files[device.name] = [folder / name for name in texts]
-        whole = {name: text for name, text in texts.items() if text.strip()}
+        self.files[device.name] = [path for path, _ in texts.values()]
+        whole = {name: text for name, (_, text) in texts.items() if text.strip()}
         if whole:
             self._read(platform, device, folder, whole)
 
-    def _text(self, device: str, path: Path) -> str | None:
-        """The file's text when it passes every check; else None, with the problem recorded."""
+    def _text(self, device: str, path: Path, data: bytes | _Refused) -> str | None:
+        """The text of the file's bytes when it passes every check; else None, with the problem recorded (also
+        when reading it was refused)."""
         try:
-            text = _decoded(path, _bytes(path))
+            if isinstance(data, _Refused):
+                raise data
+            text = _decoded(path, data)
             _check_format(path, text)
         except _Refused as refused:
             self.problems.append(refused.problem)
@@ -203,18 +218,41 @@ def _present(path: Path) -> bool:
     return path.is_symlink() or path.exists()
 
 
+def _bytes_if_present(path: Path) -> bytes | None:
+    """The file's bytes (see _bytes), None when there is no such file: its descriptor's type and size checked
+    before the read, as fabricgen.load.yamlsource.read_input does. Asking whether each file exists, then stat-ing
+    it, then opening it was most of the system calls of reading a fabric's configs, most of them the hosts' small
+    files (issue 26 item 7). O_NONBLOCK: a FIFO's open does not wait for a writer (fstat then refuses it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        # No such file, a dangling symlink, one the open refuses (a socket, no permission): present or not as
+        # before, and the stat-first road says what it says of them.
+        return _bytes(path) if _present(path) else None
+    try:
+        info = os.fstat(fd)
+        _check_stat(path, info)
+        # The size fstat gave, plus one byte to see growth: a read of MAX_FILE_BYTES + 1 allocates that much
+        # first, for every file (most of reading a fabric's small files). A file that grew is read on.
+        data = os.read(fd, info.st_size + 1)
+        if len(data) > info.st_size:
+            data += os.read(fd, MAX_FILE_BYTES + 1 - len(data))
+    except OSError as exc:
+        raise _Refused(Problem(str(path), 1, f"cannot read: {exc.strerror or exc}")) from exc
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:  # it grew while being read
+        raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
+    return data
+
+
 def _bytes(path: Path) -> bytes:
     """The file's bytes: only a regular file (a FIFO would block the read, a device never end), at most
-    MAX_FILE_BYTES of it."""
+    MAX_FILE_BYTES of it. A stat says so before the file is opened (for what _bytes_if_present cannot open)."""
     try:
         info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise _Refused(Problem(str(path), 1, "not a regular file"))
-        if info.st_size > MAX_FILE_BYTES:
-            raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
+        _check_stat(path, info)
         with path.open("rb", buffering=0) as handle:
-            # The size stat gave, plus one byte to see growth: a read of MAX_FILE_BYTES + 1 allocates that much
-            # first, for every file (most of reading a fabric's small files). A file that grew is read on.
             data = handle.read(info.st_size + 1)
             if len(data) > info.st_size:
                 data += handle.read(MAX_FILE_BYTES + 1 - len(data))
@@ -223,6 +261,13 @@ def _bytes(path: Path) -> bytes:
     if len(data) > MAX_FILE_BYTES:  # it grew while being read
         raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
     return data
+
+
+def _check_stat(path: Path, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise _Refused(Problem(str(path), 1, "not a regular file"))
+    if info.st_size > MAX_FILE_BYTES:
+        raise _Refused(Problem(str(path), 1, f"larger than {MAX_FILE_BYTES // 2**20} MiB: not a config"))
 
 
 def _decoded(path: Path, data: bytes) -> str:
@@ -322,11 +367,11 @@ def _yaml_depth_bound(text: str) -> int:
     its tree as JSON, whose bound _json_depth_bound takes; MAX_DEPTH + 1 (the events decide) when rapidyaml is
     absent or refuses the text. Only text PyYAML and rapidyaml read alike can be cleared this way (the two
     disagree on a few constructs, see fabricgen/load/fastyaml.py): anything else gets the events."""
-    if ryml is None or _not_plain(text.encode()):
+    raw = text.encode()
+    if ryml is None or _not_plain(raw):
         return MAX_DEPTH + 1
-    try:
-        with _quiet_stderr():  # rapidyaml prints its own message before raising
-            return _json_depth_bound(ryml.emit_json(ryml.parse_in_arena(text.encode())))
+    try:  # the NVUE reader reads the same tree and JSON next: both are kept for it (runtime.rapidyaml)
+        return _json_depth_bound(emitted_json(parsed_in_arena(raw)))
     except Exception:  # rapidyaml's own error types: the events decide
         return MAX_DEPTH + 1
 

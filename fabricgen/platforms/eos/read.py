@@ -308,6 +308,9 @@ class _Config:
     interface_reads: dict[tuple[str, ...], tuple[_Pfc, str | None]] = field(default_factory=dict)  # by _lines_key
     # The QoS in effect on a port without qos trust or tx-queue lines of its own: by (profile, routed).
     port_qos: dict[tuple[str | None, bool], QosModel | None] = field(default_factory=dict)
+    # Whether an interface block has qos trust or tx-queue lines of its own, by _lines_key: asking its lines per
+    # port built each block's per-word index, most of reading an EOS switch's ports (issue 26 item 7).
+    own_qos_lines: dict[tuple[str, ...], bool] = field(default_factory=dict)
     watchdogs: dict[int | None, WatchdogModel | None] = field(default_factory=dict)  # by id(profile)
 
 
@@ -519,10 +522,10 @@ def _read_ports(config: _Config, skeleton: DeviceModel) -> list[PortModel]:
         else:
             ports.append(_read_port(config, port, intf))
     known = {p.name for p in skeleton.ports}
-    for name in sorted(config.interfaces, key=natural_key):
-        if name not in known and name.startswith("Ethernet"):
-            blank = PortModel(name=name, role="unused", admin_up=False, mtu=config.default_mtu)
-            ports.append(_read_port(config, blank, config.interfaces[name]))
+    # Only the names to add are sorted: not a natural_key for each of the switch's own ports (issue 26 item 7).
+    for name in sorted((n for n in config.interfaces if n not in known and n.startswith("Ethernet")), key=natural_key):
+        blank = PortModel(name=name, role="unused", admin_up=False, mtu=config.default_mtu)
+        ports.append(_read_port(config, blank, config.interfaces[name]))
     return ports
 
 
@@ -624,7 +627,10 @@ def _port_qos(config: _Config, intf: _Interface, routed: bool, qos: QosModel, sk
     """The QoS in effect on one data port: ``qos`` (the device's) with the trust, queues and watchdog of the port's
     own profile and lines; None where they are the device's. A port without trust or tx-queue lines of its own runs
     what its profile and mode give: worked out once per (profile, mode)."""
-    own_lines = intf.node.last(r"(no )?qos trust(?: (dscp|cos))?") is not None or bool(_tx_queues(intf.node))
+    own_lines = config.own_qos_lines.get(intf.key)
+    if own_lines is None:  # a function of the block's top-level lines, its key (a description matches neither)
+        own_lines = config.own_qos_lines[intf.key] = intf.node.last(r"(no )?qos trust(?: (dscp|cos))?") is not None \
+            or bool(_tx_queues(intf.node))
     if own_lines:
         return _port_qos_of(config, intf, routed, qos, skeleton)
     key = (intf.profile, routed)

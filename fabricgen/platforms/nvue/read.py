@@ -128,6 +128,7 @@ from fabricgen.platforms.nvue.render import (
     natural_key,
     port_cable,
 )
+from fabricgen.runtime.rapidyaml import emitted_json, parsed_in_arena
 
 Path = tuple[str, ...]
 
@@ -374,9 +375,8 @@ def _fast_tree(text: str) -> _Tree | None:
     raw = text.encode()
     if ryml is None or not _fast_text(raw):
         return None
-    try:
-        with _quiet_stderr():  # rapidyaml prints its own message before raising
-            parsed = ryml.parse_in_arena(raw)
+    try:  # the tree lint --configs' depth check made of this text, when it did
+        parsed = parsed_in_arena(raw)
     except Exception:  # rapidyaml's own error types; compose reports the problem with its line
         return None
     try:
@@ -403,8 +403,7 @@ def _json_tree(parsed: Any) -> _Tree | None:
     if kind & ryml.DOC or (kind & ryml.STREAM) == ryml.STREAM or not kind & (ryml.MAP | ryml.SEQ):
         return None
     try:
-        with _quiet_stderr():
-            text = ryml.emit_json(parsed)
+        text = emitted_json(parsed)
         data = json.loads(text, object_pairs_hook=_unique_keys, parse_int=str, parse_float=str,
                           parse_constant=_refuse_constant)
     except (_NotFast, RecursionError, ValueError):
@@ -821,10 +820,10 @@ def _read_ports(tree: _Tree, skeleton: DeviceModel) -> list[PortModel]:
     ports = [port if port.role == "mgmt" else _read_port(tree, port, port.name in interfaces, with_qos)
              for port in skeleton.ports]
     known = {p.name for p in skeleton.ports}
-    for name in sorted(interfaces, key=natural_key):
-        if name not in known and name.startswith("swp"):
-            blank = PortModel(name=name, role="unused", admin_up=False, mtu=MAX_MTU)
-            ports.append(_read_port(tree, blank, True, with_qos))
+    # Only the names to add are sorted: not a natural_key for each of the switch's own ports (issue 26 item 7).
+    for name in sorted((n for n in interfaces if n not in known and n.startswith("swp")), key=natural_key):
+        blank = PortModel(name=name, role="unused", admin_up=False, mtu=MAX_MTU)
+        ports.append(_read_port(tree, blank, True, with_qos))
     return ports
 
 

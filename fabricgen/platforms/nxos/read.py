@@ -223,6 +223,8 @@ class _Interface:
     watchdog: bool | None  # the interface's own watch-dog-interval line; None = not said
     qos_policy: str | None
     queuing_policy: str | None  # the interface's own `service-policy type queuing output`
+    key: tuple[str, ...] = ()  # its lines but the description: interfaces with equal keys read alike
+    description: str | None = None
 
 
 @dataclass
@@ -243,6 +245,10 @@ class _Config:
     # What an interface block's lines set on its port (description aside), by those lines and the lossless
     # priorities: each distinct block read once (issue 26 item 7); a block that fails is not kept.
     port_fields: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    # What an interface block's own lines say of its PFC and policies, by _lines_key: asking its lines per block
+    # built each block's per-word index, most of reading a Nexus's interfaces (issue 26 item 7).
+    interface_reads: dict[tuple[str, ...], tuple[str, bool | None, str | None, str | None]] = field(
+        default_factory=dict)
 
 
 def _add_dscp_class(config: _Config, match: re.Match[str], node: Node) -> None:
@@ -290,16 +296,39 @@ def _add_route(config: _Config, vrf: str, words: str) -> None:
 
 
 def _add_interface(config: _Config, match: re.Match[str], node: Node) -> None:
+    key, description = _lines_key(node)
+    read = config.interface_reads.get(key)
+    if read is None:
+        read = config.interface_reads[key] = _interface_read(node)
+    intf = _Interface(node, *read, key=key, description=description)
+    for name in _interface_names(match.group(1), node):
+        config.interfaces[name] = intf
+
+
+def _interface_read(node: Node) -> tuple[str, bool | None, str | None, str | None]:
+    """The interface's PFC mode, its own watch-dog-interval (None: not said), and its qos and queuing policies."""
     mode = node.last(r"(no )?priority-flow-control mode (on|off|auto)(?: .*)?")
     watchdog = node.last(r"(no )?priority-flow-control watch-dog-interval (on|off)")
     policy = node.last(r"service-policy type qos input (\S+)(?: .*)?")
     queuing = node.last(r"service-policy type queuing output (\S+)(?: .*)?")
-    intf = _Interface(node=node, pfc_mode="auto" if mode is None or mode.group(1) else mode.group(2),
-                      watchdog=None if watchdog is None else not watchdog.group(1) and watchdog.group(2) == "on",
-                      qos_policy=policy.group(1) if policy else None,
-                      queuing_policy=queuing.group(1) if queuing else None)
-    for name in _interface_names(match.group(1), node):
-        config.interfaces[name] = intf
+    return ("auto" if mode is None or mode.group(1) else mode.group(2),
+            None if watchdog is None else not watchdog.group(1) and watchdog.group(2) == "on",
+            policy.group(1) if policy else None, queuing.group(1) if queuing else None)
+
+
+def _lines_key(node: Node) -> tuple[tuple[str, ...], str | None]:
+    """An interface block's lines but its description (what its reading depends on), and the description: the
+    text of its last `description` line, as `description (.+)` reads it. One pass over the lines, without the
+    per-word index a pattern builds."""
+    lines = []
+    description = None
+    for child in node.children:
+        text = child.text
+        if text.startswith("description "):
+            description = text[len("description "):]  # lines are stripped: text follows the space
+        else:
+            lines.append(text)
+    return tuple(lines), description
 
 
 # Top-level lines fabricgen reads; everything else is someone else's configuration.
@@ -367,13 +396,11 @@ def _pfc(config: _Config) -> dict[int, int]:
 # --- ports ----------------------------------------------------------------------------------------------
 
 def _read_port(config: _Config, port: PortModel, intf: _Interface, lossless: list[int]) -> PortModel:
-    node = intf.node
-    description = node.last(r"description (.+)")
-    key = (tuple(lossless), *(child.text for child in node.children if not child.text.startswith("description ")))
+    key = (tuple(lossless), intf.key)
     fields = config.port_fields.get(key)
     if fields is None:
         fields = config.port_fields[key] = _port_fields(config, intf, lossless)
-    return updated(port, {**fields, "description": description.group(1) if description else None})
+    return updated(port, {**fields, "description": intf.description})
 
 
 def _port_fields(config: _Config, intf: _Interface, lossless: list[int]) -> dict[str, Any]:
@@ -473,10 +500,10 @@ def _read_ports(config: _Config, skeleton: DeviceModel, lossless: list[int]) -> 
         else:
             ports.append(_read_port(config, port, intf, lossless))
     known = {p.name for p in skeleton.ports}
-    for name in sorted(config.interfaces, key=natural_key):
-        if name not in known and name.startswith("Ethernet"):
-            blank = PortModel(name=name, role="unused", admin_up=False, mtu=DEFAULT_MTU)
-            ports.append(_read_port(config, blank, config.interfaces[name], lossless))
+    # Only the names to add are sorted: not a natural_key for each of the switch's own ports (issue 26 item 7).
+    for name in sorted((n for n in config.interfaces if n not in known and n.startswith("Ethernet")), key=natural_key):
+        blank = PortModel(name=name, role="unused", admin_up=False, mtu=DEFAULT_MTU)
+        ports.append(_read_port(config, blank, config.interfaces[name], lossless))
     return ports
 
 
