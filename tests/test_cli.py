@@ -240,3 +240,39 @@ def test_shell_completion_script_and_completions() -> None:
         **os.environ, "_FABRICGEN_COMPLETE": "bash_complete", "COMP_WORDS": "fabricgen lint --format ",
         "COMP_CWORD": "3"}).stdout
     assert completed.split() == ["plain,text", "plain,json", "plain,sarif"]
+
+
+def test_console_script_render_skips_the_teardown_and_still_prints_everything(tmp_path: Path) -> None:
+    """`python -m fabricgen render` (the console script's road, :func:`fabricgen.cli.run`) leaves its heap to the
+    kernel (fabricgen.runtime.teardown): the summary still arrives whole through a pipe, with the exit status; a
+    failing render still says why on stderr, with its status."""
+    out = tmp_path / "o"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "fabricgen", "render", "intent/minimal.yaml", "-o", str(out),
+                           "--format", "json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["files"] == len(json.loads((out / MANIFEST).read_text())["files"]) + 1
+    failed = subprocess.run([sys.executable, "-m", "fabricgen", "render", "-i", str(tmp_path / "nothing"), "-o",
+                             str(tmp_path / "p")], capture_output=True, text=True, env=env)
+    assert failed.returncode == 2
+    assert "inventory has no hosts.yaml" in failed.stderr and "nothing was written" in failed.stderr
+
+
+def test_objects_are_kept_until_exit_only_under_the_console_script(tmp_path: Path) -> None:
+    """In-process callers (CliRunner, the API) free each render's objects as before: nothing is kept for them."""
+    import gc
+    import weakref
+
+    from fabricgen.runtime import teardown
+    held = {"a": 1}
+    teardown.keep_until_exit(held)
+    assert teardown._kept is None
+    assert invoke("render", "intent/minimal.yaml", "-o", str(tmp_path / "o"))[0] == 0
+    assert teardown._kept is None
+    gone = click.Context(main)  # any object render does not hold: freed once this test drops it
+    ref = weakref.ref(gone)
+    teardown.keep_until_exit(gone)
+    del gone
+    gc.collect()
+    assert ref() is None

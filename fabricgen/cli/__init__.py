@@ -25,6 +25,7 @@ from fabricgen.cli.observe import register as register_observe_commands
 from fabricgen.cli.plan import register as register_plan_command
 from fabricgen.cli.profile import register as register_profile_commands
 from fabricgen.runtime.gctune import bulk_allocation
+from fabricgen.runtime.teardown import exit_after
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,16 +46,17 @@ def main() -> None:
 
 def run() -> None:  # pragma: no cover - console entry guard
     escape_unencodable_output()
-    try:
-        with bulk_allocation():
-            main()
-    except KeyboardInterrupt:
-        fail(f"interrupted; the output is unchanged, or marked {INCOMPLETE} if an incremental update had "
-             "begun (render again to repair it)", 130)
-    except Exception as exc:
-        if os.environ.get("FABRICGEN_DEBUG"):
-            raise
-        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with FABRICGEN_DEBUG=1 and report it)", 70)
+    with exit_after():  # a render's heap is left to the kernel, not freed object by object
+        try:
+            with bulk_allocation():
+                main()
+        except KeyboardInterrupt:
+            fail(f"interrupted; the output is unchanged, or marked {INCOMPLETE} if an incremental update had "
+                 "begun (render again to repair it)", 130)
+        except Exception as exc:
+            if os.environ.get("FABRICGEN_DEBUG"):
+                raise
+            fail(f"internal error: {type(exc).__name__}: {exc} (rerun with FABRICGEN_DEBUG=1 and report it)", 70)
 
 
 main.add_command(lint.lint_cmd)

@@ -51,6 +51,7 @@ from fabricgen.load.selection import filter_option, selected_or_fail
 from fabricgen.models.device import Fabric
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.runtime.forked import can_fork, contiguous, fork_map
+from fabricgen.runtime.teardown import keep_until_exit
 
 # Devices per resolve-and-render chunk at least: a fork from a large parent (tens of ms, paid by the parent
 # while it resolves) stays small beside the chunk's render.
@@ -122,6 +123,7 @@ def _render(intent: Path, inventory: Path, out: Path, fmt: str, force: bool, job
         _neighbourhood_update(plan, out, fmt)
         return
     loaded = load(intent, inventory, jobs=jobs)
+    keep_until_exit(loaded)
     devices, extra = _shard_devices(sorted(loaded.inventory.devices), shard)
     devices = _filtered(loaded, devices, filter_expr, extra)
     extra["renderer"] = renderer_fingerprint()
@@ -242,6 +244,7 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
     3 s that resolving 32,768 GPUs takes). Lint runs beside the last workers and decides whether the tree is
     published; a problem found by resolve stops new workers and publishes nothing."""
     resolution = Resolution(loaded.intent, loaded.inventory, loaded.locate)
+    keep_until_exit(resolution)
     wanted = set(resolution.names if devices is None else devices)
     gate.steps.phase("resolve", len(resolution.names))
     with staged_render(out, jobs) as render:
@@ -271,6 +274,7 @@ def _update_tree(loaded: FabricInput, out: Path, previous: PreviousTree, devices
     gate.steps.phase("resolve")
     gate.after_lint = "compare resolved models"
     fabric = gate.fabric = resolve(loaded.intent, loaded.inventory, loaded.locate)
+    keep_until_exit(fabric)
     plan = plan_render(fabric, devices or sorted(fabric.devices), previous.files, jobs, gate=gate)
     if keep_unselected and devices is not None:
         selected = set(devices)

@@ -83,7 +83,7 @@ def per_port_qos(ctx: LintContext, r: Rule, check: Callable[[DeviceModel, QosMod
     switch-wide fault stays one finding, and one port's fault names that port rather than the switch or FG-CFG-001
     alone.
     ``setting`` reads what the finding is about, for :func:`remedy` (device drifted vs intent asks for it)."""
-    for device, ports in ctx.switch_ports:
+    for device, ports in ctx.switch_own_qos_ports:
         if device.qos is None:
             continue
         own_problems = check(device, device.qos)
@@ -92,9 +92,9 @@ def per_port_qos(ctx: LintContext, r: Rule, check: Callable[[DeviceModel, QosMod
                             severity=severity)
         reported = {problem[0] for problem in own_problems}
         checked: dict[int, list[Problem]] = {}  # ports of one config often share one QoS object
-        for end in ports:
+        for end in ports:  # those whose QoS is their own
             qos = end.port.qos
-            if qos is None or qos is device.qos:
+            if qos is None:
                 continue
             problems = checked.get(id(qos))
             if problems is None:
