@@ -307,11 +307,17 @@ def _per_port(db: _Db, table: str) -> dict[str, list[tuple[list[int], str, dict[
     if found is not None:
         return found
     index: dict[str, list[tuple[list[int], str, dict[str, Any]]]] = db.per_port.setdefault(table, {})
+    ranges: dict[str, list[int]] = {}  # every port names the same few suffixes ("0", "3-4"): each read once
     for key, entry in db.table(table).items():
         ports, sep, suffix = key.partition("|")
         if not sep:
             continue  # not a per-port key: not ours to interpret
-        indices = _index_range(db, suffix, table, key)
+        indices = ranges.get(suffix)
+        if indices is None:
+            indices = ranges[suffix] = _index_range(db, suffix, table, key)
+        if "," not in ports:
+            index.setdefault(ports, []).append((indices, key, entry))
+            continue
         for port in ports.split(","):
             index.setdefault(port, []).append((indices, key, entry))
     return index
@@ -336,6 +342,9 @@ class _Buffers:
     gearbox_delay_ns: int  # the platform's (buffermgrd reads it from STATE_DB PERIPHERAL_TABLE, not the config)
     dynamic_th: int | None  # DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th: the profiles buffermgrd makes
     pool_bytes: int | None  # BUFFER_POOL ingress_lossless_pool size, where the config sizes the pool
+    # _computed_headroom's answers in this read, by what varies from port to port (speed, cable, MTU, lanes, PGs):
+    # a switch's ports come in a few kinds, and the formula's inputs were built and hashed per port.
+    computed: dict[tuple[Any, ...], HeadroomModel | None] = field(default_factory=dict, compare=False)
 
 
 def _buffers(db: _Db, skeleton: DeviceModel) -> _Buffers:
@@ -549,10 +558,18 @@ def _pfc_enable(db: _Db, entry: dict[str, Any], port: str) -> list[int]:
 def _cable(db: _Db, value: Any, port: str) -> int | None:
     if value is None:
         return None
-    match = re.fullmatch(r"\s*(\d+)\s*m?\s*", str(value))
+    if value.__class__ is str and value in _CABLES:  # a fabric has a few lengths: each text read once
+        return _CABLES[value]
+    match = _CABLE.fullmatch(str(value))
     if match is None:
         raise db.error(f"CABLE_LENGTH: {port} length {value!r} is not like `40m`", "CABLE_LENGTH", port)
+    if value.__class__ is str and len(_CABLES) < 4096:
+        _CABLES[value] = int(match.group(1))
     return int(match.group(1))
+
+
+_CABLE = re.compile(r"\s*(\d+)\s*m?\s*")
+_CABLES: dict[str, int] = {}  # CABLE_LENGTH texts _cable read well
 
 
 def _headroom(db: _Db, tables: _PortTables, port: str, pfc: list[int],
@@ -592,12 +609,17 @@ def _computed_headroom(buffers: _Buffers, fields: dict[str, Any], pgs: str) -> H
     speed, cable, lanes = fields["speed_mbps"], fields["cable_m"], fields["lanes"]
     if buffers.asic not in ASIC_CONSTANTS or speed not in PAUSE_QUANTA or cable is None:
         return None
-    params = HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=fields["mtu"],
-                            lanes=len(lanes.split(",")) if lanes else 0, lossless_mtu=buffers.lossless_mtu,
-                            small_packet_percent=buffers.small_packet_percent,
+    lane_count = lanes.count(",") + 1 if lanes else 0
+    key = (speed, cable, fields["mtu"], lane_count, pgs)
+    if key in buffers.computed:
+        return buffers.computed[key]
+    params = HeadroomInputs(speed_mbps=speed, cable_m=cable, port_mtu=fields["mtu"], lanes=lane_count,
+                            lossless_mtu=buffers.lossless_mtu, small_packet_percent=buffers.small_packet_percent,
                             shared_headroom_pool=buffers.shared_headroom_pool,
                             gearbox_delay_ns=buffers.gearbox_delay_ns)
-    return _buffermgrd_headroom(buffers.asic, params, buffers.release, pgs, buffers.dynamic_th, buffers.pool_bytes)
+    found = buffers.computed[key] = _buffermgrd_headroom(buffers.asic, params, buffers.release, pgs,
+                                                         buffers.dynamic_th, buffers.pool_bytes)
+    return found
 
 
 @functools.lru_cache(maxsize=1024)  # ports of one speed, cable length and MTU get one model (not mutated)
@@ -668,9 +690,11 @@ def _majority_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortMo
     return candidates[best]
 
 
-def _entries_key(entries: list[Any]) -> str:
-    return repr(sorted((repr(item[0]), repr(item[-1])) if isinstance(item, tuple) else ("", repr(item))
-                       for item in entries))
+def _entries_key(entries: list[Any]) -> tuple[tuple[str, str], ...]:
+    """The entries as a multiset of their texts: equal for ports whose rows are equal in any order. A tuple of
+    the texts, not their repr: the same equality, without writing every text again per port."""
+    return tuple(sorted((repr(item[0]), repr(item[-1])) if isinstance(item, tuple) else ("", repr(item))
+                        for item in entries))
 
 
 def _read_queues(db: _Db, skeleton: QosModel, data_ports: list[PortModel], tc_to_queue: dict[int, int],
