@@ -96,6 +96,7 @@ from fabricgen.models.device import (
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, tree
 from fabricgen.platforms.common.modelcopy import updated
+from fabricgen.platforms.common.ownedviews import SharedViews
 from fabricgen.platforms.eos.render import PROFILE, natural_key
 
 FILE = "eos.cfg"
@@ -136,15 +137,21 @@ DEFAULT_DSCP_TO_TC: dict[int, int] = {dscp: _default_tc(dscp) for dscp in range(
 # --- owned ----------------------------------------------------------------------------------------------
 
 def owned(device: DeviceModel) -> dict[str, Any]:
-    """The fields eos.cfg expresses, as plain data (see the module docstring)."""
+    """The fields eos.cfg expresses, as plain data (see the module docstring). Read-only: the views of ports that
+    are the same objects as in the last device projected are that projection's (platforms.common.ownedviews)."""
+    with_qos = device.qos is not None
+    projection = _VIEWS.begin()
     return {
-        "ports": {p.name: _owned_port(p, device.qos) for p in device.ports if p.role != "mgmt"},
-        "qos": _owned_qos(device.qos) if device.qos is not None else None,
+        "ports": {p.name: projection.port(p, with_qos, _owned_port) for p in device.ports if p.role != "mgmt"},
+        "qos": _VIEWS.same_qos(_owned_qos(device.qos)) if device.qos is not None else None,
         "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
     }
 
 
-def _owned_port(port: PortModel, device_qos: QosModel | None) -> dict[str, Any]:
+_VIEWS = SharedViews()
+
+
+def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"admin_up": port.admin_up, "description": port.description or None,
                              "access_vlan": port.access_vlan or None,
                              "tagged_vlans": vlan_ranges(port.tagged_vlans) if port.tagged_vlans else None}
@@ -152,7 +159,7 @@ def _owned_port(port: PortModel, device_qos: QosModel | None) -> dict[str, Any]:
         entry["mode"] = port.mode
     if port.role in DATA_ROLES:
         entry |= {"mtu": port.mtu, "speed_mbps": port.speed_mbps, "fec": port.fec}
-        if device_qos is not None:
+        if with_qos:
             entry |= {"pfc_priorities": sorted(port.pfc_priorities), "lossless": port.lossless,
                       # The port's own QoS, projected as the device's; None: it runs the device's (lint then
                       # compares the device's in its place, so only what differs is reported).

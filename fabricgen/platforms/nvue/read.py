@@ -110,6 +110,7 @@ from fabricgen.models.device import (
 )
 from fabricgen.platforms import ConfigReadError
 from fabricgen.platforms.common.modelcopy import updated
+from fabricgen.platforms.common.ownedviews import SharedViews
 from fabricgen.platforms.nvue.capability import (
     CAPABILITY,
     COMMANDS,
@@ -170,13 +171,18 @@ _OFF = frozenset({"off", "disable", "disabled", "no", "false"})
 # --- owned ----------------------------------------------------------------------------------------------
 
 def owned(device: DeviceModel) -> dict[str, Any]:
-    """The fields nvue.yaml expresses, as plain data (see the module docstring)."""
+    """The fields nvue.yaml expresses, as plain data (see the module docstring). Read-only: the views of ports that
+    are the same objects as in the last device projected are that projection's (platforms.common.ownedviews)."""
     with_qos = device.qos is not None
+    projection = _VIEWS.begin()
     return {
-        "ports": {p.name: _owned_port(p, with_qos) for p in device.ports if p.role != "mgmt"},
-        "qos": _owned_qos(device.qos) if device.qos is not None else None,
+        "ports": {p.name: projection.port(p, with_qos, _owned_port) for p in device.ports if p.role != "mgmt"},
+        "qos": _VIEWS.same_qos(_owned_qos(device.qos)) if device.qos is not None else None,
         "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
     }
+
+
+_VIEWS = SharedViews()
 
 
 def _owned_port(port: PortModel, with_qos: bool) -> dict[str, Any]:
