@@ -142,28 +142,29 @@ class _Reading:
     def device(self, device: DeviceModel) -> None:
         platform = get_platform(device.platform)
         folder = self.directory / device.name
-        found: list[tuple[Path, bytes | _Refused]] = []
+        found: list[tuple[str, Path, bytes | _Refused]] = []  # (file name, path, its bytes)
         for name in platform.capability.output_files:
             path = folder / name
             try:
                 data = _bytes_if_present(path)
             except _Refused as refused:
-                found.append((path, refused))
+                found.append((name, path, refused))
                 continue
             if data is not None:
-                found.append((path, data))
+                found.append((name, path, data))
         if not found:
             self.absent.add(device.name)
             self.missing[device.name] = (f"no config in {folder}/ (expected "
                                          f"{', '.join(platform.capability.output_files)})")
             return
         before = len(self.problems)
-        texts = {path.name: (path, text) for path, data in found
+        texts = {name: (path, text) for name, path, data in found
                  if (text := self._text(device.name, path, data)) is not None}
         if len(self.problems) > before:
             return
         self.files[device.name] = [path for path, _ in texts.values()]
-        whole = {name: text for name, (_, text) in texts.items() if text.strip()}
+        # Not blank: isspace stops at the first other character, where strip() copied the whole text.
+        whole = {name: text for name, (_, text) in texts.items() if text and not text.isspace()}
         if whole:
             self._read(platform, device, folder, whole)
 
@@ -296,13 +297,14 @@ def _check_format(path: Path, text: str) -> None:
     """What would make a reader fail on text that decodes: nesting deeper than any config, tab indentation in CLI
     text (a reader that nests by spaces would read the tabbed lines as top-level lines, in silence)."""
     line = None
-    if path.suffix == ".json":
+    suffix = path.suffix  # a property that parses the name each time it is asked
+    if suffix == ".json":
         line = _json_too_deep(text)
-    elif path.suffix == ".yaml":
+    elif suffix == ".yaml":
         line = _yaml_too_deep(text)
     if line is not None:
         raise _Refused(Problem(str(path), line, f"nested deeper than {MAX_DEPTH} levels: not a config"))
-    if path.suffix == ".cfg" and "\t" in text:  # most files have no tab at all: no walk over their lines
+    if suffix == ".cfg" and "\t" in text:  # most files have no tab at all: no walk over their lines
         for number, raw in enumerate(text.splitlines(), 1):
             if "\t" in raw[:len(raw) - len(raw.lstrip())]:
                 raise _Refused(Problem(str(path), number, "indented with a tab: the CLI nests lines by spaces"))
@@ -381,10 +383,11 @@ def _gap(path: Path, text: str) -> tuple[int, str] | None:
     into lines only where a problem may be (a whole file is read without a walk over its lines)."""
     if not text or text.isspace():
         return 1, "is empty"
-    if path.suffix != ".json" and not text.endswith("\n"):  # JSON: a cut does not parse (SONiC writes no final \n)
+    suffix = path.suffix
+    if suffix != ".json" and not text.endswith("\n"):  # JSON: a cut does not parse (SONiC writes no final \n)
         lines = text.splitlines()
         return len(lines), f"ends in the middle of line {len(lines)} (no final newline): cut short"
-    if path.suffix != ".cfg" or EOS_RUNNING_CONFIG not in text:
+    if suffix != ".cfg" or EOS_RUNNING_CONFIG not in text:
         return None
     lines = text.splitlines()
     if lines[0].strip() == EOS_RUNNING_CONFIG:

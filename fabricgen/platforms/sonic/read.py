@@ -282,7 +282,18 @@ def _parse(files: Mapping[str, str]) -> _Db:
 
 
 def _natural(name: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+    """The natural sort key of a name (Ethernet4 before Ethernet16); a switch's port names are the same on every
+    switch of a fabric: each is split once (the key is only compared, never changed)."""
+    key = _NATURAL.get(name)
+    if key is None:
+        key = [int(part) if part.isdigit() else part for part in _NUMBER_RUNS.split(name)]
+        if len(_NATURAL) < 65536:
+            _NATURAL[name] = key
+    return key
+
+
+_NUMBER_RUNS = re.compile(r"(\d+)")
+_NATURAL: dict[str, list[Any]] = {}
 
 
 def _ref(value: Any) -> str:
