@@ -397,6 +397,28 @@ def test_host_scripts_that_differ_only_in_what_sets_nothing_are_read_once(
     assert host is not None and [nic.pfc for nic in host.nics] == [[0, 0, 0, 1, 0, 0, 0, 0]] * 2
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    ("--trust 'dscp'", "--trust 'pcp'"),  # a handled line of the first NIC
+    ("  nic_ens2f0np0\n}", "}"),  # a call in all_nics() dropped
+    ("nic_ens1f0np0() {", "nic_ens1f0np1() {"),  # a NIC function renamed
+])
+def test_host_script_walk_is_shared_only_by_scripts_alike_but_for_comments_and_echoes(
+        old: str, new: str, read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """The walk over a script's lines is remembered per text without its comment and echo lines (the host's name
+    and cables are all that differ between the hosts of a fabric): a host whose script differs from another's in
+    any other line is walked on its own, and its own setting is the one read."""
+    from fabricgen.platforms.common.hostscript import _walk, _walked
+
+    script = golden("node1", "connectx")["fabricgen-nic.sh"]
+    assert "echo \"" in script and "\n# " in script
+    renamed = script.replace("node1", "node9").replace("\n# ", "\n# peer r9-leaf3:Ethernet9; ")
+    edited = edit(renamed, old, new)
+    for text in (script, renamed, edited, script + "echo\n", script + "  # }\n  echo }\n"):
+        assert _walked(text, connectx._LINES) == _walk(text.splitlines(), connectx._LINES), text[-40:]
+    assert _walked(renamed, connectx._LINES) is _walked(script, connectx._LINES)
+    assert _walked(edited, connectx._LINES) != _walked(script, connectx._LINES)
+
+
 
 def _reader_patterns() -> list[str]:
     """Every pattern literal the EOS and NX-OS readers ask a CLI block (each / last / last_int, and _read_ecn's)."""

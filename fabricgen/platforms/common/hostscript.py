@@ -254,10 +254,11 @@ class ScriptFile:
         run scripts that differ only in such lines, so the handlers run once per distinct key and the Script is
         shared — read-only — by every host with that key. Errors are not kept: a script that fails fails again,
         at the same line (line numbers are part of the key)."""
-        source = text.splitlines()
+        plain = _plain_breaks(text)
+        source = text.split("\n", 3) if plain else text.splitlines()  # the same first lines when plain
         if not any(line.startswith("# fabricgen ") for line in source[:3]):
             raise self.error(1, "not a script fabricgen wrote (no `# fabricgen` header in its first lines)")
-        functions, all_calls = _walk(source, lines)
+        functions, all_calls = _walked(text, lines) if plain else _walk(source, lines)
         key = (self.name, id(new_nic), id(lines),
                tuple((name, number, tuple(handled)) for name, number, handled in functions),
                None if all_calls is None else tuple(all_calls))
@@ -270,15 +271,54 @@ class ScriptFile:
             for line_number, line in handled:
                 lines[line.split(" ", 1)[0]](nic, line, line_number)
         if all_calls is None:  # after the handlers: a bad line is reported first, as the one-pass reader did
-            raise self.error(len(source), "no all_nics() function: not a script fabricgen wrote")
+            raise self.error(len(text.splitlines()), "no all_nics() function: not a script fabricgen wrote")
         if len(_BY_TEXT) >= _BY_TEXT_SIZE:
             _BY_TEXT.clear()
         _BY_TEXT[key] = (new_nic, lines, script)
         return script
 
 
-def _walk(source: list[str], lines: Mapping[str, Any]) -> tuple[list[tuple[str, int, list[tuple[int, str]]]],
-                                                              list[str] | None]:
+Walked = tuple[list[tuple[str, int, list[tuple[int, str]]]], list[str] | None]
+
+
+def _plain_breaks(text: str) -> bool:
+    """Whether ``text`` breaks lines at \\n alone: ASCII without the other breaks str.splitlines splits at (\\r,
+    \\v, \\f, \\x1c-\\x1e), so that its lines are split("\\n")'s and [^\\S\\n] is all the whitespace strip() removes."""
+    return text.isascii() and not any(brk in text for brk in _ASCII_BREAKS)
+
+
+_ASCII_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+
+
+def _walked(text: str, lines: Mapping[str, Any]) -> Walked:
+    """_walk's answer for a plain text (_plain_breaks), once per text without its comment and echo lines. Such a
+    line (``#``, or ``echo``, whitespace and more, first after whitespace) is nothing to _walk in any state: it
+    opens no function and is no call (neither is a word alone), closes none, and no handler's keyword starts with
+    ``#`` or ``echo`` (checked). The hosts of a fabric run scripts that differ only in those lines (the host's
+    name, its cables): the walk over every line was most of reading a host (issue 26 item 7). The lines are
+    emptied, not removed, so line numbers stay; the answer is shared, read-only."""
+    if any(keyword.startswith(("#", "echo")) for keyword in lines):
+        return _walk(text.splitlines(), lines)
+    key = (id(lines), _COMMENT_LINE.sub("\n", "\n" + text))
+    hit = _WALKED.get(key)
+    if hit is not None and hit[0] is lines:
+        return hit[1]
+    walked = _walk(text.splitlines(), lines)
+    if len(_WALKED) >= _BY_TEXT_SIZE:
+        _WALKED.clear()
+    _WALKED[key] = (lines, walked)
+    return walked
+
+
+# A comment or echo line, with the line break before it (the text is given one before its first line): the engine
+# then looks for line breaks at C speed instead of trying every character as a line start.
+_COMMENT_LINE = re.compile(r"\n[^\S\n]*+(?:#|echo[^\S\n]++\S)[^\n]*+")
+# _walked's cache: (id(lines), the text without its comments) -> (lines, what _walk found); lines is held so that
+# its id is not reused while the entry lives.
+_WALKED: dict[tuple[int, str], tuple[Mapping[str, Any], Walked]] = {}
+
+
+def _walk(source: list[str], lines: Mapping[str, Any]) -> Walked:
     """ScriptFile.parse's first pass: each NIC function (name, line, its lines a handler of ``lines`` reads, with
     their numbers) and all_nics()'s calls (None: no all_nics())."""
     functions: list[tuple[str, int, list[tuple[int, str]]]] = []  # name, line, handled lines
