@@ -125,6 +125,19 @@ def test_json_nesting_is_judged_at_64_levels_whatever_strings_hold(depth: int, l
     assert configs_module._json_too_deep("[\n" * 70) == 65  # cut short, unmatched: still too deep, at its line
 
 
+@pytest.mark.parametrize(("depth", "line"), [(64, None), (65, 65)])
+def test_json_nesting_without_escapes_ignores_what_strings_hold(depth: int, line: int | None) -> None:
+    """Without a backslash the bound drops every other piece between quotes (the strings) at C speed: brackets in
+    strings never count, and a string that never closes keeps what follows it, as the regex did."""
+    noise = '"a [[[[ {{ ] }", "]]]]", '  # unbalanced brackets, all inside strings
+    text = "".join(f"[{noise}\n" for _ in range(depth)) + "0" + "]" * depth + "\n"
+    assert json.loads(text) is not None
+    assert configs_module._json_depth_bound(text) == depth
+    assert configs_module._json_too_deep(text) == line
+    never_closes = '"[[[", ["a", "b' + "[" * 70
+    assert configs_module._json_depth_bound(never_closes) > configs_module.MAX_DEPTH  # the exact scan decides
+
+
 def test_every_problem_is_listed_before_exiting(copy: Callable[[str], Path]) -> None:
     directory = copy("fabric")
     ten_thousand_deep_json(directory / "leaf1" / "config_db.json")

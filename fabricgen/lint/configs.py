@@ -334,7 +334,11 @@ def _json_depth_bound(text: str) -> int:
     structure = text.encode().translate(None, _NOT_STRUCTURE)  # brackets and quotes only, at memchr speed
     if b"\\" in structure:  # an escape: only the string pattern knows which quote ends a string
         brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).translate(_AS_PARENS)
-    else:  # without escapes every string is a quote, anything but a quote, a quote
+    elif structure.count(b'"') % 2 == 0:  # without escapes every string is a quote, anything but a quote, a quote:
+        # with the quotes paired, what lies outside strings is every other piece between quotes (split and join
+        # in C; the regex below removes the same strings, a match at a time)
+        brackets = b"".join(structure.split(b'"')[::2]).translate(_BYTES_AS_PARENS).decode("ascii")
+    else:  # a string that never closes: the regex keeps its quote and what follows, as before
         brackets = _QUOTED_BYTES.sub(b"", structure).translate(_BYTES_AS_PARENS).decode("ascii")
     for passes in range(MAX_DEPTH + 1):
         if "()" not in brackets:
