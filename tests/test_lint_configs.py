@@ -204,6 +204,21 @@ def test_nvue_json_road_builds_compose_s_tree(text: str) -> None:
         assert found.root == nvue_read._from_yaml(text).root
 
 
+@pytest.mark.parametrize("text", [*NVUE_DOCUMENTS, "a: 'x'\n", "a: -  'x'\n", "'3': x\n", "a: [ 'b']\n", "a: b'\n",
+                                  "- 'x'\n", "a: {b: c, 'd': e}\n", "# it's: a\n", "a:'b'\n", "a: x\n  # `x` > y\n",
+                                  "a: `x`\n", "a: x # >\n", "a: x\n---\n", "a:\tb\n"])
+def test_nvue_fast_text_scans_say_what_the_regexes_say(text: str) -> None:
+    """_fast_text finds the characters a setting must not hold with translate and find, and _quoted_value reads the
+    text backwards: the same answers as the character-class regexes over every byte."""
+    from fabricgen.platforms.nvue import read as nvue_read
+    raw = text.encode()
+    assert nvue_read._quoted_value(raw) == (nvue_read._QUOTED_VALUE.search(raw) is not None)
+    outside = [found.start() for found in nvue_read._OUTSIDE_COMMENTS.finditer(raw)]
+    in_comments = all(nvue_read._COMMENT_LINE.match(raw, raw.rfind(b"\n", 0, at) + 1) for at in outside)
+    if nvue_read._fast_text(raw):
+        assert in_comments and not nvue_read._CONTROL.search(raw)
+
+
 def test_nvue_json_road_reads_rendered_files() -> None:
     import ryml
 
