@@ -298,10 +298,17 @@ _NATURAL: dict[str, list[Any]] = {}
 
 def _ref(value: Any) -> str:
     """A reference as its bare name: SONiC before 202012 wrote ``[BUFFER_PROFILE|name]``."""
+    if value.__class__ is str and value in _REFS:  # every port names the same few maps and schedulers
+        return _REFS[value]
     text = str(value).strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1].split("|", 1)[-1]
+    if value.__class__ is str and len(_REFS) < 4096:
+        _REFS[value] = text
     return text
+
+
+_REFS: dict[str, str] = {}  # reference texts _ref read
 
 
 def _index_range(db: _Db, text: str, *path: str) -> list[int]:
@@ -695,17 +702,29 @@ def _majority_entries(per_port: Mapping[str, list[Any]], data_ports: list[PortMo
     candidates = [per_port[p.name] for p in data_ports if per_port.get(p.name)]
     if not candidates:
         return _reference_entries(per_port, data_ports)
-    keys = [_entries_key(entries) for entries in candidates]  # once per port (a key costs a few reprs)
+    index_texts: dict[int, str] = {}  # repr of each indices list: _per_port shares one list per key suffix
+    keys = [_entries_key(entries, index_texts) for entries in candidates]  # once per port (a few reprs)
     counts = Counter(keys)
     best = max(range(len(candidates)), key=lambda at: counts[keys[at]])  # max keeps the first of equals
     return candidates[best]
 
 
-def _entries_key(entries: list[Any]) -> tuple[tuple[str, str], ...]:
+def _entries_key(entries: list[Any], index_texts: dict[int, str]) -> tuple[tuple[str, str], ...]:
     """The entries as a multiset of their texts: equal for ports whose rows are equal in any order. A tuple of
-    the texts, not their repr: the same equality, without writing every text again per port."""
-    return tuple(sorted((repr(item[0]), repr(item[-1])) if isinstance(item, tuple) else ("", repr(item))
-                        for item in entries))
+    the texts, not their repr: the same equality, without writing every text again per port. ``index_texts``:
+    the repr of each indices list seen in this call, by its id (the lists are alive for the call)."""
+    found = []
+    for item in entries:
+        if item.__class__ is tuple:
+            indices = item[0]
+            text = index_texts.get(id(indices))
+            if text is None:
+                text = index_texts[id(indices)] = repr(indices)
+            found.append((text, repr(item[-1])))
+        else:
+            found.append(("", repr(item)))
+    found.sort()
+    return tuple(found)
 
 
 def _read_queues(db: _Db, skeleton: QosModel, data_ports: list[PortModel], tc_to_queue: dict[int, int],
