@@ -24,6 +24,7 @@ from fabricgen.models.device import (
     DeviceModel,
     EcnThresholds,
     Fabric,
+    LosslessPoolModel,
     MgmtModel,
     PortModel,
     QueueModel,
@@ -717,11 +718,18 @@ def test_own_render_reads_back_the_pool_the_capability_says_it_renders(leaf3: De
     assert POOL_LINES in files[COMMANDS]
     rendered = CAPABILITY.lossless_pool
     assert rendered is not None and (rendered.percent, rendered.alpha) == (50, "1")
+    assert leaf3.qos is not None and leaf3.qos.lossless_pool is None  # resolve leaves it to the capability
+    other = LosslessPoolModel(percent=10, alpha="2", method="a skeleton whose pool is not the rendered one")
+    elsewhere = leaf3.model_copy(update={"qos": leaf3.qos.model_copy(update={"lossless_pool": other})})
     for read_from in ({YAML_FILE: files[YAML_FILE]}, {COMMANDS: files[COMMANDS]}):
+        # The rendered pool reads as the skeleton's (None: the capability's), so the read-back is the model...
         qos = nvue.read(scramble(leaf3), read_from).qos
+        assert qos is not None and qos.lossless_pool is None
+        # ...and where the skeleton says otherwise, the config's own pool is read: the rendered one.
+        qos = nvue.read(elsewhere, read_from).qos
         assert qos is not None and qos.lossless_pool is not None
         assert (qos.lossless_pool.percent, qos.lossless_pool.alpha) == (rendered.percent, rendered.alpha)
-    assert leaf3.qos is not None and leaf3.qos.lossless_pool is None  # resolve leaves it to the capability
+        assert "default-lossless memory-percent 50 in its config" in qos.lossless_pool.method
 
 
 def test_lossless_pool_share_and_alpha_as_nvidia_documents_them(leaf3: DeviceModel, files: dict[str, str]) -> None:

@@ -117,6 +117,7 @@ from fabricgen.platforms.nvue.capability import (
     DEFAULT_LOSSY_POOL_PERCENT,
     LOSSLESS_ALPHA,
     MAX_MTU,
+    RENDERED_POOL,
     ROCE_LOSSLESS_POOL_PERCENT,
     YAML_FILE,
 )
@@ -1183,8 +1184,18 @@ def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosMod
         "tc_to_queue": tc_to_queue,
         "lossless_priorities": lossless,
         "watchdog": _read_watchdog(tree, skeleton.watchdog, data_ports),
-        "lossless_pool": _read_lossless_pool(tree),
+        "lossless_pool": None if skeleton.lossless_pool is None and _pool_as_rendered(tree)
+        else _read_lossless_pool(tree),
     })
+
+
+def _pool_as_rendered(tree: _Tree) -> bool:
+    """Whether the config sizes the lossless pool exactly as fabricgen renders it (default-lossless at the rendered
+    memory-percent, shared-alpha left to NVIDIA's default, no `qos roce` pool of its own). Such a config reads as
+    its skeleton's pool (None: the capability's RENDERED_POOL), so a switch read back as rendered is its resolved
+    model and lint --configs compares it by identity."""
+    return _roce_mode(tree) not in ("lossless", "lossless-single-ipool") and tree.text(LOSSLESS_ALPHA_PATH) is None \
+        and _pool_percent(tree, "default-lossless") == RENDERED_POOL.percent
 
 
 def _with_port_qos(tree: _Tree, device: QosModel, ports: list[PortModel]) -> list[PortModel]:
