@@ -56,10 +56,13 @@ all VLANs with native VLAN 1, routed ports trusting DSCP and switchports CoS) ar
 
 Not recoverable, kept from the skeleton: class names (queues are named by the skeleton's class on that
 queue index, else ``queue<N>``), ``qos.rdma_*``/``cnp_*``, ``tc_to_pg`` and ``pfc_priority_to_queue`` (EOS
-has no such maps), cable length/peer/media/lanes of ports, the management VLAN and MTU, hardware/role/name.
-TCs the config does not map to a tx-queue are left out of ``tc_to_queue`` (EOS's default traffic-class-to-queue
-map is not read). ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not
-converted: such a queue reads as without ECN. Watchdog timers the config leaves out keep the skeleton's
+has no such maps), cable length/peer/media/lanes of ports, the speed and FEC of ports other than data ports
+where the config sets none (fabricgen renders them on data ports only), the management VLAN and MTU,
+hardware/role/name.
+A TC the config does not map to a tx-queue reads as egressing on the queue of its own number: the model's
+convention for a TC a map leaves out, which lint applies on every platform (``tc_to_queue.get(tc, tc)``).
+ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not converted: such a queue
+reads as without ECN. Watchdog timers the config leaves out keep the skeleton's
 value, and an action other than ``drop``/``notify-only`` (``errdisable``) is not expressible and keeps the
 skeleton's action. A skeleton without QoS or management stays without.
 
@@ -132,6 +135,7 @@ def _default_tc(dscp: int) -> int:
 # the same in all of them: DSCP 0-7 → TC 1, 8-15 → TC 0, 16-23 → 2, 24-31 → 3, 32-39 → 4, 40-47 → 5, 48-55 → 6,
 # 56-63 → 7. A `qos map dscp` line replaces the entries of the DSCPs it names and no others.
 DEFAULT_DSCP_TO_TC: dict[int, int] = {dscp: _default_tc(dscp) for dscp in range(64)}
+_OWN_QUEUES: dict[int, int] = {tc: tc for tc in range(8)}  # a TC no map line names: its own queue number
 
 
 # --- owned ----------------------------------------------------------------------------------------------
@@ -412,7 +416,14 @@ def _read_port(config: _Config, port: PortModel, intf: _Interface) -> PortModel:
     fields = config.port_fields.get(intf.key)
     if fields is None:
         fields = config.port_fields[intf.key] = _port_fields(config, intf)
+    if port.role not in DATA_ROLES:
+        # fabricgen renders speed and FEC on data ports only: elsewhere a config without them keeps the skeleton's
+        # (the speed a management port negotiates is not in the config).
+        fields = {key: value for key, value in fields.items() if value is not None or key not in _DATA_PORT_ONLY}
     return updated(port, {**fields, "description": intf.description})
+
+
+_DATA_PORT_ONLY = frozenset({"speed_mbps", "fec"})
 
 
 def _port_fields(config: _Config, intf: _Interface) -> dict[str, Any]:
@@ -621,7 +632,8 @@ def _read_qos(config: _Config, skeleton: QosModel, ports: list[PortModel]) -> Qo
         # The profile's trust, else EOS's for the routed data ports the profile is made for.
         "trust": profile.trust if profile is not None and profile.trust else DEFAULT_TRUST[True],
         "dscp_to_tc": DEFAULT_DSCP_TO_TC | config.dscp_to_tc,  # keys 0-63 in order: the default's
-        "tc_to_queue": dict(sorted(config.tc_to_queue.items())),
+        # Made explicit so that a config read back as rendered is its resolved model (see the module docstring).
+        "tc_to_queue": _OWN_QUEUES | dict(sorted(config.tc_to_queue.items())),
         "lossless_priorities": lossless,
         "queues": _read_queues(config, profile, skeleton, lossless),
         "watchdog": _read_watchdog(config, profile, skeleton.watchdog),
