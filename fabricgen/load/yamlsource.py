@@ -466,6 +466,8 @@ class Entries:
     """the file's data, as load read it"""
     read_alone: bool
     """load read every entry on its own, so each entry's data is what its text reads as alone"""
+    cabling: bytes | None = None
+    """a compact inventory's cabling.csv; then ``texts`` holds each host as built, marshalled as {name: host}"""
 
 
 def entries_by_key(doc: YamlDocument) -> Entries | None:
