@@ -212,14 +212,15 @@ class CompactHosts(YamlDocument):
     """Where the hosts built from devices.yaml and cabling.csv were written, as load reads a hosts.yaml document:
     a device entry, a template's port, a table row. Worked out only when a problem asks, from what this keeps
     (it lives as long as the loaded fabric): its ``data`` names the hosts, whose entries load reads from
-    NornirData.hosts and then drops, and of the table only its text and which lines were set as cables (at
-    32,768 GPUs, 71k rows kept as objects were 60 MB beside the resolved fabric)."""
+    NornirData.hosts and then drops, and of the table only its bytes (which the render state records too:
+    ``entries``) and which lines were set as cables (at 32,768 GPUs, 71k rows kept as objects were 60 MB beside
+    the resolved fabric)."""
 
     def __init__(self, names: list[str], devices: YamlDocument, table: _Table,
                  templates: dict[str, dict[str, KeyPath]], cable_lines: bytearray,
                  ports_paths: dict[str, KeyPath]) -> None:
         super().__init__(dict.fromkeys(names), devices.file, "")
-        self.devices, self.table_file, self.table_text, self.templates = devices, table.file, table.text, templates
+        self.devices, self.table_file, self.table_raw, self.templates = devices, table.file, table.raw, templates
         self.cable_lines, self.ports_paths = cable_lines, ports_paths
         self.entries: Entries | None = None
         """the hosts as built, for the render state (set by CompactSource.read)"""
@@ -250,8 +251,8 @@ class CompactHosts(YamlDocument):
 
     def _cables(self) -> list[Cable]:
         """The rows that were set as cables, in the table's order (as _read_table numbers its lines)."""
-        lines = self.cable_lines
-        return [Cable(number, line, tuple(_split(line))) for number, line in enumerate(self.table_text.splitlines(), 1)
+        lines, text = self.cable_lines, self.table_raw.decode("utf-8")
+        return [Cable(number, line, tuple(_split(line))) for number, line in enumerate(text.splitlines(), 1)
                 if number < len(lines) and lines[number]]
 
 
