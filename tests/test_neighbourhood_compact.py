@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fabricgen.cli import main
+from fabricgen.load.parsecache import cache_folder
 from fabricgen.load.sources.export import export_compact
 
 from conftest import ROOT
@@ -111,3 +112,18 @@ def test_a_broken_edited_line_is_reported_at_its_file_and_line(workspace: Path) 
     assert f"{table}:2:38: leaf1.data.ports.Ethernet224.cable_m: Input should be greater than" in update.stderr
     assert update.stderr == fresh.stderr
     assert tree(workspace / "out") == before
+
+
+def test_a_host_carrying_a_secret_is_not_kept_and_its_cables_take_the_whole_road(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "intent" / "fabric.yaml", tmp_path / "fabric.yaml")
+    export_compact(ROOT / "inventory", tmp_path / "inventory")
+    edit(tmp_path / "inventory" / "devices.yaml", "leaf1: {hostname: 192.0.2.11,",
+         "leaf1: {hostname: 192.0.2.11, password: hunter2-compact,")
+    assert render(tmp_path, tmp_path / "out") == "full"
+    cache = cache_folder()
+    assert not any(b"hunter2-compact" in path.read_bytes() for path in cache.rglob("*") if path.is_file())
+
+    edit(tmp_path / "inventory" / "cabling.csv", UPLINK, COVERED["cable length"])
+
+    assert render(tmp_path, tmp_path / "out") == "incremental"  # leaf1's host was not kept: built again
+    assert tree(tmp_path / "out") == full(tmp_path)
