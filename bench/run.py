@@ -12,7 +12,8 @@ Per size, each in fresh processes with its own parse cache:
                neighbourhood update: the `update` column says which update ran)
   floor        shutil.copytree of the rendered tree: the cost of writing those bytes at all
   compact      the same fabric from its compact inventory (devices.yaml + cabling.csv): cli cold, cli warm,
-               incremental after one cable line changed, and whether its tree has the same files
+               incremental after one cable line changed (the neighbourhood update: its `update` column), and
+               whether its tree has the same files
 pyavd (the `parity` extra) renders an equivalent 64-port RoCE leaf; fabricgen resolves that device and renders
 it, both in this process, warm.
 
@@ -227,7 +228,8 @@ def table(results: list[dict[str, Any]]) -> str:
     head = (f"{'GPUs':>7} {'devices':>7} {'links':>6} {'load':>6} {'resolve':>7} {'lint':>6} {'render':>6} "
             f"{'write':>6} {'phases':>6} {'floor':>6} {'+sync':>6} {'ms/dev':>6} {'no-io':>6} {'RSS':>5} | "
             f"{'cli cold':>8} {'cli warm':>8} {'best':>6} {'RSS':>5} {'incr':>6} {'rewrote':>7} {'update':>13} | "
-            f"{'compact cold':>12} {'cpu':>5} {'load':>5} {'warm':>5} {'RSS':>5} {'incr':>5} {'same':>4}")
+            f"{'compact cold':>12} {'cpu':>5} {'load':>5} {'warm':>5} {'RSS':>5} {'incr':>5} {'update':>13} "
+            f"{'same':>4}")
     rows = [head]
     for r in results:
         p = r["phases"]
@@ -247,13 +249,14 @@ def table(results: list[dict[str, Any]]) -> str:
                               "change, rewrote = files it rewrote, manifest included, update = which update it was; "
                               "compact = the same fabric from devices.yaml + cabling.csv, cpu = its cold render's "
                               "user + system seconds (workers included), load = the 1-minute load average as it "
-                              "began, same = it wrote the same files as the SimpleInventory)")
+                              "began, update = which update its incr was, same = it wrote the same files as the "
+                              "SimpleInventory)")
 
 
 def compact_columns(compact: dict[str, Any]) -> str:
     cold, warm, incr = compact["cli_cold"], compact["cli_warm"], compact["incremental"]
     return (f"{cold['wall_s']:>12.2f} {cold['cpu_s']:>5.2f} {cold['load_1m']:>5.1f} {warm['wall_s']:>5.2f} "
-            f"{cold['peak_rss_mib']:>5.0f} {incr['wall_s']:>5.2f} "
+            f"{cold['peak_rss_mib']:>5.0f} {incr['wall_s']:>5.2f} {incr['update']:>13} "
             f"{'yes' if compact['same_files'] else 'NO':>4}")
 
 

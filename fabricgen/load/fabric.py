@@ -730,7 +730,9 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         return None, None
     hosts = files.docs["hosts.yaml"]
     # every part validated above
-    return Inventory.model_construct(devices=devices, links=links), entries_by_key(hosts) if from_files else None
+    # A compact inventory's hosts document carries the hosts it built (fabricgen.load.sources.compact).
+    entries = entries_by_key(hosts) if from_files else getattr(hosts, "entries", None)
+    return Inventory.model_construct(devices=devices, links=links), entries
 
 
 # --- inventory sources (issue 29): which source `-i` names; all of them give the same Nornir data -----------

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -392,7 +393,7 @@ def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
             return False, None
         data[key] = item
     if table_path is not None and table.keys() != previous.keys():
-        write_entry_table(table_path, table)
+        write_entry_table(table_path, table, clean=table.keys())  # each scanned above, or read from the table
     return True, data
 
 
@@ -436,9 +437,11 @@ def cached_entry(table: dict[bytes, bytes], digest: bytes) -> Any:
         return None
 
 
-def write_entry_table(file: Path, table: dict[bytes, bytes]) -> None:
-    """Write the table, without the entries that carry a secret (fabricgen.load.parsecache): whoever made it."""
-    kept = {digest: blob for digest, blob in table.items() if not _blob_carries_secret(blob)}
+def write_entry_table(file: Path, table: dict[bytes, bytes], clean: Collection[bytes] = ()) -> None:
+    """Write the table, without the entries that carry a secret (fabricgen.load.parsecache): whoever made it.
+    ``clean``: the digests whose blobs are known to carry none (scanned already, or read back from a table this
+    wrote) — the scan of 5,750 blobs is 0.1 s, most of an update of a 32,768-GPU inventory's table."""
+    kept = {digest: blob for digest, blob in table.items() if digest in clean or not _blob_carries_secret(blob)}
     write_private(file.parent, file.name, seal(_table_source(file), marshal.dumps(kept)))
 
 
@@ -466,6 +469,8 @@ class Entries:
     """the file's data, as load read it"""
     read_alone: bool
     """load read every entry on its own, so each entry's data is what its text reads as alone"""
+    cabling: bytes | None = None
+    """a compact inventory's cabling.csv; then ``texts`` holds each host as built, marshalled as {name: host}"""
 
 
 def entries_by_key(doc: YamlDocument) -> Entries | None:

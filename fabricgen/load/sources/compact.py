@@ -29,13 +29,14 @@ import contextlib
 import csv
 import difflib
 import hashlib
+import marshal
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from fabricgen.load.sources import DEFAULTS, GROUPS, HOSTS, NornirData
-from fabricgen.load.yamlsource import InputFileError, SourceMap, YamlDocument, load_yaml, read_input
+from fabricgen.load.yamlsource import Entries, InputFileError, SourceMap, YamlDocument, load_yaml, read_input
 from fabricgen.models.diagnostics import INPUT_FILE, INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
 
 DEVICES_FILE, CABLING_FILE = "devices.yaml", "cabling.csv"
@@ -81,7 +82,12 @@ class CompactSource:
         built = _Builder(devices_doc, problems).build(table)
         if built is None:
             return None
-        hosts, docs[HOSTS] = built
+        hosts, compact_hosts = built
+        docs[HOSTS] = compact_hosts
+        if table is not None:
+            # Each host as built, for the render state of the neighbourhood update (before load reads them).
+            compact_hosts.entries = Entries({name: marshal.dumps({name: host}) for name, host in hosts.items()},
+                                          {}, read_alone=True, cabling=table.raw)
         defaults = docs[DEFAULTS].data if DEFAULTS in docs else {}
         return NornirData(hosts, layers[GROUPS], defaults if isinstance(defaults, dict) else {}, docs)
 
@@ -148,6 +154,7 @@ class Cable(NamedTuple):
 class _Table:
     file: str
     text: str
+    raw: bytes
     cables: list[Cable] = field(default_factory=list)
 
 
@@ -164,7 +171,7 @@ def _read_table(path: Path, problems: list[Diagnostic], hashes: dict[str, str]) 
                                    "save the table as UTF-8 CSV", INPUT_FILE))
         return None
     hashes[f"inventory/{CABLING_FILE}"] = hashlib.sha256(raw).hexdigest()
-    table = _Table(name, text)
+    table = _Table(name, text, raw)
     header_seen = False
     for number, line in enumerate(text.splitlines(), 1):
         if not line or line[0] == "#" or not line.strip() or line.lstrip().startswith("#"):
@@ -205,15 +212,18 @@ class CompactHosts(YamlDocument):
     """Where the hosts built from devices.yaml and cabling.csv were written, as load reads a hosts.yaml document:
     a device entry, a template's port, a table row. Worked out only when a problem asks, from what this keeps
     (it lives as long as the loaded fabric): its ``data`` names the hosts, whose entries load reads from
-    NornirData.hosts and then drops, and of the table only its text and which lines were set as cables (at
-    32,768 GPUs, 71k rows kept as objects were 60 MB beside the resolved fabric)."""
+    NornirData.hosts and then drops, and of the table only its bytes (which the render state records too:
+    ``entries``) and which lines were set as cables (at 32,768 GPUs, 71k rows kept as objects were 60 MB beside
+    the resolved fabric)."""
 
     def __init__(self, names: list[str], devices: YamlDocument, table: _Table,
                  templates: dict[str, dict[str, KeyPath]], cable_lines: bytearray,
                  ports_paths: dict[str, KeyPath]) -> None:
         super().__init__(dict.fromkeys(names), devices.file, "")
-        self.devices, self.table_file, self.table_text, self.templates = devices, table.file, table.text, templates
+        self.devices, self.table_file, self.table_raw, self.templates = devices, table.file, table.raw, templates
         self.cable_lines, self.ports_paths = cable_lines, ports_paths
+        self.entries: Entries | None = None
+        """the hosts as built, for the render state (set by CompactSource.read)"""
 
     @property
     def source(self) -> SourceMap:
@@ -241,8 +251,8 @@ class CompactHosts(YamlDocument):
 
     def _cables(self) -> list[Cable]:
         """The rows that were set as cables, in the table's order (as _read_table numbers its lines)."""
-        lines = self.cable_lines
-        return [Cable(number, line, tuple(_split(line))) for number, line in enumerate(self.table_text.splitlines(), 1)
+        lines, text = self.cable_lines, self.table_raw.decode("utf-8")
+        return [Cable(number, line, tuple(_split(line))) for number, line in enumerate(text.splitlines(), 1)
                 if number < len(lines) and lines[number]]
 
 
