@@ -7,6 +7,7 @@ missing value into an error instead of an empty line in a switch config.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Hashable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ class Templates:
         )
         self.env.filters["sh"] = shlex.quote
         self._compiled: dict[str, jinja2.Template] = {}
+        self._texts: dict[tuple[str, Hashable], dict[Hashable, str]] = {}
 
     def template(self, name: str) -> jinja2.Template:
         """The compiled template ``name``, loaded once (a dict hit is cheaper than Jinja's cache lookup)."""
@@ -47,6 +49,16 @@ class Templates:
 
     def render(self, name: str, **context: Any) -> str:
         return self.template(name).render(**context)
+
+    def texts(self, name: str, variant: Hashable = None) -> dict[Hashable, str]:
+        """A renderer's store of texts rendered from template ``name``, by a key that, with ``variant``, decides
+        every value the text was rendered with: many devices render the same fragment (a port's settings), and a
+        renderer that looks it up renders it once. Kept here, so that a text is only reused with the templates that
+        rendered it."""
+        texts = self._texts.get((name, variant))
+        if texts is None:
+            texts = self._texts[(name, variant)] = {}
+        return texts
 
 
 @cache

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from ipaddress import ip_address
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from fabricgen import __version__
@@ -86,11 +87,12 @@ class Vlan(NamedTuple):
     name: str
 
 
-# (name, description, shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile): the order
-# templates/eos unpacks; speed is the `speed` keyword, fec the whole error-correction line; switchport is the mode
-# line, "switchport" / "no switchport", or None to leave the port's mode alone.
-Interface = tuple[str, str | None, bool, int | None, int | None, str | None, str | None, int | None, str | None,
-                  str | None]
+# (shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile): what templates/eos/interface.j2
+# renders under an Ethernet interface's description; speed is the `speed` keyword, fec the whole error-correction
+# line; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
+InterfaceSettings = tuple[bool, int | None, int | None, str | None, str | None, int | None, str | None, str | None]
+# (name, description, settings text): what templates/eos/device.cfg.j2 unpacks per Ethernet interface.
+Interface = tuple[str, str | None, str]
 
 
 class IpWords(NamedTuple):
@@ -187,18 +189,52 @@ def speed_keyword(mbps: int, lanes: str | None) -> str:
     return word
 
 
-def _interface(port: PortModel, profile: str | None) -> Interface:
-    data_port = port.role in _DATA_ROLES
+# The PortModel fields an interface's settings are decided from, read from its __dict__ (where pydantic keeps a
+# model's fields; one C call for all eight instead of eight attribute lookups: this runs for every switch port).
+_settings_fields = itemgetter("role", "admin_up", "mode", "mtu", "speed_mbps", "lanes", "fec", "access_vlan")
+# Those fields' values, in that order.
+SettingsKey = tuple[str, bool, str | None, int, int | None, str | None, str | None, int | None]
+
+
+def interface_settings(key: SettingsKey, profile: str | None) -> InterfaceSettings:
+    """An Ethernet interface's settings from its SettingsKey and the QoS profile's name alone (nothing else reaches
+    them, which is what lets a port's settings text be looked up by its key)."""
+    role, admin_up, mode, mtu, speed_mbps, lanes, fec, access_vlan = key
+    data_port = role in _DATA_ROLES
     # The MTU goes where it takes effect in the port's mode: `mtu` (L3) on a routed port, `l2 mtu` on a
     # switchport. A data port of no stated mode is taken as EOS has it, a switchport.
     # Speed and FEC are owned on data ports (the link the RoCE recipe runs over), where pyavd puts `speed` and
     # `error_correction_encoding`.
-    routed = port.mode == "routed"
-    speed = speed_keyword(port.speed_mbps, port.lanes) if data_port and port.speed_mbps else None
-    fec = FEC_LINES[port.fec] if data_port and port.fec else None
-    return (port.name, port.description, not port.admin_up, port.mtu if data_port and routed else None,
-            port.mtu if data_port and not routed else None, speed, fec, port.access_vlan, _SWITCHPORT[port.mode],
+    routed = mode == "routed"
+    return (not admin_up, mtu if data_port and routed else None, mtu if data_port and not routed else None,
+            speed_keyword(speed_mbps, lanes) if data_port and speed_mbps else None,
+            FEC_LINES[fec] if data_port and fec else None, access_vlan, _SWITCHPORT[mode],
             profile if data_port else None)
+
+
+_SETTINGS_TEMPLATE = "eos/interface.j2"
+_SETTINGS_TEXTS = 1024  # distinct port settings kept per profile: a fabric has a handful (host, fabric, unused, OOB)
+
+
+def _interfaces(ports: list[PortModel], profile: str | None, templates: Templates) -> list[Interface]:
+    """Each Ethernet interface's name, description and settings text. Most ports of a fabric share their settings:
+    each distinct settings text is rendered once (interface.j2) and reused, since it depends on the key alone."""
+    texts = templates.texts(_SETTINGS_TEMPLATE, profile)
+    return [(port.name, port.description,
+             texts.get(key := _settings_fields(port.__dict__)) or _render_settings(key, profile, templates))
+            for port in ports]
+
+
+def _render_settings(key: SettingsKey, profile: str | None, templates: Templates) -> str:
+    """The settings text of ``key``, rendered and kept for the ports that share it."""
+    texts = templates.texts(_SETTINGS_TEMPLATE, profile)
+    if len(texts) >= _SETTINGS_TEXTS:
+        texts.clear()
+    shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile = interface_settings(key, profile)
+    text = texts[key] = templates.render(
+        _SETTINGS_TEMPLATE, shutdown=shutdown, mtu=mtu, l2_mtu=l2_mtu, speed=speed, fec=fec, access_vlan=access_vlan,
+        switchport=switchport, service_profile=service_profile)
+    return text
 
 
 def _ethernet(device: DeviceModel) -> list[PortModel]:
@@ -215,7 +251,7 @@ def _ip_words(address: str | None) -> IpWords:
     return _IPV6 if address is not None and ip_address(address).version == 6 else _IPV4
 
 
-def build_context(device: DeviceModel) -> dict[str, Any]:
+def build_context(device: DeviceModel, templates: Templates) -> dict[str, Any]:
     qos = _qos_lines(device.qos, queue_keyword(device.hardware)) if device.qos else None
     mgmt = device.mgmt
     profile = qos.profile.name if qos else None
@@ -224,7 +260,7 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
         "device": device,
         "profile": qos.profile if qos else None,
         "vlans": [Vlan(mgmt.vlan, "OOB_MGMT")] if mgmt and device.role == "oob" else [],
-        "interfaces": [_interface(p, profile) for p in _ethernet(device)],
+        "interfaces": _interfaces(_ethernet(device), profile, templates),
         "mgmt": mgmt,
         "mgmt_description": "OOB_MANAGEMENT",
         "ip": _ip_words(mgmt.address.split("/")[0] if mgmt and mgmt.address else None),
@@ -235,4 +271,4 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
-    return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device))}
+    return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device, templates))}
