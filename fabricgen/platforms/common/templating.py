@@ -38,7 +38,7 @@ class Templates:
         )
         self.env.filters["sh"] = shlex.quote
         self._compiled: dict[str, jinja2.Template] = {}
-        self._texts: dict[tuple[str, Hashable], dict[Hashable, str]] = {}
+        self._pieces: dict[tuple[str, Hashable], dict[Hashable, tuple[str, ...]]] = {}
 
     def template(self, name: str) -> jinja2.Template:
         """The compiled template ``name``, loaded once (a dict hit is cheaper than Jinja's cache lookup)."""
@@ -50,15 +50,15 @@ class Templates:
     def render(self, name: str, **context: Any) -> str:
         return self.template(name).render(**context)
 
-    def texts(self, name: str, variant: Hashable = None) -> dict[Hashable, str]:
-        """A renderer's store of texts rendered from template ``name``, by a key that, with ``variant``, decides
-        every value the text was rendered with: many devices render the same fragment (a port's settings), and a
-        renderer that looks it up renders it once. Kept here, so that a text is only reused with the templates that
-        rendered it."""
-        texts = self._texts.get((name, variant))
-        if texts is None:
-            texts = self._texts[(name, variant)] = {}
-        return texts
+    def pieces(self, name: str, variant: Hashable = None) -> dict[Hashable, tuple[str, ...]]:
+        """A renderer's store of texts rendered from template ``name``, as the pieces between the places of a few
+        values, by a key that, with ``variant``, decides every other value the text was rendered with: many devices
+        render the same fragment but for a name (one port's settings), and a renderer that looks the pieces up
+        renders the fragment once. Kept here, so that pieces are only reused with the templates that made them."""
+        pieces = self._pieces.get((name, variant))
+        if pieces is None:
+            pieces = self._pieces[(name, variant)] = {}
+        return pieces
 
 
 @cache

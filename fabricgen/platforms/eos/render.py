@@ -91,8 +91,6 @@ class Vlan(NamedTuple):
 # renders under an Ethernet interface's description; speed is the `speed` keyword, fec the whole error-correction
 # line; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
 InterfaceSettings = tuple[bool, int | None, int | None, str | None, str | None, int | None, str | None, str | None]
-# (name, description, settings text): what templates/eos/device.cfg.j2 unpacks per Ethernet interface.
-Interface = tuple[str, str | None, str]
 
 
 class IpWords(NamedTuple):
@@ -212,29 +210,53 @@ def interface_settings(key: SettingsKey, profile: str | None) -> InterfaceSettin
             profile if data_port else None)
 
 
-_SETTINGS_TEMPLATE = "eos/interface.j2"
-_SETTINGS_TEXTS = 1024  # distinct port settings kept per profile: a fabric has a handful (host, fabric, unused, OOB)
+_INTERFACE_TEMPLATE = "eos/interface.j2"
+_KEPT = 1024  # distinct port settings kept per profile: a fabric has a handful (host, fabric, unused, OOB ports)
+# What interface.j2 is rendered with in place of a port's name and description, to find their places in its text.
+_NAME_MARK, _DESCRIPTION_MARK = "\x00name\x00", "\x00description\x00"
 
 
-def _interfaces(ports: list[PortModel], profile: str | None, templates: Templates) -> list[Interface]:
-    """Each Ethernet interface's name, description and settings text. Most ports of a fabric share their settings:
-    each distinct settings text is rendered once (interface.j2) and reused, since it depends on the key alone."""
-    texts = templates.texts(_SETTINGS_TEMPLATE, profile)
-    return [(port.name, port.description,
-             texts.get(key := _settings_fields(port.__dict__)) or _render_settings(key, profile, templates))
-            for port in ports]
+def _interfaces(ports: list[PortModel], profile: str | None, templates: Templates) -> list[str]:
+    """Each Ethernet interface's block. Most ports of a fabric share their settings: interface.j2 is rendered once
+    per distinct settings (and whether the port has a description), and each port's block is that text with the
+    port's name and description in their places."""
+    described = templates.pieces(_INTERFACE_TEMPLATE, (profile, True))
+    bare = templates.pieces(_INTERFACE_TEMPLATE, (profile, False))
+    blocks: list[str] = []
+    for port in ports:
+        values = port.__dict__
+        name, description, key = values["name"], values["description"], _settings_fields(values)
+        if description:
+            head, middle, tail = described.get(key) or _pieces(port, key, profile, templates)
+            blocks.append(f"{head}{name}{middle}{description}{tail}")
+        else:
+            head, tail = bare.get(key) or _pieces(port, key, profile, templates)
+            blocks.append(f"{head}{name}{tail}")
+    return blocks
 
 
-def _render_settings(key: SettingsKey, profile: str | None, templates: Templates) -> str:
-    """The settings text of ``key``, rendered and kept for the ports that share it."""
-    texts = templates.texts(_SETTINGS_TEMPLATE, profile)
-    if len(texts) >= _SETTINGS_TEXTS:
-        texts.clear()
-    shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile = interface_settings(key, profile)
-    text = texts[key] = templates.render(
-        _SETTINGS_TEMPLATE, shutdown=shutdown, mtu=mtu, l2_mtu=l2_mtu, speed=speed, fec=fec, access_vlan=access_vlan,
-        switchport=switchport, service_profile=service_profile)
-    return text
+def _pieces(port: PortModel, key: SettingsKey, profile: str | None, templates: Templates) -> tuple[str, ...]:
+    """interface.j2's text for ``key`` (with a description or without, as ``port`` has), split at the places of
+    the name and the description; kept for the ports that share them. Checked against ``port``'s own rendering,
+    so that a template that used the name or description otherwise than printing it fails here, not silently."""
+    described = bool(port.description)
+    kept = templates.pieces(_INTERFACE_TEMPLATE, (profile, described))
+    if len(kept) >= _KEPT:
+        kept.clear()
+    settings = dict(zip(_SETTINGS_NAMES, interface_settings(key, profile), strict=True))
+    template = templates.template(_INTERFACE_TEMPLATE)  # not Templates.render: its first parameter is `name`
+    text = template.render(name=_NAME_MARK, description=_DESCRIPTION_MARK if described else None, **settings)
+    head, _, rest = text.partition(_NAME_MARK)
+    pieces = (head, *rest.split(_DESCRIPTION_MARK)) if described else (head, rest)
+    own = template.render(name=port.name, description=port.description, **settings)
+    if len(pieces) != 2 + described or _NAME_MARK in rest or own != port.name.join(pieces[:2]) + (
+            f"{port.description}{pieces[2]}" if described else ""):
+        raise RuntimeError(f"{_INTERFACE_TEMPLATE} must print the name and description as they are, once each")
+    kept[key] = pieces
+    return pieces
+
+
+_SETTINGS_NAMES = ("shutdown", "mtu", "l2_mtu", "speed", "fec", "access_vlan", "switchport", "service_profile")
 
 
 def _ethernet(device: DeviceModel) -> list[PortModel]:
