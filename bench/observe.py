@@ -10,8 +10,12 @@ vendor's own format, as it arrives over the wire: SONiC a `sonic-db-dump -n COUN
 field set of sonic-utilities' mock table per port and 8 unicast queues, EOS the three eAPI JSON replies, GPU
 hosts the `ethtool -S` + hw_counters text of the mlx5 names, NVUE leaves per data port the five `nv show
 interface` pages as NVIDIA's documentation prints them (tests/observe_fixtures/nvue_docs.txt, the port and a few
-numbers changed), NX-OS leaves the two NX-API JSON-RPC replies (`show interface`, `show interface counters
-errors`) with the rows of the recorded responses in tests/observe_fixtures/nxos_nxapi.json per port. Measured:
+numbers changed), NX-OS leaves the four NX-API JSON-RPC replies a read asks for: `show interface` and `show
+interface counters errors` with the rows of the recorded responses in tests/observe_fixtures/nxos_nxapi.json per
+port, `show queuing tabular` (a row of 8 qos-groups' counters per port) and `show queuing pfc-queue detail` (per
+port a row per qos-group) with the rows of tests/observe_fixtures/nxos_queuing_constructed_from_cisco_schema.json
+per port (built from Cisco's JSON schema, not recorded: no recording was found), as tests/targets/nxos.py
+answers them. Measured:
 time.process_time() of parse (per platform) + store, per snapshot; the database's growth per snapshot; peak RSS.
 
 As collect() reads a fleet, each device's output is parsed as it arrives and dropped once read (so the fleet's
@@ -31,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -50,6 +55,7 @@ from fabricgen.platforms.sonic import observe as sonic  # noqa: E402
 FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "sonic_mock_tables.json"
 NVUE_FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "nvue_docs.txt"
 NXOS_FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "nxos_nxapi.json"
+NXOS_QUEUING_FIXTURE = BENCH.parent / "tests" / "observe_fixtures" / "nxos_queuing_constructed_from_cisco_schema.json"
 NVUE_CLASSES = nvue.Classes(roce_priority=3, roce_queue=3, cnp_queue=6)
 
 
@@ -105,22 +111,63 @@ def eos_output(ports: list[str], tick: int) -> dict[str, str]:
             eos.COMMANDS[2]: json.dumps({"interfaceCounters": pfc})}
 
 
-def nxos_rows() -> tuple[dict[str, object], list[dict[str, object]]]:
+class NxosRows(NamedTuple):
+    """One port's rows of each NX-OS reply, from the fixtures, and the pfc-queue reply's global fields."""
+
+    shown: dict[str, object]
+    errors: list[dict[str, object]]
+    tabular: dict[str, object]
+    watchdog: dict[str, object]
+    watchdog_globals: dict[str, object]
+
+
+def nxos_rows() -> NxosRows:
     """The recorded `show interface` row of a physical port and the `show interface counters errors` rows of one
-    (tests/observe_fixtures/nxos_nxapi.json)."""
+    (tests/observe_fixtures/nxos_nxapi.json); the `show queuing tabular` row and the `show queuing pfc-queue
+    detail` row (its 8 qos-groups) of the no-drop leaf port in the fixture built from Cisco's schema."""
     recorded = json.loads(NXOS_FIXTURE.read_text())
     shown = recorded["show interface"]["result"]["body"]["TABLE_interface"]["ROW_interface"]
     errors = recorded["show interface counters errors"]["result"]["body"]["TABLE_interface"]["ROW_interface"]
-    return (next(row for row in shown if row["interface"] == "Ethernet1/5"),
-            [row for row in errors if row["interface"] == "Ethernet1/1"])
+    queuing = json.loads(NXOS_QUEUING_FIXTURE.read_text())
+    tabular = queuing["show queuing tabular"]["result"]["body"]["TABLE_queuing_interface"]["ROW_queuing_interface"]
+    detail = queuing["show queuing pfc-queue detail"]["result"]["body"]
+    watchdog = detail["TABLE_queuing_interface"]["ROW_queuing_interface"]
+    return NxosRows(next(row for row in shown if row["interface"] == "Ethernet1/5"),
+                    [row for row in errors if row["interface"] == "Ethernet1/1"],
+                    next(row for row in tabular if row["if_name_str"] == "Ethernet1/1"),
+                    next(row for row in watchdog if row["if_name_str"] == "Ethernet1/1"),
+                    {key: value for key, value in detail.items() if not key.startswith("TABLE_")})
 
 
-def nxos_output(ports: list[str], tick: int, rows: tuple[dict[str, object], list[dict[str, object]]]) -> dict[str, str]:
-    shown, errors = rows
-    interface = [{**shown, "interface": port, "eth_reset_cntr": tick % 2} for port in ports]
-    error_rows = [{**row, "interface": port} for port in ports for row in errors]
+def nxos_output(ports: list[str], tick: int, rows: NxosRows) -> dict[str, str]:
+    """The four replies' bodies; qos-group 3's pause and ECN counters and its watchdog restores move with
+    ``tick``, so that snapshots differ as a busy no-drop queue's do."""
+    interface = [{**rows.shown, "interface": port, "eth_reset_cntr": tick % 2} for port in ports]
+    error_rows = [{**row, "interface": port} for port in ports for row in rows.errors]
+    tabular = [{**rows.tabular, "if_name_str": port, "pfc_rx_qos_3": 17 * tick, "pfc_tx_qos_3": tick,
+                "tx_uc_ecn_pkt_qos_3": 40 * tick} for port in ports]
+    watchdog = [{**rows.watchdog, "if_name_str": port, "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": [
+        _restored(group, tick) for group in _qosgrp_rows(rows.watchdog)]}} for port in ports]
     return {nxos.COMMANDS[0]: json.dumps({"TABLE_interface": {"ROW_interface": interface}}),
-            nxos.COMMANDS[1]: json.dumps({"TABLE_interface": {"ROW_interface": error_rows}})}
+            nxos.COMMANDS[1]: json.dumps({"TABLE_interface": {"ROW_interface": error_rows}}),
+            nxos.COMMANDS[2]: json.dumps({"TABLE_queuing_interface": {"ROW_queuing_interface": tabular}}),
+            nxos.COMMANDS[3]: json.dumps({**rows.watchdog_globals,
+                                          "TABLE_queuing_interface": {"ROW_queuing_interface": watchdog}})}
+
+
+def _qosgrp_rows(watchdog: dict[str, object]) -> list[dict[str, Any]]:
+    table = watchdog["TABLE_qosgrp_stats"]
+    assert isinstance(table, dict)
+    found = table["ROW_qosgrp_stats"]
+    return found if isinstance(found, list) else [found]
+
+
+def _restored(group: dict[str, Any], tick: int) -> dict[str, Any]:
+    """qos-group 3's row with its watchdog restore count at ``tick``; the others as they are."""
+    if group["eq-qosgrp"] != 3:
+        return group
+    entry = group["TABLE_qosgrp_stats_entry"]["ROW_qosgrp_stats_entry"]
+    return {**group, "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": {**entry, "q-restored": tick}}}
 
 
 def host_output(rdma: dict[str, str], tick: int) -> str:

@@ -1,9 +1,10 @@
-"""The NVUE and SONiC renderers' shortcuts write what the plain way writes.
+"""The NVUE, SONiC and EOS renderers' shortcuts write what the plain way writes.
 
 NVUE builds nvue.yaml's tree from memoized chunks grafted in as patchyaml Blocks and Merged nodes, and its
-commands from remembered texts; SONiC writes tables whose entries switches share. Each is checked here against
-the plain construction: every setting inserted one by one and dumped by PyYAML, every command printed on its own,
-json.dumps of build_config_db.
+commands from remembered texts; SONiC writes tables whose entries switches share; EOS renders an interface's
+text once per distinct settings and reuses it, with each port's name and description in their places. Each is
+checked here against the plain construction: every setting inserted one by one and dumped by PyYAML, every
+command printed on its own, json.dumps of build_config_db, every EOS port's block rendered on its own.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import fabricgen.platforms.eos.render as eos
 import fabricgen.platforms.nvue.render as nvue
 import fabricgen.platforms.sonic.render as sonic
-from fabricgen.models.device import DeviceModel
+from fabricgen.models.device import DeviceModel, PortModel
+from fabricgen.platforms.common.templating import Templates
 from fabricgen.platforms.nvue import patchyaml
 from fabricgen.resolve import resolve
 
@@ -43,7 +46,7 @@ def _pyyaml(tree: dict[str, Any]) -> str:
 
 
 def test_nvue_examples_exist() -> None:
-    assert _devices("nvue") and _devices("sonic")
+    assert _devices("nvue") and _devices("sonic") and _devices("eos")
 
 
 @pytest.mark.parametrize("index", range(4))
@@ -143,3 +146,54 @@ def test_sonic_build_config_db_is_the_callers_to_change() -> None:
         for entry in table.values():
             entry.clear()
     assert sonic.build_config_db(device) == expected
+
+
+# --- EOS: one settings text per distinct port settings ------------------------------------------------------------
+
+SETTINGS_NAMES = ("shutdown", "mtu", "l2_mtu", "speed", "fec", "access_vlan", "switchport", "service_profile")
+
+
+def _plain_eos(device: DeviceModel) -> str:
+    """eos.cfg with every port's block rendered on its own, from that port (a fresh Templates: nothing kept)."""
+    templates = Templates()
+    context = eos.build_context(device, templates)
+    profile = context["profile"].name if context["profile"] else None
+    interface = templates.template("eos/interface.j2")
+    context["interfaces"] = []
+    for port in eos._ethernet(device):
+        settings = eos.interface_settings(
+            (port.role, port.admin_up, port.mode, port.mtu, port.speed_mbps, port.lanes, port.fec, port.access_vlan),
+            profile)
+        context["interfaces"].append(interface.render(name=port.name, description=port.description,
+                                                      **dict(zip(SETTINGS_NAMES, settings, strict=True))))
+    return templates.render("eos/device.cfg.j2", **context)
+
+
+SHARED = Templates()  # one store of settings texts for every case below, as one process renders a whole fabric
+
+
+def test_eos_reused_interface_texts_are_each_ports_own() -> None:
+    for device in _devices("eos"):
+        assert eos.render(device, SHARED)["eos.cfg"] == _plain_eos(device)
+
+
+EOS_PORT = st.fixed_dictionaries({
+    "role": st.sampled_from(["host", "fabric", "mgmt", "oob-access", "unused"]), "admin_up": st.booleans(),
+    "mode": st.sampled_from([None, "routed", "switched"]), "mtu": st.sampled_from([1500, 9100, 9214]),
+    "speed_mbps": st.sampled_from([None, 100, 2500, 100_000, 400_000]), "lanes": st.sampled_from([None, "1,2,3,4"]),
+    "fec": st.sampled_from([None, "rs", "fc", "none"]), "access_vlan": st.sampled_from([None, 10, 4094]),
+    "description": st.one_of(st.none(), st.sampled_from(["GPU_gpu1_rail1", "P2P_spine1_Ethernet1"]), st.text())})
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(ports=st.lists(EOS_PORT, min_size=1, max_size=12), name=st.from_regex(r"[A-Za-z0-9/:_ !{}%#-]{1,24}",
+                                                                              fullmatch=True))
+def test_eos_settings_texts_of_any_ports_are_their_own(ports: list[dict[str, Any]], name: str) -> None:
+    """Ports of any settings, name and description, rendered with pieces other cases left in the store, on a switch
+    with QoS (its data ports name the profile) and then without: each port gets its own block."""
+    example = next(device for device in _devices("eos") if device.qos)
+    models = [PortModel.from_resolve({"name": f"Ethernet{i + 1}", **port}) for i, port in enumerate(ports)]
+    models[0] = models[0].model_copy(update={"name": name})
+    for qos in (example.qos, None):
+        device = example.model_copy(update={"ports": models, "qos": qos})
+        assert eos.render(device, SHARED)["eos.cfg"] == _plain_eos(device)

@@ -7,6 +7,7 @@ missing value into an error instead of an empty line in a switch config.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Hashable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ class Templates:
         )
         self.env.filters["sh"] = shlex.quote
         self._compiled: dict[str, jinja2.Template] = {}
+        self._pieces: dict[tuple[str, Hashable], dict[Hashable, tuple[str, ...]]] = {}
 
     def template(self, name: str) -> jinja2.Template:
         """The compiled template ``name``, loaded once (a dict hit is cheaper than Jinja's cache lookup)."""
@@ -47,6 +49,16 @@ class Templates:
 
     def render(self, name: str, **context: Any) -> str:
         return self.template(name).render(**context)
+
+    def pieces(self, name: str, variant: Hashable = None) -> dict[Hashable, tuple[str, ...]]:
+        """A renderer's store of texts rendered from template ``name``, as the pieces between the places of a few
+        values, by a key that, with ``variant``, decides every other value the text was rendered with: many devices
+        render the same fragment but for a name (one port's settings), and a renderer that looks the pieces up
+        renders the fragment once. Kept here, so that pieces are only reused with the templates that made them."""
+        pieces = self._pieces.get((name, variant))
+        if pieces is None:
+            pieces = self._pieces[(name, variant)] = {}
+        return pieces
 
 
 @cache

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from ipaddress import ip_address
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from fabricgen import __version__
@@ -86,11 +87,10 @@ class Vlan(NamedTuple):
     name: str
 
 
-# (name, description, shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile): the order
-# templates/eos unpacks; speed is the `speed` keyword, fec the whole error-correction line; switchport is the mode
-# line, "switchport" / "no switchport", or None to leave the port's mode alone.
-Interface = tuple[str, str | None, bool, int | None, int | None, str | None, str | None, int | None, str | None,
-                  str | None]
+# (shutdown, mtu, l2_mtu, speed, fec, access_vlan, switchport, service_profile): what templates/eos/interface.j2
+# renders under an Ethernet interface's description; speed is the `speed` keyword, fec the whole error-correction
+# line; switchport is the mode line, "switchport" / "no switchport", or None to leave the port's mode alone.
+InterfaceSettings = tuple[bool, int | None, int | None, str | None, str | None, int | None, str | None, str | None]
 
 
 class IpWords(NamedTuple):
@@ -187,18 +187,76 @@ def speed_keyword(mbps: int, lanes: str | None) -> str:
     return word
 
 
-def _interface(port: PortModel, profile: str | None) -> Interface:
-    data_port = port.role in _DATA_ROLES
+# The PortModel fields an interface's settings are decided from, read from its __dict__ (where pydantic keeps a
+# model's fields; one C call for all eight instead of eight attribute lookups: this runs for every switch port).
+_settings_fields = itemgetter("role", "admin_up", "mode", "mtu", "speed_mbps", "lanes", "fec", "access_vlan")
+# Those fields' values, in that order.
+SettingsKey = tuple[str, bool, str | None, int, int | None, str | None, str | None, int | None]
+
+
+def interface_settings(key: SettingsKey, profile: str | None) -> InterfaceSettings:
+    """An Ethernet interface's settings from its SettingsKey and the QoS profile's name alone (nothing else reaches
+    them, which is what lets a port's settings text be looked up by its key)."""
+    role, admin_up, mode, mtu, speed_mbps, lanes, fec, access_vlan = key
+    data_port = role in _DATA_ROLES
     # The MTU goes where it takes effect in the port's mode: `mtu` (L3) on a routed port, `l2 mtu` on a
     # switchport. A data port of no stated mode is taken as EOS has it, a switchport.
     # Speed and FEC are owned on data ports (the link the RoCE recipe runs over), where pyavd puts `speed` and
     # `error_correction_encoding`.
-    routed = port.mode == "routed"
-    speed = speed_keyword(port.speed_mbps, port.lanes) if data_port and port.speed_mbps else None
-    fec = FEC_LINES[port.fec] if data_port and port.fec else None
-    return (port.name, port.description, not port.admin_up, port.mtu if data_port and routed else None,
-            port.mtu if data_port and not routed else None, speed, fec, port.access_vlan, _SWITCHPORT[port.mode],
+    routed = mode == "routed"
+    return (not admin_up, mtu if data_port and routed else None, mtu if data_port and not routed else None,
+            speed_keyword(speed_mbps, lanes) if data_port and speed_mbps else None,
+            FEC_LINES[fec] if data_port and fec else None, access_vlan, _SWITCHPORT[mode],
             profile if data_port else None)
+
+
+_INTERFACE_TEMPLATE = "eos/interface.j2"
+_KEPT = 1024  # distinct port settings kept per profile: a fabric has a handful (host, fabric, unused, OOB ports)
+# What interface.j2 is rendered with in place of a port's name and description, to find their places in its text.
+_NAME_MARK, _DESCRIPTION_MARK = "\x00name\x00", "\x00description\x00"
+
+
+def _interfaces(ports: list[PortModel], profile: str | None, templates: Templates) -> list[str]:
+    """Each Ethernet interface's block. Most ports of a fabric share their settings: interface.j2 is rendered once
+    per distinct settings (and whether the port has a description), and each port's block is that text with the
+    port's name and description in their places."""
+    described = templates.pieces(_INTERFACE_TEMPLATE, (profile, True))
+    bare = templates.pieces(_INTERFACE_TEMPLATE, (profile, False))
+    blocks: list[str] = []
+    for port in ports:
+        values = port.__dict__
+        name, description, key = values["name"], values["description"], _settings_fields(values)
+        if description:
+            head, middle, tail = described.get(key) or _pieces(port, key, profile, templates)
+            blocks.append(f"{head}{name}{middle}{description}{tail}")
+        else:
+            head, tail = bare.get(key) or _pieces(port, key, profile, templates)
+            blocks.append(f"{head}{name}{tail}")
+    return blocks
+
+
+def _pieces(port: PortModel, key: SettingsKey, profile: str | None, templates: Templates) -> tuple[str, ...]:
+    """interface.j2's text for ``key`` (with a description or without, as ``port`` has), split at the places of
+    the name and the description; kept for the ports that share them. Checked against ``port``'s own rendering,
+    so that a template that used the name or description otherwise than printing it fails here, not silently."""
+    described = bool(port.description)
+    kept = templates.pieces(_INTERFACE_TEMPLATE, (profile, described))
+    if len(kept) >= _KEPT:
+        kept.clear()
+    settings = dict(zip(_SETTINGS_NAMES, interface_settings(key, profile), strict=True))
+    template = templates.template(_INTERFACE_TEMPLATE)  # not Templates.render: its first parameter is `name`
+    text = template.render(name=_NAME_MARK, description=_DESCRIPTION_MARK if described else None, **settings)
+    head, _, rest = text.partition(_NAME_MARK)
+    pieces = (head, *rest.split(_DESCRIPTION_MARK)) if described else (head, rest)
+    own = template.render(name=port.name, description=port.description, **settings)
+    if len(pieces) != 2 + described or _NAME_MARK in rest or own != port.name.join(pieces[:2]) + (
+            f"{port.description}{pieces[2]}" if described else ""):
+        raise RuntimeError(f"{_INTERFACE_TEMPLATE} must print the name and description as they are, once each")
+    kept[key] = pieces
+    return pieces
+
+
+_SETTINGS_NAMES = ("shutdown", "mtu", "l2_mtu", "speed", "fec", "access_vlan", "switchport", "service_profile")
 
 
 def _ethernet(device: DeviceModel) -> list[PortModel]:
@@ -215,7 +273,7 @@ def _ip_words(address: str | None) -> IpWords:
     return _IPV6 if address is not None and ip_address(address).version == 6 else _IPV4
 
 
-def build_context(device: DeviceModel) -> dict[str, Any]:
+def build_context(device: DeviceModel, templates: Templates) -> dict[str, Any]:
     qos = _qos_lines(device.qos, queue_keyword(device.hardware)) if device.qos else None
     mgmt = device.mgmt
     profile = qos.profile.name if qos else None
@@ -224,7 +282,7 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
         "device": device,
         "profile": qos.profile if qos else None,
         "vlans": [Vlan(mgmt.vlan, "OOB_MGMT")] if mgmt and device.role == "oob" else [],
-        "interfaces": [_interface(p, profile) for p in _ethernet(device)],
+        "interfaces": _interfaces(_ethernet(device), profile, templates),
         "mgmt": mgmt,
         "mgmt_description": "OOB_MANAGEMENT",
         "ip": _ip_words(mgmt.address.split("/")[0] if mgmt and mgmt.address else None),
@@ -235,4 +293,4 @@ def build_context(device: DeviceModel) -> dict[str, Any]:
 
 
 def render(device: DeviceModel, templates: Templates) -> dict[str, str]:
-    return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device))}
+    return {"eos.cfg": templates.render("eos/device.cfg.j2", **build_context(device, templates))}
