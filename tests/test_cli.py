@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.build.output import MANIFEST, OutputError, build_manifest, staged_render, write_output
-from fabricgen.cli import main
+from fabricgen.cli import LAZY_COMMANDS, main
 from fabricgen.runtime.forked import contiguous
 
 from conftest import ROOT
@@ -182,7 +182,10 @@ def test_help_shows_examples() -> None:
 def command_paths(group: click.Group = main, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every command `fabricgen --help` lists, and each subcommand of a group (`profile list`, `profile show`)."""
     paths: list[tuple[str, ...]] = []
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         paths.append((*prefix, name))
         if isinstance(command, click.Group):
             paths += command_paths(command, (*prefix, name))
@@ -192,8 +195,25 @@ def command_paths(group: click.Group = main, prefix: tuple[str, ...] = ()) -> li
 def test_the_help_test_covers_every_command() -> None:
     """The list below is click's own: a command added to `fabricgen` is covered without editing this test."""
     listed = invoke("--help")[1].split("Commands:")[1].split()
-    assert {path[0] for path in command_paths()} == {word for word in listed if word in main.commands}
-    assert {"plan", "docs", "profile", "diff", "push", "rollback", "runs", "render", "lint"} <= set(main.commands)
+    names = set(main.list_commands(click.Context(main)))
+    assert {path[0] for path in command_paths()} == {word for word in listed if word in names}
+    assert {"plan", "docs", "profile", "diff", "push", "rollback", "runs", "render", "lint"} <= names
+
+
+def test_the_later_stages_load_only_when_their_command_runs() -> None:
+    """`fabricgen render` starts without importing the deploy, docs, observe, plan, inventory and profile commands;
+    each lazy name is exactly a command its registrar adds (a registrar that adds one more fails here)."""
+    code = ("import sys, fabricgen.cli; print(sorted(m for m in sys.modules if m.startswith('fabricgen.cli.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    for stage in ("deploy", "docs", "observe", "plan", "inventory", "profile"):
+        assert f"fabricgen.cli.{stage}'" not in done.stdout
+    by_registrar: dict[Callable[[click.Group], None], set[str]] = {}
+    for name, registrar in LAZY_COMMANDS.items():
+        by_registrar.setdefault(registrar, set()).add(name)
+    for registrar, names in by_registrar.items():
+        scratch = click.Group()
+        registrar(scratch)
+        assert set(scratch.commands) == names
 
 
 @pytest.mark.parametrize("path", command_paths(), ids=" ".join)

@@ -11,6 +11,7 @@ report it). `plan` alone differs: 2 devices change, 3 bad input or usage (fabric
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import click
 
@@ -18,17 +19,70 @@ from fabricgen import __version__
 from fabricgen.build.output import INCOMPLETE
 from fabricgen.cli import lint, platforms, render, resolve, validate
 from fabricgen.cli.common import escape_unencodable_output, fail, input_options, load_and_resolve
-from fabricgen.cli.deploy import register as register_deploy_commands
-from fabricgen.cli.docs import register as register_docs_command
-from fabricgen.cli.inventory import register as register_inventory_commands
-from fabricgen.cli.observe import register as register_observe_commands
-from fabricgen.cli.plan import register as register_plan_command
-from fabricgen.cli.profile import register as register_profile_commands
 from fabricgen.runtime.gctune import bulk_allocation
 from fabricgen.runtime.teardown import exit_after
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _register_deploy(group: click.Group) -> None:
+    # diff, push, rollback, runs: the deploy stage (fabricgen/deploy/), after write.
+    from fabricgen.cli.deploy import register
+    register(group, load_and_resolve, input_options, fail)
+
+
+def _register_docs(group: click.Group) -> None:
+    # docs: device pages, the HTML fabric report and the validation runbook (fabricgen/report/).
+    from fabricgen.cli.docs import register
+    register(group, load_and_resolve, input_options, fail)
+
+
+def _register_inventory(group: click.Group) -> None:
+    # inventory export: the inventory's other forms, compact cabling and Nautobot (fabricgen/load/sources/).
+    from fabricgen.cli.inventory import register
+    register(group, fail)
+
+
+def _register_observe(group: click.Group) -> None:
+    # observe [serve], health: counters, their history and health against the intent (fabricgen/observe/).
+    from fabricgen.cli.observe import register
+    register(group, load_and_resolve, input_options, fail)
+
+
+def _register_plan(group: click.Group) -> None:
+    # plan: what a change does to each device, between two revisions (fabricgen/cli/plan.py).
+    from fabricgen.cli.plan import register
+    register(group, input_options, fail)
+
+
+def _register_profile(group: click.Group) -> None:
+    # profile list|show: what a `profile:` fills in (fabricgen/cli/profile.py).
+    from fabricgen.cli.profile import register
+    register(group)
+
+
+# The stages beyond render, by the commands each adds: their modules (and what they import: Nornir, the deploy
+# engine, the report, the observe parsers) load only when one of their commands runs or help lists them, so
+# `fabricgen render` and `lint` do not pay for them at every start (tests/test_cli.py holds this table to what
+# each registers).
+LAZY_COMMANDS: dict[str, Callable[[click.Group], None]] = {
+    "diff": _register_deploy, "push": _register_deploy, "rollback": _register_deploy, "runs": _register_deploy,
+    "docs": _register_docs, "inventory": _register_inventory, "observe": _register_observe,
+    "health": _register_observe, "plan": _register_plan, "profile": _register_profile,
+}
+
+
+class _Fabricgen(click.Group):
+    """The `fabricgen` group: commands of LAZY_COMMANDS are registered when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            LAZY_COMMANDS[cmd_name](self)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=_Fabricgen, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="fabricgen")
 def main() -> None:
     """Compile one RoCEv2 fabric intent + Nornir inventory into per-device configs.
@@ -66,17 +120,3 @@ main.add_command(render.render)
 main.add_command(resolve.resolve_cmd)
 main.add_command(resolve.schema)
 main.add_command(validate.validate)
-# diff, push, rollback, runs: the deploy stage (fabricgen/deploy/), after write.
-register_deploy_commands(main, load_and_resolve, input_options, fail)
-# profile list|show: what a `profile:` fills in (fabricgen/cli/profile.py).
-register_profile_commands(main)
-# docs: device pages, the HTML fabric report and the validation runbook (fabricgen/report/).
-register_docs_command(main, load_and_resolve, input_options, fail)
-# plan: what a change does to each device, between two revisions (fabricgen/cli/plan.py).
-register_plan_command(main, input_options, fail)
-# observe [serve], health: counters, their history and health against the intent (fabricgen/observe/).
-register_observe_commands(main, load_and_resolve, input_options, fail)
-# inventory export: the inventory's other forms, compact cabling and Nautobot (fabricgen/load/sources/).
-register_inventory_commands(main, fail)
-
-
