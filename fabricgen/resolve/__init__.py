@@ -111,12 +111,14 @@ def _host_port(ctx: ResolveContext, device: Device, port: str, role: PortRole) -
     peer, link = ctx.ends.get((device.name, port), (None, None))
     rdma = role == "rdma"
     rdma_class = ctx.once("rdma_class", ctx.intent.rdma_class)
+    # One list for every RDMA port and one for every other (the models are frozen): 41k host ports at 32,768 GPUs.
+    rdma_pfc, other_pfc = ctx.once("host-port-pfc", lambda: ([rdma_class.priority], list[int]()))
     # Every PortModel field, in its order, so that from_resolve takes its fast path.
     return {"name": port, "role": role, "admin_up": role != "unused", "speed_mbps": spec.speed, "lanes": None,
             "fec": spec.fec, "mtu": ctx.intent.mtu.host if rdma else ctx.intent.mtu.management,
             "peer": str(peer) if peer else None, "cable_m": link.cable_m if link else None, "cable_assumed": False,
             "media": link.media if link else None, "description": None,
-            "lossless": rdma and bool(rdma_class.lossless), "pfc_priorities": [rdma_class.priority] if rdma else [],
+            "lossless": rdma and bool(rdma_class.lossless), "pfc_priorities": rdma_pfc if rdma else other_pfc,
             "headroom": None, "access_vlan": None, "mode": None, "tagged_vlans": None, "qos": None}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from fabricgen.models.device import HostModel, NicModel, QosModel
 from fabricgen.models.diagnostics import DEVICE_FACT_MISSING
@@ -89,24 +89,33 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
                     rule=DEVICE_FACT_MISSING)
         return None
     speed = speed_of(ctx, spec, peer)
-    ets = ctx.once("nic_ets", lambda: nic_ets(ctx.intent))
-    rdma = ctx.intent.rdma
-    mtu = ctx.intent.mtu.host
+    shared = ctx.once(f"nic-shared:{id(qos)}", lambda: _shared_nic_fields(ctx.intent, qos))
+    mtu = shared["mtu"]
+    # Every field given, in its order: from_resolve's fast path (32k NICs).
     return NicModel.from_resolve({
-        "interface": port, "rdma_device": spec.rdma_device, "mtu": mtu, "trust": "dscp",
+        "interface": port, "rdma_device": spec.rdma_device, **shared,
+        "cable_m": link.cable_m if link else None, "peer": str(peer) if peer else None,
+        "xoff_bytes": mlx5_xoff(speed or 0, link.cable_m if link else None, mtu),
+        # Read from a host's config only.
+        "roce_mode": None, "dcbx": None,
+    })
+
+
+def _shared_nic_fields(intent: Intent, qos: QosModel) -> dict[str, Any]:
+    """The NicModel fields every RDMA NIC of the fabric has alike, in field order, made once: each NIC refers to
+    the same lists (the models are frozen), not to 32k copies of them (at 32,768 GPUs, 160k lists)."""
+    ets = nic_ets(intent)
+    rdma = intent.rdma
+    return {
+        "mtu": intent.mtu.host, "trust": "dscp",
         "pfc": [1 if prio in qos.lossless_priorities else 0 for prio in range(8)],
         "prio_tc": list(ets.prio_tc), "tsa": list(ets.tsa), "tcbw": list(ets.tcbw),
-        # The host classifies all 64 code points exactly as its leaf does, never by the firmware's DSCP>>3. One
-        # map shared by every NIC (models are frozen): 64 entries on each of 32k NICs would be 150 MB.
+        # The host classifies all 64 code points exactly as its leaf does, never by the firmware's DSCP>>3.
         "dscp2prio": qos.dscp_to_tc,
         "dcqcn_priorities": [qos.rdma_priority], "dcqcn_enabled": rdma.dcqcn,
         "cnp_dscp": qos.cnp_dscp, "cnp_priority": qos.cnp_priority,
         "roce_tos": qos.rdma_dscp << 2 | rdma.tos_ecn_bits,
-        "cable_m": link.cable_m if link else None, "peer": str(peer) if peer else None,
-        "xoff_bytes": mlx5_xoff(speed or 0, link.cable_m if link else None, mtu),
-        # Read from a host's config only. Every field given, in its order: from_resolve's fast path (32k NICs).
-        "roce_mode": None, "dcbx": None,
-    })
+    }
 
 
 def resolve_host(ctx: ResolveContext, device: Device, rdma_ports: list[str], qos: QosModel) -> HostModel:

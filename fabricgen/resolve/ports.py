@@ -90,13 +90,17 @@ class SwitchPortPolicy:
     programs_headroom: bool
     default_cable_m: int
     mgmt_vlan: int
+    # The pfc_priorities of a lossless port, and of any other: one list each for every port of the device (the
+    # models are frozen), not 105k copies at 32,768 GPUs.
+    lossless_pfc: list[int]
+    lossy_pfc: list[int]
 
     @classmethod
     def of(cls, ctx: ResolveContext, device: Device, cap: Capability, qos: QosModel) -> SwitchPortPolicy:
         intent = ctx.intent
         return cls(mgmt_interface(device, cap), intent.mtu.fabric, intent.mtu.management,
                    tuple(qos.lossless_priorities), cap.programs_headroom, intent.pfc.headroom.default_cable_m,
-                   intent.management.vlan)
+                   intent.management.vlan, list(qos.lossless_priorities), [])
 
 
 def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: SwitchPortPolicy) -> dict[str, Any]:
@@ -122,7 +126,7 @@ def switch_port_fields(ctx: ResolveContext, device: Device, port: str, policy: S
         "cable_m": cable if cable is not None or not lossless else policy.default_cable_m,
         "cable_assumed": lossless and cable is None, "media": link.media if link else None,
         "description": _description(role, peer_name),
-        "lossless": lossless, "pfc_priorities": list(policy.lossless_priorities) if lossless else [],
+        "lossless": lossless, "pfc_priorities": policy.lossless_pfc if lossless else policy.lossy_pfc,
         "headroom": headroom,
         "access_vlan": policy.mgmt_vlan if role == "oob-access" else None,
         "mode": port_mode(role),
