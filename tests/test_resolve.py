@@ -249,6 +249,16 @@ def test_from_resolve_refuses_unknown_and_missing_fields() -> None:
         PortModel.model_validate(wrong_type.model_dump(), strict=True)
 
 
+def test_switch_ports_list_every_field_in_order(example_fabric: Fabric) -> None:
+    """resolve builds switch ports with PortModel.in_field_order, which trusts switch_port_fields to list every
+    field in declaration order: a key added, dropped or moved there fails here (and in the dump test above)."""
+    for device in example_fabric.devices.values():
+        if device.host is None:
+            for port in device.ports:
+                assert tuple(port.__dict__) == tuple(PortModel.model_fields), f"{device.name}:{port.name}"
+                assert port.model_fields_set == set(PortModel.model_fields)
+
+
 def test_from_resolve_shares_the_set_of_every_field_safely() -> None:
     """Models given every field share one fields-set (1.2 KB each otherwise, 178k of them at 32,768 GPUs): a copy
     with an update must get its own set, and leave the shared one and the other models as they were."""

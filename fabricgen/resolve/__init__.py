@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ipaddress import ip_address, ip_interface
+from ipaddress import ip_address
 from typing import Any
 
 from fabricgen.models.device import (
@@ -86,7 +86,8 @@ def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> Devic
     if device.role == "gpu-host":
         return _resolve_gpu_host(ctx, device, qos, cap)
     policy = SwitchPortPolicy.of(ctx, device, cap, qos)
-    ports = [PortModel.from_resolve(switch_port_fields(ctx, device, port, policy)) for port in device.data.ports]
+    # switch_port_fields lists every field in order (tests/test_resolve.py holds it to that).
+    ports = [PortModel.in_field_order(switch_port_fields(ctx, device, port, policy)) for port in device.data.ports]
     carries_data = device.role in ("leaf", "spine")
     return DeviceModel.from_resolve({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
@@ -140,9 +141,10 @@ def _mgmt(ctx: ResolveContext, device: Device, cap: Capability) -> MgmtModel:
             ctx.problem(("inventory", device.name, *key),
                         f"management address {ip} is outside management subnet {mgmt.subnet}",
                         "fix the address or intent management.subnet", rule=INPUT_REFERENCE)
-        address = str(ip_interface(f"{ip}/{mgmt.subnet.prefixlen}"))
-    return MgmtModel(vrf=cap.mgmt_vrf_fixed_name or mgmt.vrf, interface=mgmt_interface(device, cap),
-                     address=address, gateway=str(mgmt.gateway), vlan=mgmt.vlan, mtu=ctx.intent.mtu.management)
+        address = f"{ip}/{mgmt.subnet.prefixlen}"  # ip_interface's text: the address as parsed, its prefix
+    return MgmtModel.from_resolve({"vrf": cap.mgmt_vrf_fixed_name or mgmt.vrf, "interface": mgmt_interface(device, cap),
+                                   "address": address, "gateway": str(mgmt.gateway), "vlan": mgmt.vlan,
+                                   "mtu": ctx.intent.mtu.management})
 
 
 def _check_sku_lossless_limit(ctx: ResolveContext, cap: Capability, device: Device) -> None:
