@@ -36,6 +36,7 @@ from fabricgen.build.output import (
     check_owned,
     files_digest,
     read_previous,
+    signed_files,
 )
 from fabricgen.cli import main
 
@@ -164,6 +165,20 @@ def test_a_foreign_manifest_is_refused(manifest: str, inputs: dict[str, Path], t
     assert f"has no {MANIFEST} signed by this fabricgen (format {MANIFEST_FORMAT}" in result.stderr
     assert "Traceback" not in result.stderr
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("name", ["../victim.txt", "/etc/hostname", "leaf1//eos.cfg", "leaf1/./eos.cfg", "./eos.cfg",
+                                  "leaf1/", "leaf1/..", ".", "..", "", "leaf1\\eos.cfg", "leaf1/eos\0.cfg",
+                                  "leaf1/eos\n.cfg", MANIFEST])
+def test_a_signed_manifest_naming_a_path_that_is_not_plain_is_refused(name: str) -> None:
+    """Every file a manifest lists is named by its one plain relative spelling: a signed list with anything else
+    (out of OUT, absolute, a doubled or trailing slash, a dot part, the manifest itself) is not fabricgen's."""
+    files = {"leaf1/eos.cfg": "0" * 64, name: "1" * 64}
+    manifest = {"generator": "fabricgen", "version": "0.1.0", "format": MANIFEST_FORMAT, "files": files,
+                "files_digest": files_digest(files)}
+    assert signed_files(manifest) is None
+    plain = {"leaf1/eos.cfg": "0" * 64, "leaf1/sub/x.cfg": "1" * 64}
+    assert signed_files({**manifest, "files": plain, "files_digest": files_digest(plain)}) == set(plain)
 
 
 def test_a_manifest_of_the_bundled_goldens_shape_is_fabricgens(tmp_path: Path) -> None:

@@ -178,11 +178,16 @@ def signed_files(manifest: object) -> set[str] | None:
 
 
 def _plain_path(name: object) -> bool:
-    if not isinstance(name, str) or not name or "\0" in name or "\\" in name or not name.isprintable():
+    """A relative path in its one spelling: no empty, ``.`` or ``..`` part (so nothing absolute, no ``//``, no
+    trailing ``/``), no NUL, backslash or unprintable character, not the manifest itself. Plain string tests: a
+    manifest lists 20k files at 32,768 GPUs, read at every incremental render."""
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name or not name.isprintable() \
+            or name == MANIFEST:
         return False
-    parts = PurePosixPath(name).parts
-    return not name.startswith("/") and "/".join(parts) == name and \
-        not any(part in (".", "..") for part in parts) and name != MANIFEST
+    return all(part not in _NOT_PLAIN_PARTS for part in name.split("/"))
+
+
+_NOT_PLAIN_PARTS = frozenset({"", ".", ".."})
 
 
 def check_owned(root: Path) -> None:

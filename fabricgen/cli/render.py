@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator
 from functools import partial
@@ -49,6 +48,7 @@ from fabricgen.lint.report import (
 from fabricgen.load.fabric import FabricInput, load
 from fabricgen.load.selection import filter_option, selected_or_fail
 from fabricgen.models.device import Fabric
+from fabricgen.platforms.common import jsontext
 from fabricgen.resolve import Resolution, resolve
 from fabricgen.runtime.forked import can_fork, contiguous, fork_map
 from fabricgen.runtime.teardown import keep_until_exit
@@ -355,11 +355,12 @@ def _summary(fabric: str, kinds: dict[str, Kind], paths: list[str], out: Path, f
         owner, _, file = path.partition("/")
         per_device.setdefault(owner, []).append(file)
     if fmt == "json":
-        click.echo(json.dumps({"fabric": fabric, "out": str(out), "files": len(paths) + 1,
-                               "rewritten": rewritten, "update": update, "written": sorted(written),
-                               "removed": sorted(removed), "lint_warnings": warnings, "filter": selection,
-                               "devices": {n: {"platform": kinds[n][1], "role": kinds[n][0], "files": f}
-                                           for n, f in per_device.items()}}, indent=2, sort_keys=True))
+        # json.dumps(indent=2, sort_keys=True)'s bytes, by orjson (5,750 devices at 32,768 GPUs: 0.1 s in json).
+        click.echo(jsontext.dumps({"fabric": fabric, "out": str(out), "files": len(paths) + 1,
+                                   "rewritten": rewritten, "update": update, "written": sorted(written),
+                                   "removed": sorted(removed), "lint_warnings": warnings, "filter": selection,
+                                   "devices": {n: {"platform": kinds[n][1], "role": kinds[n][0], "files": f}
+                                               for n, f in per_device.items()}}))
         return
     # One row per kind of device, not per device: a 32,768-GPU fabric has 5,750 of them.
     rows: dict[tuple[str, str, str], int] = {}
