@@ -79,9 +79,7 @@ checked against NVIDIA's OpenAPI model); render again.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shlex
 from collections import Counter
@@ -502,18 +500,6 @@ def _json_unset(tree: _Tree, node: Any, path: Path) -> None:
         _plain(text)
         for key in expand_ids(text) if expand else (text,):
             _json_unset(tree, value, (*path, key))
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as devnull:  # noqa: PTH123 - a file descriptor, not a path's contents
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def _fast_text(raw: bytes) -> bool:
