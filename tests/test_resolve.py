@@ -250,8 +250,9 @@ def test_from_resolve_refuses_unknown_and_missing_fields() -> None:
 
 
 def test_switch_ports_list_every_field_in_order(example_fabric: Fabric) -> None:
-    """resolve builds switch ports with PortModel.in_field_order, which trusts switch_port_fields to list every
-    field in declaration order: a key added, dropped or moved there fails here (and in the dump test above)."""
+    """resolve builds switch ports with PortModel.all_in_field_order, which trusts switch_ports (its per-role
+    dicts in SwitchPortPolicy) to list every field in declaration order: a key added, dropped or moved there fails
+    here (and in the dump test above)."""
     for device in example_fabric.devices.values():
         if device.host is None:
             for port in device.ports:

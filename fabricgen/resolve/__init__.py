@@ -21,7 +21,7 @@ from fabricgen.models.inventory import Device, Inventory
 from fabricgen.platforms import Capability, get_platform
 from fabricgen.resolve.context import Locator, ResolveContext, no_locations
 from fabricgen.resolve.host import resolve_host
-from fabricgen.resolve.ports import SwitchPortPolicy, mgmt_interface, port_role, switch_port_fields
+from fabricgen.resolve.ports import SwitchPortPolicy, mgmt_interface, port_role, switch_ports
 from fabricgen.resolve.qos import resolve_qos
 
 __all__ = ["Resolution", "resolve"]
@@ -85,9 +85,7 @@ def _resolve_device(ctx: ResolveContext, device: Device, qos: QosModel) -> Devic
                  lambda: _check_sku_lossless_limit(ctx, cap, device))
     if device.role == "gpu-host":
         return _resolve_gpu_host(ctx, device, qos, cap)
-    policy = SwitchPortPolicy.of(ctx, device, cap, qos)
-    # switch_port_fields lists every field in order (tests/test_resolve.py holds it to that).
-    ports = [PortModel.in_field_order(switch_port_fields(ctx, device, port, policy)) for port in device.data.ports]
+    ports = switch_ports(ctx, device, SwitchPortPolicy.of(ctx, device, cap, qos))
     carries_data = device.role in ("leaf", "spine")
     return DeviceModel.from_resolve({
         "name": device.name, "role": device.role, "platform": device.platform, "hardware": device.data.hardware,
