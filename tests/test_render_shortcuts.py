@@ -159,13 +159,14 @@ def _plain_eos(device: DeviceModel) -> str:
     context = eos.build_context(device, templates)
     profile = context["profile"].name if context["profile"] else None
     interface = templates.template("eos/interface.j2")
-    context["interfaces"] = []
-    for port in eos._ethernet(device):
+    blocks = []
+    for port in sorted((p for p in device.ports if p.role != "mgmt"), key=lambda p: eos.natural_key(p.name)):
         settings = eos.interface_settings(
             (port.role, port.admin_up, port.mode, port.mtu, port.speed_mbps, port.lanes, port.fec, port.access_vlan),
             profile)
-        context["interfaces"].append(interface.render(name=port.name, description=port.description,
-                                                      **dict(zip(SETTINGS_NAMES, settings, strict=True))))
+        blocks.append(interface.render(name=port.name, description=port.description,
+                                       **dict(zip(SETTINGS_NAMES, settings, strict=True))))
+    context["interfaces"] = "".join(blocks)
     return templates.render("eos/device.cfg.j2", **context)
 
 

@@ -19,12 +19,11 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from ipaddress import ip_address
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from fabricgen import __version__
-from fabricgen.models.device import DeviceModel, PortModel, QosModel, QueueModel
+from fabricgen.models.device import DeviceModel, QosModel, QueueModel
 from fabricgen.platforms.common.memo import by_identity
 from fabricgen.platforms.common.templating import Templates
 
@@ -34,11 +33,11 @@ PROFILE = "FABRICGEN_ROCE"
 # shared-buffer platforms split unicast/multicast and take ECN on `uc-tx-queue` (as Arista's pyavd renders
 # each model: tests/test_eos_pyavd_parity.py compares byte for byte).
 _SAND_FAMILIES = ("7280", "7500R", "7800R", "7020R")
+_SAND_MODEL = re.compile("|".join(_SAND_FAMILIES))  # a model naming any of them: one search, not a generator
 _MGMT0_FAMILIES = ("7500R", "7800R", "7300X3", "7368X4", "7388X5")
 
 def queue_keyword(hardware: str | None) -> str:
-    model = hardware or ""
-    return "tx-queue" if any(f in model for f in _SAND_FAMILIES) or not model else "uc-tx-queue"
+    return "tx-queue" if not hardware or _SAND_MODEL.search(hardware) else "uc-tx-queue"
 
 
 def natural_key(text: str) -> list[Any]:
@@ -216,30 +215,32 @@ _KEPT = 1024  # distinct port settings kept per profile: a fabric has a handful 
 _NAME_MARK, _DESCRIPTION_MARK = "\x00name\x00", "\x00description\x00"
 
 
-def _interfaces(ports: list[PortModel], profile: str | None, templates: Templates) -> list[str]:
-    """Each Ethernet interface's block. Most ports of a fabric share their settings: interface.j2 is rendered once
-    per distinct settings (and whether the port has a description), and each port's block is that text with the
-    port's name and description in their places."""
+def _interfaces(ports: list[dict[str, Any]], profile: str | None, templates: Templates) -> str:
+    """Every Ethernet interface's block, one after the other, from the ports' fields. Most ports of a fabric share
+    their settings: interface.j2 is rendered once per distinct settings (and whether the port has a description),
+    and each port's block is that text with the port's name and description in their places."""
     described = templates.pieces(_INTERFACE_TEMPLATE, (profile, True))
     bare = templates.pieces(_INTERFACE_TEMPLATE, (profile, False))
     blocks: list[str] = []
-    for port in ports:
-        values = port.__dict__
+    for values in ports:
         name, description, key = values["name"], values["description"], _settings_fields(values)
         if description:
-            head, middle, tail = described.get(key) or _pieces(port, key, profile, templates)
+            head, middle, tail = described.get(key) or _pieces(values, key, profile, templates)
             blocks.append(f"{head}{name}{middle}{description}{tail}")
         else:
-            head, tail = bare.get(key) or _pieces(port, key, profile, templates)
+            head, tail = bare.get(key) or _pieces(values, key, profile, templates)
             blocks.append(f"{head}{name}{tail}")
-    return blocks
+    # Joined here, not by a loop in device.cfg.j2: a template loop costs a generator step and a dict per port.
+    return "".join(blocks)
 
 
-def _pieces(port: PortModel, key: SettingsKey, profile: str | None, templates: Templates) -> tuple[str, ...]:
-    """interface.j2's text for ``key`` (with a description or without, as ``port`` has), split at the places of
-    the name and the description; kept for the ports that share them. Checked against ``port``'s own rendering,
-    so that a template that used the name or description otherwise than printing it fails here, not silently."""
-    described = bool(port.description)
+def _pieces(port: dict[str, Any], key: SettingsKey, profile: str | None, templates: Templates) -> tuple[str, ...]:
+    """interface.j2's text for ``key`` (with a description or without, as ``port``, a port's fields, has), split
+    at the places of the name and the description; kept for the ports that share them. Checked against ``port``'s
+    own rendering, so that a template that used the name or description otherwise than printing it fails here, not
+    silently."""
+    name, description = port["name"], port["description"]
+    described = bool(description)
     kept = templates.pieces(_INTERFACE_TEMPLATE, (profile, described))
     if len(kept) >= _KEPT:
         kept.clear()
@@ -248,9 +249,9 @@ def _pieces(port: PortModel, key: SettingsKey, profile: str | None, templates: T
     text = template.render(name=_NAME_MARK, description=_DESCRIPTION_MARK if described else None, **settings)
     head, _, rest = text.partition(_NAME_MARK)
     pieces = (head, *rest.split(_DESCRIPTION_MARK)) if described else (head, rest)
-    own = template.render(name=port.name, description=port.description, **settings)
-    if len(pieces) != 2 + described or _NAME_MARK in rest or own != port.name.join(pieces[:2]) + (
-            f"{port.description}{pieces[2]}" if described else ""):
+    own = template.render(name=name, description=description, **settings)
+    if len(pieces) != 2 + described or _NAME_MARK in rest or own != name.join(pieces[:2]) + (
+            f"{description}{pieces[2]}" if described else ""):
         raise RuntimeError(f"{_INTERFACE_TEMPLATE} must print the name and description as they are, once each")
     kept[key] = pieces
     return pieces
@@ -259,10 +260,15 @@ def _pieces(port: PortModel, key: SettingsKey, profile: str | None, templates: T
 _SETTINGS_NAMES = ("shutdown", "mtu", "l2_mtu", "speed", "fec", "access_vlan", "switchport", "service_profile")
 
 
-def _ethernet(device: DeviceModel) -> list[PortModel]:
-    """The switch's ports but management, in natural order (Ethernet2 before Ethernet10)."""
-    ports = [p for p in device.ports if p.role != "mgmt"]
-    return [ports[i] for i in _natural_order(tuple(p.name for p in ports))]
+# A port's fields: its __dict__, where pydantic keeps them (a dict read per field, not a model attribute lookup).
+_fields_of = attrgetter("__dict__")
+_name_of = itemgetter("name")
+
+
+def _ethernet(device: DeviceModel) -> list[dict[str, Any]]:
+    """The fields of the switch's ports but management, in natural order (Ethernet2 before Ethernet10)."""
+    ports = [values for values in map(_fields_of, device.ports) if values["role"] != "mgmt"]
+    return [ports[i] for i in _natural_order(tuple(map(_name_of, ports)))]
 
 
 _IPV4 = IpWords(keyword="ip", default="0.0.0.0/0")
@@ -270,7 +276,9 @@ _IPV6 = IpWords(keyword="ipv6", default="::/0")
 
 
 def _ip_words(address: str | None) -> IpWords:
-    return _IPV6 if address is not None and ip_address(address).version == 6 else _IPV4
+    """IPv6 words for an IPv6 address: resolve writes the address from a parsed one, and of valid addresses only
+    IPv6 ones hold a `:`."""
+    return _IPV6 if address is not None and ":" in address else _IPV4
 
 
 def build_context(device: DeviceModel, templates: Templates) -> dict[str, Any]:
@@ -285,7 +293,7 @@ def build_context(device: DeviceModel, templates: Templates) -> dict[str, Any]:
         "interfaces": _interfaces(_ethernet(device), profile, templates),
         "mgmt": mgmt,
         "mgmt_description": "OOB_MANAGEMENT",
-        "ip": _ip_words(mgmt.address.split("/")[0] if mgmt and mgmt.address else None),
+        "ip": _ip_words(mgmt.address if mgmt else None),
         "dscp_map": qos.dscp_map if qos else (),
         "tc_map": qos.tc_map if qos else (),
         "watchdog": qos.watchdog if qos else None,
