@@ -105,20 +105,22 @@ class SwitchPortPolicy:
     @classmethod
     def of(cls, ctx: ResolveContext, device: Device, cap: Capability, qos: QosModel) -> SwitchPortPolicy:
         intent = ctx.intent
-        lossless_pfc, lossy_pfc = list(qos.lossless_priorities), list[int]()
+        fabric_mtu, mgmt_mtu, mgmt_vlan = intent.mtu.fabric, intent.mtu.management, intent.management.vlan
+        lossless_priorities = qos.lossless_priorities
+        lossless_pfc, lossy_pfc = list(lossless_priorities), list[int]()
         by_role: dict[str, dict[str, Any]] = {}
         for role in _SWITCH_ROLES:
             carries_data = role in ("host", "fabric")
-            lossless = carries_data and bool(qos.lossless_priorities)
+            lossless = carries_data and bool(lossless_priorities)
             by_role[role] = {
                 "name": None, "role": role, "admin_up": role != "unused", "speed_mbps": None, "lanes": None,
-                "fec": None, "mtu": intent.mtu.fabric if carries_data or role == "unused" else intent.mtu.management,
+                "fec": None, "mtu": fabric_mtu if carries_data or role == "unused" else mgmt_mtu,
                 "peer": None, "cable_m": None, "cable_assumed": None, "media": None, "description": None,
                 "lossless": lossless, "pfc_priorities": lossless_pfc if lossless else lossy_pfc, "headroom": None,
-                "access_vlan": intent.management.vlan if role == "oob-access" else None, "mode": port_mode(role),
+                "access_vlan": mgmt_vlan if role == "oob-access" else None, "mode": port_mode(role),
                 "tagged_vlans": None, "qos": None,  # what a config can say per port; the intent renders neither
             }
-        return cls(mgmt_interface(device, cap), tuple(qos.lossless_priorities), cap.programs_headroom,
+        return cls(mgmt_interface(device, cap), tuple(lossless_priorities), cap.programs_headroom,
                    intent.pfc.headroom.default_cable_m, by_role)
 
 
