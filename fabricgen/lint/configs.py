@@ -35,6 +35,7 @@ from fabricgen.load.fastyaml import _not_plain
 from fabricgen.models.device import DeviceModel, Fabric
 from fabricgen.models.diagnostics import Location
 from fabricgen.platforms import ConfigReadError, Platform, get_platform
+from fabricgen.runtime.jsondepth import depth_bound
 from fabricgen.runtime.rapidyaml import emitted_json, parsed_in_arena
 
 # Far above any switch's config (a 512-port SONiC config_db.json is a few MB), far below what hurts to read.
@@ -48,13 +49,6 @@ EOS_RUNNING_CONFIG = "! Command: show running-config"
 # JSON strings (possessive: no backtracking into a string that never closes) and brackets, in text order.
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*+"|[\[\]{}]')
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# The strings _JSON_TOKENS finds (the same language, its loop unrolled: a third of the time).
-_JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_AS_PARENS = str.maketrans("[{]}", "(())")
-_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"\\')))  # every byte but brackets, quote, backslash
-_QUOTED_BYTES = re.compile(rb'"[^"]*+"')
-_BYTES_AS_PARENS = bytes.maketrans(b"[{]}", b"(())")
 
 Locate = Callable[[Finding], Location]
 
@@ -328,23 +322,9 @@ def _json_too_deep(text: str) -> int | None:
 
 def _json_depth_bound(text: str) -> int:
     """An upper bound of how deep JSON text nests, at C speed (the exact scan above is a Python loop per string
-    and bracket: most of checking a SONiC config_db.json). Outside strings, every bracket becomes ( or ); each pass
-    removes every innermost () pair, so a text whose pairs are gone after N passes nests N deep within them, plus
-    the unmatched opening brackets left. Past MAX_DEPTH passes the bound is MAX_DEPTH + 1: the exact scan decides."""
-    structure = text.encode().translate(None, _NOT_STRUCTURE)  # brackets and quotes only, at memchr speed
-    if b"\\" in structure:  # an escape: only the string pattern knows which quote ends a string
-        brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).translate(_AS_PARENS)
-    elif structure.count(b'"') % 2 == 0:  # without escapes every string is a quote, anything but a quote, a quote:
-        # with the quotes paired, what lies outside strings is every other piece between quotes (split and join
-        # in C; the regex below removes the same strings, a match at a time)
-        brackets = b"".join(structure.split(b'"')[::2]).translate(_BYTES_AS_PARENS).decode("ascii")
-    else:  # a string that never closes: the regex keeps its quote and what follows, as before
-        brackets = _QUOTED_BYTES.sub(b"", structure).translate(_BYTES_AS_PARENS).decode("ascii")
-    for passes in range(MAX_DEPTH + 1):
-        if "()" not in brackets:
-            return passes + brackets.count("(")
-        brackets = brackets.replace("()", "")
-    return MAX_DEPTH + 1
+    and bracket: most of checking a SONiC config_db.json); past MAX_DEPTH, MAX_DEPTH + 1: the exact scan decides.
+    The NVUE reader asks it of the same text next (runtime.jsondepth keeps the last text's bound)."""
+    return depth_bound(text, MAX_DEPTH)
 
 
 def _yaml_too_deep(text: str) -> int | None:

@@ -86,7 +86,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_interface
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, cast
 
 import yaml
 
@@ -128,6 +128,7 @@ from fabricgen.platforms.nvue.render import (
     natural_key,
     port_cable,
 )
+from fabricgen.runtime.jsondepth import depth_bound
 from fabricgen.runtime.rapidyaml import emitted_json, parsed_in_arena
 
 Path = tuple[str, ...]
@@ -233,6 +234,10 @@ class _Tree:
     # What readers worked out once per read of this tree (a port's fields by its settings, QoS by bindings): a
     # switch's ports differ in little more than their descriptions (issue 26 item 7).
     memo: dict[Any, Any] = field(default_factory=dict)
+    # Each port's QoS profiles and whether it arms the watchdog, by port: the switch's QoS asks them of every data
+    # port, and each port's own QoS again (issue 26 item 7).
+    bindings: dict[str, Any] = field(default_factory=dict)
+    armed: dict[str, bool] = field(default_factory=dict)
 
     def put(self, path: Path, value: Any, line: int) -> None:
         node = self.root
@@ -425,11 +430,20 @@ def _json_tree(parsed: Any) -> _Tree | None:
         return None
     try:
         text = emitted_json(parsed)
+    except Exception:  # rapidyaml's own error types (its emitter's depth bound)
+        return None
+    one_block = _one_set_block(text)
+    return one_block if one_block is not None else _merged_tree(text)
+
+
+def _merged_tree(text: str) -> _Tree | None:
+    """_json_tree's tree of any document: json reads it, then each block is merged into the tree (or unset)."""
+    try:
         data = json.loads(text, object_pairs_hook=_unique_keys, parse_int=str, parse_float=str,
                           parse_constant=_refuse_constant)
     except (_NotFast, RecursionError, ValueError):
         return None
-    except Exception:  # rapidyaml's own error types (its emitter's depth bound)
+    except Exception:  # anything else json raises: the walk decides, as before
         return None
     result = _Tree(YAML_FILE)
     for block in data if isinstance(data, list) else [data]:
@@ -442,6 +456,65 @@ def _json_tree(parsed: Any) -> _Tree | None:
             elif word == "unset":
                 _json_unset(result, value, ())
     return result
+
+
+def _one_set_block(text: str) -> _Tree | None:
+    """_json_tree's tree of a document that is one ``set`` block (what fabricgen writes), built as json reads it:
+    each object's keys checked and values typed as it closes (_typed_object), so that the merge of the block into
+    an empty tree, a copy then, is not needed — it walked every key again in Python (issue 26 item 7). None for
+    anything else, and whenever the merge could read the text otherwise (a key it expands, nesting its depth limit
+    could meet, a key or value it refuses): the merge road then reads it from the start, as before."""
+    if depth_bound(text, FAST_MAX_DEPTH) > FAST_MAX_DEPTH:  # the merge refuses containers a few levels deeper
+        return None
+    try:
+        data = json.loads(text, object_pairs_hook=_typed_object, parse_int=str, parse_float=str,
+                          parse_constant=_refuse_constant)
+    except (_NotFast, RecursionError, ValueError):
+        return None
+    block = data[0] if data.__class__ is list and len(data) == 1 else data
+    if block.__class__ is not dict or len(block) != 1 or "set" not in block or block["set"].__class__ is not dict:
+        return None  # a `set` of null is typed {} here, as the merge leaves an empty tree for it
+    return _Tree(YAML_FILE, block["set"])
+
+
+def _typed_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as _json_merge copies it into an empty tree: keys as _plain takes them, each scalar typed as
+    _json_scalar types it, objects as they are (this hook made them). Raises _NotFast where the merge would refuse,
+    and where it would expand a key (a collection's ``swp1-3``), which a copy cannot do."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotFast  # a repeated key: compose merges both, JSON keeps one
+    for key, value in pairs:
+        if key not in _PLAIN:
+            _plain(key)
+        kind = value.__class__
+        if kind is str:
+            typed = _PLAIN[value] if value in _PLAIN else _plain(value)
+            if typed is not value:
+                found[key] = {} if typed is None else typed
+        elif kind is dict:
+            if key in COLLECTIONS and not _single_ids(value):
+                raise _NotFast
+        elif value is not True and value is not False:
+            found[key] = _json_scalar(value, 0)
+    return found
+
+
+def _single_ids(node: dict[str, Any]) -> bool:
+    """Whether every key of a collection's object is one id, which expand_ids leaves as it is."""
+    for key in node:
+        single = _SINGLE_IDS.get(key)
+        if single is None:
+            single = expand_ids(key) == [key]
+            if len(_SINGLE_IDS) >= _PLAIN_SIZE:
+                _SINGLE_IDS.clear()
+            _SINGLE_IDS[key] = single
+        if not single:
+            return False
+    return True
+
+
+_SINGLE_IDS: dict[str, bool] = {}  # _single_ids' answer per key: a fabric's switches name the same ports
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -959,6 +1032,20 @@ def _vlan_id(tree: _Tree, path: Path, text: str) -> int:
     return int(text)
 
 
+def _natural(name: str) -> list[Any]:
+    """natural_key(name), split once per name: a fabric's switches name the same ports (the key is only compared)."""
+    key = _NATURAL.get(name)
+    if key is None:
+        key = natural_key(name)
+        if len(_NATURAL) >= _PLAIN_SIZE:
+            _NATURAL.clear()
+        _NATURAL[name] = key
+    return key
+
+
+_NATURAL: dict[str, list[Any]] = {}
+
+
 def _port_pfc(tree: _Tree, port: str) -> tuple[list[int], int]:
     """(priorities, cable length) of the PFC profile the port uses; no PFC unless tx and rx are on."""
     profile = tree.text(("interface", port, "qos", "pfc", "profile")) or PROFILE
@@ -986,9 +1073,9 @@ def _int_id(tree: _Tree, path: Path, text: str, high: int) -> int:
 
 # --- qos ------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Bindings:
-    """The QoS profiles that apply to a port (or most data ports): ``qos <feature> profile``, else default-global."""
+class _Bindings(NamedTuple):
+    """The QoS profiles that apply to a port (or most data ports): ``qos <feature> profile``, else default-global.
+    A named tuple: made for every data port, twice as fast to make as a frozen dataclass, hashed and compared alike."""
 
     mapping: str = PROFILE
     scheduler: str = PROFILE
@@ -996,8 +1083,21 @@ class _Bindings:
 
 
 def _port_bindings(tree: _Tree, port: str) -> _Bindings:
-    return _Bindings(*(tree.text(("interface", port, "qos", feature, "profile")) or PROFILE
-                       for feature in BOUND_FEATURES))
+    """``interface PORT qos <feature> profile`` of each bound feature (tree.text of each path), from the port's
+    ``qos`` object; once per port and tree."""
+    found = tree.bindings.get(port)
+    if found is None:
+        qos = tree.node(("interface", port, "qos"))
+        found = tree.bindings[port] = _Bindings(*(_profile_text(qos.get(feature)) or PROFILE
+                                                  for feature in BOUND_FEATURES))
+    return cast(_Bindings, found)
+
+
+def _profile_text(feature: Any) -> str | None:
+    """tree.text of a feature object's ``profile``: None where the feature is not an object, the profile is absent,
+    null or an object; else its text."""
+    value = feature.get("profile") if isinstance(feature, dict) else None
+    return None if value is None or isinstance(value, dict) else str(value)
 
 
 def _applied_bindings(tree: _Tree, data_ports: list[PortModel]) -> _Bindings:
@@ -1085,17 +1185,27 @@ def _read_queues(tree: _Tree, skeleton: QosModel, bindings: _Bindings, tc_to_que
 
 def _classes(tree: _Tree, skeleton: QosModel, bindings: _Bindings, tc_to_queue: dict[int, int],
              lossless: list[int]) -> dict[str, Any]:
-    """The QosModel fields the bound profiles decide: trust, DSCP map, queues (scheduler and ECN)."""
-    trust, dscp_to_tc = _read_mapping(tree, bindings.mapping)
-    return {"trust": trust, "dscp_to_tc": dscp_to_tc,
-            "queues": _read_queues(tree, skeleton, bindings, tc_to_queue, lossless)}
+    """The QosModel fields the bound profiles decide: trust, DSCP map, queues (scheduler and ECN). Once per tree and
+    inputs (the skeleton's queue names are all it reads of the skeleton): the switch's QoS reads the profiles most
+    ports apply, then the ports applying them read them again (issue 26 item 7). Read, never changed."""
+    key = ("classes", bindings, tuple((q.index, q.class_name) for q in skeleton.queues), tuple(tc_to_queue.items()),
+           tuple(lossless))
+    found = tree.memo.get(key)
+    if found is None:
+        trust, dscp_to_tc = _read_mapping(tree, bindings.mapping)
+        found = tree.memo[key] = {"trust": trust, "dscp_to_tc": dscp_to_tc,
+                                  "queues": _read_queues(tree, skeleton, bindings, tc_to_queue, lossless)}
+    return cast(dict[str, Any], found)
 
 
 def _port_watchdog(tree: _Tree, port: str) -> bool:
-    path = ("interface", port, "qos", "pfc-watchdog")
-    if tree.get(path) is None:
-        return False
-    return tree.flag((*path, "state")) is not False  # `nv set interface swp1 qos pfc-watchdog` arms it
+    """Whether the port arms the PFC watchdog; once per port and tree (a bad value is not kept: it fails again)."""
+    armed = tree.armed.get(port)
+    if armed is None:
+        path = ("interface", port, "qos", "pfc-watchdog")
+        # `nv set interface swp1 qos pfc-watchdog` arms it
+        armed = tree.armed[port] = tree.get(path) is not None and tree.flag((*path, "state")) is not False
+    return armed
 
 
 def _watchdog_timers(tree: _Tree, skeleton: WatchdogModel | None) -> WatchdogModel:
@@ -1161,7 +1271,7 @@ def _read_lossless_pool(tree: _Tree) -> LosslessPoolModel:
 
 
 def _read_qos(tree: _Tree, skeleton: QosModel, ports: list[PortModel]) -> QosModel:
-    data_ports = sorted((p for p in ports if p.role in DATA_ROLES), key=lambda p: natural_key(p.name))
+    data_ports = sorted((p for p in ports if p.role in DATA_ROLES), key=lambda p: _natural(p.name))
     tc_to_queue = _read_queue_map(tree)
     lossless = sorted({prio for port in data_ports for prio in port.pfc_priorities})
     classes = _classes(tree, skeleton, _applied_bindings(tree, data_ports), tc_to_queue, lossless)
