@@ -216,6 +216,18 @@ def test_the_later_stages_load_only_when_their_command_runs() -> None:
         assert set(scratch.commands) == names
 
 
+def test_render_starts_without_the_stages() -> None:
+    """`fabricgen render` reads its options and its earlier tree's manifest with little imported, so that the
+    forked check of that tree runs beside the imports of the stages (fabricgen/cli/render.py): none of pydantic,
+    the models, rich, Jinja2, PyYAML or multiprocessing is imported by then."""
+    code = ("import sys; from pathlib import Path; import fabricgen.cli; from fabricgen.build.output import "
+            "read_manifest; read_manifest(Path('golden/fabric')); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'rich', 'jinja2', 'yaml', "
+            "'multiprocessing'}), sorted(m for m in sys.modules if m.startswith('fabricgen.models.device')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["[]", "[]"]
+
+
 @pytest.mark.parametrize("path", command_paths(), ids=" ".join)
 def test_every_command_s_help_has_a_description_and_examples(path: tuple[str, ...]) -> None:
     """Below the usage line: the one-line summary, then at least one paragraph saying what the command does,

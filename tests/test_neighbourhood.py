@@ -24,7 +24,7 @@ from fabricgen.build.neighbourhood import plan_update
 from fabricgen.build.output import read_previous
 from fabricgen.cli import main
 from fabricgen.load.fabric import load
-from fabricgen.load.yamlsource import top_level_entries
+from fabricgen.load.yamlsource import entry_digest, entry_table_path, read_entry_table, top_level_entries
 from fabricgen.resolve import resolve
 
 from conftest import ROOT
@@ -125,6 +125,89 @@ def test_updates_chain(site: Site, jobs: int) -> None:
                         f'peer: "spine1:Ethernet1/1", cable_m: {cable + 28}')
         assert site.render(jobs)["update"] == "neighbourhood"
         assert tree(site.out) == site.full()
+
+
+def _host_cable(site: Site, metres: int) -> None:
+    """node1's first rail cable, from whatever length it has now to ``metres``."""
+    text = (site.inventory / "hosts.yaml").read_text()
+    start = text.index(NODE1_RAIL0.split("cable_m")[0])
+    now = text[start:].split("cable_m: ", 1)[1].split(",", 1)[0]
+    site.edit_hosts(NODE1_RAIL0.replace("cable_m: 2", f"cable_m: {now}"),
+                    NODE1_RAIL0.replace("cable_m: 2", f"cable_m: {metres}"))
+
+
+def _full_with_another_cache(site: Site, monkeypatch: pytest.MonkeyPatch, cache: Path) -> dict[str, bytes]:
+    """A full render's tree, made with a cache of its own: its whole road would write this cache's entry table."""
+    with monkeypatch.context() as scoped:
+        scoped.setenv("FABRICGEN_CACHE_DIR", str(cache))
+        return site.full()
+
+
+def _state(site: Site) -> neighbourhood.RenderState:
+    state = neighbourhood._load_state((site.out / "manifest.json").read_bytes())
+    assert state is not None
+    return state
+
+
+def test_an_update_keeps_its_edits_in_the_render_state_and_the_next_update_reads_them(
+        site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The entry table is not written again for a few edited entries (10 MB at 32,768 GPUs): the render state
+    keeps their data, and the next update finds there what the edited entry read before, so that it resolves
+    only the devices whose view of it changed (node1 and the leaf at the far end of the cable, not every
+    neighbour of node1)."""
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    site.render()  # the whole road, which writes the entry table for this cache
+    table = entry_table_path(site.inventory / "hosts.yaml")
+    assert table is not None and table.is_file()
+    written = table.read_bytes()
+    affected: list[set[str]] = []
+    real_affected = neighbourhood._Planner._affected
+
+    def spy(planner: neighbourhood._Planner, edited: dict[str, object]) -> set[str]:
+        affected.append(real_affected(planner, edited))
+        return affected[-1]
+
+    monkeypatch.setattr(neighbourhood._Planner, "_affected", spy)
+    for metres in (3, 1, 2):
+        _host_cable(site, metres)
+        assert site.render()["update"] == "neighbourhood"
+        assert tree(site.out) == _full_with_another_cache(site, monkeypatch, tmp_path / "reference-cache")
+        kept = _state(site).blobs
+        assert len(kept) == (0 if metres == 2 else 1)  # at 2 m the entry reads as the table holds it again
+    assert table.read_bytes() == written
+    assert affected == [{"node1", "leaf1"}] * 3
+
+
+def test_past_the_edits_a_state_keeps_the_entry_table_is_written_whole(site: Site, monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    site.render()
+    table = entry_table_path(site.inventory / "hosts.yaml")
+    assert table is not None
+    monkeypatch.setattr(neighbourhood, "MAX_KEPT_EDITS", 0)
+    for metres in (3, 1):
+        _host_cable(site, metres)
+        assert site.render()["update"] == "neighbourhood"
+        assert tree(site.out) == _full_with_another_cache(site, monkeypatch, tmp_path / "reference-cache")
+        assert _state(site).blobs == {}
+        entries = top_level_entries((site.inventory / "hosts.yaml").read_bytes())
+        assert entries is not None
+        assert set(read_entry_table(table)) == {entry_digest(entry) for entry in entries}
+
+
+def test_an_edited_entry_carrying_a_secret_is_not_kept(site: Site, monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """The state keeps no secret, as the entry table keeps none: such an entry is parsed again from its text."""
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    site.edit_hosts("\nnode1:\n", "\nnode1:\n  password: hunter2-neighbourhood\n")
+    assert site.render()["update"] == "incremental"
+    for metres in (3, 1):
+        _host_cable(site, metres)
+        assert site.render()["update"] == "neighbourhood"
+        assert tree(site.out) == site.full()
+        assert _state(site).blobs == {}
+    assert not any(b"hunter2-neighbourhood" in path.read_bytes()
+                   for path in (tmp_path / "cache").rglob("*") if path.is_file())
 
 
 WHOLE_ROAD = {

@@ -32,6 +32,8 @@ from fabricgen.build.output import (
     MANIFEST_FORMAT,
     STAGING_MARK,
     OutputError,
+    _plain_path,
+    _plain_paths,
     build_manifest,
     check_owned,
     files_digest,
@@ -179,6 +181,33 @@ def test_a_signed_manifest_naming_a_path_that_is_not_plain_is_refused(name: str)
     assert signed_files(manifest) is None
     plain = {"leaf1/eos.cfg": "0" * 64, "leaf1/sub/x.cfg": "1" * 64}
     assert signed_files({**manifest, "files": plain, "files_digest": files_digest(plain)}) == set(plain)
+
+
+@pytest.mark.parametrize("digest", ["0" * 63, "0" * 65, "A" * 64, "g" * 64, "0" * 63 + "\n", "\u0660" * 64, 7, None])
+def test_a_signed_manifest_whose_digest_is_not_a_sha256_is_refused(digest: object) -> None:
+    """Each file's digest is 64 lower-case hex digits, whatever its neighbours are (the check runs on them all at
+    once: a short one beside a long one must not pass as two of the right length)."""
+    for files in ({"leaf1/eos.cfg": "0" * 64, "leaf1/x.cfg": digest},
+                  {"leaf1/a.cfg": "0" * 63, "leaf1/b.cfg": "0" * 65}):
+        manifest = {"generator": "fabricgen", "version": "0.1.0", "format": MANIFEST_FORMAT, "files": files,
+                    "files_digest": files_digest(files)}  # type: ignore[arg-type]
+        assert signed_files(manifest) is None
+
+
+PATH_SPELLINGS = ["leaf1/eos.cfg", "leaf1/sub/x.cfg", "a", "a/b/c", ".hidden/x", "x/..y", "x/y..", "...", "a/.../b",
+         "../victim.txt", "/etc/hostname", "leaf1//eos.cfg", "leaf1/./eos.cfg", "./eos.cfg", "leaf1/", "leaf1/..",
+         ".", "..", "", "/", "//", "leaf1\\eos.cfg", "leaf1/eos\0.cfg", "leaf1/eos\n.cfg", "a\u2028b", "a\x85b",
+         "r\u00e9seau/x", MANIFEST, f"leaf1/{MANIFEST}", 7, None]
+
+
+def test_the_names_of_a_manifest_are_checked_together_as_each_alone() -> None:
+    """_plain_paths, which tests a manifest's names joined, agrees with _plain_path on each name, and on every
+    pair: a name can neither hide nor fake a problem of its neighbour's."""
+    for name in PATH_SPELLINGS:
+        assert _plain_paths([name]) == _plain_path(name), name
+        for other in PATH_SPELLINGS:
+            assert _plain_paths([name, other]) == (_plain_path(name) and _plain_path(other)), (name, other)
+    assert _plain_paths([])
 
 
 def test_a_manifest_of_the_bundled_goldens_shape_is_fabricgens(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -9,8 +11,9 @@ from click.testing import CliRunner
 
 from fabricgen.api import generate, generate_parallel, shard
 from fabricgen.cli import main
-from fabricgen.cli import render as cli
+from fabricgen.cli import rendering as cli
 from fabricgen.models.device import Fabric
+from fabricgen.runtime.forked import Background
 
 from conftest import ROOT
 
@@ -85,3 +88,32 @@ def test_parallel_full_render_over_an_existing_tree(tmp_path: Path, monkeypatch:
     assert result.exit_code == 0, result.output
     assert tree(out) == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_background_process_returns_its_result_or_raises_what_it_raised() -> None:
+    """render checks its earlier tree in a Background process while it imports the stages."""
+    with Background(os.getpid) as background:
+        assert background.result() != os.getpid()
+    with Background(lambda: int("not a number")) as failing, pytest.raises(ValueError, match="not a number"):
+        failing.result()
+    with Background(lambda: os._exit(3)) as dying, pytest.raises(RuntimeError, match="died without a result"):
+        dying.result()
+
+
+def test_leaving_a_background_process_unasked_ends_it(tmp_path: Path) -> None:
+    """A render that stops early (an input error) does not leave its check running."""
+    started = tmp_path / "started"
+
+    def sleep_long() -> None:
+        started.write_text("yes")
+        time.sleep(60)
+
+    begun = time.monotonic()
+    with Background(sleep_long) as background:
+        while not started.exists() and time.monotonic() - begun < 10:
+            time.sleep(0.01)
+        pid = background._pid
+    assert pid is not None
+    with pytest.raises(ChildProcessError):  # reaped: no such child any more
+        os.waitpid(pid, os.WNOHANG)
+    assert time.monotonic() - begun < 30

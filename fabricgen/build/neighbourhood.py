@@ -39,7 +39,7 @@ import marshal
 import os
 import sys
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ from fabricgen.load.sources.compact import CABLING_FILE, COLUMNS, DEVICES_FILE, 
 from fabricgen.load.yamlsource import (
     Entries,
     InputFileError,
+    blob_carries_secret,
     cache_dir,
     cached_entry,
     entry_digest,
@@ -73,9 +74,12 @@ from fabricgen.resolve import Resolution, resolve_policy
 HOSTS = "inventory/hosts.yaml"
 CABLING = f"inventory/{CABLING_FILE}"
 STATES_KEPT = 32
-STATE_FORMAT = 2  # part of the state's key: a state of another format (or entry digest) is not found
+STATE_FORMAT = 3  # part of the state's key: a state of another format (or entry digest) is not found
 # More edited entries than this and the whole road is faster: it resolves in --jobs processes, this in one.
 MAX_EDITED = 200
+# Entries edited since the entry table was last written whole, kept in the render state (RenderState.blobs) up to
+# this many; an update that would keep more writes the table whole again (10 MB at 32,768 GPUs: 35-55 ms).
+MAX_KEPT_EDITS = 200
 # A file read whole (below yamlsource.BY_ENTRY_MIN_BYTES it is) has no entry table: up to this many entries are
 # parsed one by one after the render to make it (10 ms for a thousand).
 RECORD_MAX_ENTRIES = 2_000
@@ -92,6 +96,10 @@ class RenderState:
     entries: dict[str, bytes]
     """device → digest of its hosts.yaml entry's text"""
     kinds: dict[str, Kind]
+    blobs: dict[bytes, bytes] = field(default_factory=dict)
+    """digest → data (marshalled as in the entry table) of the entries that updates edited since the entry table
+    was last written whole: an update records these few here instead of writing the whole table again. None that
+    carries a secret, as in the table."""
 
 
 def _state_path(manifest: bytes) -> Path | None:
@@ -109,10 +117,8 @@ def save_state(out: Path, state: RenderState) -> None:
         path = _state_path((out / MANIFEST).read_bytes())
         if path is None:
             return
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        staging.write_bytes(marshal.dumps({"entries": state.entries, "kinds": state.kinds}))
-        staging.replace(path)
+        write_private(path.parent, path.name,
+                      marshal.dumps({"entries": state.entries, "kinds": state.kinds, "blobs": state.blobs}))
         _prune_states(path.parent)
 
 
@@ -129,7 +135,10 @@ def _load_state(manifest: bytes) -> RenderState | None:
         return None
     try:
         raw = marshal.loads(path.read_bytes())
-        return RenderState(dict(raw["entries"]), {name: tuple(kind) for name, kind in raw["kinds"].items()})
+        blobs = dict(raw["blobs"])
+        if not all(isinstance(digest, bytes) and isinstance(blob, bytes) for digest, blob in blobs.items()):
+            return None
+        return RenderState(dict(raw["entries"]), {name: tuple(kind) for name, kind in raw["kinds"].items()}, blobs)
     except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -242,8 +251,8 @@ class UpdatePlan:
     manifest: str
     state: RenderState
     entry_table: tuple[Path, dict[bytes, bytes], Collection[bytes]] | None
-    """the parse cache's entry table of hosts.yaml with the edited entries added, to write with the tree, and
-    the digests of the entries read back from the table (scanned for secrets when it was written)"""
+    """the parse cache's entry table written whole, with the edited entries, when the edits the render state keeps
+    would be too many (else None: ``state.blobs`` holds them); and the digests of its entries scanned for secrets"""
     cabling: bytes | None = None
     """a compact inventory's cabling.csv as this update read it, to keep for the next one"""
     edited: int = 0
@@ -379,7 +388,7 @@ class _Planner:
     def _affected(self, edited: dict[str, Any]) -> set[str]:
         """The edited devices, and each neighbour whose view of an edited device changed."""
         new = self._devices(edited)
-        old_data = {name: cached_entry(self.table, self.state.entries[name]) for name in edited}
+        old_data = {name: self._cached(self.state.entries[name]) for name in edited}
         old = self._devices({name: _one_entry(data)[1] for name, data in old_data.items() if data is not None})
         affected = set(edited)
         self.new_targets: dict[str, set[str]] = {}
@@ -414,7 +423,7 @@ class _Planner:
     def _entry(self, name: str) -> Any:
         """An unchanged entry's data: from the parse cache's entry table, else parsed from its text."""
         digest = self.state.entries[name]
-        data = cached_entry(self.table, digest)
+        data = self._cached(digest)
         if data is None:
             data = parse_entry(self.texts[digest])
         found, value = _one_entry(data)
@@ -458,21 +467,41 @@ class _Planner:
         for path, digest in self.previous.files.items():
             (replaced if path.partition("/")[0] in mine else kept)[path] = digest
         removed = sorted(path for path in replaced if path not in files)
-        state = RenderState({**self.state.entries, **digests}, {**self.state.kinds, **kinds_of(models.values())})
+        blobs, table = self._edits_kept(self._fresh_blobs(edited, digests), set(self._current_digests(digests)))
+        state = RenderState({**self.state.entries, **digests}, {**self.state.kinds, **kinds_of(models.values())},
+                            blobs)
         return UpdatePlan(fabric, files, kept, replaced, removed,
-                          build_manifest(files, inputs, self.extra, hashes=kept), state,
-                          self._entry_table(edited, digests))
+                          build_manifest(files, inputs, self.extra, hashes=kept), state, table)
 
-    def _entry_table(self, edited: dict[str, Any],
-                     digests: dict[str, bytes]) -> tuple[Path, dict[bytes, bytes], Collection[bytes]] | None:
-        """The entry table to write with the tree: the entries of the file as it is now (the edited ones'
-        earlier texts are not needed again)."""
-        if self.table_path is None or not edited:
-            return None
-        fresh = {digest: marshal.dumps({name: edited[name]}) for name, digest in digests.items()}
-        return (self.table_path, {digest: fresh[digest] if digest in fresh else self.table[digest]
-                                  for digest in self.texts if digest in fresh or digest in self.table},
-                self.table.keys() - fresh.keys())
+    # -- the parse cache's record of the entries, for the next update
+
+    def _cached(self, digest: bytes) -> Any:
+        """The data of the entry with this digest as the parse cache holds it: in the entry table, or among the
+        entries edited since the table was written (the render state's blobs); None when neither does."""
+        data = cached_entry(self.table, digest)
+        return cached_entry(self.state.blobs, digest) if data is None else data
+
+    def _fresh_blobs(self, edited: dict[str, Any], digests: dict[str, bytes]) -> dict[bytes, bytes]:
+        """The edited entries' data, marshalled as the entry table holds it, by digest."""
+        return {digest: marshal.dumps({name: edited[name]}) for name, digest in digests.items()}
+
+    def _current_digests(self, digests: dict[str, bytes]) -> Collection[bytes]:
+        """The digests of the entries of the file as it is now."""
+        return self.texts.keys()
+
+    def _edits_kept(self, fresh: dict[bytes, bytes], current: set[bytes]
+                    ) -> tuple[dict[bytes, bytes], tuple[Path, dict[bytes, bytes], Collection[bytes]] | None]:
+        """Where the next update finds the ``fresh`` entries' data: the new state's blobs (those of every entry
+        edited since the table was written, of the file as it is now, ``current``) and, when they would be more
+        than :data:`MAX_KEPT_EDITS`, the whole entry table to write instead (then no blobs). An entry whose data
+        carries a secret is kept in neither (the cache never holds one): the next update parses it again."""
+        kept = {**self.state.blobs, **{digest: blob for digest, blob in fresh.items() if not blob_carries_secret(blob)}}
+        blobs = {digest: blob for digest, blob in kept.items() if digest in current and digest not in self.table}
+        if len(blobs) <= MAX_KEPT_EDITS or self.table_path is None:
+            return blobs, None
+        table = {digest: blobs[digest] if digest in blobs else self.table[digest]
+                 for digest in current if digest in blobs or digest in self.table}
+        return {}, (self.table_path, table, table.keys())  # each scanned: in the table, or just above
 
 
 class _CompactPlanner(_Planner):
@@ -531,20 +560,16 @@ class _CompactPlanner(_Planner):
         """A host as the previous render built it, from the compact entry table."""
         if name not in self.state.entries:
             raise _Decline
-        found, value = _one_entry(cached_entry(self.table, self.state.entries[name]))
+        found, value = _one_entry(self._cached(self.state.entries[name]))
         if found != name:
             raise _Decline
         return value
 
-    def _entry_table(self, edited: dict[str, Any],
-                     digests: dict[str, bytes]) -> tuple[Path, dict[bytes, bytes], Collection[bytes]] | None:
-        if self.table_path is None or not edited:
-            return None
-        current = {**self.state.entries, **digests}
-        fresh = {digests[name]: blob for name, blob in self.blobs.items()}
-        return (self.table_path, {digest: fresh[digest] if digest in fresh else self.table[digest]
-                                  for digest in current.values() if digest in fresh or digest in self.table},
-                self.table.keys() - fresh.keys())
+    def _fresh_blobs(self, edited: dict[str, Any], digests: dict[str, bytes]) -> dict[bytes, bytes]:
+        return {digests[name]: blob for name, blob in self.blobs.items()}
+
+    def _current_digests(self, digests: dict[str, bytes]) -> Collection[bytes]:
+        return {**self.state.entries, **digests}.values()
 
     def plan(self) -> UpdatePlan:
         plan = super().plan()

@@ -17,10 +17,36 @@ import click
 
 from fabricgen import __version__
 from fabricgen.build.output import INCOMPLETE
-from fabricgen.cli import lint, platforms, render, resolve, validate
+from fabricgen.cli import render
 from fabricgen.cli.common import escape_unencodable_output, fail, input_options, load_and_resolve
 from fabricgen.runtime.gctune import bulk_allocation
 from fabricgen.runtime.teardown import exit_after
+
+
+def _register_lint(group: click.Group) -> None:
+    # lint, rules: the fabric's checks and their catalogue (fabricgen/lint/).
+    from fabricgen.cli.lint import lint_cmd, rules_cmd
+    group.add_command(lint_cmd)
+    group.add_command(rules_cmd)
+
+
+def _register_platforms(group: click.Group) -> None:
+    # platforms: what each platform expresses (fabricgen/platforms/).
+    from fabricgen.cli.platforms import platforms_cmd
+    group.add_command(platforms_cmd)
+
+
+def _register_resolve(group: click.Group) -> None:
+    # resolve, schema: the resolved models and the intent's JSON schema.
+    from fabricgen.cli.resolve import resolve_cmd, schema
+    group.add_command(resolve_cmd)
+    group.add_command(schema)
+
+
+def _register_validate(group: click.Group) -> None:
+    # validate: rendered configs against the vendors' own schemas (fabricgen/validate/).
+    from fabricgen.cli.validate import validate
+    group.add_command(validate)
 
 
 def _register_deploy(group: click.Group) -> None:
@@ -59,11 +85,14 @@ def _register_profile(group: click.Group) -> None:
     register(group)
 
 
-# The stages beyond render, by the commands each adds: their modules (and what they import: Nornir, the deploy
-# engine, the report, the observe parsers) load only when one of their commands runs or help lists them, so
-# `fabricgen render` and `lint` do not pay for them at every start (tests/test_cli.py holds this table to what
-# each registers).
+# Every command but render, by the commands each adds: their modules (and what they import: Nornir, the deploy
+# engine, the report, the observe parsers, lint's readers) load only when one of their commands runs or help lists
+# them, so `fabricgen render` does not pay for them at every start, and starts with little imported: it checks its
+# earlier tree in a forked process while it imports the stages (fabricgen/cli/render.py). tests/test_cli.py holds
+# this table to what each registers.
 LAZY_COMMANDS: dict[str, Callable[[click.Group], None]] = {
+    "lint": _register_lint, "rules": _register_lint, "platforms": _register_platforms,
+    "resolve": _register_resolve, "schema": _register_resolve, "validate": _register_validate,
     "diff": _register_deploy, "push": _register_deploy, "rollback": _register_deploy, "runs": _register_deploy,
     "docs": _register_docs, "inventory": _register_inventory, "observe": _register_observe,
     "health": _register_observe, "plan": _register_plan, "profile": _register_profile,
@@ -113,10 +142,4 @@ def run() -> None:  # pragma: no cover - console entry guard
             fail(f"internal error: {type(exc).__name__}: {exc} (rerun with FABRICGEN_DEBUG=1 and report it)", 70)
 
 
-main.add_command(lint.lint_cmd)
-main.add_command(lint.rules_cmd)
-main.add_command(platforms.platforms_cmd)
 main.add_command(render.render)
-main.add_command(resolve.resolve_cmd)
-main.add_command(resolve.schema)
-main.add_command(validate.validate)

@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from fabricgen.deploy.journal import escape as escape_controls
-from fabricgen.lint.registry import Finding
-from fabricgen.lint.report import (
-    input_errors_json,
-    input_errors_sarif,
-)
-from fabricgen.load.fabric import FabricInput, load
-from fabricgen.models.device import Fabric
 from fabricgen.models.diagnostics import Diagnostic, InputError, Location
-from fabricgen.resolve import resolve
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from fabricgen.lint.registry import Finding
+    from fabricgen.load.fabric import FabricInput
+    from fabricgen.models.device import Fabric
+
+# What the stages need (load, resolve, lint's reports, rich) is imported inside the functions that use them: every
+# command imports this module, and `fabricgen render` checks its earlier tree in a forked process while it
+# imports them (fabricgen/cli/render.py).
 
 EXIT_INVALID, EXIT_INPUT, EXIT_OUTPUT = 1, 2, 3
 DEFAULT_INTENT = Path("intent/fabric.yaml")
@@ -30,19 +31,32 @@ DEFAULT_INVENTORY = Path("inventory")
 DEFAULT_OUT = Path("out")
 
 F = TypeVar("F", bound=Callable[..., Any])
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def error_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     # The message is text, never markup: `pip install 'fabricgen[yang]'` or a key path `[0]` must print whole.
     # Nor terminal control: what a device or a file said (a host name, an error) has its control characters
     # shown as escapes.
-    err.print(f"[bold red]error:[/] {escape(escape_controls(message))}", markup=True)
+    from rich.markup import escape
+
+    from fabricgen.deploy.journal import escape as escape_controls
+
+    error_console().print(f"[bold red]error:[/] {escape(escape_controls(message))}", markup=True)
     sys.exit(code)
 
 
 def load_and_resolve(intent: Path, inventory: Path, jobs: int = os.cpu_count() or 1,
                      fmt: str = "text") -> tuple[FabricInput, Fabric]:
+    from fabricgen.load.fabric import load
+    from fabricgen.resolve import resolve
+
     with input_errors(fmt):
         loaded = load(intent, inventory, jobs=jobs)
         return loaded, resolve(loaded.intent, loaded.inventory, loaded.locate)
@@ -66,6 +80,8 @@ def input_errors(fmt: str = "text", root: Path | None = None) -> Iterator[None]:
 
 def _report_input_errors(problems: Sequence[Diagnostic], fmt: str, root: Path | None = None) -> None:
     """Input errors on stdout as ``fmt`` wants a report (text: nothing; stderr already has them)."""
+    from fabricgen.lint.report import input_errors_json, input_errors_sarif
+
     if fmt == "json":
         click.echo(input_errors_json(problems), nl=False)
     elif fmt == "sarif":

@@ -13,7 +13,7 @@ import click
 
 from fabricgen.cli.common import EXIT_INVALID, _intent_locator, _report_input_errors, fail, input_errors, input_options
 from fabricgen.cli.progress import Steps, for_fabric
-from fabricgen.cli.render import CHUNK_DEVICES
+from fabricgen.cli.rendering import CHUNK_DEVICES
 from fabricgen.lint import LintReport, lint
 from fabricgen.lint.configs import UnreadableConfigs, read_configs
 from fabricgen.lint.registry import Finding, catalog, rule_selector

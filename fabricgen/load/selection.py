@@ -27,12 +27,13 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 import click
 
-from fabricgen.models.device import Fabric
-from fabricgen.models.inventory import Inventory
+if TYPE_CHECKING:  # the models are imported where a selection is made: the --filter option is declared without them
+    from fabricgen.models.device import Fabric
+    from fabricgen.models.inventory import Inventory
 
 KEYS = ("name", "role", "platform", "group")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +67,8 @@ Test = Callable[[_Facts], bool]
 def filter_devices(fabric_or_inventory: Fabric | Inventory, expression: str) -> list[str]:
     """The names of the devices ``expression`` selects, sorted. Raises :class:`SelectionError` when the expression
     cannot be read, or uses `group=` on a resolved fabric (which keeps no groups: pass the inventory)."""
+    from fabricgen.models.inventory import Inventory
+
     test = parse(expression)
     facts = _facts(fabric_or_inventory.devices, isinstance(fabric_or_inventory, Inventory))
     if any(fact.groups is None for fact in facts) and "group" in _keys_used(expression):

@@ -386,7 +386,7 @@ def _load_by_entry(raw: bytes, path: Path, jobs: int = 1) -> tuple[bool, Any]:
             return False, None  # declined by the fast path, or not one key
         if digest not in parsed:
             table[digest] = previous[digest]
-        elif not _blob_carries_secret(blob := marshal.dumps(value)):  # else parsed every run (parsecache.py)
+        elif not blob_carries_secret(blob := marshal.dumps(value)):  # else parsed every run (parsecache.py)
             table[digest] = blob
         ((key, item),) = value.items()
         if key in data:
@@ -441,7 +441,7 @@ def write_entry_table(file: Path, table: dict[bytes, bytes], clean: Collection[b
     """Write the table, without the entries that carry a secret (fabricgen.load.parsecache): whoever made it.
     ``clean``: the digests whose blobs are known to carry none (scanned already, or read back from a table this
     wrote) — the scan of 5,750 blobs is 0.1 s, most of an update of a 32,768-GPU inventory's table."""
-    kept = {digest: blob for digest, blob in table.items() if digest in clean or not _blob_carries_secret(blob)}
+    kept = {digest: blob for digest, blob in table.items() if digest in clean or not blob_carries_secret(blob)}
     write_private(file.parent, file.name, seal(_table_source(file), marshal.dumps(kept)))
 
 
@@ -450,7 +450,9 @@ def _table_source(file: Path) -> bytes:
     return source_digest(file.name.encode())
 
 
-def _blob_carries_secret(blob: bytes) -> bool:
+def blob_carries_secret(blob: bytes) -> bool:
+    """Whether an entry's marshalled data carries a secret (a key that looks like a credential), or is damaged:
+    never written to the cache."""
     if not blob_may_carry_secret(blob):
         return False
     try:

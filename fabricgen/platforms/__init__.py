@@ -101,11 +101,48 @@ class Capability:
 
 
 @dataclass(frozen=True)
+class Imported:
+    """A platform's function named by its module and name, for :class:`Platform` to import when first used."""
+
+    module: str
+    name: str
+
+    def load(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)
+
+
 class Platform:
-    capability: Capability
-    render: RenderFn
-    read: ReadFn | None = None
-    owned: OwnedFn | None = None
+    """A platform's capability, and its renderer, reader and owned view: each a function, or an
+    :class:`Imported` reference that the first access imports. Checking devices against their capabilities
+    (load, resolve, lint) must not import every platform's renderer and reader: an incremental render of one
+    cable validates devices of all six platforms, renders two, and reads none back."""
+
+    def __init__(self, capability: Capability, render: RenderFn | Imported, read: ReadFn | Imported | None = None,
+                 owned: OwnedFn | Imported | None = None) -> None:
+        self.capability = capability
+        self._render, self._read, self._owned = render, read, owned
+
+    @property
+    def render(self) -> RenderFn:
+        function: RenderFn = self._loaded("_render")
+        return function
+
+    @property
+    def read(self) -> ReadFn | None:
+        function: ReadFn | None = self._loaded("_read")
+        return function
+
+    @property
+    def owned(self) -> OwnedFn | None:
+        function: OwnedFn | None = self._loaded("_owned")
+        return function
+
+    def _loaded(self, slot: str) -> Any:
+        value = getattr(self, slot)
+        if isinstance(value, Imported):
+            value = value.load()
+            setattr(self, slot, value)
+        return value
 
 
 BUILTIN: Mapping[str, str] = {

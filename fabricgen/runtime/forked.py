@@ -2,15 +2,26 @@
 
 Forked workers inherit the parent's memory, so callers put what the workers read into a module global before
 calling :func:`fork_map` and pass only small slices and results through the pool.
+
+multiprocessing is imported when a pool of workers is first started: importing it (and its connection module)
+costs about as much as click's own import, which a command that forks nothing, or only a :class:`Background`
+process, need not pay.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import multiprocessing
+import os
+import pickle
+import signal
+import sys
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import multiprocessing.process
+    from multiprocessing.connection import Connection
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -23,7 +34,9 @@ def worth_forking(jobs: int, items: int, min_items: int = 0) -> bool:
 
 
 def can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether this platform forks: where multiprocessing offers its "fork" start method (everywhere but Windows),
+    asked without importing multiprocessing."""
+    return sys.platform != "win32"
 
 
 def interleaved(items: Sequence[T], jobs: int) -> list[list[T]]:
@@ -56,6 +69,8 @@ class Workers(Generic[R]):
     hang in terminate() (seen here when lint failed beside the render workers); a killed process cannot."""
 
     def __init__(self) -> None:
+        import multiprocessing  # see the module's docstring
+
         self._context = multiprocessing.get_context("fork")
         self._running: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
 
@@ -109,3 +124,65 @@ def _result_of(receive: Connection) -> Any:
     if not ok:
         raise value
     return value
+
+
+class Background(Generic[R]):
+    """``work`` run in one forked process while this one goes on; :meth:`result` waits for what it returned (or
+    raises what it raised). Made to start early, in a process that has imported little yet (render's check of
+    its earlier tree begins before the heavy imports): a bare fork and a pipe, without multiprocessing. Leaving
+    the ``with`` block kills the process if it is still running."""
+
+    def __init__(self, work: Callable[[], R]) -> None:
+        receive, send = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the forked process: it never returns into the caller's code
+            status = 1
+            try:
+                os.close(receive)
+                _send_outcome(work, send)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(send)
+        self._pid: int | None = pid
+        self._receive = receive
+
+    def __enter__(self) -> Background[R]:
+        return self
+
+    def result(self) -> R:
+        with os.fdopen(os.dup(self._receive), "rb") as pipe:
+            sent = pipe.read()  # to the end: the process has written all it will, and closed its end
+        self._reap()
+        try:
+            ok, value = pickle.loads(sent)
+        except Exception:
+            raise RuntimeError("a background process died without a result (killed, or out of memory?)") from None
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+            self._reap()
+        os.close(self._receive)
+
+    def _reap(self) -> None:
+        if self._pid is not None:
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+
+def _send_outcome(work: Callable[[], Any], send: int) -> None:
+    try:
+        outcome: tuple[bool, Any] = (True, work())
+    except BaseException as exc:  # every failure goes back to the parent, which raises it
+        outcome = (False, exc)
+    try:
+        data = pickle.dumps(outcome)
+    except Exception as exc:  # the result or exception cannot be pickled: say what it was
+        data = pickle.dumps((False, RuntimeError(f"background result not transferable: {type(exc).__name__}: {exc}")))
+    with os.fdopen(send, "wb") as pipe:
+        pipe.write(data)

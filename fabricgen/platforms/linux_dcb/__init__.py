@@ -3,11 +3,9 @@ read.py reads a device's config back, driver.py deploys."""
 
 from __future__ import annotations
 
-from fabricgen.platforms import Platform
+from fabricgen.platforms import Imported, Platform
 from fabricgen.platforms.linux_dcb.capability import CAPABILITY
-from fabricgen.platforms.linux_dcb.read import owned as owned_settings
-from fabricgen.platforms.linux_dcb.read import read as read_config
-from fabricgen.platforms.linux_dcb.render import render as render_files
 
-# Local names unlike the submodules' own (read, render): those stay the package's submodules.
-PLATFORM = Platform(capability=CAPABILITY, render=render_files, read=read_config, owned=owned_settings)
+# render.py and read.py are imported when first used: most commands check devices against the capability only.
+PLATFORM = Platform(capability=CAPABILITY, render=Imported(f"{__name__}.render", "render"),
+                    read=Imported(f"{__name__}.read", "read"), owned=Imported(f"{__name__}.read", "owned"))
