@@ -351,7 +351,9 @@ def test_a_lossless_priority_the_buffer_model_cannot_serve_is_blamed_on_the_clas
 AS_ANOTHER_USER = """
 import os, sys
 from fabricgen.cli import main
-import fabricgen.lint.rules
+# The lint command and what its error path prints with, imported while this process may still read the
+# interpreter's own files: once it is `nobody`, a root-owned Python installation may be closed to it.
+import fabricgen.cli.lint, fabricgen.lint.rules, rich.console, rich.markup
 if os.geteuid() == 0:
     os.setgid(65534)
     os.setuid(65534)
