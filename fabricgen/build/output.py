@@ -356,6 +356,7 @@ def _write_files(root: Path, files: dict[str, str]) -> dict[str, str]:
                     view = view[os.write(handle, view):]
                 if mode & umask:
                     os.fchmod(handle, mode)
+                _start_writeback(handle)
             finally:
                 os.close(handle)
             hashes[name] = hashlib.sha256(data).hexdigest()
@@ -363,6 +364,30 @@ def _write_files(root: Path, files: dict[str, str]) -> dict[str, str]:
         if folder_fd >= 0:
             os.close(folder_fd)
     return hashes
+
+
+def _writeback_call() -> Callable[[int, int, int, int], int] | None:
+    """libc's sync_file_range (Linux), or None where there is none."""
+    with contextlib.suppress(OSError, AttributeError):
+        call = ctypes.CDLL(None, use_errno=True).sync_file_range
+        call.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+        found: Callable[[int, int, int, int], int] = call
+        return found
+    return None
+
+
+_SYNC_FILE_RANGE = _writeback_call()
+_SYNC_FILE_RANGE_WRITE = 2
+
+
+def _start_writeback(handle: int) -> None:
+    """Have the kernel start writing the file's pages to disk now, without waiting for it (sync_file_range's
+    SYNC_FILE_RANGE_WRITE): the tree's one ``sync`` before the swap then waits only for what is still in flight,
+    instead of writing the whole tree (325 MB at 32,768 GPUs, 0.2-0.6 s with both cores idle) after the last
+    file. It proves nothing about durability, the sync still does; where the call is missing or refused (another
+    OS, a file system without it), the sync writes everything as before."""
+    if _SYNC_FILE_RANGE is not None:
+        _SYNC_FILE_RANGE(handle, 0, 0, _SYNC_FILE_RANGE_WRITE)
 
 
 def _umask() -> int:
