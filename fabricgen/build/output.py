@@ -587,13 +587,15 @@ class StagedRender:
         self.staging = staging
         self.forking = forking
         self._workers = workers
-        self._inline: list[tuple[Produce, list[str]]] = []
+        self._inline: list[tuple[Callable[[list[str]], dict[str, str]], list[str]]] = []
 
-    def start(self, produce: Produce, names: list[str]) -> None:
+    def start(self, produce: Produce, names: list[str], then: Callable[[], None] | None = None) -> None:
+        """Render and write ``names``; ``then``: more work for the same worker once they are written (work of
+        the command's own that need not hold up the process that resolves, e.g. keeping the inventory)."""
         if self.forking:
-            self._workers.start(partial(_produce_and_write, produce, self.staging), names)
+            self._workers.start(partial(_produce_and_write, produce, self.staging, then=then), names)
         else:
-            self._inline.append((produce, names))
+            self._inline.append((partial(_produce_and_write, produce, self.staging, then=then), names))
 
     def finish(self, manifest_for: Callable[[dict[str, str]], str],
                gate: Callable[[], None] | None = None) -> dict[str, str]:
@@ -601,14 +603,18 @@ class StagedRender:
         hashes: dict[str, str] = {}
         for part in self._workers.results(gate):
             hashes.update(part)
-        for produce, names in self._inline:
-            hashes.update(_produce_and_write(produce, self.staging, names))
+        for produce_and_write, names in self._inline:
+            hashes.update(produce_and_write(names))
         _finish_tree(self.staging, manifest_for(hashes))
         return hashes
 
 
-def _produce_and_write(produce: Produce, root: Path, names: list[str]) -> dict[str, str]:
-    return _write_files(root, produce(names))
+def _produce_and_write(produce: Produce, root: Path, names: list[str],
+                       then: Callable[[], None] | None = None) -> dict[str, str]:
+    hashes = _write_files(root, produce(names))
+    if then is not None:
+        then()
+    return hashes
 
 
 @contextlib.contextmanager

@@ -252,9 +252,11 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
         # Resolved in name order, so that problems are reported as resolve() reports them. The parent forks
         # once per chunk: a few large chunks, also on a machine with many cores.
         count = max(1, min(4 * jobs, len(resolution.names) // CHUNK_DEVICES)) if render.forking else 1
+        keep = loaded.keep  # the validated inventory, kept by the first worker once its devices are written
         for chunk in contiguous(resolution.names, count):
             if resolution.resolve(chunk) and (part := [name for name in chunk if name in wanted]):
-                render.start(produce, part)
+                render.start(produce, part, then=keep)
+                keep = None
             gate.steps.advance(len(chunk))
         fabric = resolution.fabric()
         gate.fabric = fabric
