@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel
 
+import fabricgen.lint.reportcache as reportcache
 import fabricgen.load.inventorycache as inventorycache
 from fabricgen.cli import main
 from fabricgen.lint import lint
@@ -216,11 +217,47 @@ def tree(out: Path) -> dict[str, bytes]:
 def test_a_warm_render_writes_the_cold_renders_tree(workspace: Path, jobs: str) -> None:
     cold = render(workspace, "out-1", "--jobs", jobs)
     assert cold.exit_code == 0, cold.output
-    assert len(kept_files(workspace, "inventory")) == 1
+    assert len(kept_files(workspace, "inventory")) == 1 and len(kept_files(workspace, "lint")) == 1
     warm = render(workspace, "out-2", "--jobs", jobs)
     assert warm.exit_code == 0, warm.output
     assert tree(workspace / "out-2") == tree(workspace / "out-1")
     assert warm.output.replace("out-2", "out-1") == cold.output
+
+
+def test_a_kept_lint_report_is_the_report(workspace: Path) -> None:
+    loaded = load(workspace / "fabric.yaml", workspace / "inventory")
+    report = lint(resolve(loaded.intent, loaded.inventory, loaded.locate))
+    assert report.findings or report.waived  # something to keep
+    key = reportcache.report_key(loaded.input_hashes)
+    assert key is not None
+    reportcache.keep_report(key, report)
+    kept = reportcache.restore_report(key)
+    assert kept is not None
+    assert [(f, f.source, f.where) for f in kept.findings] == [(f, f.source, f.where) for f in report.findings]
+    assert [(w.finding, w.finding.source, w.reason) for w in kept.waived] == \
+        [(w.finding, w.finding.source, w.reason) for w in report.waived]
+    assert (kept.devices, kept.links, kept.skipped) == (report.devices, report.links, report.skipped)
+
+
+def test_a_lint_report_is_keyed_by_every_input_file(workspace: Path) -> None:
+    loaded = load(workspace / "fabric.yaml", workspace / "inventory")
+    key = reportcache.report_key(loaded.input_hashes)
+    for label in loaded.input_hashes:
+        assert reportcache.report_key({**loaded.input_hashes, label: "0" * 64}) != key
+    assert reportcache.report_key({**loaded.input_hashes, "inventory/nautobot": "0" * 64}) is None
+
+
+def test_a_kept_lint_error_still_stops_the_render(workspace: Path) -> None:
+    """The gate fails on a kept report's errors as on lint's: nothing is written, and the same errors print."""
+    intent = workspace / "fabric.yaml"
+    intent.write_text(intent.read_text().replace("  host: 9000 ", "  host: 4096 ", 1))  # FG-MTU-003
+    first = render(workspace, "out")
+    assert first.exit_code == 1, first.output
+    assert len(kept_files(workspace, "lint")) == 1
+    again = render(workspace, "out")
+    assert again.exit_code == 1
+    assert again.output == first.output
+    assert not (workspace / "out").exists()
 
 
 def test_a_resolve_problem_after_a_restore_is_reported_at_its_file_and_line(workspace: Path,
@@ -245,7 +282,7 @@ def test_a_tree_rendered_warm_takes_the_neighbourhood_update(workspace: Path) ->
     """A warm render records the render state from the restored hosts as the cold one did: an edited cable
     length after it is a neighbourhood update, and leaves the tree a full render writes."""
     assert render(workspace, "cold").exit_code == 0
-    assert render(workspace, "warm", "--format", "json").exit_code == 0  # the inventory restored
+    assert render(workspace, "warm", "--format", "json").exit_code == 0  # restored: inventory and lint report
     table = workspace / "inventory" / "cabling.csv"
     lines = table.read_text().splitlines()
     cable = next(line for line in lines[1:] if line.split(",")[4])

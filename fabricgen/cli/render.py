@@ -45,6 +45,7 @@ from fabricgen.lint.report import (
     to_json,
     to_text,
 )
+from fabricgen.lint.reportcache import keep_report, report_key, restore_report
 from fabricgen.load.fabric import FabricInput, load
 from fabricgen.load.selection import filter_option, selected_or_fail
 from fabricgen.models.device import Fabric
@@ -310,7 +311,13 @@ class _LintGate:
 
     def __call__(self) -> None:
         self.steps.phase("lint")
-        report = lint(self.fabric, jobs=self.jobs)
+        # The report of a fabric these very input files resolved to before, by this very code: kept.
+        key = report_key(self.loaded.input_hashes)
+        report = restore_report(key) if key is not None else None
+        if report is None:
+            report = lint(self.fabric, jobs=self.jobs)
+            if key is not None:
+                keep_report(key, report)
         self.steps.phase(self.after_lint)
         self.warnings = report.warnings
         if not report.errors:
