@@ -46,7 +46,14 @@ import pydantic_core
 from pydantic import BaseModel
 
 from fabricgen import __version__
-from fabricgen.load.parsecache import cache_dir, carries_secret, read_sealed, seal, write_private
+from fabricgen.load.parsecache import (
+    blob_may_carry_secret,
+    cache_dir,
+    carries_secret,
+    read_sealed,
+    seal,
+    write_private,
+)
 from fabricgen.load.sources import DEFAULTS, GROUPS, open_source
 from fabricgen.load.sources.compact import CABLING_FILE, DEVICES_FILE, CompactSource
 from fabricgen.load.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, MAX_NODES, Entries, InputFileError, read_input
@@ -61,6 +68,7 @@ COMPACT_FILES = (GROUPS, DEFAULTS, DEVICES_FILE, CABLING_FILE)
 _MODELS: tuple[type[BaseModel], ...] = (Device, DeviceData, PortSpec)
 """the models a kept inventory holds, by their index in the payload"""
 _PLAIN = frozenset({str, int, float, bool, type(None)})
+_MODEL_TAGS = frozenset({"P", "M"})
 
 # pydantic's four instance slots, set through their own descriptors (as fabricgen.models.device does): a
 # restored model holds what validation left, without validating it again.
@@ -177,8 +185,10 @@ def _carries_secret(inventory: Inventory, entries: Entries | None) -> bool:
         return True
     if entries is None:
         return False
+    # The parse cache's byte scan first (a key it does not find is in no blob), then only the blobs it flags.
+    flagged = [blob for blob in entries.texts.values() if blob_may_carry_secret(blob)]
     try:
-        return any(carries_secret(marshal.loads(blob)) for blob in entries.texts.values())
+        return any(carries_secret(marshal.loads(blob)) for blob in flagged)
     except (EOFError, ValueError, TypeError):
         return True
 
@@ -213,7 +223,7 @@ class _Encoder:
         values = model.__dict__
         names = self.fields.setdefault(tuple(values), len(self.fields))
         given = self.sets.setdefault(frozenset(model.__pydantic_fields_set__), len(self.sets))
-        if all(type(value) in _PLAIN for value in values.values()):
+        if _PLAIN.issuperset(map(type, values.values())):  # most models: a port's settings
             return "P", kind, names, given, tuple(values.values())
         return "M", kind, names, given, tuple(self.value(value) for value in values.values())
 
@@ -262,8 +272,11 @@ class _Decoder:
             values = [self.value(value) for value in values]
         elif tag != "P":
             raise ValueError(f"not a model: {tag!r}")
+        fields = self.fields[names]
+        if len(fields) != len(values):
+            raise ValueError("fields and values differ in number")
         model: BaseModel = _new_object(_MODELS[kind])
-        _set_dict(model, dict(zip(self.fields[names], values, strict=True)))
+        _set_dict(model, dict(zip(fields, values, strict=False)))  # lengths checked above
         _set_fields_set(model, self.sets[given])
         _set_extra(model, None)
         _set_private(model, None)
@@ -272,13 +285,16 @@ class _Decoder:
     def value(self, value: Any) -> Any:
         kind = type(value)
         if kind is tuple:
-            if value[0] in ("P", "M"):
+            if value[0] in _MODEL_TAGS:
                 return self.model(value)
             return IPv4Address(value[1]) if value[0] == "4" else IPv6Address(value[1])
         if kind is list:
             return [self.value(item) for item in value]
         if kind is dict:
-            return {key: self.value(item) for key, item in value.items()}
+            # A device's ports, decoded without a call per port to find out they are models.
+            model, decode = self.model, self.value
+            return {key: model(item) if type(item) is tuple and item[0] in _MODEL_TAGS else decode(item)
+                    for key, item in value.items()}
         return value
 
 
