@@ -69,6 +69,8 @@ _MODELS: tuple[type[BaseModel], ...] = (Device, DeviceData, PortSpec)
 """the models a kept inventory holds, by their index in the payload"""
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _MODEL_TAGS = frozenset({"P", "M"})
+_KIND = {model: index for index, model in enumerate(_MODELS)}
+_STR = frozenset({str})
 
 # pydantic's four instance slots, set through their own descriptors (as fabricgen.models.device does): a
 # restored model holds what validation left, without validating it again.
@@ -217,7 +219,7 @@ class _Encoder:
         self.sets: dict[frozenset[str], int] = {}
 
     def model(self, model: BaseModel) -> tuple[Any, ...]:
-        kind = _MODELS.index(type(model))
+        kind = _KIND[type(model)]
         if model.__pydantic_extra__ is not None or model.__pydantic_private__ is not None:
             raise _NotPlain
         values = model.__dict__
@@ -234,18 +236,16 @@ class _Encoder:
         if kind is list:
             return [self.value(item) for item in value]
         if kind is dict:
-            return {self._key(key): self.value(item) for key, item in value.items()}
-        if kind in _MODELS:
+            if not _STR.issuperset(map(type, value)):
+                raise _NotPlain
+            # A device's ports, encoded without a call per port to find out they are models.
+            model, encode = self.model, self.value
+            return {key: model(item) if type(item) in _KIND else encode(item) for key, item in value.items()}
+        if kind in _KIND:
             return self.model(value)
         if kind is IPv4Address or kind is IPv6Address:
             return (str(value.version), str(value))
         raise _NotPlain
-
-    @staticmethod
-    def _key(key: Any) -> str:
-        if type(key) is not str:
-            raise _NotPlain
-        return key
 
 
 def _encode(inventory: Inventory, entries: Entries | None, skipped: dict[str, str]) -> tuple[Any, ...]:
