@@ -293,6 +293,12 @@ def test_port_named_like_a_range_is_refused_per_platform(tmp_path: Path, device:
                for m in found), found
 
 
+@pytest.mark.parametrize("key", ["mgmt_interface", "frontend_interface"])
+def test_an_interface_named_like_a_range_outside_the_ports_is_refused(tmp_path: Path, key: str) -> None:
+    found = _refusals(tmp_path, lambda f: f["hosts.yaml"]["leaf1"]["data"].update({key: "eth0-1"}))
+    assert any(f": leaf1.data.{key}: port name 'eth0-1' reads as a range of ports: SONiC" in m for m in found), found
+
+
 def test_a_dash_between_letters_is_not_a_range(tmp_path: Path) -> None:
     files = copy.deepcopy(_sources())
     files["hosts.yaml"]["leaf2"]["data"]["ports"]["Port-Channel1"] = {}

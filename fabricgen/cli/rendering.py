@@ -38,6 +38,7 @@ from fabricgen.lint.report import (
     to_json,
     to_text,
 )
+from fabricgen.lint.reportcache import keep_report, report_key, restore_report
 from fabricgen.load.fabric import FabricInput, load
 from fabricgen.load.selection import selected_or_fail
 from fabricgen.models.device import Fabric
@@ -69,7 +70,7 @@ def render_into(intent: Path, inventory: Path, out: Path, fmt: str, force: bool,
     if filter_expr is not None and previous is None:
         _refuse_to_replace(out, filter_expr)
     steps = for_fabric("render", len(loaded.inventory.devices), machine_output=fmt != "text")
-    gate = _LintGate(loaded, force, extra, fmt, steps)
+    gate = _LintGate(loaded, force, extra, fmt, steps, jobs)
     with _output_errors(out, updating=previous is not None), steps:
         if previous is None:
             fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, gate)
@@ -174,9 +175,11 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
         # Resolved in name order, so that problems are reported as resolve() reports them. The parent forks
         # once per chunk: a few large chunks, also on a machine with many cores.
         count = max(1, min(4 * jobs, len(resolution.names) // CHUNK_DEVICES)) if render.forking else 1
+        keep = loaded.keep  # the validated inventory, kept by the first worker once its devices are written
         for chunk in contiguous(resolution.names, count):
             if resolution.resolve(chunk) and (part := [name for name in chunk if name in wanted]):
-                render.start(produce, part)
+                render.start(produce, part, then=keep)
+                keep = None
             gate.steps.advance(len(chunk))
         fabric = resolution.fabric()
         gate.fabric = fabric
@@ -216,20 +219,27 @@ class _LintGate:
     """render's lint: print the errors, then stop (nothing is written) or, with --force, record them in the
     manifest. Called once, by whichever step of the render runs it beside its workers, once ``fabric`` is set.
     A render that stops with ``--format json`` prints the lint report as `lint --format json` does. ``steps``:
-    the progress bar, told when lint begins and when the render's workers are all that is left to wait for."""
+    the progress bar, told when lint begins and when the render's workers are all that is left to wait for.
+    ``jobs``: lint may share its rules with a forked process (the report is the same)."""
 
     fabric: Fabric
 
     def __init__(self, loaded: FabricInput, force: bool, extra: dict[str, Any], fmt: str,
-                 steps: Steps | None = None) -> None:
-        self.loaded, self.force, self.extra, self.fmt = loaded, force, extra, fmt
+                 steps: Steps | None = None, jobs: int = 1) -> None:
+        self.loaded, self.force, self.extra, self.fmt, self.jobs = loaded, force, extra, fmt, jobs
         self.steps: Steps = steps or Quiet()
         self.after_lint = "render and write"  # what the bar names while the rest of the work finishes
         self.warnings: int | None = None  # what lint found, for the summary
 
     def __call__(self) -> None:
         self.steps.phase("lint")
-        report = lint(self.fabric)
+        # The report of a fabric these very input files resolved to before, by this very code: kept.
+        key = report_key(self.loaded.input_hashes)
+        report = restore_report(key) if key is not None else None
+        if report is None:
+            report = lint(self.fabric, jobs=self.jobs)
+            if key is not None:
+                keep_report(key, report)
         self.steps.phase(self.after_lint)
         self.warnings = report.warnings
         if not report.errors:

@@ -13,11 +13,13 @@ import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from fabricgen.load import inventorycache
 from fabricgen.load.sources import open_source
 from fabricgen.load.yamlsource import (
     MAX_FILE_BYTES,
@@ -76,8 +78,18 @@ class FabricInput:
     """hosts.yaml's top-level entries (what the render state records), if the file splits into them"""
     skipped: dict[str, str] = field(default_factory=dict)
     """inventory hosts that are not fabricgen's (another automation's), by name, with the reason"""
+    keep: Callable[[], None] | None = None
+    """keeps the validated inventory for the next load of the same files (fabricgen.load.inventorycache), when
+    it was read and may be kept: the caller calls it where it costs least (render: in a forked worker)"""
+    inventory_sources: Callable[[SourceMap], None] | None = None
+    """adds where each inventory value was written to ``sources``, when the inventory was restored from the
+    cache: done the first time a location in the inventory is asked for (only a problem asks)"""
 
     def locate(self, path: KeyPath) -> Location:
+        if self.inventory_sources is not None and path[:1] == ("inventory",):
+            read = self.inventory_sources
+            self.inventory_sources = None  # read once, even if reading fails
+            read(self.sources)
         found = self.sources.locate(path, self.fallback)
         # A value under the intent that the user never wrote came from `profile:`; point there.
         profile = self.sources.exact(("intent", "profile"))
@@ -97,9 +109,22 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
     sources = SourceMap()
     hashes: dict[str, str] = {}
     skipped: dict[str, str] = {}
+    keep: Callable[[], None] | None = None
+    read_sources: Callable[[SourceMap], None] | None = None
+    inventory: Inventory | None
     try:
         intent = _load_intent(intent_path, sources, problems, hashes)
-        inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs, skipped)
+        key = inventorycache.key_of(inventory_dir)
+        restored = inventorycache.restore(key) if key is not None else None
+        if restored is not None:
+            inventory, entries = restored.inventory, restored.entries
+            hashes.update(restored.hashes)
+            skipped.update(restored.skipped)
+            read_sources = partial(_inventory_sources, inventory_dir)
+        else:
+            inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs, skipped)
+            if key is not None and inventory is not None and not problems:
+                keep = inventorycache.keeper(key, inventory, entries, dict(skipped))
     except MemoryError:
         # Within the size bound but beyond this machine's memory (or a ulimit): bad input for here, not a bug.
         raise InputError([Diagnostic(Location(str(inventory_dir), 1, 1), "<file>", "the input does not fit in "
@@ -109,7 +134,14 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
         raise InputError(problems)  # each diagnostic is a line to fix; a peer naming a skipped host says so itself
     if skipped:
         (note or _to_stderr)(skipped_note(skipped))
-    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries, skipped)
+    return FabricInput(intent, inventory, sources, hashes, Location(str(intent_path), 1, 1), entries, skipped,
+                       keep, read_sources)
+
+
+def _inventory_sources(directory: Path, sources: SourceMap) -> None:
+    """Where each value of the inventory at ``directory`` was written, added to ``sources``: the inventory read
+    again in full (it loaded without a problem before, and its files are the bytes it was kept for)."""
+    _load_inventory(directory, sources, [], {}, 1, {})
 
 
 def skipped_note(skipped: dict[str, str]) -> str:
