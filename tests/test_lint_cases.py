@@ -25,7 +25,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import fabricgen.lint
 from fabricgen.build.neighbourhood import concerns, findings_around
 from fabricgen.cli import main
 from fabricgen.lint import Evidence, Finding, all_rules, lint
@@ -35,7 +34,6 @@ from fabricgen.load.fabric import load
 from fabricgen.models.device import Fabric
 from fabricgen.models.diagnostics import Location
 from fabricgen.resolve import resolve
-from fabricgen.runtime.forked import fork_map
 
 from conftest import EXAMPLE_INVENTORY, ROOT
 
@@ -314,35 +312,3 @@ def test_every_rule_says_which_roads_and_platforms_it_covers() -> None:
         assert set(coverage.reads) <= declared, rule_id
         if coverage.reads and "configs" in coverage.roads:
             assert covered_platforms(coverage), f"{rule_id} reads nothing any config reader reads"
-
-
-def failing_cases_without_configs() -> list[Any]:
-    return [param for param in cases() if param.values[1] == "fail" and "configs" not in param.values[2]]
-
-
-def _every_field(report: Any) -> list[tuple[Any, ...]]:
-    """A report's findings and waived findings with every field, those left out of equality included."""
-    found = [(f, f.source, f.where) for f in report.findings]
-    return found + [(w.finding, w.finding.source, w.finding.where, w.reason) for w in report.waived]
-
-
-@pytest.mark.parametrize(("rule_id", "kind", "case"), failing_cases_without_configs())
-def test_rules_shared_with_a_forked_process_find_the_same(rule_id: str, kind: str, case: dict[str, Any],
-                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """lint with jobs > 1 shares the rules with a forked process from 20,000 ports on; forced here on a small
-    fabric, every rule runs and the report is the one a single process makes, field for field and in order."""
-    fabric, configs = build(case, tmp_path)
-    alone = lint(fabric, evidence=evidence_of(configs))
-    monkeypatch.setattr(fabricgen.lint, "SHARED_RULES_MIN_ENDS", 0)
-    forks: list[int] = []
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        forks.append(1)
-        return fork_map(*args, **kwargs)
-
-    monkeypatch.setattr(fabricgen.lint, "fork_map", counted)
-    shared = lint(fabric, evidence=evidence_of(configs), jobs=2)
-    assert forks == [1]
-    assert any(f.rule == rule_id for f in shared.findings + [w.finding for w in shared.waived])
-    assert _every_field(shared) == _every_field(alone)
-    assert (shared.devices, shared.links, shared.skipped) == (alone.devices, alone.links, alone.skipped)

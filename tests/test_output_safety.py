@@ -355,26 +355,6 @@ def test_modes_do_not_depend_on_the_umask(inputs: dict[str, Path], tmp_path: Pat
         assert (".json", 0o644) in found
 
 
-def test_each_file_written_has_its_writeback_started_before_the_sync(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tree's one sync before the swap finds the files already on their way to disk: each file's writeback is
-    started (sync_file_range, SYNC_FILE_RANGE_WRITE) on its own descriptor once its bytes are written."""
-    started: list[tuple[str, int]] = []
-
-    def record(handle: int, offset: int, length: int, flags: int) -> int:
-        target = Path(f"/proc/self/fd/{handle}").readlink()
-        name = target.relative_to(tmp_path).as_posix()
-        started.append((name, flags))
-        assert target.read_text() == files[name]  # the bytes are written when writeback starts
-        assert (offset, length) == (0, 0)
-        return 0
-
-    files = {"leaf1/config_db.json": "{}\n", "leaf1/setup.sh": "#!/bin/sh\n", "host1/nic.sh": "echo\n"}
-    monkeypatch.setattr(output, "_writeback_call", lambda: record)
-    output._write_files(tmp_path, files)
-    assert sorted(started) == sorted((name, 2) for name in files)
-
-
 # --- killed renders and their staging trees -----------------------------------------------------------------
 
 def test_staging_trees_of_killed_renders_are_removed_only_when_provably_theirs(inputs: dict[str, Path],

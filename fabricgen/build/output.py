@@ -31,7 +31,7 @@ import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -388,7 +388,6 @@ def _write_files(root: Path, files: dict[str, str]) -> dict[str, str]:
                     view = view[os.write(handle, view):]
                 if mode & umask:
                     os.fchmod(handle, mode)
-                _start_writeback(handle)
             finally:
                 os.close(handle)
             hashes[name] = hashlib.sha256(data).hexdigest()
@@ -396,34 +395,6 @@ def _write_files(root: Path, files: dict[str, str]) -> dict[str, str]:
         if folder_fd >= 0:
             os.close(folder_fd)
     return hashes
-
-
-@cache
-def _writeback_call() -> Callable[[int, int, int, int], int] | None:
-    """libc's sync_file_range (Linux), or None where there is none. Looked up by the first file written, not at
-    import: every command imports this module, and only a render writes."""
-    import ctypes  # 4 ms that a command which writes nothing does not pay
-
-    with contextlib.suppress(OSError, AttributeError):
-        call = ctypes.CDLL(None, use_errno=True).sync_file_range
-        call.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-        found: Callable[[int, int, int, int], int] = call
-        return found
-    return None
-
-
-_SYNC_FILE_RANGE_WRITE = 2
-
-
-def _start_writeback(handle: int) -> None:
-    """Have the kernel start writing the file's pages to disk now, without waiting for it (sync_file_range's
-    SYNC_FILE_RANGE_WRITE): the tree's one ``sync`` before the swap then waits only for what is still in flight,
-    instead of writing the whole tree (325 MB at 32,768 GPUs, 0.2-0.6 s with both cores idle) after the last
-    file. It proves nothing about durability, the sync still does; where the call is missing or refused (another
-    OS, a file system without it), the sync writes everything as before."""
-    call = _writeback_call()
-    if call is not None:
-        call(handle, 0, 0, _SYNC_FILE_RANGE_WRITE)
 
 
 def _umask() -> int:

@@ -70,7 +70,7 @@ def render_into(intent: Path, inventory: Path, out: Path, fmt: str, force: bool,
     if filter_expr is not None and previous is None:
         _refuse_to_replace(out, filter_expr)
     steps = for_fabric("render", len(loaded.inventory.devices), machine_output=fmt != "text")
-    gate = _LintGate(loaded, force, extra, fmt, steps, jobs)
+    gate = _LintGate(loaded, force, extra, fmt, steps)
     with _output_errors(out, updating=previous is not None), steps:
         if previous is None:
             fabric, hashes = _render_whole_tree(loaded, out, devices, jobs, gate)
@@ -219,14 +219,13 @@ class _LintGate:
     """render's lint: print the errors, then stop (nothing is written) or, with --force, record them in the
     manifest. Called once, by whichever step of the render runs it beside its workers, once ``fabric`` is set.
     A render that stops with ``--format json`` prints the lint report as `lint --format json` does. ``steps``:
-    the progress bar, told when lint begins and when the render's workers are all that is left to wait for.
-    ``jobs``: lint may share its rules with a forked process (the report is the same)."""
+    the progress bar, told when lint begins and when the render's workers are all that is left to wait for."""
 
     fabric: Fabric
 
     def __init__(self, loaded: FabricInput, force: bool, extra: dict[str, Any], fmt: str,
-                 steps: Steps | None = None, jobs: int = 1) -> None:
-        self.loaded, self.force, self.extra, self.fmt, self.jobs = loaded, force, extra, fmt, jobs
+                 steps: Steps | None = None) -> None:
+        self.loaded, self.force, self.extra, self.fmt = loaded, force, extra, fmt
         self.steps: Steps = steps or Quiet()
         self.after_lint = "render and write"  # what the bar names while the rest of the work finishes
         self.warnings: int | None = None  # what lint found, for the summary
@@ -237,7 +236,7 @@ class _LintGate:
         key = report_key(self.loaded.input_hashes)
         report = restore_report(key) if key is not None else None
         if report is None:
-            report = lint(self.fabric, jobs=self.jobs)
+            report = lint(self.fabric)
             if key is not None:
                 keep_report(key, report)
         self.steps.phase(self.after_lint)

@@ -7,17 +7,14 @@ lints in linear time (no path enumeration).
 from __future__ import annotations
 
 import gc
-import multiprocessing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.evidence import Evidence
 from fabricgen.lint.registry import RULES, SEVERITY_ORDER, Finding, Rule, all_rules
 from fabricgen.models.device import Fabric, WaiverModel
-from fabricgen.runtime.forked import can_fork, fork_map
 
 __all__ = ["RULES", "Evidence", "Finding", "LintReport", "Rule", "all_rules", "lint"]
 
@@ -63,23 +60,16 @@ def _waiver_for(finding: Finding, waivers: list[WaiverModel]) -> WaiverModel | N
     return None
 
 
-# Ports (Ends) from which a second process shares the rules (``jobs`` > 1): the rules cost about 5 µs a port
-# (0.7 s at 32,768 GPUs, 146k ports), a fork of a process that large 10 ms plus the pages it then copies.
-SHARED_RULES_MIN_ENDS = 20_000
-
-
-def lint(fabric: Fabric, rules: list[Rule] | None = None, evidence: Evidence | None = None,
-         jobs: int = 1) -> LintReport:
+def lint(fabric: Fabric, rules: list[Rule] | None = None, evidence: Evidence | None = None) -> LintReport:
     """Every rule's findings on ``fabric``. With ``evidence`` (``lint --configs``), the FG-EVD rules judge what
-    was found on disk, and devices it skips (``--partial``) are left out of the report. ``jobs`` > 1: on a large
-    fabric, a forked process runs some of the rules beside this one (the report is the same)."""
+    was found on disk, and devices it skips (``--partial``) are left out of the report."""
     with _collector_paused():
         # The context is gone (freed by reference counting) when _run returns, before the collector is back:
         # it would otherwise walk and promote every End on its first pass.
-        return _run(fabric, rules, evidence, jobs)
+        return _run(fabric, rules, evidence)
 
 
-def _run(fabric: Fabric, rules: list[Rule] | None, evidence: Evidence | None, jobs: int = 1) -> LintReport:
+def _run(fabric: Fabric, rules: list[Rule] | None, evidence: Evidence | None) -> LintReport:
     ctx = LintContext(fabric, evidence)
     waivers = fabric.policy.waivers if fabric.policy else []
     skipped = sorted(evidence.skipped) if evidence is not None else []
@@ -87,9 +77,8 @@ def _run(fabric: Fabric, rules: list[Rule] | None, evidence: Evidence | None, jo
         1 for a, b in ctx.links if a.device.name not in skipped or b.device.name not in skipped)
     report = LintReport(devices=len(fabric.devices) - len(skipped), links=links, skipped=skipped)
     about_skipped = _about_skipped(ctx, set(skipped))
-    chosen = rules or all_rules()
-    for findings in _findings_by_rule(ctx, chosen, jobs):
-        for finding in findings:
+    for rule in rules or all_rules():
+        for finding in rule.check(ctx, rule):
             if about_skipped(finding):
                 continue
             waiver = _waiver_for(finding, waivers)
@@ -100,37 +89,6 @@ def _run(fabric: Fabric, rules: list[Rule] | None, evidence: Evidence | None, jo
     report.findings.sort(key=_order)
     report.waived.sort(key=lambda w: _order(w.finding))
     return report
-
-
-def _findings_by_rule(ctx: LintContext, rules: list[Rule], jobs: int) -> list[list[Finding]]:
-    """Each rule's findings, in the order of ``rules``. With ``jobs`` > 1 on a large fabric, a forked process
-    that inherits ``ctx`` shares the rules with this one: each process takes the next rule neither has taken (a
-    counter they share), so neither waits on the other when it gets less of the CPU (render workers run beside
-    lint), and the other's findings come back by rule. At 32,768 GPUs that takes half of the rules' 0.7 s off
-    the render's critical path (the parent's load, resolve and lint): the index they share (0.5 s) is built
-    once, here, before the fork."""
-    if jobs < 2 or len(ctx.ends) < SHARED_RULES_MIN_ENDS or not can_fork():
-        return [list(rule.check(ctx, rule)) for rule in rules]
-    taken = multiprocessing.get_context("fork").Value("i", 0)
-
-    def share(_: Any = None) -> dict[int, list[Finding]]:
-        done: dict[int, list[Finding]] = {}
-        while (index := _take(taken)) < len(rules):
-            done[index] = list(rules[index].check(ctx, rules[index]))
-        return done
-
-    here: list[dict[int, list[Finding]]] = []
-    [there] = fork_map(share, [[None]], meanwhile=lambda: here.append(share()))
-    found = {**there, **here[0]}
-    return [found[index] for index in range(len(rules))]
-
-
-def _take(counter: Any) -> int:
-    """The next rule's index, claimed from the counter the processes share."""
-    with counter.get_lock():
-        index: int = counter.value
-        counter.value = index + 1
-    return index
 
 
 def _about_skipped(ctx: LintContext, skipped: set[str]) -> Callable[[Finding], bool]:

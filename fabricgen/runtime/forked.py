@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 R = TypeVar("R")
 
-_freezing = 0
-"""how many Workers blocks that have started a worker are open (lint's shares the rules inside render's)"""
-
 
 def worth_forking(jobs: int, items: int, min_items: int = 0) -> bool:
     """More than one process asked for, at least two items for each and ``min_items`` in all, and a platform
@@ -76,7 +73,6 @@ class Workers(Generic[R]):
 
         self._context = multiprocessing.get_context("fork")
         self._running: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
-        self._froze = False
 
     def __enter__(self) -> Workers[R]:
         return self
@@ -85,13 +81,7 @@ class Workers(Generic[R]):
         # The collector of a worker must stay off the heap it inherits: its first full collection would walk,
         # and so write to, every object of this process (at 32,768 GPUs, the whole inventory and resolved
         # fabric), and each page it touches is copied, in every worker. Frozen objects are never examined; none
-        # needs collecting, as they live until this process is done. Unfrozen when the block ends, or when the
-        # outermost one does: a block inside another's (lint sharing its rules beside the render workers) must
-        # not hand the heap back to the collector while the outer block's workers still share its pages.
-        global _freezing
-        if not self._froze:
-            self._froze = True
-            _freezing += 1
+        # needs collecting, as they live until this process is done. Unfrozen when the block ends.
         gc.freeze()
         receive, send = self._context.Pipe(duplex=False)
         process = self._context.Process(target=_work_and_send, args=(work, part, send), daemon=True)
@@ -112,12 +102,7 @@ class Workers(Generic[R]):
             process.join()
             receive.close()
         self._running = []
-        global _freezing
-        if self._froze:
-            self._froze = False
-            _freezing -= 1
-            if not _freezing:
-                gc.unfreeze()
+        gc.unfreeze()
 
 
 def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection) -> None:
