@@ -16,7 +16,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from fabricgen.build.output import MANIFEST, OutputError, build_manifest, staged_render, write_output
+from fabricgen.build.output import (
+    MANIFEST,
+    RENDER_WORKER_NICENESS,
+    OutputError,
+    build_manifest,
+    staged_render,
+    write_output,
+)
 from fabricgen.cli import LAZY_COMMANDS, main
 from fabricgen.runtime.forked import contiguous
 
@@ -154,6 +161,17 @@ def test_parallel_render_writes_what_it_hashes(tmp_path: Path) -> None:
     manifest = json.loads(written.pop(MANIFEST))
     assert manifest["files"] == hashes
     assert written == {f"d{i}/x.txt": f"d{i}\n".encode() for i in range(8)}
+
+
+def test_render_workers_run_niced_below_the_parent_that_resolves(tmp_path: Path) -> None:
+    """The parent's load, resolve and lint are the path everything waits for: the workers that render beside it
+    run at a nice value RENDER_WORKER_NICENESS above the parent's, which itself is left as it was."""
+    before = os.nice(0)
+    out = tmp_path / "o"
+    render_in_workers(out, [f"d{i}" for i in range(4)], lambda names: {f"{n}/nice": f"{os.nice(0)}\n" for n in names})
+    expected = min(19, before + RENDER_WORKER_NICENESS)
+    assert {path.read_text() for path in out.glob("d*/nice")} == {f"{expected}\n"}
+    assert os.nice(0) == before
 
 
 def test_output_path_that_is_a_file(tmp_path: Path) -> None:

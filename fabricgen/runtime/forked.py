@@ -66,12 +66,16 @@ class Workers(Generic[R]):
     kills those still running (after an error; normally :meth:`results` has collected them all).
 
     Plain processes and pipes, not a multiprocessing Pool: a Pool terminated while its workers are busy can
-    hang in terminate() (seen here when lint failed beside the render workers); a killed process cannot."""
+    hang in terminate() (seen here when lint failed beside the render workers); a killed process cannot.
 
-    def __init__(self) -> None:
+    ``niceness``: added to each worker's nice value (``os.nice``), for workers that fill the cores this process
+    leaves idle while it goes on with the work everything waits for."""
+
+    def __init__(self, niceness: int = 0) -> None:
         import multiprocessing  # see the module's docstring
 
         self._context = multiprocessing.get_context("fork")
+        self._niceness = niceness
         self._running: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
 
     def __enter__(self) -> Workers[R]:
@@ -84,7 +88,8 @@ class Workers(Generic[R]):
         # needs collecting, as they live until this process is done. Unfrozen when the block ends.
         gc.freeze()
         receive, send = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_work_and_send, args=(work, part, send), daemon=True)
+        process = self._context.Process(target=_work_and_send, args=(work, part, send, self._niceness),
+                                        daemon=True)
         process.start()
         send.close()  # the worker holds the only sending end: its death shows as end of file here
         self._running.append((process, receive))
@@ -105,8 +110,10 @@ class Workers(Generic[R]):
         gc.unfreeze()
 
 
-def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection) -> None:
+def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection, niceness: int = 0) -> None:
     try:
+        if niceness:
+            os.nice(niceness)
         outcome: tuple[bool, Any] = (True, work(part))
     except BaseException as exc:  # every failure goes back to the parent, which raises it
         outcome = (False, exc)
