@@ -15,7 +15,9 @@ Per size, each in fresh processes with its own parse cache:
                incremental after one cable line changed (the neighbourhood update: its `update` column), and
                whether its tree has the same files
 pyavd (the `parity` extra) renders an equivalent 64-port RoCE leaf; fabricgen resolves that device and renders
-it, both in this process, warm.
+it, both in this process, warm. `--pyavd-only` runs that comparison alone (on a generated 1,024-GPU fabric) and
+prints it with the 1-minute load average before and after, writing no JSON file: pyavd's time moves with the
+machine's load more than fabricgen's, so the ratio is worth measuring several times.
 
 fabricgen's modules are byte-compiled first, as a wheel install leaves them (an editable install under
 PYTHONDONTWRITEBYTECODE compiles them again in every process: 0.1 s per command).
@@ -224,6 +226,14 @@ def pyavd_side_by_side(work: Path) -> dict[str, Any]:
     return result
 
 
+def side_by_side_alone() -> dict[str, Any]:
+    """The pyavd side-by-side on its own fabric, with the 1-minute load average as it began and as it ended."""
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
+        side = pyavd_side_by_side(Path(tmp))
+    return side | {"load_1m_before": load_before, "load_1m_after": os.getloadavg()[0]}
+
+
 def table(results: list[dict[str, Any]]) -> str:
     head = (f"{'GPUs':>7} {'devices':>7} {'links':>6} {'load':>6} {'resolve':>7} {'lint':>6} {'render':>6} "
             f"{'write':>6} {'phases':>6} {'floor':>6} {'+sync':>6} {'ms/dev':>6} {'no-io':>6} {'RSS':>5} | "
@@ -270,8 +280,13 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, nargs="+", default=[32, 1024, 8192, 32768])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="render processes (default: cores)")
     parser.add_argument("--json", type=Path, default=BENCH / "results.json")
+    parser.add_argument("--pyavd-only", action="store_true",
+                        help="only the pyavd side-by-side, printed with the load average; no JSON file written")
     args = parser.parse_args()
     compileall.compile_dir(ROOT / "fabricgen", quiet=1)
+    if args.pyavd_only:
+        print(json.dumps({"pyavd_side_by_side": side_by_side_alone()}, indent=2))
+        return
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
         work = Path(tmp)
         results = [run_size(gpus, work, args.jobs) for gpus in args.gpus]
