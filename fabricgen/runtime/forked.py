@@ -113,7 +113,8 @@ class Workers(Generic[R]):
 def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection, niceness: int = 0) -> None:
     try:
         if niceness:
-            os.nice(niceness)
+            with contextlib.suppress(OSError):  # a priority only: a sandbox that refuses it slows nothing down
+                os.nice(niceness)
         outcome: tuple[bool, Any] = (True, work(part))
     except BaseException as exc:  # every failure goes back to the parent, which raises it
         outcome = (False, exc)
