@@ -578,8 +578,8 @@ Produce = Callable[[list[str]], dict[str, str]]
 # The render workers' nice value above the parent's. A new tree's critical path is the parent: it loads, resolves
 # chunk after chunk and lints, and each worker it forks renders a chunk already resolved. At equal priority up to
 # 4 x jobs workers share the cores with it, and at 32,768 GPUs on 2 cores the parent got about half a core:
-# resolve + lint took 5.7 s of wall for 2.4 s of its CPU. Niced, the workers take what the parent leaves (the
-# other cores, then all of them once the parent only waits): resolve + lint 2.3 s, the render 1-2 s sooner.
+# resolve + lint took 5.5-6.2 s of wall for 2.3 s of its CPU. Niced, the workers take what the parent leaves (the
+# other cores, then all of them once the parent only waits): resolve + lint 2.3 s; the workers then end the render.
 # The cost: on a machine busy with other work, the workers get less of it than that work does.
 RENDER_WORKER_NICENESS = 10
 
