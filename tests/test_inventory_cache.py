@@ -118,6 +118,19 @@ def test_an_edited_file_is_read_again(workspace: Path) -> None:
     assert port.cable_m == int(first[4])
 
 
+def test_a_file_edited_while_it_is_read_is_not_kept(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key is the files' bytes as first read; an edit landing before the inventory is read makes the two
+    differ, and what was read is not kept under the earlier bytes."""
+    before = inventorycache.key_of(workspace / "inventory")
+    assert before is not None
+    table = workspace / "inventory" / "cabling.csv"
+    table.write_text(table.read_text().replace(",optic", ",dac", 1))
+    monkeypatch.setattr(inventorycache, "key_of", lambda directory: before)
+    loaded = load(workspace / "fabric.yaml", workspace / "inventory")
+    assert loaded.keep is None
+    assert loaded.input_hashes["inventory/cabling.csv"] != before.hashes["inventory/cabling.csv"]
+
+
 def test_a_bad_edit_is_reported_not_restored(workspace: Path) -> None:
     load_and_keep(workspace)
     table = workspace / "inventory" / "cabling.csv"

@@ -123,7 +123,9 @@ def load(intent_path: Path, inventory_dir: Path, *, jobs: int = 1,
             read_sources = partial(_inventory_sources, inventory_dir)
         else:
             inventory, entries = _load_inventory(inventory_dir, sources, problems, hashes, jobs, skipped)
-            if key is not None and inventory is not None and not problems:
+            # Kept only under the bytes it was read from: a file edited between the key and the read is not.
+            if key is not None and inventory is not None and not problems and \
+                    all(hashes.get(label) == digest for label, digest in key.hashes.items()):
                 keep = inventorycache.keeper(key, inventory, entries, dict(skipped))
     except MemoryError:
         # Within the size bound but beyond this machine's memory (or a ulimit): bad input for here, not a bug.
