@@ -341,18 +341,9 @@ def test_public_url_takes_out_every_credential() -> None:
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 1), (signal.SIGTERM, -signal.SIGTERM)])
 def test_an_interrupted_fetch_leaves_no_git_and_no_work_folder(
         tmp_path: Path, cache: Path, signum: int, status: int) -> None:
-    # A git that hangs as a stalled network would, with a transport helper of its own whose pid it leaves.
-    stub = tmp_path / "bin" / "git"
-    stub.parent.mkdir()
-    stub.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {tmp_path}/helper.pid\nwait\n", encoding="utf-8")
-    stub.chmod(0o755)
-    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
-    # Ctrl-C's handler set explicitly: a shell starting a background job would have it ignored.
-    program = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-               "from fabricgen.cli import main; "
-               "main(['validate', '--fetch-models', '202411', '--repo', 'https://example.invalid/x.git'])")
-    process = subprocess.Popen([sys.executable, "-c", program], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    env = _hanging_git(tmp_path)
+    process = subprocess.Popen([sys.executable, "-c", FETCH_WITH_CTRL_C], env=env, cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     helper = tmp_path / "helper.pid"
     deadline = time.monotonic() + 60
     while not (helper.exists() and helper.read_text().strip()) and time.monotonic() < deadline:
@@ -362,6 +353,44 @@ def test_an_interrupted_fetch_leaves_no_git_and_no_work_folder(
     _, err = process.communicate(timeout=60)
     assert process.returncode == status, err
     assert _ended_within(int(helper.read_text()), seconds=10)
+    assert list(cache.iterdir()) == []
+
+
+# Ctrl-C's handler set explicitly: a shell starting a background job would have it ignored.
+FETCH_WITH_CTRL_C = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                     "from fabricgen.cli import main; "
+                     "main(['validate', '--fetch-models', '202411', '--repo', 'https://example.invalid/x.git'])")
+
+
+def _hanging_git(tmp_path: Path) -> dict[str, str]:
+    """An environment whose git hangs as a stalled network would, with a transport helper of its own whose pid
+    it writes to ``tmp_path/helper.pid``."""
+    stub = tmp_path / "bin" / "git"
+    stub.parent.mkdir()
+    stub.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {tmp_path}/helper.pid\nwait\n", encoding="utf-8")
+    stub.chmod(0o755)
+    return {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_a_ctrl_c_as_git_starts_still_takes_its_helper_with_it(tmp_path: Path, cache: Path) -> None:
+    """Ctrl-C landing after git has started but before fabricgen waits on it (a moment a loaded machine widens):
+    it is held back until the wait is in place, and git's whole group goes as on any other Ctrl-C."""
+    late = ("import os, subprocess, sys, time\n"
+            "real = subprocess.Popen\n"
+            "class CtrlCAsItStarts(real):\n"
+            "    def __init__(self, *args, **kwargs):\n"
+            "        super().__init__(*args, **kwargs)\n"
+            f"        helper = {str(tmp_path / 'helper.pid')!r}\n"
+            "        while not (os.path.exists(helper) and open(helper).read().strip()):\n"
+            "            time.sleep(0.01)\n"
+            "        os.kill(os.getpid(), 2)  # SIGINT, before Popen has even returned\n"
+            "        time.sleep(0.3)\n"
+            "subprocess.Popen = CtrlCAsItStarts\n")
+    process = subprocess.run([sys.executable, "-c", late + FETCH_WITH_CTRL_C.replace("; ", "\n")],
+                             env=_hanging_git(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert process.returncode == 1, process.stderr
+    assert "Aborted!" in process.stderr  # click's word for Ctrl-C
+    assert _ended_within(int((tmp_path / "helper.pid").read_text()), seconds=10)
     assert list(cache.iterdir()) == []
 
 

@@ -30,8 +30,9 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "git_protocols",
     "public_url",
     "run_git",
+    "start_and_wait",
     "stop_group",
     "terminate_raises",
 ]
@@ -174,32 +176,66 @@ def run_git(args: Sequence[str], remote: Remote, timeout: float) -> str:
     and git's last line (any URL in it without credentials)."""
     verb = _verb(args)
     try:
-        # Its own session: on a timeout or an interrupt the whole group (git and its transport helpers) is killed.
-        process = subprocess.Popen(["git", *remote.options(), *args], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env=remote.environment(), start_new_session=True,
-                                   preexec_fn=die_with_parent)
+        # On a timeout or an interrupt the whole group (git and its transport helpers) is killed.
+        process, out, err = start_and_wait(["git", *remote.options(), *args], timeout, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                           env=remote.environment())
     except FileNotFoundError as exc:
         raise GitError("fetching from a repository (--fetch-models, --fetch-gcu) needs git "
                        "(e.g. apt-get install git)") from exc
-    out, err = _wait(process, timeout, f"git {verb}")
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {verb} did not finish within {timeout:g} s; nothing was changed") from None
     if process.returncode != 0:
         reason = next((line for line in reversed(err.splitlines()) if line.strip()), f"exit {process.returncode}")
         raise GitError(f"git {verb} failed: {public_url(reason.strip())}")
     return out.strip()
 
 
-def _wait(process: subprocess.Popen[str], timeout: float, what: str) -> tuple[str, str]:
-    """``process``'s stdout and stderr once it ends; its process group is killed at ``timeout`` (GitError) and
-    on any interrupt of this process (re-raised once the group is gone)."""
+_INTERRUPTS: Final = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def start_and_wait(argv: Sequence[str], timeout: float, **popen: Any) -> tuple[subprocess.Popen[str], str, str]:
+    """Start ``argv`` in a session of its own and wait for it: the process, its stdout and its stderr. At
+    ``timeout`` (subprocess.TimeoutExpired) and on any interrupt of this process (KeyboardInterrupt, SIGTERM under
+    :func:`terminate_raises`), its whole process group is killed before the exception goes on: nothing may
+    outlive a fetch.
+
+    Ctrl-C and SIGTERM are held back (blocked in this thread) from before the start until the wait's handler is
+    in place, and then delivered: one arriving between the two would otherwise leave the group running (seen
+    under load: the helper git started outlived fabricgen's Ctrl-C). The child starts with them unblocked."""
+    held = _hold_interrupts()
     try:
-        return process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        stop_group(process)
-        raise GitError(f"{what} did not finish within {timeout:g} s; nothing was changed") from None
-    except BaseException:  # KeyboardInterrupt, SIGTERM (terminate_raises): nothing may outlive the fetch
-        stop_group(process)
-        raise
+        process: subprocess.Popen[str] = subprocess.Popen(argv, start_new_session=True,
+                                                          preexec_fn=partial(_in_child, held), **popen)
+        try:
+            _release(held)  # an interrupt held back since the start arrives here, where the group is stopped
+            out, err = process.communicate(timeout=timeout)
+        except BaseException:
+            stop_group(process)
+            raise
+    finally:
+        _release(held)
+    return process, out, err
+
+
+def _hold_interrupts() -> set[int | signal.Signals] | None:
+    """Block SIGINT and SIGTERM in this thread; the mask before (None: nothing was blocked, off the main thread
+    or where the platform has no signal masks)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+
+
+def _release(held: set[int | signal.Signals] | None) -> None:
+    """Restore the mask :func:`_hold_interrupts` returned; a signal that arrived meanwhile is delivered now."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _in_child(held: set[int | signal.Signals] | None) -> None:
+    """The child, between fork and exec: the parent's own signal mask back, and SIGKILL when the parent dies."""
+    _release(held)
+    die_with_parent()
 
 
 def stop_group(process: subprocess.Popen[str]) -> None:

@@ -31,7 +31,7 @@ from jinja2 import BaseLoader, Environment, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
 from fabricgen.load.yamlsource import Limit
-from fabricgen.validate.gitfetch import die_with_parent, stop_group
+from fabricgen.validate.gitfetch import start_and_wait
 
 __all__ = ["MAX_MODEL_BYTES", "RENDER_SECONDS", "TEMPLATES_PATH", "FetchedTemplates", "TemplateRefused",
            "read_inside", "render_templates"]
@@ -143,18 +143,14 @@ def render_templates(folder: Path, names: Sequence[str], out: Path) -> None:
     limit or when this process is interrupted. TemplateRefused with the child's message."""
     seconds = RENDER_SECONDS.value()
     argv = [sys.executable, "-P", "-m", __name__, str(folder), str(out), *names]  # -P: not the cwd's modules
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True, preexec_fn=die_with_parent)
     try:
-        _, err = process.communicate(timeout=seconds)
+        # Its group is killed at the time limit and on Ctrl-C or SIGTERM, before the caller removes its work folder.
+        process, _, err = start_and_wait(argv, seconds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE, text=True)
     except subprocess.TimeoutExpired:
-        stop_group(process)
         raise TemplateRefused(f"{TEMPLATES_PATH}: rendering the templates did not finish within {seconds} s (an "
                               f"endless loop?); refusing them. The limit is {seconds} {RENDER_SECONDS.what}; "
                               f"raise it with {RENDER_SECONDS.variable}=N on a very slow machine") from None
-    except BaseException:  # Ctrl-C, SIGTERM: the child goes first, then the caller removes its work folder
-        stop_group(process)
-        raise
     if process.returncode != 0:
         lines = [line for line in err[-_MESSAGE_CHARS:].splitlines() if line.strip()]
         raise TemplateRefused(lines[-1] if lines else f"{TEMPLATES_PATH}: rendering failed (exit "
