@@ -49,7 +49,7 @@ from fabricgen.build.output import MANIFEST, PreviousTree, build_manifest, file_
 from fabricgen.lint import Finding, all_rules, lint
 from fabricgen.lint.registry import FabricWide
 from fabricgen.load.fabric import input_hashes, load_groups, load_intent, validate_hosts
-from fabricgen.load.parsecache import read_sealed, seal, source_digest, write_private
+from fabricgen.load.parsecache import keep_newest, read_sealed, seal, source_digest, write_private
 from fabricgen.load.sources import DEFAULTS, GROUPS
 from fabricgen.load.sources.compact import CABLING_FILE, COLUMNS, DEVICES_FILE, _own_ports, is_compact
 from fabricgen.load.yamlsource import (
@@ -119,14 +119,8 @@ def save_state(out: Path, state: RenderState) -> None:
             return
         write_private(path.parent, path.name,
                       marshal.dumps({"entries": state.entries, "kinds": state.kinds, "blobs": state.blobs}))
-        _prune_states(path.parent)
-
-
-def _prune_states(folder: Path) -> None:
-    """Keep the most recent states: one is written per render, and a state is only useful to the next one."""
-    states = sorted(folder.glob("state-*.marshal"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    for stale in states[STATES_KEPT:]:
-        stale.unlink(missing_ok=True)
+        # The most recent states only: one is written per render, and a state is only useful to the next one.
+        keep_newest(path.parent, "state-*.marshal", STATES_KEPT)
 
 
 def _load_state(manifest: bytes) -> RenderState | None:
@@ -200,10 +194,7 @@ def save_cabling(raw: bytes) -> None:
     if path is None:
         return
     write_private(path.parent, path.name, seal(source_digest(raw), raw))
-    with contextlib.suppress(OSError):
-        saved = sorted(path.parent.glob("cabling-*.csv"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-        for stale in saved[STATES_KEPT:]:
-            stale.unlink(missing_ok=True)
+    keep_newest(path.parent, "cabling-*.csv", STATES_KEPT)
 
 
 def saved_cabling(digest: str) -> bytes | None:

@@ -16,16 +16,14 @@ the inventory). No pickle: marshal's plain tuples, from which each finding is re
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
-import os
 from typing import Any
 
 from fabricgen.lint import LintReport, Waived
 from fabricgen.lint.registry import Finding
 from fabricgen.load.inventorycache import code_digest
-from fabricgen.load.parsecache import cache_dir, read_sealed, seal, write_private
+from fabricgen.load.parsecache import cache_dir, keep_newest, mark_used, read_sealed, seal, write_private
 
 FORMAT = 1
 KEPT = 16
@@ -60,8 +58,7 @@ def restore_report(key: str) -> LintReport | None:
         report = _decode(marshal.loads(payload))
     except (EOFError, ValueError, TypeError, IndexError):
         return None
-    with contextlib.suppress(OSError):
-        os.utime(path)  # recently used: kept when older ones are pruned
+    mark_used(path)
     return report
 
 
@@ -72,10 +69,7 @@ def keep_report(key: str, report: LintReport) -> None:
         return
     payload = marshal.dumps(_encode(report))
     write_private(folder, key, seal(hashlib.sha256(key.encode()).digest(), payload))
-    with contextlib.suppress(OSError):
-        kept = sorted(folder.glob("lint-*.marshal"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-        for stale in kept[KEPT:]:
-            stale.unlink(missing_ok=True)
+    keep_newest(folder, "lint-*.marshal", KEPT)
 
 
 def _finding(finding: Finding) -> tuple[Any, ...]:

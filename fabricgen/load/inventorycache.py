@@ -29,10 +29,8 @@ from a full read of the files then (:class:`~fabricgen.load.fabric.FabricInput`)
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +48,8 @@ from fabricgen.load.parsecache import (
     blob_may_carry_secret,
     cache_dir,
     carries_secret,
+    keep_newest,
+    mark_used,
     read_sealed,
     seal,
     write_private,
@@ -153,8 +153,7 @@ def restore(key: Key) -> Restored | None:
         restored = _decode(marshal.loads(payload), key)
     except (EOFError, ValueError, TypeError, KeyError, IndexError):
         return None
-    with contextlib.suppress(OSError):
-        os.utime(path)  # recently used: kept when older ones are pruned
+    mark_used(path)
     return restored
 
 
@@ -176,7 +175,7 @@ def keep(key: Key, inventory: Inventory, entries: Entries | None, skipped: dict[
     except _NotPlain:
         return
     write_private(folder, key.name, seal(hashlib.sha256(key.name.encode()).digest(), payload))
-    _prune(folder)
+    keep_newest(folder, "inventory-*.marshal", KEPT)
 
 
 def _carries_secret(inventory: Inventory, entries: Entries | None) -> bool:
@@ -193,13 +192,6 @@ def _carries_secret(inventory: Inventory, entries: Entries | None) -> bool:
         return any(carries_secret(marshal.loads(blob)) for blob in flagged)
     except (EOFError, ValueError, TypeError):
         return True
-
-
-def _prune(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        kept = sorted(folder.glob("inventory-*.marshal"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-        for stale in kept[KEPT:]:
-            stale.unlink(missing_ok=True)
 
 
 # --- the payload --------------------------------------------------------------------------------------------

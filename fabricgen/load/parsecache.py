@@ -127,6 +127,21 @@ def read_sealed(path: Path, source: bytes | None) -> bytes | None:
         return None
 
 
+def mark_used(path: Path) -> None:
+    """Record that the cache file at ``path`` was just used (its mtime), so that :func:`keep_newest` keeps it."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def keep_newest(folder: Path, pattern: str, kept: int) -> None:
+    """Remove all but the ``kept`` most recently written or used files of ``folder`` matching ``pattern`` (a
+    cache: a file that vanished or cannot be removed meanwhile only costs space)."""
+    with contextlib.suppress(OSError):
+        newest_first = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for stale in newest_first[kept:]:
+            stale.unlink(missing_ok=True)
+
+
 def write_private(folder: Path, name: str, content: bytes) -> None:
     """Write ``folder/name`` (0600, in a folder made 0700) atomically: beside it, then renamed. A cache that
     cannot be written (full disk, read-only) only costs time, and leaves nothing half-written behind."""
