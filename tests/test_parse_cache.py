@@ -170,6 +170,37 @@ def test_entries_parsed_in_several_processes_read_the_same(trouble: str, cache: 
     assert doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
 
 
+def test_a_file_read_entry_by_entry_is_located_entry_by_entry(cache: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lint locates every finding: a few hosts' findings parse those hosts' entries again, not the whole file,
+    and each key is where the whole file's parse puts it (a header, comments and a blank line before an entry
+    included). A path outside every entry is asked of the whole file."""
+    path = tmp_path / "hosts.yaml"
+    text = "# hosts\n---\n" + big_hosts(300).replace("\nleaf9:\n", "\n# the ninth\n\nleaf9:\n")
+    path.write_text(text)
+    doc, problems = load_yaml(path)
+    assert problems == [] and doc is not None and doc.read_alone
+    whole, _ = yamlsource.parse_yaml(text, str(path))
+    assert whole is not None
+    parsed: list[str] = []
+    real = yamlsource.parse_yaml
+
+    def counting(entry: str, name: str) -> object:
+        parsed.append(entry.split(":")[0])
+        return real(entry, name)
+
+    monkeypatch.setattr(yamlsource, "parse_yaml", counting)
+    asked = [("leaf9", "data", "ports", "Ethernet11", "cable_m"), ("leaf299", "hostname"), ("leaf9",),
+             ("leaf0", "data", "ports", "Ethernet99")]  # the last is not in the file: its closest ancestor
+    assert [doc.at(key) for key in asked] == [whole.at(key) for key in asked]
+    assert doc.at(("leaf9",)).line == text.splitlines().index("leaf9:") + 1
+    assert parsed == ["leaf9", "leaf299", "leaf0"]
+    assert doc.at(("no-such-host", "data")) == whole.at(("no-such-host", "data"))
+    assert len(parsed) == 4  # the whole file, for the key it does not have
+    for key in whole.source.locations:
+        assert doc.source.exact(key) == whole.source.exact(key), key
+
+
 # --- the cache is sealed, private, and holds no secret --------------------------------------------------------
 
 def cached_files(cache: Path) -> list[Path]:

@@ -226,7 +226,7 @@ def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
 
 def _intent_location(doc: YamlDocument, path: KeyPath, profile_at: Location | None) -> Location:
     # A value the user did not write came from the profile: point at `profile:`.
-    if profile_at is not None and path not in doc.source.locations:
+    if profile_at is not None and doc.source.exact(path) is None:
         return profile_at
     return doc.at(path)
 

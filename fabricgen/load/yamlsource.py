@@ -172,12 +172,79 @@ class YamlDocument:
     @property
     def source(self) -> SourceMap:
         if self._source is None:
-            reparsed, _ = parse_yaml(self.text, self.file)
-            self._source = reparsed.source if reparsed is not None else SourceMap()
+            entries = _EntrySources.of(self) if self.read_alone else None
+            self._source = entries if entries is not None else _whole_source(self.text, self.file)
         return self._source
 
     def at(self, path: KeyPath) -> Location:
         return self.source.locate(path, Location(self.file, 1, 1))
+
+
+def _whole_source(text: str, file: str) -> SourceMap:
+    reparsed, _ = parse_yaml(text, file)
+    return reparsed.source if reparsed is not None else SourceMap()
+
+
+class _EntrySources(SourceMap):
+    """The source map of a file read entry by entry (``read_alone``), built one top-level entry at a time: only
+    the entries a location is asked in are parsed again. Lint locates every finding, and at 32,768 GPUs the
+    findings of a few hundred hosts made `fabricgen lint` parse all of a 12 MB hosts.yaml a second time, with
+    PyYAML's marks (7 of its 12 s). An entry read alone holds the locations the whole file's parse gives it:
+    nothing in it refers to another entry (_load_by_entry made sure), and it starts at a line start, so only its
+    line numbers move, by the lines before it. A path outside every entry (the document itself) is asked of the
+    whole file's map, as before."""
+
+    def __init__(self, doc: YamlDocument, raw: bytes, spans: dict[str, tuple[int, int, int]]) -> None:
+        super().__init__()
+        self._doc = doc
+        self._spans = spans
+        """each top-level key not parsed yet → its entry's (start, end) offsets in the file's bytes, and the
+        number of lines before it"""
+        self._parsed: set[Any] = set()
+        self._raw = raw
+        self._whole: SourceMap | None = None
+
+    @classmethod
+    def of(cls, doc: YamlDocument) -> _EntrySources | None:
+        """The map of ``doc``; None when its text does not split into one entry per key, each starting with its
+        key as written (then the whole file is parsed)."""
+        raw = doc.text.encode()
+        starts = top_level_starts(raw)
+        data = doc.data
+        if starts is None or not isinstance(data, dict) or len(starts) != len(data):
+            return None
+        spans: dict[str, tuple[int, int, int]] = {}
+        lines, counted = 0, 0
+        for key, start, end in zip(data, starts, [*starts[1:], len(raw)], strict=True):
+            if not isinstance(key, str) or not starts_with_key(raw[start:end], key):
+                return None
+            lines += raw.count(b"\n", counted, start)  # one pass over the file for all entries
+            counted = start
+            spans[key] = (start, end, lines)
+        return cls(doc, raw, spans)
+
+    def _find(self, path: KeyPath, ancestors: bool) -> Location | None:
+        key = path[0] if path else None
+        if key in self._spans:
+            self._add_entry(*self._spans.pop(key))
+            self._parsed.add(key)
+        elif key not in self._parsed:  # the document itself, or a key it does not have
+            return self._whole_map()._find(path, ancestors)
+        return super()._find(path, ancestors)
+
+    def _add_entry(self, start: int, end: int, lines_before: int) -> None:
+        entry, _ = parse_yaml(self._raw[start:end].decode("utf-8"), self._doc.file)
+        if entry is None:  # read alone once, it reads alone again; if not, the whole file answers
+            self.locations.update(self._whole_map().locations)
+            return
+        for path, at in entry.source.locations.items():
+            if path:
+                self.locations.setdefault(path, Location(at.file, at.line + lines_before, at.col))
+
+    def _whole_map(self) -> SourceMap:
+        if self._whole is None:
+            self._whole = _whole_source(self._doc.text, self._doc.file)
+        return self._whole
 
 
 def _mark(file: str, node: yaml.Node) -> Location:
@@ -528,6 +595,13 @@ def top_level_entries(raw: bytes) -> list[bytes] | None:
     """``raw`` cut before each line that starts a top-level key; None unless everything before the first such
     line is comments (and the `---` that yamllint asks for) that both parsers read alike, and no byte-order
     mark follows the start (rapidyaml drops one at the start of an entry read alone, PyYAML keeps it)."""
+    starts = top_level_starts(raw)
+    return None if starts is None else [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)],
+                                                                              strict=True)]
+
+
+def top_level_starts(raw: bytes) -> list[int] | None:
+    """Where each of :func:`top_level_entries`' entries starts in ``raw``; None where that is None."""
     # A line break followed by an entry's first character: the regex engine looks for the line break with a
     # fast search, where `^` under MULTILINE tries every position (11 ms instead of 80 ms on 12 MB).
     starts = [match.start() + 1 for match in _ENTRY_START.finditer(raw)]
@@ -544,7 +618,7 @@ def top_level_entries(raw: bytes) -> list[bytes] | None:
     content = [line for line in header if line and not line.startswith(b"#")]
     if content not in ([], [b"---"]) or not plain_characters(head):  # a NEL in a comment is a line break
         return None
-    return [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)], strict=True)]
+    return starts
 
 
 def _cache_key(source: bytes) -> str:
