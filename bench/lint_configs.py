@@ -11,6 +11,11 @@ Each line ends with the 1-minute load average before and after the size's runs: 
 moves with it (both roads' load+resolve are the same work, and differ between runs by what the load adds).
 ``--repeat N`` runs each road N times, alternating, and keeps each road's lowest CPU time (the machine's load
 moves single runs by 10-20 %).
+
+A second line per size times the two commands as a user runs them: `fabricgen lint INTENT -i INVENTORY` and the
+same with `--configs DIR`, each a fresh process without a cache (FABRICGEN_NO_CACHE=1, as on a CI runner), with
+`--format json`; CPU seconds of the whole command — Python's start, imports, and locating every finding in its
+file, which the phases above leave out — lowest of the same N runs.
 """
 
 from __future__ import annotations
@@ -50,6 +55,21 @@ print(json.dumps({"cpu_s": time.process_time() - start, "phases": phases, "error
 """
 
 
+def command_cpu_s(fabric: Path, name: str) -> float:
+    """CPU seconds (user + system) of `fabricgen lint` on the fabric, with ``--configs`` for the configs road."""
+    command = [sys.executable, "-m", "fabricgen", "lint", str(fabric / "intent.yaml"), "-i", str(fabric / "inventory"),
+               "--format", "json"]
+    if name == "configs":
+        command += ["--configs", str(fabric / "configs")]
+    env = {**os.environ, "FABRICGEN_NO_CACHE": "1"}
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    stderr = proc.stderr.read().decode() if proc.stderr is not None else ""
+    if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: lint found errors, which a fabric may have
+        raise RuntimeError(f"{' '.join(command)} failed: {stderr}")
+    return usage.ru_utime + usage.ru_stime
+
+
 def road(fabric: Path, name: str) -> dict[str, object]:
     out = subprocess.run([sys.executable, "-c", ROAD, str(fabric), name], check=True, capture_output=True, text=True)
     return dict(json.loads(out.stdout.splitlines()[-1]))
@@ -76,14 +96,19 @@ def main() -> None:
             rendered = f"render took {time.perf_counter() - start:.0f} s wall"
         load_before = os.getloadavg()[0]
         runs: dict[str, list[dict[str, object]]] = {"intent": [], "configs": []}
+        commands: dict[str, list[float]] = {"intent": [], "configs": []}
         for _ in range(max(args.repeat, 1)):
             for name, found in runs.items():
                 found.append(road(fabric, name))
+                commands[name].append(command_cpu_s(fabric, name))
         intent, configs = (min(found, key=lambda run: float(str(run["cpu_s"]))) for found in runs.values())
         ratio = float(str(configs["cpu_s"])) / float(str(intent["cpu_s"]))
         print(f"{gpus:>6} {intent['cpu_s']:>13.2f} {configs['cpu_s']:>14.2f} {ratio:>6.2f}  intent: {_phases(intent)}; "
               f"configs: {_phases(configs)} ({rendered}; load {load_before:.1f} -> {os.getloadavg()[0]:.1f})",
               flush=True)
+        intent_command, configs_command = min(commands["intent"]), min(commands["configs"])
+        print(f"{'':>6} {intent_command:>13.2f} {configs_command:>14.2f} {configs_command / intent_command:>6.2f}  "
+              "the commands: `fabricgen lint` and `fabricgen lint --configs`, whole processes, no cache", flush=True)
 
 
 def _phases(run: dict[str, object]) -> str:
