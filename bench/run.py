@@ -21,6 +21,13 @@ machine's load more than fabricgen's, so the ratio is worth measuring several ti
 
 fabricgen's modules are byte-compiled first, as a wheel install leaves them (an editable install under
 PYTHONDONTWRITEBYTECODE compiles them again in every process: 0.1 s per command).
+
+`--work DIR` puts the fabrics, trees and caches in a new folder under DIR (default: the system's temporary folder),
+and the output names DIR's file system. It decides much of the cold and warm columns: each render creates ~25,000
+files and folders at 32,768 GPUs. ext4 without a journal (this project's build machine's root) checks every
+inode it hands out against the inode table for one freed in the last minutes (`recently_deleted()` in Linux's
+fs/ext4/ialloc.c, only when the file system has no journal), so a tree written soon after another was deleted
+costs seconds more; a journaled ext4 (a CI runner's disk) or a tmpfs does not.
 """
 
 from __future__ import annotations
@@ -280,6 +287,8 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, nargs="+", default=[32, 1024, 8192, 32768])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="render processes (default: cores)")
     parser.add_argument("--json", type=Path, default=BENCH / "results.json")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="make the bench's folder under this one (default: the system's temporary folder)")
     parser.add_argument("--pyavd-only", action="store_true",
                         help="only the pyavd side-by-side, printed with the load average; no JSON file written")
     args = parser.parse_args()
@@ -287,13 +296,37 @@ def main() -> None:
     if args.pyavd_only:
         print(json.dumps({"pyavd_side_by_side": side_by_side_alone()}, indent=2))
         return
-    with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="fabricgen-bench-", dir=args.work) as tmp:
         work = Path(tmp)
+        where = file_system(work)
         results = [run_size(gpus, work, args.jobs) for gpus in args.gpus]
         side = pyavd_side_by_side(work)
     print(table(results))
+    print(f"trees written to {where}")
     print(json.dumps({"pyavd_side_by_side": side}, indent=2))
-    args.json.write_text(json.dumps({"sizes": results, "pyavd_side_by_side": side}, indent=2) + "\n")
+    args.json.write_text(json.dumps({"sizes": results, "pyavd_side_by_side": side, "file_system": where},
+                                    indent=2) + "\n")
+
+
+def file_system(path: Path) -> str:
+    """The file system ``path`` is on, as /proc/self/mounts names it (the longest mount point holding it); for
+    ext4, whether it has a journal: Linux lists a `data=` mode in /proc/fs/ext4/<device>/options only then."""
+    resolved, found = str(path.resolve()), ("?", "?", "?")
+    try:
+        mounts = [line.split()[:3] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    except OSError:
+        return "an unknown file system"
+    for device, point, kind in mounts:
+        if (resolved == point or resolved.startswith(point.rstrip("/") + "/")) and len(point) >= len(found[1]):
+            found = (device, point, kind)
+    device, point, kind = found
+    if kind == "ext4":
+        try:
+            options = Path("/proc/fs/ext4", Path(device).name, "options").read_text()
+            kind += " with a journal" if "data=" in options else " without a journal"
+        except OSError:
+            pass
+    return f"{kind} ({device} at {point})"
 
 
 if __name__ == "__main__":
