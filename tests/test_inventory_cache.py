@@ -260,6 +260,44 @@ def test_a_lint_report_is_keyed_by_every_input_file(workspace: Path) -> None:
     assert reportcache.report_key({**loaded.input_hashes, "inventory/nautobot": "0" * 64}) is None
 
 
+def lint_cli(workspace: Path, *extra: str) -> Any:
+    return CliRunner().invoke(main, ["lint", str(workspace / "fabric.yaml"), "-i", str(workspace / "inventory"),
+                                     *extra])
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_lint_reports_the_kept_report_of_the_same_files_as_it_would_lint_them(
+        fmt: str, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fabricgen lint` after a render (or a lint) of the same files by the same code prints the report that run
+    kept, byte for byte, without resolving or linting again; an edited file is linted again."""
+    def found(output: str) -> bool:  # a SARIF log lists every rule; its results name theirs as ruleId
+        return ('"ruleId": "FG-MTU-003"' if fmt == "sarif" else "FG-MTU-003") in output
+
+    intent = workspace / "fabric.yaml"
+    intent.write_text(intent.read_text().replace("  host: 9000 ", "  host: 4096 ", 1))  # an error: FG-MTU-003
+    monkeypatch.setenv("FABRICGEN_NO_CACHE", "1")
+    uncached = lint_cli(workspace, "--format", fmt)
+    monkeypatch.delenv("FABRICGEN_NO_CACHE")
+    assert uncached.exit_code == 1 and found(uncached.output)
+    assert render(workspace, "out").exit_code == 1  # the gate stops it, and keeps the report it gated on
+    assert len(kept_files(workspace, "lint")) == 1
+
+    def not_again(*_: object, **__: object) -> None:
+        raise AssertionError("resolved or linted again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr("fabricgen.cli.lint.lint", not_again)
+        patched.setattr("fabricgen.cli.lint._resolve_counted", not_again)
+        kept = lint_cli(workspace, "--format", fmt)
+        narrowed = lint_cli(workspace, "--format", fmt, "--select", "FG-PFC")
+    assert (kept.exit_code, kept.output) == (uncached.exit_code, uncached.output)
+    assert narrowed.exit_code == 0 and not found(narrowed.output)
+    intent.write_text(intent.read_text().replace("  host: 4096 ", "  host: 9000 ", 1))
+    fixed = lint_cli(workspace, "--format", fmt)
+    assert fixed.exit_code == 0 and not found(fixed.output)
+    assert len(kept_files(workspace, "lint")) == 2  # lint kept the report of the edited files
+
+
 def test_a_kept_lint_error_still_stops_the_render(workspace: Path) -> None:
     """The gate fails on a kept report's errors as on lint's: nothing is written, and the same errors print."""
     intent = workspace / "fabric.yaml"
