@@ -1,9 +1,11 @@
-"""render's lint report, kept for the next render of the same input files.
+"""The intent road's lint report, kept for the next render or `fabricgen lint` of the same input files.
 
 Lint is a pure function of the resolved fabric, and the resolved fabric of the intent and inventory files' bytes
 and fabricgen's code. At 32,768 GPUs lint is 1.2 CPU-s of the render's critical path, and a warm render (CI
 rendering a commit it rendered before, into a new directory) finds the same report every time. So render keeps
-the report it gated on, and a render of the same bytes by the same code reads it back instead of linting.
+the report it gated on, and a render of the same bytes by the same code reads it back instead of linting; so
+does `fabricgen lint` (a pipeline that renders, then lints the same commit, resolves and lints once), which keeps
+the report it makes too. `lint --configs` reads configs besides, and is never answered from here.
 
 Kept as the parse cache keeps its files (fabricgen.load.parsecache: the user's private folder, each file sealed):
 found by a key made of every input file's sha256 (the manifest's input hashes) and a digest of fabricgen's code
