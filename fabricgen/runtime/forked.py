@@ -110,28 +110,51 @@ class Workers(Generic[R]):
         gc.unfreeze()
 
 
-def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection, niceness: int = 0) -> None:
+# What a forked process sends back, the same for Workers and Background: (True, the value its work returned) or
+# (False, the exception it raised, or why its result could not be pickled), which the parent raises.
+Outcome = tuple[bool, Any]
+
+
+def _outcome(work: Callable[[], Any]) -> Outcome:
     try:
-        if niceness:
-            with contextlib.suppress(OSError):  # a priority only: a sandbox that refuses it slows nothing down
-                os.nice(niceness)
-        outcome: tuple[bool, Any] = (True, work(part))
+        return True, work()
     except BaseException as exc:  # every failure goes back to the parent, which raises it
-        outcome = (False, exc)
+        return False, exc
+
+
+def _not_transferable(who: str, exc: Exception) -> Outcome:
+    """The outcome sent instead of one pickle refused: it says what the result or exception was."""
+    return False, RuntimeError(f"{who} result not transferable: {type(exc).__name__}: {exc}")
+
+
+def _value(outcome: Outcome) -> Any:
+    ok, value = outcome
+    if not ok:
+        raise value
+    return value
+
+
+def _died(who: str) -> RuntimeError:
+    return RuntimeError(f"a {who} process died without a result (killed, or out of memory?)")
+
+
+def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection, niceness: int = 0) -> None:
+    if niceness:
+        with contextlib.suppress(OSError):  # a priority only: a sandbox that refuses it slows nothing down
+            os.nice(niceness)
+    outcome = _outcome(lambda: work(part))
     try:
         send.send(outcome)
-    except Exception as exc:  # the result or exception cannot be pickled: say what it was
-        send.send((False, RuntimeError(f"worker result not transferable: {type(exc).__name__}: {exc}")))
+    except Exception as exc:  # the result or exception cannot be pickled
+        send.send(_not_transferable("worker", exc))
 
 
 def _result_of(receive: Connection) -> Any:
     try:
-        ok, value = receive.recv()
+        outcome = receive.recv()
     except EOFError:
-        raise RuntimeError("a worker process died without a result (killed, or out of memory?)") from None
-    if not ok:
-        raise value
-    return value
+        raise _died("worker") from None
+    return _value(outcome)
 
 
 class Background(Generic[R]):
@@ -163,12 +186,10 @@ class Background(Generic[R]):
             sent = pipe.read()  # to the end: the process has written all it will, and closed its end
         self._reap()
         try:
-            ok, value = pickle.loads(sent)
+            outcome = pickle.loads(sent)
         except Exception:
-            raise RuntimeError("a background process died without a result (killed, or out of memory?)") from None
-        if not ok:
-            raise value
-        return value  # type: ignore[no-any-return]
+            raise _died("background") from None
+        return _value(outcome)  # type: ignore[no-any-return]
 
     def __exit__(self, *exc_info: object) -> None:
         if self._pid is not None:
@@ -184,13 +205,10 @@ class Background(Generic[R]):
 
 
 def _send_outcome(work: Callable[[], Any], send: int) -> None:
-    try:
-        outcome: tuple[bool, Any] = (True, work())
-    except BaseException as exc:  # every failure goes back to the parent, which raises it
-        outcome = (False, exc)
+    outcome = _outcome(work)
     try:
         data = pickle.dumps(outcome)
-    except Exception as exc:  # the result or exception cannot be pickled: say what it was
-        data = pickle.dumps((False, RuntimeError(f"background result not transferable: {type(exc).__name__}: {exc}")))
+    except Exception as exc:  # the result or exception cannot be pickled
+        data = pickle.dumps(_not_transferable("background", exc))
     with os.fdopen(send, "wb") as pipe:
         pipe.write(data)
