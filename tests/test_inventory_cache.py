@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 import fabricgen.lint.reportcache as reportcache
 import fabricgen.load.inventorycache as inventorycache
+import fabricgen.load.yamlsource as yamlsource
 from fabricgen.cli import main
 from fabricgen.lint import lint
 from fabricgen.load.fabric import FabricInput, load
@@ -296,6 +297,31 @@ def test_lint_reports_the_kept_report_of_the_same_files_as_it_would_lint_them(
     fixed = lint_cli(workspace, "--format", fmt)
     assert fixed.exit_code == 0 and not found(fixed.output)
     assert len(kept_files(workspace, "lint")) == 2  # lint kept the report of the edited files
+
+
+@pytest.mark.parametrize("edited", ["fabric.yaml", "inventory/devices.yaml"])
+def test_input_hashes_name_the_bytes_that_were_parsed(edited: str, workspace: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor that saves a file while load reads it: the hash recorded for it (the manifest's, and the key of
+    the kept inventory and lint report) is that of the bytes load parsed, never of a read before or after."""
+    path = workspace / edited
+    before = path.read_bytes()
+    after = before.replace(b"fabric: mixed-vendor", b"fabric: renamed") if edited == "fabric.yaml" \
+        else before + b"\n# saved again\n"
+    assert after != before
+    real = yamlsource.read_input
+
+    def saved_just_before_the_read(target: Path) -> bytes:
+        if target == path:
+            path.write_bytes(after)  # the editor's save lands between any earlier read and this one
+        return real(target)
+
+    monkeypatch.setattr(yamlsource, "read_input", saved_just_before_the_read)
+    loaded = load(workspace / "fabric.yaml", workspace / "inventory")
+    label = "intent/fabric.yaml" if edited == "fabric.yaml" else "inventory/devices.yaml"
+    assert loaded.input_hashes[label] == hashlib.sha256(after).hexdigest()
+    if edited == "fabric.yaml":
+        assert loaded.intent.fabric == "renamed"
 
 
 def test_a_kept_lint_error_still_stops_the_render(workspace: Path) -> None:

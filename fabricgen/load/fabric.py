@@ -30,6 +30,7 @@ from fabricgen.load.yamlsource import (
     entries_by_key,
     load_yaml,
     read_input,
+    record_hash,
 )
 from fabricgen.models.diagnostics import (
     DEVICE_FACT_MISSING,
@@ -199,11 +200,11 @@ def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
 
 def _load_intent(path: Path, sources: SourceMap, problems: list[Diagnostic],
                  hashes: dict[str, str]) -> Intent | None:
-    _hash(path, f"intent/{path.name}", hashes)
     doc, found = load_yaml(path)
     problems += found
     if doc is None:
         return None
+    record_hash(doc, f"intent/{path.name}", hashes)
     if not isinstance(doc.data, dict):
         problems.append(Diagnostic(doc.at(()), "<root>", "the intent must be a mapping",
                                    "start with `fabric: <name>`"))
@@ -430,9 +431,10 @@ def _read_inventory_files(directory: Path, problems: list[Diagnostic], hashes: d
                 problems.append(Diagnostic(Location(str(path), 1, 1), "<file>", "inventory has no hosts.yaml",
                                            "point -i at a Nornir SimpleInventory directory", INPUT_FILE))
             continue
-        _hash(path, f"inventory/{name}", hashes)
         doc, found = load_yaml(path, jobs=jobs)
         problems += found
+        if doc is not None:
+            record_hash(doc, f"inventory/{name}", hashes)
         if doc is not None and doc.data is None:
             doc.data = {}  # an empty document (`---` alone): no entries, as for an empty file
         if doc is not None and not isinstance(doc.data, dict):

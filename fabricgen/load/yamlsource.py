@@ -168,6 +168,9 @@ class YamlDocument:
         self._source = source
         self.read_alone = read_alone
         """the data was read entry by entry, each top-level entry on its own (see _load_by_entry)"""
+        self.sha256: str | None = None
+        """hex sha256 of the very bytes the data was read from (set by :func:`load_yaml`): the manifest's and the
+        caches' input hash, so that a file edited while it is read is never recorded under the new bytes"""
 
     @property
     def source(self) -> SourceMap:
@@ -178,6 +181,14 @@ class YamlDocument:
 
     def at(self, path: KeyPath) -> Location:
         return self.source.locate(path, Location(self.file, 1, 1))
+
+
+def record_hash(doc: YamlDocument, label: str, hashes: dict[str, str]) -> None:
+    """The sha256 of the bytes ``doc`` was read from, as the input hash of ``label``: not of a second read, which
+    could see the file as an editor saved it in between (the manifest, the kept inventory and the kept lint
+    report would then name bytes that were never parsed)."""
+    if doc.sha256 is not None:
+        hashes[label] = doc.sha256
 
 
 def _whole_source(text: str, file: str) -> SourceMap:
@@ -416,10 +427,14 @@ def load_yaml(path: Path, display_name: str | None = None,
         found, data = load_plain(raw, MAX_DEPTH.value(), MAX_NODES.value())
     if found:
         _cache_put(key, source, data)
-        return YamlDocument(data, name, text, read_alone=read_alone), []
-    doc, problems = parse_yaml(text, name)
-    if doc is not None and not problems:
-        _cache_put(key, source, doc.data)
+        doc: YamlDocument | None = YamlDocument(data, name, text, read_alone=read_alone)
+        problems: list[Diagnostic] = []
+    else:
+        doc, problems = parse_yaml(text, name)
+        if doc is not None and not problems:
+            _cache_put(key, source, doc.data)
+    if doc is not None:
+        doc.sha256 = source.hex()
     return doc, problems
 
 

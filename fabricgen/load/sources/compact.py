@@ -25,7 +25,6 @@ at its FILE:LINE, the table's at its row and column.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import difflib
 import hashlib
@@ -36,7 +35,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from fabricgen.load.sources import DEFAULTS, GROUPS, HOSTS, NornirData
-from fabricgen.load.yamlsource import Entries, InputFileError, SourceMap, YamlDocument, load_yaml, read_input
+from fabricgen.load.yamlsource import (
+    Entries,
+    InputFileError,
+    SourceMap,
+    YamlDocument,
+    load_yaml,
+    read_input,
+    record_hash,
+)
 from fabricgen.models.diagnostics import INPUT_FILE, INPUT_SCHEMA, Diagnostic, KeyPath, Location, format_key_path
 
 DEVICES_FILE, CABLING_FILE = "devices.yaml", "cabling.csv"
@@ -99,9 +106,10 @@ class CompactSource:
                 problems.append(Diagnostic(Location(str(path), 1, 1), "<file>", f"compact inventory has no {name}",
                                            "see README: Compact cabling", INPUT_FILE))
             return None
-        _hash(path, f"inventory/{name}", hashes)
         doc, found = load_yaml(path, jobs=jobs)
         problems += found
+        if doc is not None:
+            record_hash(doc, f"inventory/{name}", hashes)
         if doc is not None and doc.data is None:
             doc.data = {}
         if doc is not None and not isinstance(doc.data, dict):
@@ -109,11 +117,6 @@ class CompactSource:
                                        "see README: Compact cabling", INPUT_SCHEMA))
             return None
         return doc
-
-
-def _hash(path: Path, label: str, hashes: dict[str, str]) -> None:
-    with contextlib.suppress(InputFileError):  # reported by whoever reads it
-        hashes[label] = hashlib.sha256(read_input(path)).hexdigest()
 
 
 def _mapping_entries(doc: YamlDocument, name: str, problems: list[Diagnostic]) -> dict[str, Any]:
