@@ -200,7 +200,7 @@ class _EntrySources(SourceMap):
     """The source map of a file read entry by entry (``read_alone``), built one top-level entry at a time: only
     the entries a location is asked in are parsed again. Lint locates every finding, and at 32,768 GPUs the
     findings of a few hundred hosts made `fabricgen lint` parse all of a 12 MB hosts.yaml a second time, with
-    PyYAML's marks (7 of its 12 s). An entry read alone holds the locations the whole file's parse gives it:
+    PyYAML's marks (about 5 of its 12 s). An entry read alone holds the locations the whole file's parse gives it:
     nothing in it refers to another entry (_load_by_entry made sure), and it starts at a line start, so only its
     line numbers move, by the lines before it. A path outside every entry (the document itself) is asked of the
     whole file's map, as before."""
