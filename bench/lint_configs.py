@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,11 +63,13 @@ def command_cpu_s(fabric: Path, name: str) -> float:
     if name == "configs":
         command += ["--configs", str(fabric / "configs")]
     env = {**os.environ, "FABRICGEN_NO_CACHE": "1"}
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    stderr = proc.stderr.read().decode() if proc.stderr is not None else ""
-    if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: lint found errors, which a fabric may have
-        raise RuntimeError(f"{' '.join(command)} failed: {stderr}")
+    with tempfile.TemporaryFile() as stderr:  # a file, not a pipe: a long stderr cannot block the command
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # this command's own rusage
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):  # 1: lint found errors, which a fabric may have
+            stderr.seek(0)
+            raise RuntimeError(f"{' '.join(command)} failed: {stderr.read().decode(errors='replace')}")
     return usage.ru_utime + usage.ru_stime
 
 

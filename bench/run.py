@@ -313,7 +313,9 @@ def file_system(path: Path) -> str:
     ext4, whether it has a journal: Linux lists a `data=` mode in /proc/fs/ext4/<device>/options only then."""
     resolved, found = str(path.resolve()), ("?", "?", "?")
     try:
-        mounts = [line.split()[:3] for line in Path("/proc/self/mounts").read_text().splitlines()]
+        # Fields escape a space as \040 (and a few other characters alike): undone for the comparison.
+        mounts = [[field.encode().decode("unicode_escape") for field in line.split()[:3]]
+                  for line in Path("/proc/self/mounts").read_text().splitlines()]
     except OSError:
         return "an unknown file system"
     for device, point, kind in mounts:
@@ -321,11 +323,11 @@ def file_system(path: Path) -> str:
             found = (device, point, kind)
     device, point, kind = found
     if kind == "ext4":
-        try:
-            options = Path("/proc/fs/ext4", Path(device).name, "options").read_text()
+        try:  # named by the block device's kernel name (a /dev/mapper/ link resolves to dm-N)
+            options = Path("/proc/fs/ext4", Path(device).resolve().name, "options").read_text()
             kind += " with a journal" if "data=" in options else " without a journal"
         except OSError:
-            pass
+            kind += " (journal or not: unknown)"
     return f"{kind} ({device} at {point})"
 
 

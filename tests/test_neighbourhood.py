@@ -5,6 +5,7 @@ road, with the same result, exit status and messages as a render into a new dire
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import fabricgen.build.neighbourhood as neighbourhood
+import fabricgen.load.yamlsource as yamlsource
 from fabricgen.build.neighbourhood import plan_update
 from fabricgen.build.output import read_previous
 from fabricgen.cli import main
@@ -226,6 +228,37 @@ def test_what_the_neighbourhood_does_not_cover_takes_the_whole_road(site: Site, 
 
     assert summary["update"] == "incremental"
     assert tree(site.out) == site.full()
+
+
+def test_an_intent_saved_between_its_hash_and_its_read_takes_the_whole_road(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The update hashes the intent, groups.yaml and defaults.yaml to know they are unchanged, then parses them.
+    An editor's save of the intent in between is read by the whole road, and the manifest names the bytes that
+    were read; before, the update went on with what it parsed, under the hash of the bytes it had hashed."""
+    inventory = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inventory, ignore=shutil.ignore_patterns("mixed"))
+    intent = tmp_path / "fabric.yaml"
+    shutil.copy(INTENT, intent)
+    site = Site(intent, inventory, tmp_path)
+    site.edit_hosts(*COVERED["host cable length"][:2])
+    # A comment: new bytes, the same fabric. No other guard of the update notices it; only the hash does.
+    saved = intent.read_text() + "# reviewed 2026-12-07\n"
+    real = yamlsource.read_input
+    saves = []
+
+    def saved_just_before_the_parse(path: Path) -> bytes:
+        if path == intent and not saves:
+            saves.append(intent.write_text(saved))  # the update hashed the intent before this first parse
+        return real(path)
+
+    monkeypatch.setattr(yamlsource, "read_input", saved_just_before_the_parse)
+    summary = site.render()
+
+    assert saves and summary["update"] == "incremental"
+    monkeypatch.undo()
+    assert tree(site.out) == site.full()
+    manifest = json.loads((site.out / "manifest.json").read_text())
+    assert manifest["inputs"]["intent/fabric.yaml"] == hashlib.sha256(saved.encode()).hexdigest()
 
 
 def test_a_re_cabling_takes_the_whole_road(site: Site) -> None:

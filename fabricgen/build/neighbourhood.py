@@ -302,9 +302,10 @@ class _Planner:
 
     def plan(self) -> UpdatePlan:
         inputs, edited, digests = self._inputs_and_edits()
-        intent, groups = load_intent(self.intent_path), load_groups(self.inventory)
-        if intent is None or groups is None:
-            raise _Decline
+        parsed: dict[str, str] = {}
+        intent, groups = load_intent(self.intent_path, parsed), load_groups(self.inventory, parsed)
+        if intent is None or groups is None or any(inputs.get(label) != digest for label, digest in parsed.items()):
+            raise _Decline  # or a file saved since it was hashed: the whole road reads each input once
         self.groups, self.defaults = groups
         affected = self._affected(edited)
         devices, links = self._validated(affected, edited)

@@ -157,15 +157,18 @@ def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def load_intent(path: Path) -> Intent | None:
-    """The intent alone; None at any problem (the caller then runs :func:`load`, which reports it)."""
+def load_intent(path: Path, hashes: dict[str, str] | None = None) -> Intent | None:
+    """The intent alone; None at any problem (the caller then runs :func:`load`, which reports it). ``hashes``:
+    where to record the sha256 of the bytes it was read from, as :func:`load` records it."""
     problems: list[Diagnostic] = []
-    intent = _load_intent(path, SourceMap(), problems, {})
+    intent = _load_intent(path, SourceMap(), problems, {} if hashes is None else hashes)
     return None if problems else intent
 
 
-def load_groups(directory: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """groups.yaml's and defaults.yaml's data ({} for a file that is absent); None at any problem."""
+def load_groups(directory: Path, hashes: dict[str, str] | None = None,
+                ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """groups.yaml's and defaults.yaml's data ({} for a file that is absent); None at any problem. ``hashes``: as
+    for :func:`load_intent`."""
     found: dict[str, dict[str, Any]] = {}
     for name in INVENTORY_FILES[1:]:
         path = directory / name
@@ -175,14 +178,17 @@ def load_groups(directory: Path) -> tuple[dict[str, Any], dict[str, Any]] | None
         doc, problems = load_yaml(path)
         if doc is None or problems or not isinstance(doc.data, dict | None):
             return None
+        if hashes is not None:
+            record_hash(doc, f"inventory/{name}", hashes)
         found[name] = doc.data or {}
     return found["groups.yaml"], found["defaults.yaml"]
 
 
 def input_hashes(intent_path: Path, inventory_dir: Path, inventory_files: tuple[str, ...] = INVENTORY_FILES,
                  ) -> dict[str, str]:
-    """What :func:`load` records in ``FabricInput.input_hashes``: label → sha256 of each input file present
-    (of the inventory, those named)."""
+    """What :func:`load` records in ``FabricInput.input_hashes`` for these files as they are now: label → sha256 of
+    each input file present (of the inventory, those named). A check before a load: load records the hashes of
+    the bytes it parsed, which an editor's save may have changed since."""
     hashes: dict[str, str] = {}
     _hash(intent_path, f"intent/{intent_path.name}", hashes)
     for name in inventory_files:

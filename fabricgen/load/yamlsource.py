@@ -203,7 +203,9 @@ class _EntrySources(SourceMap):
     PyYAML's marks (about 5 of its 12 s). An entry read alone holds the locations the whole file's parse gives it:
     nothing in it refers to another entry (_load_by_entry made sure), and it starts at a line start, so only its
     line numbers move, by the lines before it. A path outside every entry (the document itself) is asked of the
-    whole file's map, as before."""
+    whole file's map, as before. One difference: a file that reads entry by entry but is too large for the whole
+    parse (FABRICGEN_MAX_YAML_NODES bounds each entry there) is located here, where the whole parse answered
+    line 1."""
 
     def __init__(self, doc: YamlDocument, raw: bytes, spans: dict[str, tuple[int, int, int]]) -> None:
         super().__init__()

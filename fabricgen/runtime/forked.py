@@ -139,10 +139,13 @@ def _died(who: str) -> RuntimeError:
 
 
 def _work_and_send(work: Callable[[list[T]], R], part: list[T], send: Connection, niceness: int = 0) -> None:
-    if niceness:
-        with contextlib.suppress(OSError):  # a priority only: a sandbox that refuses it slows nothing down
-            os.nice(niceness)
-    outcome = _outcome(lambda: work(part))
+    def niced_work() -> R:
+        if niceness:
+            with contextlib.suppress(OSError):  # a priority only: a sandbox that refuses it slows nothing down
+                os.nice(niceness)
+        return work(part)
+
+    outcome = _outcome(niced_work)  # a Ctrl-C as the worker starts goes back to the parent too
     try:
         send.send(outcome)
     except Exception as exc:  # the result or exception cannot be pickled
