@@ -244,7 +244,7 @@ def test_an_intent_saved_between_its_hash_and_its_read_takes_the_whole_road(tmp_
     # A comment: new bytes, the same fabric. No other guard of the update notices it; only the hash does.
     saved = intent.read_text() + "# reviewed 2026-12-07\n"
     real = yamlsource.read_input
-    saves = []
+    saves: list[int] = []
 
     def saved_just_before_the_parse(path: Path) -> bytes:
         if path == intent and not saves:

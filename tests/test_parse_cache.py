@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fabricgen.load.fastyaml as fastyaml
+import fabricgen.load.inventorycache as inventorycache
 import fabricgen.load.parsecache as parsecache
 import fabricgen.load.yamlsource as yamlsource
 from fabricgen.load.parsecache import blob_may_carry_secret, carries_secret
@@ -199,6 +200,32 @@ def test_a_file_read_entry_by_entry_is_located_entry_by_entry(cache: Path, tmp_p
     assert len(parsed) == 4  # the whole file, for the key it does not have
     for key in whole.source.locations:
         assert doc.source.exact(key) == whole.source.exact(key), key
+
+
+def test_what_one_parser_version_read_is_not_kept_for_another(cache: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgraded PyYAML or rapidyaml may read the same bytes otherwise: a parse, a kept inventory and a kept lint
+    report are keyed by the parsers' versions too (a CI runner keeps its cache across `pip install -U`)."""
+    path = tmp_path / "hosts.yaml"
+    path.write_text("leaf1:\n  hostname: 192.0.2.11\n")
+    load_yaml(path)
+    digest = inventorycache.code_digest.__wrapped__()
+    parsed: list[bytes] = []
+    real = fastyaml.load_plain
+
+    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
+        parsed.append(raw)
+        return real(raw, max_depth, max_nodes)
+
+    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    load_yaml(path)
+    assert parsed == []  # the same parsers: from the cache
+    upgraded = fastyaml.PARSERS + " (upgraded)"
+    monkeypatch.setattr(yamlsource, "PARSERS", upgraded)
+    monkeypatch.setattr(inventorycache, "PARSERS", upgraded)
+    load_yaml(path)
+    assert len(parsed) == 1
+    assert inventorycache.code_digest.__wrapped__() != digest
 
 
 # --- the cache is sealed, private, and holds no secret --------------------------------------------------------

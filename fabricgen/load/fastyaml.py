@@ -28,6 +28,11 @@ try:
 except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it PyYAML does all the work
     ryml = None
 
+# The parsers that read fabricgen's inputs, by version: what is parsed, and what is kept of it (the parse cache,
+# the kept inventory and lint report), may change with either, so their keys name both.
+PARSERS = (f"PyYAML {yaml.__version__} (libyaml {yaml.__with_libyaml__}), "
+           f"rapidyaml {getattr(ryml, '__version__', '?') if ryml is not None else 'absent'}")
+
 # Text the two parsers might read differently sends the whole file to PyYAML: escapes in quoted scalars,
 # tabs (PyYAML refuses them as indentation), characters PyYAML refuses as unprintable (C0 and C1 controls,
 # U+FFFE/U+FFFF) or reads as line breaks (U+0085, U+2028, U+2029), directives and document markers.

@@ -44,6 +44,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 from fabricgen import __version__
+from fabricgen.load.fastyaml import PARSERS
 from fabricgen.load.parsecache import (
     blob_may_carry_secret,
     cache_dir,
@@ -129,11 +130,11 @@ def key_of(directory: Path) -> Key | None:
 
 @cache
 def code_digest() -> bytes:
-    """sha256 over every module of the fabricgen package and the versions of what validates and marshals: what
-    a kept inventory was made by (10 ms: 160 files)."""
+    """sha256 over every module of the fabricgen package and the versions of what parses, validates and
+    marshals: what a kept inventory was made by (10 ms: 160 files)."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(f"{__version__}\0{sys.version}\0{pydantic.VERSION}\0{pydantic_core.__version__}\0"
-                            .encode())
+                            f"{PARSERS}\0".encode())
     for path in sorted(package.rglob("*.py")):
         digest.update(f"{path.relative_to(package).as_posix()}\0".encode())
         digest.update(path.read_bytes())

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import yaml
 
 from fabricgen import __version__
-from fabricgen.load.fastyaml import bom_after_start, load_plain, plain_characters
+from fabricgen.load.fastyaml import PARSERS, bom_after_start, load_plain, plain_characters
 from fabricgen.load.parsecache import (
     blob_may_carry_secret,
     carries_secret,
@@ -641,11 +641,12 @@ def top_level_starts(raw: bytes) -> list[int] | None:
 def _cache_key(source: bytes) -> str:
     """The name of the cache entry of bytes whose sha256 is ``source``."""
     # Only data is cached (locations are rebuilt from the text when needed), so the file's name is not part of
-    # the key; fabricgen's and Python's versions are (marshal's format is Python's), and so are the limits in
-    # force (data cached under generous limits must not pass stricter ones unchecked).
+    # the key; fabricgen's, Python's and the parsers' versions are (marshal's format is Python's; an upgraded
+    # parser may read the same bytes otherwise), and so are the limits in force (data cached under generous
+    # limits must not pass stricter ones unchecked).
     digest = hashlib.sha256(source)
     limits = [limit.value() for limit in (MAX_DEPTH, MAX_NODES, MAX_ALIAS_NODES)]
-    digest.update(f"\0{__version__}\0{sys.version_info[:2]}\0{limits}".encode())
+    digest.update(f"\0{__version__}\0{sys.version_info[:2]}\0{PARSERS}\0{limits}".encode())
     return digest.hexdigest()
 
 
