@@ -77,6 +77,19 @@ def test_cache_can_be_switched_off(cache: Path, tmp_path: Path, monkeypatch: pyt
     assert not cache.exists()
 
 
+def counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Each text load_yaml's fast path parses from now on, in order."""
+    parsed: list[bytes] = []
+    real = fastyaml.load_plain
+
+    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
+        parsed.append(raw)
+        return real(raw, max_depth, max_nodes)
+
+    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    return parsed
+
+
 def big_hosts(count: int, cable: int = 3) -> str:
     """A hosts.yaml past the size where entries are cached one by one."""
     ports = "".join(f"      Ethernet{p}: {{speed: 400G, fec: rs, peer: \"h{p}:eth0\", cable_m: {cable}}}\n"
@@ -94,14 +107,7 @@ def test_a_changed_large_file_parses_only_its_changed_entries(cache: Path, tmp_p
     load_yaml(path)
     changed = text.replace("leaf7:\n  hostname: 10.0.0.7", "leaf7:\n  hostname: 10.0.0.77")
     path.write_text(changed)
-    parsed: list[bytes] = []
-    real = fastyaml.load_plain
-
-    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
-        parsed.append(raw)
-        return real(raw, max_depth, max_nodes)
-
-    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    parsed = counted_parses(monkeypatch)
     doc, problems = load_yaml(path)
     assert problems == [] and doc is not None
     assert doc.data == yaml.load(changed, Loader=yaml.CSafeLoader)
@@ -210,14 +216,7 @@ def test_what_one_parser_version_read_is_not_kept_for_another(cache: Path, tmp_p
     path.write_text("leaf1:\n  hostname: 192.0.2.11\n")
     load_yaml(path)
     digest = inventorycache.code_digest.__wrapped__()
-    parsed: list[bytes] = []
-    real = fastyaml.load_plain
-
-    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
-        parsed.append(raw)
-        return real(raw, max_depth, max_nodes)
-
-    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    parsed = counted_parses(monkeypatch)
     load_yaml(path)
     assert parsed == []  # the same parsers: from the cache
     upgraded = fastyaml.PARSERS + " (upgraded)"
@@ -334,14 +333,7 @@ def test_a_cache_folder_that_is_not_private_is_not_used(folder: str, cache: Path
     path = tmp_path / "x.yaml"
     path.write_text("a: 1\n")
     assert yamlsource.cache_dir() is None
-    parsed: list[bytes] = []
-    real = fastyaml.load_plain
-
-    def counting(raw: bytes, max_depth: int, max_nodes: int) -> tuple[bool, object]:
-        parsed.append(raw)
-        return real(raw, max_depth, max_nodes)
-
-    monkeypatch.setattr(yamlsource, "load_plain", counting)
+    parsed = counted_parses(monkeypatch)
     for _ in range(2):
         doc, _ = load_yaml(path)
         assert doc is not None and doc.data == {"a": 1}
