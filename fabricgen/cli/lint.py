@@ -25,7 +25,7 @@ from fabricgen.lint.report import (
     to_sarif,
     to_text,
 )
-from fabricgen.lint.reportcache import keep_report, report_key, restore_report
+from fabricgen.lint.reportcache import kept_or_made
 from fabricgen.load.fabric import FabricInput, load
 from fabricgen.load.selection import filter_option, selected_or_fail
 from fabricgen.models.device import Fabric
@@ -140,17 +140,13 @@ def _intent_report(loaded: FabricInput, steps: Steps, fmt: str, root: Path | Non
     very code (fabricgen.lint.reportcache: lint is a pure function of them), else resolve and lint, and keep it.
     A CI pipeline that renders then lints the same commit resolves and lints once; at 32,768 GPUs that is 2.5 s
     of CPU. A Nautobot inventory, or no cache, is linted every time."""
-    key = report_key(loaded.input_hashes)
-    kept = restore_report(key) if key is not None else None
-    if kept is not None:
-        return kept
-    with input_errors(fmt, root):
-        fabric = _resolve_counted(loaded, steps)
-    steps.phase("lint")
-    report = lint(fabric)
-    if key is not None:
-        keep_report(key, report)
-    return report
+    def resolved_and_linted() -> LintReport:
+        with input_errors(fmt, root):
+            fabric = _resolve_counted(loaded, steps)
+        steps.phase("lint")
+        return lint(fabric)
+
+    return kept_or_made(loaded.input_hashes, resolved_and_linted)
 
 
 def _resolve_counted(loaded: FabricInput, steps: Steps) -> Fabric:

@@ -35,7 +35,7 @@ from fabricgen.lint.report import (
     to_json,
     to_text,
 )
-from fabricgen.lint.reportcache import keep_report, report_key, restore_report
+from fabricgen.lint.reportcache import kept_or_made
 from fabricgen.load.fabric import FabricInput, load
 from fabricgen.load.selection import selected_or_fail
 from fabricgen.models.device import Fabric
@@ -230,12 +230,7 @@ class _LintGate:
     def __call__(self) -> None:
         self.steps.phase("lint")
         # The report of a fabric these very input files resolved to before, by this very code: kept.
-        key = report_key(self.loaded.input_hashes)
-        report = restore_report(key) if key is not None else None
-        if report is None:
-            report = lint(self.fabric)
-            if key is not None:
-                keep_report(key, report)
+        report = kept_or_made(self.loaded.input_hashes, lambda: lint(self.fabric))
         self.steps.phase(self.after_lint)
         self.warnings = report.warnings
         if not report.errors:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from collections.abc import Callable
 from typing import Any
 
 from fabricgen.lint import LintReport, Waived
@@ -61,6 +62,19 @@ def restore_report(key: str) -> LintReport | None:
     except (EOFError, ValueError, TypeError, IndexError):
         return None
     mark_used(path)
+    return report
+
+
+def kept_or_made(input_hashes: dict[str, str], make: Callable[[], LintReport]) -> LintReport:
+    """The report kept for these input files and this code, else ``make()``'s, kept for the next run (render's gate
+    and `fabricgen lint` both ask here)."""
+    key = report_key(input_hashes)
+    kept = restore_report(key) if key is not None else None
+    if kept is not None:
+        return kept
+    report = make()
+    if key is not None:
+        keep_report(key, report)
     return report
 
 
