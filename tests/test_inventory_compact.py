@@ -138,12 +138,76 @@ def test_a_bad_range_is_refused_where_it_is_written(compact: Path) -> None:
     assert any("templates.oob.Ethernet{8..1}: range {8..1..1} makes 0 ports" in p for p in found)
 
 
-def test_the_header_must_name_the_columns(compact: Path) -> None:
+@pytest.mark.parametrize(("header", "column", "found"), [
+    ("from,a_port,b_device,b_port,cable_m,media", 1, "column 1 is 'from', expected 'a_device'"),
+    ("a_device,a_port,b_device,b_prot,cable_m,media", 26, "column 4 is 'b_prot', expected 'b_port'"),
+    ("a_device,a_port,b_device,b_port,cable_m", 41, "5 columns: media missing"),
+    ("a_device,a_port,b_device,b_port,cable_m,media,notes", 47, "7 columns: 'notes' not one of them"),
+    ("a_device;a_port;b_device;b_port;cable_m;media", 1,
+     "column 1 is 'a_device;a_port;b_device;b_port;cable_m;media'"
+     ", expected 'a_device' (the columns are separated by `;`: save the table with commas)"),
+])
+def test_the_header_must_name_the_columns(compact: Path, header: str, column: int, found: str) -> None:
     table = compact / "inventory" / "cabling.csv"
-    edit(table, "a_device,a_port", "from,a_port")
-    assert problems(compact) == [f"{table}:1:1: <header>: the header must be "
-                                 "a_device,a_port,b_device,b_port,cable_m,media (put that line first, then one "
-                                 "cable a line)"]
+    edit(table, "a_device,a_port,b_device,b_port,cable_m,media\n", header + "\n")
+    assert problems(compact) == [f"{table}:1:{column}: <header>: the header must be "
+                                 f"a_device,a_port,b_device,b_port,cable_m,media: {found} (put that line first, then "
+                                 "one cable a line)"]
+
+
+def test_a_byte_order_mark_before_the_header_is_not_part_of_it(compact: Path) -> None:
+    """Excel saves "CSV UTF-8" with a byte-order mark first: the table reads as without it."""
+    table = compact / "inventory" / "cabling.csv"
+    plain = load(compact / "fabric.yaml", compact / "inventory").inventory
+    table.write_bytes(b"\xef\xbb\xbf" + table.read_bytes())
+    assert load(compact / "fabric.yaml", compact / "inventory").inventory == plain
+
+
+@pytest.mark.parametrize("written", ["peer: 'spine2:Ethernet4/1'", "cable_m: 3", "media: dac"])
+def test_a_cable_on_a_devices_own_port_is_refused(compact: Path, written: str) -> None:
+    """Cables belong to the table: one on a device's own port would be a cable nobody sees in cabling.csv."""
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves}",
+         "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves, data: {ports: {Ethernet24: "
+         f"{{speed: 400G, lanes: '24..31', {written}}}}}}}}}")
+    key = written.split(":")[0]
+    assert problems(compact) == [f"{devices}:18:{devices.read_text().splitlines()[17].index(written) + 1}: "
+                                 f"devices.leaf1.data.ports.Ethernet24.{key}: {key} on a device's own port (a cable "
+                                 "belongs in cabling.csv, one line per cable, with its cable_m and media)"]
+
+
+@pytest.mark.parametrize(("data", "path", "message"), [
+    ("data: {ports: [{name: Ethernet24, speed: 100G}]}", "devices.leaf1.data.ports",
+     "ports must be a mapping: port name → its settings"),
+    ("data: oops", "devices.leaf1.data", "data must be a mapping of fabricgen's keys"),
+])
+def test_own_ports_the_template_cannot_take_are_refused_not_dropped(compact: Path, data: str, path: str,
+                                                                   message: str) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves}",
+         f"leaf1: {{hostname: 192.0.2.11, groups: [leaves], template: leaves, {data}}}")
+    [found] = problems(compact)  # and not one more for each of leaf1's cables
+    assert found.startswith(f"{devices}:18:") and f": {path}: {message} (" in found
+
+
+def test_a_devices_mistake_is_said_once_not_once_per_cable(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "groups: [leaves], template: leaves}", "groups: [leaves], template: leafs}")  # leaf1: 6 cables
+    column = devices.read_text().splitlines()[17].index("template:") + 1
+    assert problems(compact) == [f"{devices}:18:{column}: devices.leaf1.template: unknown template 'leafs' (did you "
+                                 "mean 'leaves'?)"]
+    edit(devices, "template: leafs}", "template: leaves}")
+    edit(devices, "'Ethernet{224..248..8}'", "'Ethernet{248..224..8}'")  # both leaves' uplinks
+    [found] = problems(compact)
+    assert "templates.leaves.Ethernet{248..224..8}: range {248..224..8} makes 0 ports" in found
+
+
+def test_a_hosts_problem_names_the_file_it_is_in(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves}",
+         "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves, data: {fabricgen: {}}}")
+    [found] = problems(compact)
+    assert "(data.role, groups.yaml) and under data.fabricgen (devices.yaml:18)" in found, found
 
 
 def test_the_cli_reports_and_writes_nothing(compact: Path) -> None:

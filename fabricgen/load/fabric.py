@@ -712,9 +712,11 @@ class _HostData:
         flat, namespace = self.first_flat_key, self.first_namespace
         assert namespace is not None
         key = flat.path[-1]
-        return [Diagnostic(flat.locate(files), f"{self.host}.data.{key}",
-                           f"fabricgen's keys are both directly under data (data.{key}, {flat.file}) and under "
-                           f"data.{NAMESPACE} ({namespace.file}:{namespace.locate(files).line}); fabricgen cannot "
+        # Each named by the file that holds it: a compact inventory's hosts are in devices.yaml, not hosts.yaml.
+        here, there = flat.locate(files), namespace.locate(files)
+        return [Diagnostic(here, f"{self.host}.data.{key}",
+                           f"fabricgen's keys are both directly under data (data.{key}, {Path(here.file).name}) and "
+                           f"under data.{NAMESPACE} ({Path(there.file).name}:{there.line}); fabricgen cannot "
                            f"tell which layout is meant", f"keep one layout for the host and its groups: move "
                            f"data.{key} into data.{NAMESPACE}")]
 

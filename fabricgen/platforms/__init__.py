@@ -19,8 +19,11 @@ RenderFn = Callable[[DeviceModel, Templates], dict[str, str]]
 # read(skeleton, files): the skeleton (resolved from intent + inventory) with every owned field replaced by
 # what the device's config files say. Lint then checks configs that already exist, ours or not.
 ReadFn = Callable[[DeviceModel, Mapping[str, str]], DeviceModel]
-# owned(device): the fields this platform's config expresses; read(render(m)) must give back owned(m).
+# owned(device): the fields this platform's config expresses; read(render(m)) must give back owned(m). A port entry
+# whose ``qos`` is None runs the device's QoS: the ``qos`` section, or PORT_QOS where the platform views a port's QoS
+# with other fields than the device's (lint then compares a port with QoS of its own against that).
 OwnedFn = Callable[[DeviceModel], dict[str, Any]]
+PORT_QOS = "port_qos"
 
 
 class ConfigReadError(Exception):

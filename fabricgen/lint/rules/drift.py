@@ -16,7 +16,7 @@ from typing import Any
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, port_source
-from fabricgen.platforms import get_platform
+from fabricgen.platforms import PORT_QOS, get_platform
 
 # Sections of an owned view that hold one entry per port or NIC (findings name the port); the rest are device-wide.
 PER_PORT_SECTIONS = ("ports", "nics")
@@ -45,14 +45,15 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for section in sorted(want):
             if section in PER_PORT_SECTIONS:
                 yield from _port_findings(r, name, _effective(have, section), _effective(want, section))
-            elif have.get(section) != want[section]:
+            elif section != PORT_QOS and have.get(section) != want[section]:  # PORT_QOS: the qos section again
                 yield _finding(r, name, None, differences(have.get(section), want[section], section))
 
 
 def _effective(view: Mapping[str, Any], section: str) -> dict[str, Any]:
     """The view's ports with the device's QoS filled in where a port runs it (a port entry's ``qos`` is None then):
-    a port bound to its own watchdog or map is compared with what it should run, not with "not set"."""
-    device_qos = view.get("qos")
+    a port bound to its own watchdog or map is compared with what it should run, not with "not set". The device's
+    QoS as a port's own view has it (PORT_QOS) where the platform gives one: its fields are the port entries'."""
+    device_qos = view[PORT_QOS] if PORT_QOS in view else view.get("qos")
     ports = view.get(section) or {}
     return {name: {**entry, "qos": device_qos} if isinstance(entry, Mapping) and "qos" in entry
             and entry["qos"] is None else entry for name, entry in ports.items()}

@@ -174,6 +174,9 @@ def _read_table(path: Path, problems: list[Diagnostic], hashes: dict[str, str]) 
                                    "save the table as UTF-8 CSV", INPUT_FILE))
         return None
     hashes[f"inventory/{CABLING_FILE}"] = hashlib.sha256(raw).hexdigest()
+    # Excel's "CSV UTF-8" starts the file with a byte-order mark: not part of the header's first name. Blanked, not
+    # dropped, so that every column stays where an editor shows it.
+    text = " " + text[1:] if text.startswith(BOM) else text
     table = _Table(name, text, raw)
     header_seen = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -182,10 +185,9 @@ def _read_table(path: Path, problems: list[Diagnostic], hashes: dict[str, str]) 
         row = _split(line)
         if not header_seen:
             header_seen = True
-            if tuple(cell.strip() for cell in row) != COLUMNS:
-                problems.append(Diagnostic(Location(name, number, 1), "<header>", f"the header must be "
-                                           f"{','.join(COLUMNS)}", "put that line first, then one cable a line",
-                                           INPUT_SCHEMA))
+            problem = _header_problem(name, number, line)
+            if problem is not None:
+                problems.append(problem)
                 return None
             continue
         if len(row) != len(COLUMNS):
@@ -199,6 +201,29 @@ def _read_table(path: Path, problems: list[Diagnostic], hashes: dict[str, str]) 
                                    f"start it with the header {','.join(COLUMNS)}", INPUT_SCHEMA))
         return None
     return table
+
+
+def _header_problem(file: str, number: int, line: str) -> Diagnostic | None:
+    """The header's first column that is not the one expected, at its column; None for the right header."""
+    cells = [cell.strip() for cell in (next(csv.reader([line])) if '"' in line else line.split(","))]
+    if tuple(cells) == COLUMNS:
+        return None
+    index = next((i for i, (cell, want) in enumerate(zip(cells, COLUMNS)) if cell != want), min(len(cells),
+                                                                                                  len(COLUMNS)))
+    column = 1 + sum(len(cell) + 1 for cell in line.split(",")[:index]) if '"' not in line else 1
+    if index < len(COLUMNS) and index < len(cells):
+        found = f"column {index + 1} is {cells[index]!r}, expected {COLUMNS[index]!r}"
+    elif index < len(COLUMNS):
+        found = f"{len(cells)} columns: {', '.join(COLUMNS[index:])} missing"
+    else:
+        found = f"{len(cells)} columns: {', '.join(repr(c) for c in cells[index:])} not one of them"
+    if ";" in line and "," not in line:
+        found += " (the columns are separated by `;`: save the table with commas)"
+    return Diagnostic(Location(file, number, column), "<header>", f"the header must be {','.join(COLUMNS)}: "
+                      f"{found}", "put that line first, then one cable a line", INPUT_SCHEMA)
+
+
+BOM = "\ufeff"
 
 
 def _split(line: str) -> list[str]:
@@ -273,9 +298,16 @@ class _Builder:
         self.doc, self.problems = doc, problems
         self.template_paths: dict[str, dict[str, KeyPath]] = {}
         self.ports_paths: dict[str, KeyPath] = {}
+        # Templates with a problem, and devices whose ports are not known (a bad template, an unknown one, own
+        # ports that are not a mapping): their cables are not checked port by port. One mistake in devices.yaml
+        # is one problem, not one more per cable (which the table's problems, sorted first, would bury).
+        self.broken_templates: set[str] = set()
+        self.broken: set[str] = set()
 
     def problem(self, path: KeyPath, message: str, hint: str, rule: str = INPUT_SCHEMA) -> None:
         self.problems.append(Diagnostic(self.doc.at(path), format_key_path(path), message, hint, rule))
+        if path[:1] == ("templates",) and len(path) > 1:
+            self.broken_templates.add(str(path[1]))
 
     def build(self, table: _Table | None) -> tuple[dict[str, Any], CompactHosts] | None:
         data = self.doc.data
@@ -381,6 +413,8 @@ class _Builder:
     def _host(self, name: str, entry: dict[str, Any], templates: dict[str, dict[str, Any]]) -> Any:
         path: KeyPath = ("devices", name)
         host = {key: value for key, value in entry.items() if key != "template"}
+        if not self._own_ports_checked(path, host):
+            self.broken.add(name)
         data = host.get("data")
         if isinstance(data, dict) and isinstance(data.get(NAMESPACE), dict):
             self.ports_paths[str(name)] = ("data", NAMESPACE, "ports")
@@ -391,8 +425,10 @@ class _Builder:
             close = difflib.get_close_matches(str(template), list(templates), n=1)
             self.problem((*path, "template"), f"unknown template {template!r}",
                          f"did you mean {close[0]!r}?" if close else "name one under `templates:`")
+            self.broken.add(name)  # its cables name ports no template gave it: said once, here, not per cable
             return host
-        data = host.get("data")
+        if template in self.broken_templates:
+            self.broken.add(name)
         data = dict(data) if isinstance(data, dict) else {}
         host["data"] = data
         inner = data.get(NAMESPACE)
@@ -406,6 +442,54 @@ class _Builder:
                 ports[port] = _lane_span(spec)
         holder["ports"] = ports
         return host
+
+    def _own_ports_checked(self, path: KeyPath, host: dict[str, Any]) -> bool:
+        """A device's ``data`` must be a mapping (or absent) and its own ports a mapping of port → settings without
+        a cable's keys: what a template's ports are merged with, where anything else would be dropped in silence.
+        Each problem is reported and what it names taken out of ``host`` (so nothing reports it again); False when
+        the device's ports are then not known."""
+        data = host.get("data")
+        if data is None:
+            return True
+        if not isinstance(data, dict):
+            self.problem((*path, "data"), "data must be a mapping of fabricgen's keys",
+                         "write its keys under it (role, ports, ...)")
+            del host["data"]
+            return False
+        inner = data.get(NAMESPACE)
+        holder = inner if isinstance(inner, dict) else data
+        at: KeyPath = (*path, "data", NAMESPACE, "ports") if holder is inner else (*path, "data", "ports")
+        ports = holder.get("ports")
+        if ports is None:
+            return True
+        if not isinstance(ports, dict):
+            self.problem(at, "ports must be a mapping: port name → its settings",
+                         "e.g. ports: {Ethernet0: {speed: 100G}}; a port's settings replace its template's")
+            holder = self._copied_holder(host, holder is inner)
+            del holder["ports"]
+            return False
+        cabled = {port: [key for key in CABLE_KEYS if key in spec] for port, spec in ports.items()
+                  if isinstance(spec, dict)}
+        cabled = {port: keys for port, keys in cabled.items() if keys}
+        if cabled:
+            for port, keys in cabled.items():
+                self.problem((*at, port, keys[0]), f"{keys[0]} on a device's own port", "a cable belongs in "
+                             "cabling.csv, one line per cable, with its cable_m and media")
+            holder = self._copied_holder(host, holder is inner)
+            holder["ports"] = {port: {k: v for k, v in spec.items() if k not in CABLE_KEYS} if port in cabled else spec
+                               for port, spec in ports.items()}
+        return True
+
+    @staticmethod
+    def _copied_holder(host: dict[str, Any], namespaced: bool) -> dict[str, Any]:
+        """The mapping that holds ``ports`` in ``host``, copied into it (devices.yaml's parsed data is not changed)."""
+        data: dict[str, Any] = dict(host["data"])
+        host["data"] = data
+        if not namespaced:
+            return data
+        inner: dict[str, Any] = dict(data[NAMESPACE])
+        data[NAMESPACE] = inner
+        return inner
 
     # -- cables
 
@@ -445,6 +529,8 @@ class _Builder:
         """The port spec (a mapping, to set the cable on) at one end of a row, or None with the problem said."""
         device, port = cable.fields[COLUMNS.index(f"{end}_device")], cable.fields[COLUMNS.index(f"{end}_port")]
         host = hosts.get(device)
+        if device in self.broken:
+            return None  # its ports are not known: its problem in devices.yaml says why
         if not isinstance(host, dict):
             close = difflib.get_close_matches(device, list(hosts), n=1)
             self._row(cable, file, f"{end}_device", f"unknown device {device!r}",

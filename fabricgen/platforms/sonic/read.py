@@ -96,7 +96,7 @@ from fabricgen.models.device import (
     QueueModel,
     WatchdogModel,
 )
-from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms import PORT_QOS, ConfigReadError
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.sonic.render import CABLE_MAP, LOSSLESS_POOL, MAP, PATTERN
 from fabricgen.resolve.headroom import (
@@ -139,6 +139,9 @@ def owned(device: DeviceModel) -> dict[str, Any]:
     return {
         "ports": {p.name: _owned_port(p, with_qos) for p in device.ports if p.role != "mgmt"},
         "qos": _owned_qos(device, device.qos) if device.qos is not None else None,
+        # What a port that runs the device's QoS (its entry's ``qos`` None) runs, in a port's own view: a port with
+        # QoS of its own is compared with this, not with the device view, whose fields are not a port's.
+        PORT_QOS: _owned_port_qos(device.qos) if device.qos is not None else None,
         "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
     }
 
