@@ -31,6 +31,8 @@ EXPECTED = {
     ("FG-CFG-001", "leaf1:Ethernet0"),
     ("FG-CFG-001", "node3:ens1f0np0"),
     ("FG-CFG-001", "spine1:Ethernet3/1"),
+    # node3's trust command was edited, not the trust its script checks for: a NIC that trusts DSCP skips it.
+    ("FG-EVD-004", "node3:ens1f0np0"),
 }
 
 

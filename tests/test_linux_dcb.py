@@ -678,9 +678,32 @@ def test_reader_takes_bounded_commands_as_the_commands() -> None:
     assert (first.dscp2prio[30], second.dscp2prio[30]) == (3, nics(host("node3"))[1].dscp2prio[30])
 
 
-def test_reader_reads_the_command_not_the_wanted_value() -> None:
+def test_reader_reads_the_command_and_names_a_check_that_disagrees() -> None:
+    """Apply never runs a command whose check the NIC already passes: the reader reads the command, and the conflict
+    says that the NIC may run the checked value instead."""
     script = edit(script_of(host("node3")), "'prio-pfc 0:off 1:off 2:off 3:on", "'prio-pfc 0:off 1:off 2:on 3:off")
     assert read_nics(script)[0].pfc == [0, 0, 0, 1, 0, 0, 0, 0]
+    [conflict] = reader.conflicts({SCRIPT: script})
+    assert (conflict.line, conflict.port) == (line_of(script, "'prio-pfc 0:off 1:off 2:on 3:off"), "ens1f0np0")
+    assert conflict.message == ("`setting $ifname pfc` checks for 'prio-pfc 0:off 1:off 2:on 3:off 4:off 5:off 6:off "
+                                "7:off' but its command sets 'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off'")
+
+
+@pytest.mark.parametrize(("old", "new", "sets"), [
+    ("-- dcb dcbx set dev \"$ifname\" host ieee", "-- dcb dcbx set dev \"$ifname\" cee host", "'host cee'"),
+    ("-- write_file \"$port/default_roce_mode\" 'RoCE v2'", "-- write_file \"$port/default_roce_mode\" 'IB/RoCE v1'",
+     "'IB/RoCE v1'"),
+    ("-- write_file \"$port/default_roce_tos\" '104'", "-- write_file \"$port/default_roce_tos\" '106'", "'106'"),
+    ("tc-bw 0:40 1:0 2:10 3:50 4:0 5:0 6:0 7:0\n", "tc-bw all:0 0:50 3:50\n",
+     "'prio-tc 0:0 1:0 2:2 3:3 4:0 5:0 6:6 7:0 tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict 7:strict "
+     "tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0'"),
+])
+def test_reader_conflicts_of_every_kind_the_script_checks(old: str, new: str, sets: str) -> None:
+    rendered = script_of(host("node3"))
+    assert reader.conflicts({SCRIPT: rendered}) == []
+    script = edit(rendered, old, new)
+    found = reader.conflicts({SCRIPT: script})
+    assert [c.line for c in found] == [line_of(script, new.strip())] and f"its command sets {sets}" in found[0].message
 
 
 def test_reader_dscp_without_entry_reads_as_priority_0() -> None:

@@ -335,6 +335,29 @@ def test_connectx_bad_script_names_file_and_line(old: str, new: str, message: st
     assert (error.value.file, error.value.line) == ("fabricgen-nic.sh", expected)
 
 
+@pytest.mark.parametrize(("old", "new", "conflict"), [
+    ("'prio-pfc 0:off 1:off 2:off 3:on", "'prio-pfc 0:off 1:off 2:off 3:off",  # the check edited
+     "checks for 'prio-pfc 0:off 1:off 2:off 3:off 4:off 5:off 6:off 7:off' but its command sets "
+     "'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off'"),
+    ("--tcbw '40,0,10,50,0,0,0,0'", "--tcbw '50,0,10,40,0,0,0,0'", "but its command sets 'prio-tc 0:0 1:0 2:2 3:3 "
+     "4:0 5:0 6:6 7:0 | tc-tsa 0:ets 1:strict 2:ets 3:ets 4:strict 5:strict 6:strict 7:strict | tc-bw 0:50 1:0 2:10 "
+     "3:40 4:0 5:0 6:0 7:0'"),  # the command edited
+    ("-- mlnx_qos -i \"$ifname\" -d os", "-- mlnx_qos -i \"$ifname\" -d fw",
+     "`setting $ifname dcbx` checks for 'OS controlled' but its command sets 'Firmware controlled'"),
+    ("-- mlnx_qos -i \"$ifname\" -d os", "-- mlnx_qos -i \"$ifname\" --trust dscp",
+     "`setting $ifname dcbx` checks for 'OS controlled' but its command (mlnx_qos -i ...) does not set its dcbx"),
+    ("-p 1 -m 2", "-p 1 -m 1", "`setting $rdma roce mode` checks for 'RoCE v2' but its command sets 'IB/RoCE v1'"),
+])
+def test_connectx_setting_whose_check_and_command_disagree(old: str, new: str, conflict: str) -> None:
+    """The reader reads the command; the conflict says the NIC may run the checked value instead."""
+    files = golden("node1", "connectx")
+    assert get_platform("connectx").conflicts(files) == []  # as rendered: every check is its command's value
+    script = edit(files["fabricgen-nic.sh"], old, new)
+    [found] = get_platform("connectx").conflicts({**files, "fabricgen-nic.sh": script})
+    assert (found.file, found.line, found.port) == ("fabricgen-nic.sh", line_of(script, new), "ens1f0np0")
+    assert conflict in found.message, found.message
+
+
 def test_connectx_script_must_be_fabricgens(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     with pytest.raises(ConfigReadError, match="not a script fabricgen wrote") as error:
         read_over("node1", {"fabricgen-nic.sh": "#!/bin/sh\nmlnx_qos -i ens1f0np0 --trust dscp\n"})

@@ -36,7 +36,7 @@ from functools import cache
 
 from fabricgen import __version__
 from fabricgen.models.common import DEVICE_NAME
-from fabricgen.platforms.common.hostscript import KILL_AFTER_S, TOOL_TIMEOUT_S
+from fabricgen.platforms.common.hostscript import DCBX_FLAGS, KILL_AFTER_S, TOOL_TIMEOUT_S
 from fabricgen.platforms.common.templating import templates_dir
 
 PLATFORMS = ("connectx", "linux-dcb")
@@ -329,13 +329,12 @@ def _cx_roce_mode(diff: Diff) -> str:
 
 # --- linux-dcb (iproute2 dcb) steps -------------------------------------------------------------------------
 
-_DCBX_FLAGS = ("host", "lld-managed", "cee", "ieee", "static")  # in the order dcb prints them
 _APP_SELECTORS = ("ethtype", "stream-port", "dgram-port", "port", "dscp", "pcp")  # iproute2 dcb_app.c
 
 
 def _dcb_dcbx(diff: Diff) -> str:
     flags = _known(diff.have).split(" ")
-    if [flag for flag in _DCBX_FLAGS if flag in flags] != flags:
+    if [flag for flag in DCBX_FLAGS if flag in flags] != flags:
         raise Refused("not DCBX flags as dcb prints them")
     return _call("restore_dcbx", diff.subject, *flags)
 

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
     ryml = None
 
 from fabricgen.build.output import INCOMPLETE
-from fabricgen.lint.evidence import Evidence, Gap
+from fabricgen.lint.evidence import Conflict, Evidence, Gap
 from fabricgen.lint.registry import Finding
 
 # What PyYAML and rapidyaml read alike (tests/test_fastyaml.py holds it).
@@ -115,7 +115,8 @@ def read_configs(fabric: Fabric, directory: Path, partial: bool = False) -> Conf
         raise UnreadableConfigs(reading.problems)
     missing = {name: what for name, what in reading.missing.items() if not partial or name not in reading.absent}
     skipped = tuple(sorted(reading.absent)) if partial else ()
-    evidence = Evidence(str(directory), reading.intended, missing, tuple(reading.gaps), skipped)
+    evidence = Evidence(str(directory), reading.intended, missing, tuple(reading.gaps), skipped,
+                        tuple(reading.conflicts))
     devices = {**fabric.devices, **reading.devices}
     return Configs(fabric.model_copy(update={"devices": devices}), evidence, reading.files)
 
@@ -131,6 +132,7 @@ class _Reading:
         self.missing: dict[str, str] = {}
         self.absent: set[str] = set()  # devices without a single config file
         self.gaps: list[Gap] = []
+        self.conflicts: list[Conflict] = []
         self.files: dict[str, list[Path]] = {}
 
     def device(self, device: DeviceModel) -> None:
@@ -194,6 +196,10 @@ class _Reading:
             return
         self.devices[device.name] = model
         self.intended[device.name] = device
+        conflicts = platform.conflicts
+        if conflicts is not None:  # after a good read: the files parse, and the same parse is asked again
+            self.conflicts += [Conflict(device.name, str(folder / c.file), c.line, c.message, c.port)
+                               for c in conflicts(texts)]
 
     def _refused(self, device: DeviceModel, folder: Path, texts: dict[str, str], exc: ConfigReadError) -> None:
         if exc.file in texts:

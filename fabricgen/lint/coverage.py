@@ -66,6 +66,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-EVD-001": Coverage(("configs",), ("*",), "each device"),
     "FG-EVD-002": Coverage(("configs",), ("*",), "each config file, at its line"),
     "FG-EVD-003": Coverage(("configs",), ("admin_up",), PORT),
+    "FG-EVD-004": Coverage(("configs",), (), f"{NIC}: each `setting` line of its script, at its line",
+                           readers=HOST_READERS),
     "FG-INV-001": Coverage(BOTH, (), LINK, "from the inventory's cabling"),
     "FG-INV-002": Coverage(BOTH, (), PORT, "from the inventory's cabling"),
     "FG-MGT-001": Coverage(BOTH, ("access_vlan", "tagged_vlans"), f"{PORT}: access, native and tagged/allowed VLANs"),

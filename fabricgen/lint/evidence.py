@@ -25,6 +25,17 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class Conflict:
+    """A config file that sets one setting two ways, at ``line`` (on ``port``, a port or NIC; None: device-wide)."""
+
+    device: str
+    path: str
+    line: int
+    problem: str
+    port: str | None = None
+
+
+@dataclass(frozen=True)
 class Evidence:
     """``intended``: the devices read from configs, each with its model as the intent resolves it (the skeleton
     its reader started from), so rules can tell what the config dropped. ``missing``: devices whose config is
@@ -36,6 +47,7 @@ class Evidence:
     missing: Mapping[str, str] = field(default_factory=dict)
     gaps: tuple[Gap, ...] = ()
     skipped: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
 
     def from_config(self, device: str) -> bool:
         """Whether ``device``'s model was read from its config (rather than resolved from the intent)."""

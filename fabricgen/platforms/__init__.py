@@ -26,6 +26,21 @@ OwnedFn = Callable[[DeviceModel], dict[str, Any]]
 PORT_QOS = "port_qos"
 
 
+@dataclass(frozen=True)
+class ConfigConflict:
+    """A config that sets one setting two ways, so that the device may run either (a hand edit that changed one of
+    two places): the file, its line, what disagrees, and the port or NIC it is on (None: device-wide)."""
+
+    file: str
+    line: int
+    message: str
+    port: str | None = None
+
+
+# conflicts(files): what a platform's config files set two ways (read() reads one of the two).
+ConflictsFn = Callable[[Mapping[str, str]], list[ConfigConflict]]
+
+
 class ConfigReadError(Exception):
     """A config file that cannot be read back: names the file, the line and what was expected."""
 
@@ -121,9 +136,9 @@ class Platform:
     cable validates devices of all six platforms, renders two, and reads none back."""
 
     def __init__(self, capability: Capability, render: RenderFn | Imported, read: ReadFn | Imported | None = None,
-                 owned: OwnedFn | Imported | None = None) -> None:
+                 owned: OwnedFn | Imported | None = None, conflicts: ConflictsFn | Imported | None = None) -> None:
         self.capability = capability
-        self._render, self._read, self._owned = render, read, owned
+        self._render, self._read, self._owned, self._conflicts = render, read, owned, conflicts
 
     @property
     def render(self) -> RenderFn:
@@ -138,6 +153,11 @@ class Platform:
     @property
     def owned(self) -> OwnedFn | None:
         function: OwnedFn | None = self._loaded("_owned")
+        return function
+
+    @property
+    def conflicts(self) -> ConflictsFn | None:
+        function: ConflictsFn | None = self._loaded("_conflicts")
         return function
 
     def _loaded(self, slot: str) -> Any:

@@ -1,5 +1,6 @@
 """Evidence (``lint --configs`` only): every device has its config, every file is whole, every cable lands on a
-port the config brings up. Missing evidence is not a pass; ``--partial`` lints a subset on purpose."""
+port the config brings up, no setting is set two ways. Missing evidence is not a pass; ``--partial`` lints a subset
+on purpose."""
 
 from __future__ import annotations
 
@@ -89,3 +90,22 @@ def _unconfigured_nics(r: Rule, intended: DeviceModel, found: DeviceModel) -> It
                             "its NIC",
                             f"configure {nic.interface} in {intended.name}'s NIC script (render it again)",
                             port=nic.interface, peer=nic.peer, source=port_source(intended.name, nic.interface))
+
+
+@rule("FG-EVD-004", "config-sets-a-setting-two-ways", "error", "no config sets one setting two ways")
+def config_sets_a_setting_two_ways(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """A host NIC script's ``setting`` line names a setting twice: the value the script checks the NIC for, and the
+    command that sets it. A hand edit of one of the two (the PFC flags in the checked text, or the ``--pfc`` list)
+    makes the NIC run either: ``--apply`` leaves a NIC that already reads as the checked value as it is (often the
+    driver's default, e.g. no PFC at all), and sets the command's value on any other, then fails its own check.
+    Lint reads the command; this finding says the check disagrees, so that a NIC left lossy at boot is not a pass.
+
+    Fix: make the two agree (render the script again)."""
+    evidence = ctx.evidence
+    if evidence is None:
+        return
+    for conflict in evidence.conflicts:
+        yield r.finding(conflict.device, f"{conflict.problem}: a NIC that already "
+                        "reads as checked (the driver's default, often) keeps it, any other gets the command's",
+                        f"make the check and the command agree on {conflict.device}: render its script again",
+                        port=conflict.port, where=(conflict.path, conflict.line))

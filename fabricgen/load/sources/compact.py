@@ -208,8 +208,8 @@ def _header_problem(file: str, number: int, line: str) -> Diagnostic | None:
     cells = [cell.strip() for cell in (next(csv.reader([line])) if '"' in line else line.split(","))]
     if tuple(cells) == COLUMNS:
         return None
-    index = next((i for i, (cell, want) in enumerate(zip(cells, COLUMNS)) if cell != want), min(len(cells),
-                                                                                                  len(COLUMNS)))
+    shared = min(len(cells), len(COLUMNS))
+    index = next((i for i in range(shared) if cells[i] != COLUMNS[i]), shared)
     column = 1 + sum(len(cell) + 1 for cell in line.split(",")[:index]) if '"' not in line else 1
     if index < len(COLUMNS) and index < len(cells):
         found = f"column {index + 1} is {cells[index]!r}, expected {COLUMNS[index]!r}"

@@ -20,7 +20,7 @@ from typing import Any, Generic, NamedTuple, TypeVar, cast
 from fabricgen import __version__
 from fabricgen.models.common import shell_name
 from fabricgen.models.device import DeviceModel, HostModel, NicModel
-from fabricgen.platforms import ConfigReadError
+from fabricgen.platforms import ConfigConflict, ConfigReadError
 from fabricgen.platforms.common.memo import by_identity
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.common.templating import Templates
@@ -56,6 +56,8 @@ KILL_AFTER_S = 5
 START_TIMEOUT = "10min"
 # The scripts' wrapper: `bounded TOOL ARGS...` runs TOOL ARGS within the time limit.
 BOUNDED = "bounded"
+# The DCBX mode flags, in the order `dcb dcbx show` prints them (iproute2 dcb/dcb_dcbx.c).
+DCBX_FLAGS = ("host", "lld-managed", "cee", "ieee", "static")
 
 
 # --- rendering ------------------------------------------------------------------------------------------
@@ -115,6 +117,11 @@ def dcb_map(keyword: str, values: Sequence[Any]) -> str:
     return " ".join([keyword] + [f"{index}:{value}" for index, value in enumerate(values)])
 
 
+def ets_maps(prio_tc: Sequence[int], tsa: Sequence[str], tcbw: Sequence[int]) -> list[str]:
+    """The three ``dcb ets`` arrays of an ETS setting (``prio-tc``, ``tc-tsa``, ``tc-bw``), as dcb_map writes them."""
+    return [dcb_map("prio-tc", prio_tc), dcb_map("tc-tsa", tsa), dcb_map("tc-bw", tcbw)]
+
+
 def render_env(device: DeviceModel, header: Sequence[str]) -> str:
     """nccl.env: the platform's ``header`` comment lines, how to load the file, then ``KEY=VALUE`` lines sorted
     so that the file does not change with the order of the inventory."""
@@ -170,6 +177,8 @@ class Nic:
     # it (see ScriptFile.parse), and each host's NicModel is its skeleton NIC updated with these (shared, not
     # mutated: resolved NICs share their maps too).
     model_values: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    # (line, what) of each `setting` line whose checked value is not what its command sets (see ScriptFile.setting).
+    conflicts: list[tuple[int, str]] = field(default_factory=list, compare=False, repr=False)
 
 
 N = TypeVar("N", bound=Nic)
@@ -226,15 +235,44 @@ class ScriptFile:
         words = self.words(text, line)
         return words[1:] if words[:1] == [BOUNDED] else words
 
-    def setting(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
+    def setting(self, command: Callable[[N, list[str], int], None],
+                wanted: Callable[[str, list[str], N], str | None]) -> LineFn[N]:
         """A handler for ``setting NAME CURRENT WANTED -- COMMAND...`` lines that passes the words of COMMAND
-        (what apply mode runs, hence what the NIC gets) to the platform's ``command``."""
+        (what apply mode runs on a NIC that does not read as WANTED) to the platform's ``command``.
+
+        WANTED is checked against COMMAND: ``wanted(kind, words, nic)`` is the text the script's reader would print
+        for what COMMAND sets on a fresh ``nic`` (kind: NAME's words after the device, e.g. ``pfc``; None where it
+        cannot tell: a kind it does not know). A hand edit of one of the two makes the script run either: apply
+        mode skips the command on a NIC that already reads as WANTED (the driver's default, often), and runs it,
+        then fails its own check, on any other. Each such line is kept in ``nic.conflicts`` (lint's FG-EVD-004)."""
         def handle(nic: N, text: str, line: int) -> None:
-            _, sep, rest = text.partition(" -- ")
+            head, sep, rest = text.partition(" -- ")
             if not sep:
                 raise self.error(line, "a `setting` line without ` -- COMMAND`")
-            command(nic, self.command(rest, line), line)
+            words = self.command(rest, line)
+            command(nic, words, line)
+            conflict = self._conflict(head, words, line, command, type(nic)(nic.function, nic.line), wanted)
+            if conflict is not None:
+                nic.conflicts.append((line, conflict))
         return handle
+
+    def _conflict(self, head: str, words: list[str], line: int, command: Callable[[N, list[str], int], None],
+                  fresh: N, wanted: Callable[[str, list[str], N], str | None]) -> str | None:
+        """What disagrees between a `setting` line's WANTED and its COMMAND, or None (also for a WANTED the shell
+        works out when the script runs, and a kind ``wanted`` does not know)."""
+        setting_words = self.words(head, line)
+        if len(setting_words) != 4 or "$" in setting_words[3]:
+            return None
+        name, want = setting_words[1], " ".join(setting_words[3].split())
+        kind = name.split(" ", 1)[1] if " " in name else name
+        command(fresh, words, line)
+        sets = wanted(kind, words, fresh)
+        if sets is None or sets == want:
+            return None
+        if sets == "":
+            return (f"`setting {name}` checks for {want!r} but its command ({' '.join(words[:2])} ...) does not set "
+                    f"its {kind}")
+        return f"`setting {name}` checks for {want!r} but its command sets {sets!r}"
 
     def bare(self, command: Callable[[N, list[str], int], None]) -> LineFn[N]:
         """A handler for a tool's command written on its own line in a NIC function (not through ``setting``), bare
@@ -377,6 +415,22 @@ def parse_env(text: str) -> dict[str, str]:
 
 
 # --- owned and read -------------------------------------------------------------------------------------
+
+def conflicts(files: Mapping[str, str], script_file: ScriptFile, new_nic: Callable[[str, int], N],
+              lines: Mapping[str, LineFn[N]]) -> list[ConfigConflict]:
+    """The `setting` lines of the NIC functions all_nics() calls whose checked value is not what their command sets
+    (ScriptFile.setting), each on its NIC's interface. The script is the one read() read (its parse is shared)."""
+    if script_file.name not in files:
+        return []
+    script = script_file.parse(files[script_file.name], new_nic, lines)
+    found = []
+    for name in dict.fromkeys(script.calls or []):
+        nic = script.nics.get(name)
+        if nic is not None:
+            found += [ConfigConflict(script_file.name, line, what, nic.interface or None)
+                      for line, what in nic.conflicts]
+    return found
+
 
 def owned(device: DeviceModel, owned_nic: Callable[[NicModel], dict[str, Any]]) -> dict[str, Any]:
     """The host's NICs (keyed by interface, each as the platform's ``owned_nic`` projects it) and nccl_env."""

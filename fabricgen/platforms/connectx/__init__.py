@@ -8,4 +8,5 @@ from fabricgen.platforms.connectx.capability import CAPABILITY
 
 # render.py and read.py are imported when first used: most commands check devices against the capability only.
 PLATFORM = Platform(capability=CAPABILITY, render=Imported(f"{__name__}.render", "render"),
-                    read=Imported(f"{__name__}.read", "read"), owned=Imported(f"{__name__}.read", "owned"))
+                    read=Imported(f"{__name__}.read", "read"), owned=Imported(f"{__name__}.read", "owned"),
+                    conflicts=Imported(f"{__name__}.read", "conflicts"))

@@ -4,9 +4,10 @@ The script must be one fabricgen wrote (its ``# fabricgen`` header, one ``nic_*(
 ``all_nics()`` that calls them); values in it may have been edited by hand. What a line *does* is what is read: the
 arguments of the command a ``setting`` line runs (``ip link set ... mtu``, ``mlnx_qos --trust / --dscp2prio / --pfc
 / --prio_tc --tsa --tcbw``, ``cma_roce_tos -t``), the entries a ``dscp_setting`` line makes the DSCP APP table hold
-and the value a ``cc_setting`` line writes. The quoted "wanted" value a ``setting`` line compares against is not
-read: when a hand edit makes it disagree with the command, ``--apply`` writes the command's value (and then fails
-its own check), so the command is what the NIC gets.
+and the value a ``cc_setting`` line writes. The quoted "wanted" value a ``setting`` line checks the NIC for is not
+read as a value, but compared with what the command sets: ``--apply`` runs the command only on a NIC that does not
+read as checked, so where a hand edit made the two disagree the NIC may run either; :func:`conflicts` lists those
+lines (lint's FG-EVD-004), and the command is what is read.
 
 Owned — what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device`` (``local
 ... rdma=``), ``mtu``, ``trust``, ``pfc``, ``prio_tc``, ``tsa``, ``tcbw``, ``dscp2prio`` (all 64 DSCPs: the DSCP>>3
@@ -36,6 +37,7 @@ from typing import Any, Literal
 
 import fabricgen.platforms.common.hostscript as hostscript
 from fabricgen.models.device import DeviceModel, NicModel
+from fabricgen.platforms import ConfigConflict
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.connectx.capability import SCRIPT
 
@@ -198,8 +200,35 @@ def _cc_setting(nic: _Nic, text: str, line: int) -> None:
         nic.values[name] = _number(value, line, name, high)
 
 
+def _wanted(kind: str, words: list[str], nic: _Nic) -> str | None:
+    """What the script's reader of ``kind`` prints once the command (``words``) has set ``nic``, a fresh NIC: the
+    text its `setting` line should check for ("" when the command does not set it; None: a kind not known)."""
+    values = nic.values
+    if kind == "ets":
+        if not all(key in values for key in ("prio_tc", "tsa", "tcbw")):
+            return ""
+        return " | ".join(hostscript.ets_maps(values["prio_tc"], values["tsa"], values["tcbw"]))
+    key = _WANTED_KEYS.get(kind)
+    if key is None:
+        return None
+    if key not in values:
+        return ""
+    value = values[key]
+    if kind == "pfc":
+        return hostscript.dcb_map("prio-pfc", ["on" if flag else "off" for flag in value])
+    if kind == "dcbx":  # mlnx_qos prints "DCBX mode: OS controlled" or "Firmware controlled"
+        return "Firmware controlled" if value == "firmware" else "OS controlled"
+    if kind == "roce mode":  # cma_roce_mode prints the mode as the RDMA-CM configfs names it
+        return "IB/RoCE v1" if value == 1 else "RoCE v2"
+    return str(value)
+
+
+# The NicModel value (in _Nic.values) each kind of `setting` line checks, but "ets" (three).
+_WANTED_KEYS = {"mtu": "mtu", "dcbx": "dcbx", "trust": "trust", "pfc": "pfc", "roce tos": "roce_tos",
+                "roce mode": "roce_mode"}
+
 _LINES: dict[str, Callable[[_Nic, str, int], None]] = {
-    "local": _FILE.local, "setting": _FILE.setting(_command), "cc_setting": _cc_setting,
+    "local": _FILE.local, "setting": _FILE.setting(_command, _wanted), "cc_setting": _cc_setting,
     "dscp_setting": _dscp_setting,
     # The same tools run on their own line (a hand edit, or another tool's script merged in; bare or through
     # `bounded`) set the NIC too.
@@ -229,3 +258,8 @@ def _nic_model(nic: _Nic, skeleton: NicModel | None) -> NicModel:
 def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     """``skeleton`` with every owned field replaced by what the script and nccl.env say."""
     return hostscript.read(skeleton, files, _FILE, _Nic, _LINES, _nic_model)
+
+
+def conflicts(files: Mapping[str, str]) -> list[ConfigConflict]:
+    """The script's `setting` lines that check for one value and set another (read() reads the command's)."""
+    return hostscript.conflicts(files, _FILE, _Nic, _LINES)

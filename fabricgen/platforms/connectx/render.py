@@ -81,7 +81,7 @@ def _qos_context(qos: hostscript.NicQos) -> QosContext:
         _csv(qos.tcbw),
         # TCs set to 0 %: mlx5 may read them back as 100 (strict) or as a share of the zero-BW group.
         " ".join(str(tc) for tc, bw in enumerate(qos.tcbw) if bw == 0),
-        " | ".join([dcb_map("prio-tc", qos.prio_tc), dcb_map("tc-tsa", qos.tsa), dcb_map("tc-bw", qos.tcbw)]),
+        " | ".join(hostscript.ets_maps(qos.prio_tc, qos.tsa, qos.tcbw)),
         "".join(f" {dscp}:{prio}" for dscp, prio in qos.dscp2prio) if qos.trust == "dscp" else "",
         tuple(DcqcnEntry(p, 1 if qos.dcqcn_enabled else 0) for p in qos.dcqcn_priorities),
         qos.cnp_dscp,

@@ -4,11 +4,12 @@ The script must be one fabricgen wrote (its ``# fabricgen`` header, one ``nic_*(
 ``all_nics()`` that calls them); values in it may have been edited by hand. What a line *does* is what is
 read: the command a ``setting`` line runs (``ip link set ... mtu``, ``dcb ets set``, ``dcb pfc set``,
 ``write_file .../default_roce_tos``), the entries a ``dscp_setting`` line installs and the selector an
-``apptrust`` line trusts. The quoted "wanted" value a ``setting`` line compares against is not read: when a
-hand edit makes it disagree with the command, ``--apply`` runs the command (and then fails its own check), so
-the command is what the NIC gets. ``dcb`` arrays may use ``all:`` and later entries override earlier ones, as
-``dcb`` evaluates them; an array that leaves an entry out is refused (``dcb`` keeps that entry from the kernel,
-which a script cannot tell).
+``apptrust`` line trusts. The quoted "wanted" value a ``setting`` line checks the NIC for is not read as a value,
+but compared with what the command sets: ``--apply`` runs the command only on a NIC that does not read as checked,
+so where a hand edit made the two disagree the NIC may run either; :func:`conflicts` lists those lines (lint's
+FG-EVD-004), and the command is what is read. ``dcb`` arrays may use ``all:`` and later entries override earlier
+ones, as ``dcb`` evaluates them; an array that leaves an entry out is refused (``dcb`` keeps that entry from the
+kernel, which a script cannot tell).
 
 Owned -- what ``owned()`` projects and ``read()`` replaces, per NIC (keyed by interface): ``rdma_device`` (``local
 ... rdma=``), ``mtu``, ``trust`` (the ``apptrust`` line), the NIC's DSCP map (``dscp2prio``: the priority of each of
@@ -35,6 +36,7 @@ from typing import Any
 
 import fabricgen.platforms.common.hostscript as hostscript
 from fabricgen.models.device import DeviceModel, NicModel
+from fabricgen.platforms import ConfigConflict
 from fabricgen.platforms.common.hostscript import Nic
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.linux_dcb.capability import SCRIPT
@@ -199,8 +201,30 @@ def _apptrust(nic: Nic, text: str, line: int) -> None:
     nic.values["trust"] = words[2]
 
 
+def _wanted(kind: str, words: list[str], nic: Nic) -> str | None:
+    """What the script's reader of ``kind`` prints once the command (``words``) has set ``nic``, a fresh NIC: the
+    text its `setting` line should check for ("" when the command does not set it; None: a kind not known)."""
+    values = nic.values
+    if kind == "ets":
+        if not all(key in values for key in ("prio_tc", "tsa", "tcbw")):
+            return ""
+        return " ".join(hostscript.ets_maps(values["prio_tc"], values["tsa"], values["tcbw"]))
+    if kind == "pfc":
+        return hostscript.dcb_map("prio-pfc", ["on" if f else "off" for f in values["pfc"]]) if "pfc" in values else ""
+    if kind == "dcbx":  # `dcb dcbx show` prints the mode's flags in its own order
+        return " ".join(f for f in hostscript.DCBX_FLAGS if f in words[5:]) if words[:3] == ["dcb", "dcbx", "set"] \
+            else ""
+    if kind in ("mtu", "roce tos"):
+        key = "mtu" if kind == "mtu" else "roce_tos"
+        return str(values[key]) if key in values else ""
+    if kind == "roce mode":  # the RDMA-CM configfs reads back the mode written to it
+        return " ".join(words[2].split()) if "roce_mode" in values else ""
+    return None
+
+
 _LINES: dict[str, Callable[[Nic, str, int], None]] = {
-    "local": _FILE.local, "setting": _FILE.setting(_command), "dscp_setting": _dscp_setting, "apptrust": _apptrust,
+    "local": _FILE.local, "setting": _FILE.setting(_command, _wanted), "dscp_setting": _dscp_setting,
+    "apptrust": _apptrust,
     # The same tools run on their own line (a hand edit, or another tool's script merged in; bare or through
     # `bounded`) set the NIC too.
     **dict.fromkeys(("dcb", "ip", "write_file", hostscript.BOUNDED), _FILE.bare(_command)),
@@ -237,3 +261,8 @@ def _nic_model(nic: Nic, skeleton: NicModel | None) -> NicModel:
 def read(skeleton: DeviceModel, files: Mapping[str, str]) -> DeviceModel:
     """``skeleton`` with every owned field replaced by what the script and nccl.env say."""
     return hostscript.read(skeleton, files, _FILE, Nic, _LINES, _nic_model)
+
+
+def conflicts(files: Mapping[str, str]) -> list[ConfigConflict]:
+    """The script's `setting` lines that check for one value and set another (read() reads the command's)."""
+    return hostscript.conflicts(files, _FILE, Nic, _LINES)

@@ -97,7 +97,7 @@ def nic_context(nic: NicModel) -> NicContext:
 @lru_cache(maxsize=64)  # one NicQos per fabric: formatted once, not on each of thousands of NICs
 def _qos_context(qos: hostscript.NicQos) -> QosContext:
     pfc_flags = ["on" if flag else "off" for flag in qos.pfc]
-    ets = [dcb_map("prio-tc", qos.prio_tc), dcb_map("tc-tsa", qos.tsa), dcb_map("tc-bw", qos.tcbw)]
+    ets = hostscript.ets_maps(qos.prio_tc, qos.tsa, qos.tcbw)
     dcqcn = ", ".join(str(prio) for prio in sorted(qos.dcqcn_priorities)) or "none"
     dscp_prio = _dscp_map(qos.trust, dict(qos.dscp2prio))
     return (
