@@ -209,6 +209,39 @@ def test_eos_hand_edited_mtu(read_over: Callable[[str, dict[str, str]], DeviceMo
     assert port(device, "Ethernet1/1").mtu == 1500 and port(device, "Ethernet2/1").mtu == 9100
 
 
+def test_eos_interface_entered_again_adds_to_the_first_block(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """A hand edit appended as a second `interface` block: the CLI applies its lines to the same port, later ones
+    winning; the port keeps everything else its first block says."""
+    text = golden("spine1", "eos")["eos.cfg"] + "interface Ethernet1/1\n   mtu 9000\n"
+    device = read_over("spine1", {"eos.cfg": text})
+    assert port(device, "Ethernet1/1").mtu == 9000
+    assert port(device, "Ethernet1/1").model_copy(update={"mtu": 9100}) == \
+        port(read_over("spine1", golden("spine1", "eos")), "Ethernet1/1")
+
+
+def test_cli_blocks_entered_again_merge_as_the_cli_applies_them() -> None:
+    from fabricgen.platforms.common.clitext import tree
+
+    def shape(text: str) -> list[tuple[str, list[str]]]:
+        root = tree(text, "x.cfg", lambda _line: None)
+        return [(node.text, [f"{child.text}@{child.line}" for child in node.children]) for node in root.children]
+
+    assert shape("interface E1\n mtu 9100\n shutdown\nhostname a\ninterface E1\n mtu 9000\n") == [
+        ("interface E1", ["mtu 9100@2", "shutdown@3", "mtu 9000@6"]), ("hostname a", [])]
+    # A reset between the two blocks: the second starts afresh, as the CLI's does.
+    assert shape("interface E1\n mtu 9100\ndefault interface E1\ninterface E1\n mtu 9000\n") == [
+        ("interface E1", ["mtu 9100@2"]), ("default interface E1", []), ("interface E1", ["mtu 9000@5"])]
+    # Repeated lines without a block keep their order (the last one applies); nested blocks merge too.
+    assert shape("ip routing\nno ip routing\nip routing\n") == [("ip routing", []), ("no ip routing", []),
+                                                                   ("ip routing", [])]
+    merged = tree("policy-map P\n class C\n  set dscp 1\npolicy-map P\n class C\n  set dscp 2\n", "x.cfg",
+                  lambda _line: None)
+    [policy] = merged.children
+    [klass] = policy.children
+    assert [child.text for child in klass.children] == ["set dscp 1", "set dscp 2"]
+
+
 BROWNFIELD_HEAD = """! Command: show running-config
 ! device: spine1 (DCS-7280DR3-24, EOS-4.32.2F)
 !

@@ -135,7 +135,35 @@ def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] =
         top_indent, top = indent, node
         if stripped.startswith(banner_word):
             ends_banner = banner_end(stripped)
+    _merge_repeated_blocks(root)
     return root
+
+
+def _merge_repeated_blocks(node: Node) -> None:
+    """A block entered again (a second ``interface Ethernet1`` further down: a hand edit appended to a config is
+    often written so) adds its lines to the first, as the CLI applies them: in order, later lines winning. Lines
+    without a block of their own stay as they are, repeats included (their order decides), and a block is not
+    merged across a ``no``/``default`` of it, which resets what came before. A config without repeats costs one
+    set of its top-level lines; only merged blocks are looked into."""
+    children = node.children
+    if len({child.text for child in children}) == len(children):
+        return
+    kept: list[Node] = []
+    first: dict[str, Node] = {}  # a block's text → its first node, while no reset of it came between
+    merged: dict[int, Node] = {}
+    for child in children:
+        if child.text.startswith(("no ", "default ")):
+            first.pop(child.text.split(" ", 1)[1], None)
+        earlier = first.get(child.text)
+        if earlier is not None and (earlier.children or child.children):
+            earlier.children.extend(child.children)
+            merged[id(earlier)] = earlier
+            continue
+        first.setdefault(child.text, child)
+        kept.append(child)
+    node.children = kept
+    for block in merged.values():  # their lines may repeat a block too (a policy-map's class, entered twice)
+        _merge_repeated_blocks(block)
 
 
 # What a top-level line means to a reader: its pattern, and the handler that records the block in the reader's
