@@ -98,12 +98,20 @@ UNREADABLE = [
     ("fabric", "spine1/eos.cfg", tab_indented, r":5: indented with a tab: the CLI nests lines by spaces"),
     ("mixed", "leaf4/nxos.cfg", tab_indented, r":\d+: indented with a tab: the CLI nests lines by spaces"),
     ("fabric", "leaf2/config_db.json", lambda p: p.write_text(p.read_text()[:5000]), r":\d+: not JSON: "),
+    # Host files bash runs or sources, as a Windows editor saves them: they read, but do not run as written.
+    ("fabric", "node1/fabricgen-nic.sh", lambda p: p.write_bytes(p.read_bytes().replace(b"\n", b"\r\n")),
+     r":1: a carriage return \(\\r, as a Windows editor ends lines with \\r\\n\): bash reads it as part of the "
+     r"word before it"),
+    ("mixed", "node3/nccl.env", lambda p: p.write_bytes(p.read_bytes().replace(b"\n", b"\r\n", 3)), r":1: a carriage "),
+    ("mixed", "node3/fabricgen-dcb.sh", lambda p: p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes()),
+     r":1: starts with a byte-order mark: the kernel sees no `#!`"),
 ]
 
 
 @pytest.mark.parametrize(("example", "file", "damage", "expected"), UNREADABLE,
                          ids=["non-utf8-cli", "binary-blob", "nul-in-script", "deep-json", "deep-yaml",
-                              "tabs-eos", "tabs-nxos", "json-cut-short"])
+                              "tabs-eos", "tabs-nxos", "json-cut-short", "crlf-script", "crlf-nccl-env",
+                              "bom-script"])
 def test_unreadable_bytes_are_an_input_error(copy: Callable[[str], Path], example: str, file: str,
                                              damage: Callable[[Path], None], expected: str) -> None:
     directory = copy(example)

@@ -304,10 +304,32 @@ def _check_format(path: Path, text: str) -> None:
         line = _yaml_too_deep(text)
     if line is not None:
         raise _Refused(Problem(str(path), line, f"nested deeper than {MAX_DEPTH} levels: not a config"))
+    if suffix in _SHELL_SUFFIXES:
+        _check_shell_text(path, text)
     if suffix == ".cfg" and "\t" in text:  # most files have no tab at all: no walk over their lines
         for number, raw in enumerate(text.splitlines(), 1):
             if "\t" in raw[:len(raw) - len(raw.lstrip())]:
                 raise _Refused(Problem(str(path), number, "indented with a tab: the CLI nests lines by spaces"))
+
+
+# Files bash runs or sources on the host: a host's NIC script (fabricgen-nic.sh, fabricgen-dcb.sh) and nccl.env.
+_SHELL_SUFFIXES = (".sh", ".env")
+
+
+def _check_shell_text(path: Path, text: str) -> None:
+    """What bash cannot run although a reader would read it: a carriage return at a line's end (a Windows editor's
+    save: bash takes it as part of the last word, `/usr/bin/env: 'bash\\r'`, `set: pipefail\\r: invalid option
+    name`, and every value sourced from nccl.env ends in it), or a byte-order mark before the first line (the
+    kernel then finds no `#!` and the script runs under /bin/sh, if at all)."""
+    if text.startswith("\ufeff"):
+        raise _Refused(Problem(str(path), 1, "starts with a byte-order mark: the kernel sees no `#!` and bash no "
+                                             "command on the first line; save it as UTF-8 without a BOM"))
+    carriage = text.find("\r")
+    if carriage >= 0:
+        line = text.count("\n", 0, carriage) + 1
+        raise _Refused(Problem(str(path), line, "a carriage return (\\r, as a Windows editor ends lines with "
+                                                "\\r\\n): bash reads it as part of the word before it, so the "
+                                                "file does not run as written; save it with \\n line ends"))
 
 
 def _json_too_deep(text: str) -> int | None:
