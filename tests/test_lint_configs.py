@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
@@ -230,3 +231,38 @@ def test_nvue_json_road_reads_rendered_files() -> None:
         assert nvue_read._fast_text(raw) and not nvue_read._QUOTED_VALUE.search(raw), path
         found = nvue_read._json_tree(ryml.parse_in_arena(raw))
         assert found is not None and found.root == nvue_read._from_yaml(raw.decode()).root, path
+
+
+def intent_waiving(tmp_path: Path, *waivers: dict[str, str]) -> Path:
+    """The bundled intent with ``waivers`` added to its own."""
+    intent = yaml.safe_load((ROOT / "intent" / "fabric.yaml").read_text())
+    intent["lint"]["waive"] += list(waivers)
+    path = tmp_path / "waiving.yaml"
+    path.write_text(yaml.safe_dump(intent))
+    return path
+
+
+def test_a_waiver_written_for_either_end_of_a_cable_waives_its_finding(configs: Path, tmp_path: Path) -> None:
+    """FG-MTU-001 lists the cable from leaf1's end; the waiver names the spine's end, where the edit was made."""
+    edit(configs / "spine1" / "eos.cfg", "mtu 9100", "mtu 9000", after="interface Ethernet1/1")
+    intent = intent_waiving(tmp_path, {"rule": "FG-MTU-001", "device": "spine1", "port": "Ethernet1/1",
+                                       "reason": "the spine runs 9000 until its optics are swapped"})
+    code, output = invoke("lint", str(intent), "--configs", str(configs), "--format", "json")
+    assert code == 1  # the spine's own findings (FG-MTU-002, -005, FG-CFG-001) stand
+    [finding] = [f for f in json.loads(output)["findings"] if f["rule"] == "FG-MTU-001"]
+    assert (finding["device"], finding["peer"], finding["waived"]) == ("leaf1", "spine1:Ethernet1/1", True)
+
+
+@pytest.mark.parametrize(("waiver", "message"), [
+    ({"device": "leaf22"}, "lint.waive.[1].device: the waiver names device 'leaf22', which the inventory does not "
+                           "have (did you mean 'leaf2'?)"),
+    ({"device": "leaf1", "port": "Ethernet4"}, "lint.waive.[1].port: the waiver names port 'Ethernet4' on leaf1, "
+                                               "which the inventory does not have (did you mean 'Ethernet24'?)"),
+])
+def test_a_waiver_naming_what_the_inventory_lacks_is_an_input_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    waiver: dict[str, str], message: str) -> None:
+    """A misspelt name waives nothing and looks as if it did: refused, like any unknown reference."""
+    monkeypatch.chdir(ROOT)
+    intent = intent_waiving(tmp_path, {"rule": "FG-MTU-002", "reason": "a spine that runs 9000 on purpose", **waiver})
+    code, output = invoke("lint", str(intent))
+    assert code == 2 and message in output, output

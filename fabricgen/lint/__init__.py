@@ -49,15 +49,19 @@ class LintReport:
 
 
 def _waiver_for(finding: Finding, waivers: list[WaiverModel]) -> WaiverModel | None:
+    """The first waiver of the finding's rule that names its device (and port), or either end of the cable it is
+    about: a link finding is listed from one end, and a waiver written for the other means the same cable."""
+    far_device, _, far_port = finding.peer.partition(":") if finding.peer else ("", "", "")
     for waiver in waivers:
         if waiver.rule != finding.rule:
             continue
-        if waiver.device is not None and waiver.device != finding.device:
-            continue
-        if waiver.port is not None and waiver.port != finding.port:
-            continue
-        return waiver
+        if _names(waiver, finding.device, finding.port) or (finding.peer and _names(waiver, far_device, far_port)):
+            return waiver
     return None
+
+
+def _names(waiver: WaiverModel, device: str, port: str | None) -> bool:
+    return (waiver.device is None or waiver.device == device) and (waiver.port is None or waiver.port == port)
 
 
 def lint(fabric: Fabric, rules: list[Rule] | None = None, evidence: Evidence | None = None) -> LintReport:

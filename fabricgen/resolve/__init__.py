@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from ipaddress import ip_address
 from typing import Any
 
@@ -54,11 +55,34 @@ class Resolution:
 
     def fabric(self) -> Fabric:
         """The resolved fabric, once every device is; InputError listing every problem found."""
+        _check_waived_names(self.ctx)
         if self.ctx.problems:
             raise InputError(self.ctx.problems)
         intent = self.ctx.intent
         return Fabric(name=intent.fabric, devices=dict(sorted(self.devices.items())),
                       policy=resolve_policy(intent, self.qos))
+
+
+def _check_waived_names(ctx: ResolveContext) -> None:
+    """A waiver's device and port exist in the inventory: a misspelt name waives nothing, and looks as if it did."""
+    devices = ctx.inventory.devices
+    for index, waiver in enumerate(ctx.intent.lint.waive):
+        if waiver.device is None:
+            continue
+        device = devices.get(waiver.device)
+        if device is None:
+            _unknown_waived_name(ctx, (index, "device"), f"device {waiver.device!r}", waiver.device, list(devices),
+                                 "a device of the inventory, or leave `device` out to waive the rule everywhere")
+        elif waiver.port is not None and waiver.port not in device.data.ports:
+            _unknown_waived_name(ctx, (index, "port"), f"port {waiver.port!r} on {waiver.device}", waiver.port,
+                                 list(device.data.ports), f"a port of {waiver.device} in the inventory")
+
+
+def _unknown_waived_name(ctx: ResolveContext, at: tuple[int, str], what: str, name: str, known: list[str],
+                         hint: str) -> None:
+    close = difflib.get_close_matches(name, known, n=1)
+    ctx.problem(("intent", "lint", "waive", *at), f"the waiver names {what}, which the inventory does not have",
+                f"did you mean {close[0]!r}?" if close else f"name {hint}", rule=INPUT_REFERENCE)
 
 
 def resolve_policy(intent: Intent, qos: QosModel) -> PolicyModel:
