@@ -27,15 +27,15 @@ def mgmt_vlan_on_data_port(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             continue
         tagged = end.port.tagged_vlans
         if end.access_vlan == vlan:
-            how = "as its access VLAN" if not tagged else "as its native (untagged) VLAN"
+            how, where = ("as its access VLAN" if not tagged else "as its native (untagged) VLAN"), "this port"
         elif tagged is not None and vlan in tagged:
-            how = "tagged in its trunk's allowed VLANs"
+            how, where = "tagged in its trunk's allowed VLANs", "this port's allowed (tagged) VLANs"
         else:
             continue
+        # Said without one vendor's syntax: the same rule reads EOS, NX-OS, Cumulus and SONiC configs.
         yield r.finding(end.device.name, f"management VLAN {vlan} on a {end.role} port, {how}",
-                        f"remove VLAN {vlan} from this port" + (" (switchport trunk allowed vlan remove)" if tagged
-                                                                 else ""),
-                        port=end.port.name, peer=end.peer_ref, source=end_source(end))
+                        f"remove VLAN {vlan} from {where}", port=end.port.name, peer=end.peer_ref,
+                        source=end_source(end))
 
 
 @rule("FG-MGT-002", "mgmt-interface-outside-vrf", "error", "management interfaces live in the management VRF")
