@@ -338,6 +338,15 @@ def test_hand_edits() -> None:
     assert device.qos.watchdog == WatchdogModel(detection_ms=400, restoration_ms=400, poll_ms=200, action="drop")
 
 
+def test_commands_as_typed_read_as_the_running_config_prints_them() -> None:
+    """A hand edit types `no shut` and stray spaces; the CLI takes both as the whole command."""
+    text = edit(cfg(leaf4()), "  mtu 9100\n  ", "  mtu   9000\n  ")  # Ethernet1/1
+    text = edit(text, "  no shutdown\n", "  no shut\n")  # Ethernet1/1
+    device = read(text)
+    assert (port(device, "Ethernet1/1").admin_up, port(device, "Ethernet1/1").mtu) == (True, 9000)
+    assert not port(read(edit(cfg(leaf4()), "  no shutdown\n", "  shut\n")), "Ethernet1/1").admin_up
+
+
 BROWNFIELD_HEAD = """
 !Command: show running-config
 !Running configuration last done at: Tue Mar  4 10:11:12 2025

@@ -220,6 +220,27 @@ def test_eos_interface_entered_again_adds_to_the_first_block(
         port(read_over("spine1", golden("spine1", "eos")), "Ethernet1/1")
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    ("interface Ethernet1/1\n", "int et1/1\n"),  # the keyword and the type abbreviated, the type in lower case
+    ("interface Ethernet1/1\n", "interface Ethernet 1/1\n"),
+    ("   mtu 9100\n", "   mtu   9100\n"),
+])
+def test_eos_commands_as_typed_read_as_the_running_config_prints_them(
+        old: str, new: str, read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """EOS takes an abbreviated keyword, a prefix of an interface type in any case, and stray spaces, and prints
+    the whole words: a hand edit typed so reads as the port it configures."""
+    files = golden("spine1", "eos")
+    assert read_over("spine1", {"eos.cfg": edit(files["eos.cfg"], old, new)}) == read_over("spine1", files)
+
+
+def test_eos_shut_is_shutdown(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = edit(golden("spine1", "eos")["eos.cfg"], "   no shutdown\n", "   shut\n")  # Ethernet1/1
+    device = read_over("spine1", {"eos.cfg": text})
+    assert not port(device, "Ethernet1/1").admin_up and port(device, "Ethernet2/1").admin_up
+    text = edit(text, "   shut\n", "   shut\n   no shut\n")
+    assert port(read_over("spine1", {"eos.cfg": text}), "Ethernet1/1").admin_up  # the last one applies
+
+
 def test_cli_blocks_entered_again_merge_as_the_cli_applies_them() -> None:
     from fabricgen.platforms.common.clitext import tree
 

@@ -65,6 +65,16 @@ class Node:
             found = match
         return found
 
+    def last_of(self, *patterns: str) -> re.Match[str] | None:
+        """The last child matching any of ``patterns``: a command and the abbreviations typed for it (the CLI takes
+        `shut` for `shutdown`; a running-config prints the whole word, a hand edit often does not)."""
+        found, at = None, -1
+        for pattern in patterns:
+            for match, child in self.each(pattern):
+                if child.line > at:
+                    found, at = match, child.line
+        return found
+
     def last_int(self, pattern: str, low: int, high: int) -> int | None:
         """The number in group 1 of the last child matching ``pattern``; a bad one is reported at its line."""
         found = None
@@ -125,6 +135,8 @@ def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] =
             continue
         if not stripped or stripped[0] == "!" or stripped in skipped:
             continue
+        if "  " in stripped and not stripped.startswith("description "):
+            stripped = " ".join(stripped.split())  # the CLI reads words: `mtu  9100` is `mtu 9100`
         indent = len(raw) - len(raw.lstrip(" "))
         while top_indent >= indent:
             stack.pop()

@@ -326,6 +326,7 @@ class _Config:
 
 
 def _add_interface(config: _Config, name: str, node: Node) -> None:
+    name = canonical_interface(name)
     if name == "defaults":  # `interface defaults` holds defaults, not an interface
         config.default_mtu = node.last_int(r"mtu (\S+)", 68, 65535) or config.default_mtu
         return
@@ -335,6 +336,27 @@ def _add_interface(config: _Config, name: str, node: Node) -> None:
         profile = node.last(r"service-profile (\S+)")
         read = config.interface_reads[key] = (_read_pfc(node), profile.group(1) if profile else None)
     config.interfaces[name] = _Interface(node, read[0], read[1], key, description)
+
+
+def canonical_interface(name: str) -> str:
+    """An interface name as `show running-config` prints it, from a name as typed: EOS takes a type in any case and
+    any prefix that is unique among its types, and a space before the number (`ethernet63/1`, `Et 63/1`, `ma1`), and
+    prints the whole type."""
+    if name.startswith(_CANONICAL_PREFIXES) and " " not in name:  # as a running-config or fabricgen writes them
+        return name
+    typed = _TYPED_NAME.fullmatch(name)
+    if typed is None:
+        return name
+    prefix = typed.group(1).lower()
+    types = [kind for kind in _INTERFACE_TYPES if kind.lower().startswith(prefix)]
+    return types[0] + typed.group(2) if len(types) == 1 else name
+
+
+# EOS's interface types (`interface ?` on EOS 4.3x); a typed prefix names one when it is unique among them.
+_INTERFACE_TYPES = ("Ethernet", "Management", "Port-Channel", "Loopback", "Vlan", "Vxlan", "Tunnel", "Recirc-Channel",
+                    "Dps", "Fabric")
+_CANONICAL_PREFIXES = ("Ethernet", "Management", "Port-Channel", "Loopback", "Vlan", "Vxlan", "defaults")
+_TYPED_NAME = re.compile(r"([A-Za-z-]+) ?(\d\S*)")
 
 
 def _lines_key(node: Node) -> tuple[tuple[str, ...], str | None]:
@@ -386,7 +408,9 @@ def _add_route(config: _Config, match: re.Match[str], node: Node) -> None:
 # Top-level lines fabricgen reads; everything else is someone else's configuration.
 _TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
     (re.compile(r"qos profile (\S+)"), lambda c, m, n: c.profiles.__setitem__(m.group(1), _read_profile(n))),
-    (re.compile(r"interface (\S+)"), lambda c, m, n: _add_interface(c, m.group(1), n)),
+    # `interface` as typed: any prefix of the word from `int` on (EOS takes any unique one; `in` is also `ip`'s).
+    (re.compile(r"int(?:e|er|erf|erfa|erfac|erface)? (\S+(?: \d\S*)?)"),
+     lambda c, m, n: _add_interface(c, m.group(1), n)),
     (re.compile(r"qos map dscp (.+?) to traffic-class (\S+)(?: .*)?"), _add_dscp_map),
     (re.compile(r"qos map traffic-class (.+?) to (?:uc-)?tx-queue (\S+)"), _add_tc_map),
     (re.compile(r"priority-flow-control pause watchdog (?:default )?(timeout|recovery-time|polling-interval|action) "
@@ -430,7 +454,7 @@ def _port_fields(config: _Config, intf: _Interface) -> dict[str, Any]:
     """What the interface block sets on its port, its description aside: a function of its lines alone (the
     profile it names and the PFC it states are read from them), in one read of one config."""
     node = intf.node
-    shutdown = node.last(r"(no )?shutdown")
+    shutdown = node.last_of(r"(no )?shutdown", r"(no )?shut")
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
     switchport = node.last(r"(no )?switchport")
     routed = switchport is not None and switchport.group(1) is not None  # `no switchport`: no VLANs at all

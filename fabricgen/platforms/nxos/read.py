@@ -407,7 +407,7 @@ def _port_fields(config: _Config, intf: _Interface, lossless: list[int]) -> dict
     """What the interface block's lines set on its port, its description aside (its QoS policies and PFC mode
     are read from those lines too)."""
     node = intf.node
-    shutdown = node.last(r"(no )?shutdown")
+    shutdown = node.last_of(r"(no )?shutdown", r"(no )?shut")
     switchport = node.last(r"(no )?switchport")
     vlan = node.last_int(r"switchport access vlan (\S+)", 1, 4094)
     classified = intf.qos_policy is not None or "qos" in config.system
