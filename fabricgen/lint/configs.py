@@ -84,8 +84,10 @@ class Configs:
 
     def locator(self, fallback: Locate) -> Locate:
         """Findings on a device read from configs point into its first config file, at the first line naming
-        their port (line 1 when none does); findings that know their line keep it; the rest use ``fallback``.
-        Files are read again only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
+        their port (line 1 when none does); a finding that names its setting (``Finding.setting``), at the first
+        line naming it, after its port's, in whichever of the device's files has one (nccl.env's NCCL_IB_TC, not
+        the NIC script); findings that know their line keep it; the rest use ``fallback``. Files are read again
+        only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
         @functools.cache
         def text(path: Path) -> str:
             return path.read_text(encoding="utf-8", errors="replace")
@@ -96,7 +98,12 @@ class Configs:
             files = self.files.get(finding.device)
             if not files:
                 return fallback(finding)
-            return Location(str(files[0]), _line_naming(text(files[0]), finding.port) if finding.port else 1, 1)
+            if finding.setting is not None:
+                for path in files:
+                    line = _line_naming(text(path), finding.setting, after=finding.port)
+                    if line:
+                        return Location(str(path), line, 1)
+            return Location(str(files[0]), (_line_naming(text(files[0]), finding.port) or 1) if finding.port else 1, 1)
 
         return locate
 
@@ -409,7 +416,16 @@ def _gap(path: Path, text: str) -> tuple[int, str] | None:
     return None
 
 
-def _line_naming(text: str, port: str) -> int:
-    """The first line naming ``port`` as a whole name (Ethernet1 is not Ethernet10 or Ethernet1/1), else 1."""
-    found = re.search(rf"(?<![\w/.]){re.escape(port)}(?![\w/.])", text)
-    return text.count("\n", 0, found.start()) + 1 if found else 1
+def _line_naming(text: str, name: str, after: str | None = None) -> int:
+    """The first line naming ``name`` as a whole name (Ethernet1 is not Ethernet10 or Ethernet1/1), from the first
+    line naming ``after`` on when it is given and named; 0 when none does."""
+    start = 0
+    if after is not None:
+        anchor = _whole_name(after).search(text)
+        start = anchor.start() if anchor else 0
+    found = _whole_name(name).search(text, start)
+    return text.count("\n", 0, found.start()) + 1 if found else 0
+
+
+def _whole_name(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w/.]){re.escape(name)}(?![\w/.])")

@@ -54,6 +54,9 @@ class Finding:
     # Where in a config file to point, (path, line): set by rules that know the line (FG-EVD-002); other
     # findings on a device read from configs point at the first line naming their port.
     where: tuple[str, int] | None = field(default=None, compare=False)
+    # The word a config writes the setting with (NCCL_IB_TC): on a device read from configs the finding points at the
+    # first line that names it (after its port's), in whichever of the device's files has it.
+    setting: str | None = field(default=None, compare=False)
 
     @property
     def subject(self) -> str:
@@ -116,8 +119,8 @@ class Rule(CatalogEntry):
 
     def finding(self, device: str, message: str, fix: str, *, port: str | None = None, peer: str | None = None,
                 source: KeyPath | None = None, severity: Severity | None = None,
-                where: tuple[str, int] | None = None) -> Finding:
-        return Finding(self.id, severity or self.severity, device, message, fix, port, peer, source, where)
+                where: tuple[str, int] | None = None, setting: str | None = None) -> Finding:
+        return Finding(self.id, severity or self.severity, device, message, fix, port, peer, source, where, setting)
 
 
 RULES: dict[str, Rule] = {}

@@ -164,15 +164,17 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if nic.roce_tos & CE == CE:
                 yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} carries ECN CE (Congestion Experienced): "
                                 "every RoCE packet leaves the host marked congested", f"cma_roce_tos -t {want}",
-                                port=nic.interface, source=port_source(host.name, nic.interface))
+                                port=nic.interface, source=port_source(host.name, nic.interface),
+                                setting="roce tos")
             elif nic.roce_tos >> 2 != policy.rdma_dscp:
                 yield r.finding(host.name, f"cma_roce_tos {nic.roce_tos} is DSCP {nic.roce_tos >> 2}, RoCE is DSCP "
                                 f"{policy.rdma_dscp}", f"cma_roce_tos -t {want}", port=nic.interface,
-                                source=port_source(host.name, nic.interface))
+                                source=port_source(host.name, nic.interface), setting="roce tos")
         tc = host.host.nccl_env.get("NCCL_IB_TC")
         if tc is not None and tc.isdigit() and int(tc) & CE == CE:
             yield r.finding(host.name, f"NCCL_IB_TC {tc} carries ECN CE (Congestion Experienced): every NCCL packet "
-                            "leaves the host marked congested", f"NCCL_IB_TC={want}", source=device_source(host.name))
+                            "leaves the host marked congested", f"NCCL_IB_TC={want}", source=device_source(host.name),
+                            setting="NCCL_IB_TC")
             continue
         if tc is None or not tc.isdigit() or int(tc) >> 2 != policy.rdma_dscp:
             # Say which DSCP the value carries, as for cma_roce_tos: "NCCL_IB_TC is 26, not DSCP 26" (the DSCP
@@ -180,7 +182,7 @@ def roce_tos_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             got = f"NCCL_IB_TC {tc} is DSCP {int(tc) >> 2}" if tc and tc.isdigit() else \
                 f"NCCL_IB_TC is {tc or 'unset (NCCL uses 0)'}"
             yield r.finding(host.name, f"{got}, RoCE is DSCP {policy.rdma_dscp}", f"NCCL_IB_TC={want}",
-                            source=device_source(host.name))
+                            source=device_source(host.name), setting="NCCL_IB_TC")
 
 
 @rule("FG-CLS-007", "roce-v1-on-routed-fabric", "error", "NICs run RoCE v2, the version routers forward")

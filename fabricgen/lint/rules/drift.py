@@ -46,7 +46,8 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if section in PER_PORT_SECTIONS:
                 yield from _port_findings(r, name, _effective(have, section), _effective(want, section))
             elif section != PORT_QOS and have.get(section) != want[section]:  # PORT_QOS: the qos section again
-                yield _finding(r, name, None, differences(have.get(section), want[section], section))
+                yield _finding(r, name, None, differences(have.get(section), want[section], section),
+                               _first_variable(have.get(section), want[section]) if section == "nccl_env" else None)
 
 
 def _effective(view: Mapping[str, Any], section: str) -> dict[str, Any]:
@@ -66,13 +67,20 @@ def _port_findings(r: Rule, device: str, have: Mapping[str, Any], want: Mapping[
             yield _finding(r, device, port, differences(have[port], want[port], ""))
 
 
-def _finding(r: Rule, device: str, port: str | None, diffs: list[str]) -> Finding:
+def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> str | None:
+    """The first environment variable (by name) set otherwise in the config than in the intent: where nccl.env
+    findings point."""
+    have = have or {}
+    return min((key for key in have.keys() | want.keys() if have.get(key) != want.get(key)), default=None)
+
+
+def _finding(r: Rule, device: str, port: str | None, diffs: list[str], setting: str | None = None) -> Finding:
     more = len(diffs) - SHOWN
     text = "; ".join(diffs[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
     where = f"{device}:{port}" if port else device
     return r.finding(device, f"the config differs from the intent: {text}",
                      f"apply the rendered config to {where} (fabricgen render, then push it)", port=port,
-                     source=port_source(device, port) if port else device_source(device))
+                     source=port_source(device, port) if port else device_source(device), setting=setting)
 
 
 def differences(have: Any, want: Any, path: str) -> list[str]:

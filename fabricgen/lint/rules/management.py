@@ -115,4 +115,5 @@ def nccl_socket_interface(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         if not names or bad:
             what = f"selects {', '.join(f'{n} ({roles[n]})' for n in bad)}" if bad else "is unset"
             yield r.finding(host.name, f"NCCL_SOCKET_IFNAME {what}", "set it to the front-end interface",
-                            source=port_source(host.name, bad[0]) if bad else device_source(host.name))
+                            source=port_source(host.name, bad[0]) if bad else device_source(host.name),
+                            setting="NCCL_SOCKET_IFNAME")
