@@ -219,3 +219,11 @@ def test_the_cli_reports_and_writes_nothing(compact: Path) -> None:
     assert "cabling.csv:2:19: line 2.b_device: unknown device 'spine9'" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (compact / "out").exists()
+
+
+def test_a_finding_about_a_cable_points_at_its_line_in_the_table(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf1,Ethernet224,spine1,Ethernet1/1,30,optic", "leaf1,Ethernet224,spine1,Ethernet1/1,30,dac")
+    result = CliRunner().invoke(main, ["lint", str(compact / "fabric.yaml"), "-i", str(compact / "inventory")])
+    assert result.exit_code == 1
+    assert f"{table}:2: FG-PHY-004 error leaf1:Ethernet224 ↔ spine1:Ethernet1/1: 30 m DAC at 400G" in result.output

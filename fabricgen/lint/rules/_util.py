@@ -17,8 +17,11 @@ def device_source(device: str) -> KeyPath:
     return ("inventory", device)
 
 
-def end_source(end: End) -> KeyPath:
-    return port_source(end.device.name, end.port.name)
+def end_source(end: End, key: str | None = None) -> KeyPath:
+    """Where the end's port is declared; with ``key`` (``cable_m``, ``media``), where that setting of its cable is:
+    the port's key in hosts.yaml, a compact inventory's cabling.csv row (else the port, where the key is not said)."""
+    path = port_source(end.device.name, end.port.name)
+    return (*path, key) if key is not None else path
 
 
 def fmt_set(values: frozenset[int] | set[int] | list[int]) -> str:

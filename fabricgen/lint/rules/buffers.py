@@ -58,8 +58,9 @@ def _unknown_cable(ctx: LintContext, r: Rule, device: DeviceModel, end: End) -> 
                          "CABLE_LENGTH)", port=end.port.name, peer=end.peer_ref, source=end_source(end))
     where = "the config keeps the default" if ctx.from_config(device) else "headroom assumes"
     return r.finding(device.name, f"lossless port with no cable length in the inventory ({where} "
-                     f"{end.cable_m} m)", "set cable_m on the port (or its peer) in the inventory",
-                     port=end.port.name, peer=end.peer_ref, source=end_source(end))
+                     f"{end.cable_m} m)", "set the cable's cable_m in the inventory (on the port or its peer; in a "
+                     "compact inventory, its cabling.csv line)",
+                     port=end.port.name, peer=end.peer_ref, source=end_source(end, "cable_m"))
 
 
 def _required_xoff(policy: PolicyModel | None, asic: str, port: tuple[int, int, int, int], release: str) -> int:

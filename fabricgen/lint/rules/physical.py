@@ -104,11 +104,11 @@ def copper_past_safe_reach(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if reach is not None and length > reach:
                 yield r.finding(a.device.name, f"{length} m DAC at {speed // 1000}G: passive copper reaches "
                                 f"{reach} m at {lane // 1000}G lanes", "use AEC or optics for this run",
-                                port=a.port.name, peer=b.name, source=end_source(a))
+                                port=a.port.name, peer=b.name, source=end_source(a, "cable_m"))
         elif media in SAFE_REACH_M and length > SAFE_REACH_M[media]:
             yield r.finding(a.device.name, f"{length} m {media.upper()} at {speed // 1000}G (safe reach "
                             f"{SAFE_REACH_M[media]} m)", "use optics for this run", port=a.port.name,
-                            peer=b.name, source=end_source(a), severity="warning")
+                            peer=b.name, source=end_source(a, "cable_m"), severity="warning")
 
 
 def _physical_length(ctx: LintContext, end: End) -> int | None:

@@ -270,11 +270,13 @@ class CompactHosts(YamlDocument):
                 if port not in own:
                     found.graft((name, *ports, port), self.devices, at)
         for cable in self._cables():
-            device, port = cable.fields[0], cable.fields[1]
-            base = (device, *self.ports_paths.get(device, ("data", "ports")), port)
-            found.add((*base, "peer"), cable.at(self.table_file, "b_device"))
-            found.add((*base, "cable_m"), cable.at(self.table_file, "cable_m"))
-            found.add((*base, "media"), cable.at(self.table_file, "media"))
+            # Both ends: a finding about the cable names either, and the row is where its settings are.
+            for end, other in (("a", "b"), ("b", "a")):
+                device, port = cable.fields[COLUMNS.index(f"{end}_device")], cable.fields[COLUMNS.index(f"{end}_port")]
+                base = (device, *self.ports_paths.get(device, ("data", "ports")), port)
+                found.add((*base, "peer"), cable.at(self.table_file, f"{other}_device"))
+                found.add((*base, "cable_m"), cable.at(self.table_file, "cable_m"))
+                found.add((*base, "media"), cable.at(self.table_file, "media"))
         return found
 
     def _cables(self) -> list[Cable]:
