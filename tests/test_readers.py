@@ -412,6 +412,25 @@ def test_connectx_setting_whose_check_and_command_disagree(old: str, new: str, c
     assert conflict in found.message, found.message
 
 
+@pytest.mark.parametrize("written", ["-f '0,0,0,1,1,0,0,0'", "--pfc='0,0,0,1,1,0,0,0'", "--pf '0,0,0,1,1,0,0,0'",
+                                     "-f0,0,0,1,1,0,0,0"])
+def test_connectx_mlnx_qos_options_read_as_the_tool_reads_them(
+        written: str, read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """mlnx_qos parses its options with optparse: a short option, an attached value, a unique prefix."""
+    files = golden("node1", "connectx")
+    script = edit(files["fabricgen-nic.sh"], "--pfc '0,0,0,1,0,0,0,0'", written)
+    host = read_over("node1", {**files, "fabricgen-nic.sh": script}).host
+    assert host is not None and host.nics[0].pfc == [0, 0, 0, 1, 1, 0, 0, 0]
+
+
+def test_connectx_mlnx_qos_option_the_tool_refuses(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    files = golden("node1", "connectx")
+    script = edit(files["fabricgen-nic.sh"], "--pfc '0,0,0,1,0,0,0,0'", "--pfcs '0,0,0,1,0,0,0,0'")
+    with pytest.raises(ConfigReadError, match="mlnx_qos refuses this call: no such option: --pfcs") as error:
+        read_over("node1", {**files, "fabricgen-nic.sh": script})
+    assert error.value.line == line_of(script, "--pfcs")
+
+
 def test_connectx_script_must_be_fabricgens(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     with pytest.raises(ConfigReadError, match="not a script fabricgen wrote") as error:
         read_over("node1", {"fabricgen-nic.sh": "#!/bin/sh\nmlnx_qos -i ens1f0np0 --trust dscp\n"})

@@ -30,10 +30,11 @@ what mlnx_qos accepts.
 
 from __future__ import annotations
 
+import optparse
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import fabricgen.platforms.common.hostscript as hostscript
 from fabricgen.models.device import DeviceModel, NicModel
@@ -99,46 +100,65 @@ def _tsa(text: str, line: int) -> list[Literal["strict", "ets"]]:
     return values
 
 
-def _options(words: list[str]) -> tuple[dict[str, str], list[str]]:
-    """``--opt value`` and ``--opt=value`` pairs of an mlnx_qos call (the last of each), and every
-    ``--dscp2prio`` value in order: mlnx_qos takes that option any number of times."""
-    options: dict[str, str] = {}
-    dscp2prio: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word.startswith("--") and "=" in word:
-            key, _, value = word.partition("=")
-        elif word.startswith("-") and index + 1 < len(words):
-            key, value = word, words[index + 1]
-            index += 1
-        else:
-            index += 1
-            continue
-        options[key] = value
-        if key == "--dscp2prio":
-            dscp2prio.append(value)
-        index += 1
-    return options, dscp2prio
+class _OptionError(Exception):
+    pass
+
+
+class _MlnxQosOptions(optparse.OptionParser):
+    """mlnx_qos 1.2's own option table (Mellanox/mlnx-tools python/mlnx_qos: optparse), so that a call reads as the
+    tool reads it: short options (`-f` is `--pfc`), a value attached (`-f0,0,0,1,...`, `--pfc=...`), a long option
+    by any unique prefix (`--prio`), the last of a repeated option, every `--dscp2prio`. Where the tool exits with
+    a usage error, this raises it instead."""
+
+    def __init__(self) -> None:
+        super().__init__(add_help_option=False)
+        for flags, dest in ((("-f", "--pfc"), "pfc"), (("-F", "--specific_pfc"), "specific_pfc"),
+                            (("-P", "--get_pfc"), "get_pfc"), (("-p", "--prio_tc"), "prio_tc"),
+                            (("-s", "--tsa"), "tsa"), (("-t", "--tcbw"), "tc_bw"), (("-r", "--ratelimit"), "ratelimit"),
+                            (("-d", "--dcbx"), "dcbx"), (("--trust",), "trust"), (("--cable_len",), "cable_len"),
+                            (("--prio2buffer",), "prio2buffer"), (("--buffer_size",), "buffer_size"),
+                            (("-i", "--interface"), "intf")):
+            self.add_option(*flags, dest=dest)
+        self.add_option("--dscp2prio", dest="dscp2prio", action="append")
+        self.add_option("-a", action="store_true", dest="printall", default=False)
+
+    def error(self, msg: str) -> NoReturn:
+        raise _OptionError(msg)
+
+    def exit(self, status: int = 0, msg: str | None = None) -> NoReturn:
+        raise _OptionError(msg or f"exits with status {status}")
+
+
+_MLNX_QOS = _MlnxQosOptions()
+
+
+def _options(words: list[str], line: int) -> dict[str, Any]:
+    """An mlnx_qos call's options by their destination in the tool (``pfc``, ``prio_tc``, ``tsa``, ``tc_bw``, ``dcbx``,
+    ``trust``, ``dscp2prio``: a list), those it leaves out absent."""
+    try:
+        values, _ = _MLNX_QOS.parse_args(words)
+    except _OptionError as exc:
+        raise _error(line, f"mlnx_qos refuses this call: {exc}") from exc
+    return {dest: value for dest, value in vars(values).items() if value is not None and dest != "printall"}
 
 
 def _mlnx_qos(nic: _Nic, words: list[str], line: int) -> None:
-    options, dscp2prio = _options(words[1:])
-    if "-d" in words[1:-1]:  # mlnx_qos -d os|fw: who runs DCBX (os: the host's settings stand; fw: the firmware's)
-        nic.values["dcbx"] = "firmware" if words[words.index("-d") + 1] == "fw" else None
-    if "--trust" in options:
-        if options["--trust"] not in ("dscp", "pcp"):
-            raise _error(line, f"--trust: {options['--trust']!r} is not dscp or pcp")
-        nic.values["trust"] = options["--trust"]
-    if "--pfc" in options:
-        nic.values["pfc"] = _numbers(options["--pfc"], line, "--pfc", 1)
-    if "--prio_tc" in options:
-        nic.values["prio_tc"] = _numbers(options["--prio_tc"], line, "--prio_tc", 7)
-    if "--tsa" in options:
-        nic.values["tsa"] = _tsa(options["--tsa"], line)
-    if "--tcbw" in options:
-        nic.values["tcbw"] = _numbers(options["--tcbw"], line, "--tcbw", 100)
-    for text in dscp2prio:
+    options = _options(words[1:], line)
+    if "dcbx" in options:  # mlnx_qos -d os|fw: who runs DCBX (os: the host's settings stand; fw: the firmware's)
+        nic.values["dcbx"] = "firmware" if options["dcbx"] == "fw" else None
+    if "trust" in options:
+        if options["trust"] not in ("dscp", "pcp"):
+            raise _error(line, f"--trust: {options['trust']!r} is not dscp or pcp")
+        nic.values["trust"] = options["trust"]
+    if "pfc" in options:
+        nic.values["pfc"] = _numbers(options["pfc"], line, "--pfc", 1)
+    if "prio_tc" in options:
+        nic.values["prio_tc"] = _numbers(options["prio_tc"], line, "--prio_tc", 7)
+    if "tsa" in options:
+        nic.values["tsa"] = _tsa(options["tsa"], line)
+    if "tc_bw" in options:
+        nic.values["tcbw"] = _numbers(options["tc_bw"], line, "--tcbw", 100)
+    for text in options.get("dscp2prio", []):
         _dscp2prio(nic, text, line)
 
 
