@@ -7,6 +7,7 @@ device), so a value can only come out right if the reader took it from the file.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from types import ModuleType
 
@@ -166,6 +167,20 @@ def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]
     with pytest.raises(ConfigReadError, match="expected a number") as error:
         read_over("leaf1", {"config_db.json": bad})
     assert error.value.line == line_of(bad, '"jumbo"') and error.value.line > start
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('"mtu": "9100"', '"mtu": "-1"', "PORT|Ethernet0|mtu: -1 is outside 68..9216 (sonic-port.yang)"),
+    ('"speed": "400000"', '"speed": "0"', "PORT|Ethernet0|speed: 0 is outside 1..1600000 (sonic-port.yang)"),
+])
+def test_sonic_value_outside_the_yang_range_names_its_line(
+        old: str, new: str, message: str, read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    text = golden("leaf1", "sonic")["config_db.json"]
+    start = text.index('"PORT": {')
+    bad = text[:start] + text[start:].replace(old, new, 1)
+    with pytest.raises(ConfigReadError, match=re.escape(message)) as error:
+        read_over("leaf1", {"config_db.json": bad})
+    assert error.value.line == bad.count("\n", 0, bad.index(new, start)) + 1
 
 
 def test_sonic_reads_where_the_lossless_pg_pauses(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:

@@ -250,6 +250,14 @@ class _Db:
             _NUMBERS[value] = int(text)
         return int(text)
 
+    def number_in(self, value: Any, low: int, high: int, yang: str, *path: str) -> int:
+        """number(), within ``low``-``high`` as the release's YANG model ``yang`` ranges the leaf (sonic-cfggen and
+        GCU refuse a config outside it; a switch never runs one)."""
+        number = self.number(value, *path)
+        if not low <= number <= high:
+            raise self.error(f"{'|'.join(path)}: {number} is outside {low}..{high} ({yang})", *path)
+        return number
+
     def ints(self, values: Iterable[Any], *path: str) -> list[int]:
         return [self.number(v, *path) for v in values]
 
@@ -515,8 +523,9 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
     speed = entry.get("speed")
     fields: dict[str, Any] = {
         "admin_up": str(entry.get("admin_status", "down")) == "up",
-        "mtu": db.number(entry.get("mtu", DEFAULT_PORT_MTU), "PORT", name, "mtu"),
-        "speed_mbps": db.number(speed, "PORT", name, "speed") if speed is not None else None,
+        "mtu": db.number_in(entry.get("mtu", DEFAULT_PORT_MTU), 68, 9216, "sonic-port.yang", "PORT", name, "mtu"),
+        "speed_mbps": db.number_in(speed, 1, 1_600_000, "sonic-port.yang", "PORT", name, "speed")
+        if speed is not None else None,
         "fec": _text(entry.get("fec")), "lanes": _text(entry.get("lanes")),
         "description": _text(entry.get("description")),
         "pfc_priorities": pfc, "lossless": bool(pfc),
@@ -940,7 +949,8 @@ def _read_mgmt(db: _Db, skeleton: MgmtModel | None) -> MgmtModel | None:
     vrf_enabled = str(db.table("MGMT_VRF_CONFIG").get("vrf_global", {}).get("mgmtVrfEnabled", "false")) == "true"
     return updated(skeleton, {
         "interface": interface, "vrf": "mgmt" if vrf_enabled else "default",
-        "mtu": db.number(ports[interface].get("mtu", DEFAULT_MGMT_MTU), "MGMT_PORT", interface, "mtu"),
+        "mtu": db.number_in(ports[interface].get("mtu", DEFAULT_MGMT_MTU), 1500, 9216, "sonic-mgmt_port.yang",
+                            "MGMT_PORT", interface, "mtu"),
         "address": address, "gateway": _text(mine[address].get("gwaddr")) if address else None,
     })
 
