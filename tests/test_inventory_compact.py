@@ -202,6 +202,14 @@ def test_a_devices_mistake_is_said_once_not_once_per_cable(compact: Path) -> Non
     assert "templates.leaves.Ethernet{248..224..8}: range {248..224..8} makes 0 ports" in found
 
 
+def test_a_device_without_ports_is_one_problem(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves}", "leaf1:")
+    assert problems(compact) == [f"{devices}:18:3: devices.leaf1: leaf1 has no ports, and cabling.csv cables it "
+                                 "(first at line 2) (name its port table with `template:`, or list its ports in "
+                                 "data.ports)"]
+
+
 def test_a_hosts_problem_names_the_file_it_is_in(compact: Path) -> None:
     devices = compact / "inventory" / "devices.yaml"
     edit(devices, "leaf1: {hostname: 192.0.2.11, groups: [leaves], template: leaves}",

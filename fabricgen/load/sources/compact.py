@@ -539,6 +539,11 @@ class _Builder:
                       f"did you mean {close[0]!r}?" if close else "add it under `devices:` in devices.yaml")
             return None
         ports = _own_ports(host)
+        if not ports:  # no template and no ports of its own: one problem, at the device, not one per cable
+            self.broken.add(device)
+            self.problem(("devices", device), f"{device} has no ports, and cabling.csv cables it (first at line "
+                         f"{cable.line})", "name its port table with `template:`, or list its ports in data.ports")
+            return None
         if port not in ports:
             close = difflib.get_close_matches(port, list(ports), n=1)
             self._row(cable, file, f"{end}_port", f"{device} has no port {port!r}",
