@@ -235,3 +235,20 @@ def test_a_finding_about_a_cable_points_at_its_line_in_the_table(compact: Path) 
     result = CliRunner().invoke(main, ["lint", str(compact / "fabric.yaml"), "-i", str(compact / "inventory")])
     assert result.exit_code == 1
     assert f"{table}:2: FG-PHY-004 error leaf1:Ethernet224 ↔ spine1:Ethernet1/1: 30 m DAC at 400G" in result.output
+
+
+def test_one_template_mistake_is_printed_once_for_every_device_that_uses_it(compact: Path) -> None:
+    """A lane range one port too wide gives every lane to two ports, on each leaf the template makes: the CLI prints
+    it once, with where else it holds (JSON and SARIF keep every problem)."""
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "'Ethernet{0..24..8}': {speed: 400G, lanes: '{n}..{n+7}'",
+         "'Ethernet{0..24..8}': {speed: 400G, lanes: '{n}..{n+15}'")
+    result = CliRunner().invoke(main, ["lint", str(compact / "fabric.yaml"), "-i", str(compact / "inventory")])
+    assert result.exit_code == 2
+    line = next(i for i, text in enumerate(devices.read_text().splitlines()) if "{n+15}" in text)
+    assert result.output.splitlines()[:2] == [
+        f"{devices}:{line + 1}:41: leaf1.data.ports.Ethernet8.lanes: port Ethernet8's lanes "
+        "8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23 include lanes of Ethernet0; 2 more of its ports share lanes "
+        "too (give each hardware lane to one port, as the SKU's port_config.ini lists them)",
+        "  (the same at this line for 1 more: leaf2)"]
+    assert "2 problem(s) in the input" in result.output

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from fabricgen.models.diagnostics import Diagnostic, InputError, Location
+from fabricgen.models.diagnostics import Diagnostic, InputError, Location, folded_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -72,8 +72,8 @@ def input_errors(fmt: str = "text", root: Path | None = None) -> Iterator[None]:
     try:
         yield
     except InputError as exc:
-        for diagnostic in exc.diagnostics:
-            click.echo(str(diagnostic), err=True)
+        for line in folded_lines(exc.diagnostics):  # JSON and SARIF keep every one
+            click.echo(line, err=True)
         _report_input_errors(exc.diagnostics, fmt, root)
         fail(f"{len(exc.diagnostics)} problem(s) in the input; nothing was written")
 

@@ -9,7 +9,7 @@ from typing import NoReturn
 import click
 
 from fabricgen.load.sources.export import ExportError, export_compact
-from fabricgen.models.diagnostics import InputError
+from fabricgen.models.diagnostics import InputError, folded_lines
 
 
 def register(main: click.Group, fail: Callable[[str], NoReturn]) -> None:  # noqa: C901 - one command group's closures
@@ -65,8 +65,8 @@ def register(main: click.Group, fail: Callable[[str], NoReturn]) -> None:  # noq
         try:
             form = export_compact(inventory, out)
         except InputError as exc:
-            for diagnostic in exc.diagnostics:
-                click.echo(str(diagnostic), err=True)
+            for line in folded_lines(exc.diagnostics):
+                click.echo(line, err=True)
             fail(f"{len(exc.diagnostics)} problem(s) in {inventory}; nothing was exported")
         except ExportError as exc:
             fail(str(exc))

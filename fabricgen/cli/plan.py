@@ -29,7 +29,7 @@ from fabricgen.load.fabric import INVENTORY_FILES, FabricInput, load
 from fabricgen.load.selection import filter_option, selected_or_fail, selects
 from fabricgen.load.sources import compact, nautobot
 from fabricgen.models.device import DeviceModel, Fabric
-from fabricgen.models.diagnostics import InputError
+from fabricgen.models.diagnostics import InputError, folded_lines
 from fabricgen.resolve import resolve
 from fabricgen.review.plan import Plan, RevisionError, Side, compare, revision_blob, to_json, to_markdown, to_text
 
@@ -147,9 +147,10 @@ def _load_side(intent: Path, inventory: Path, side: str, fail: Fail,
         loaded = load(intent, inventory)
         return loaded, resolve(loaded.intent, loaded.inventory, loaded.locate)
     except InputError as exc:
-        for diagnostic in exc.diagnostics:
-            location = dataclasses.replace(diagnostic.location, file=rename(diagnostic.location.file))
-            click.echo(str(dataclasses.replace(diagnostic, location=location)), err=True)
+        renamed = [dataclasses.replace(d, location=dataclasses.replace(d.location, file=rename(d.location.file)))
+                   for d in exc.diagnostics]
+        for line in folded_lines(renamed):
+            click.echo(line, err=True)
         fail(f"{len(exc.diagnostics)} problem(s) in the input of {side}; nothing was compared")
 
 

@@ -87,8 +87,36 @@ class Diagnostic:
         text = f"{text} ({self.hint})" if self.hint else text
         return one_line(text if self.rule in INPUT_ERROR_IDS else f"{text} [{self.rule}]")
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.location.file, self.location.line, self.location.col, self.message)
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        # The key path last: problems at one place (a template shared by many hosts) come in a stable order.
+        return (self.location.file, self.location.line, self.location.col, self.message, self.key_path)
+
+
+def folded(diagnostics: Sequence[Diagnostic]) -> list[tuple[Diagnostic, list[Diagnostic]]]:
+    """Each diagnostic with the later ones that say the same at the same place (file, line, column, message, hint):
+    a port template or group shared by hundreds of devices has one mistake, not hundreds. In order of first
+    appearance."""
+    groups: dict[tuple[Location, str, str, str], tuple[Diagnostic, list[Diagnostic]]] = {}
+    for diagnostic in diagnostics:
+        key = (diagnostic.location, diagnostic.message, diagnostic.hint, diagnostic.rule)
+        if key in groups:
+            groups[key][1].append(diagnostic)
+        else:
+            groups[key] = (diagnostic, [])
+    return list(groups.values())
+
+
+def folded_lines(diagnostics: Sequence[Diagnostic], shown: int = 5) -> list[str]:
+    """The diagnostics as text lines, each repeat at one place folded into a line under the first that names
+    where else it holds (by the first key of each one's key path: the host or group)."""
+    lines = []
+    for first, same in folded(diagnostics):
+        lines.append(str(first))
+        if same:
+            names = list(dict.fromkeys(d.key_path.split(".", 1)[0] for d in same))
+            more = f", and {len(names) - shown} more" if len(names) > shown else ""
+            lines.append(one_line(f"  (the same at this line for {len(same)} more: {', '.join(names[:shown])}{more})"))
+    return lines
 
 
 class InputError(Exception):

@@ -145,8 +145,32 @@ def check_device(device: Device) -> list[Problem]:
     """Cross-field rules on one device that its port names' type cannot express, because they depend on its role
     and platform. Returns (key path under the device, message, hint) triples, as :func:`check_intent` does."""
     if device.is_switch:
-        return _switch_port_names(device)
+        return _switch_port_names(device) + _shared_lanes(device)
     return _host_port_names(device)
+
+
+def _shared_lanes(device: Device) -> list[Problem]:
+    """A hardware lane belongs to one port (the SKU's port_config.ini gives each lane once; orchagent cannot create
+    two SAI ports on one lane). A template whose `{n}..{n+K}` is one port too wide gives every lane to two."""
+    ports = device.data.ports
+    lanes = [spec.lanes for spec in ports.values() if spec.lanes]
+    every = ",".join(lanes).split(",") if lanes else []
+    if len(set(every)) == len(every):  # one join and one set per switch: 105k ports at 32,768 GPUs
+        return []
+    owner: dict[str, str] = {}
+    sharing: list[tuple[str, str, list[str]]] = []  # (port, its lanes, the ports that had some of them first)
+    for name, spec in ports.items():
+        own = spec.lanes.split(",") if spec.lanes else []
+        taken = list(dict.fromkeys(owner[lane] for lane in own if lane in owner))
+        if taken:
+            sharing.append((name, spec.lanes or "", taken))
+        for lane in own:
+            owner.setdefault(lane, name)
+    # The first port that shares, and how many more: a template's slip is in every port it makes.
+    port, port_lanes, first = sharing[0]
+    more = f"; {len(sharing) - 1} more of its ports share lanes too" if len(sharing) > 1 else ""
+    return [(("data", "ports", port, "lanes"), f"port {port}'s lanes {port_lanes} include lanes of {', '.join(first)}"
+             f"{more}", "give each hardware lane to one port, as the SKU's port_config.ini lists them")]
 
 
 def _named_ports(device: Device) -> list[tuple[tuple[str | int, ...], str]]:
