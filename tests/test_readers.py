@@ -420,9 +420,9 @@ def test_connectx_bad_script_names_file_and_line(old: str, new: str, message: st
 def test_connectx_setting_whose_check_and_command_disagree(old: str, new: str, conflict: str) -> None:
     """The reader reads the command; the conflict says the NIC may run the checked value instead."""
     files = golden("node1", "connectx")
-    assert get_platform("connectx").conflicts(files) == []  # as rendered: every check is its command's value
+    assert connectx.conflicts(files) == []  # as rendered: every check is its command's value
     script = edit(files["fabricgen-nic.sh"], old, new)
-    [found] = get_platform("connectx").conflicts({**files, "fabricgen-nic.sh": script})
+    [found] = connectx.conflicts({**files, "fabricgen-nic.sh": script})
     assert (found.file, found.line, found.port) == ("fabricgen-nic.sh", line_of(script, new), "ens1f0np0")
     assert conflict in found.message, found.message
 

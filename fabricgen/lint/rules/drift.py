@@ -75,6 +75,9 @@ def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> 
 
 
 def _finding(r: Rule, device: str, port: str | None, diffs: list[str], setting: str | None = None) -> Finding:
+    # The settings themselves before what is worked out from them (a port's PFC priorities before the headroom
+    # sized for them): the fewest dots first, then by name, so that the edit is among those spelled out.
+    diffs = sorted(diffs, key=lambda diff: (diff.split(" is ", 1)[0].count("."), diff))
     more = len(diffs) - SHOWN
     text = "; ".join(diffs[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
     where = f"{device}:{port}" if port else device
