@@ -160,6 +160,16 @@ def test_resolve_errors_have_locations_too(workspace: Path) -> None:
     assert any("MTU 9216 exceeds the maximum of platform eos (9214)" in m for m in found)
 
 
+def test_a_management_mtu_sonic_refuses_is_refused_at_resolve(workspace: Path) -> None:
+    """sonic-mgmt_port.yang ranges MGMT_PORT mtu 1500..9216: a config_db.json with 1280 is refused by the switch."""
+    intent = workspace / "fabric.yaml"
+    edit(intent, "  management: 1500", "  management: 1280")
+    found = problems(workspace)
+    expected = ("mtu.management: management MTU 1280 is outside what platform sonic takes for its management port "
+                "(1500..9216) (set mtu.management to 1500..9216)")
+    assert any(m.startswith(f"{intent}:") and expected in m for m in found), found
+
+
 def test_problem_in_profile_value_points_at_profile(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
     intent = tmp_path / "fabric.yaml"

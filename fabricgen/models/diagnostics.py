@@ -107,15 +107,16 @@ def folded(diagnostics: Sequence[Diagnostic]) -> list[tuple[Diagnostic, list[Dia
 
 
 def folded_lines(diagnostics: Sequence[Diagnostic], shown: int = 5) -> list[str]:
-    """The diagnostics as text lines, each repeat at one place folded into a line under the first that names
-    where else it holds (by the first key of each one's key path: the host or group)."""
+    """The diagnostics as text lines, one per place and problem: repeats at one place are named at the end of the
+    first's line (by the first key of each one's key path: the host or group), which stays FILE:LINE:COL: text."""
     lines = []
     for first, same in folded(diagnostics):
-        lines.append(str(first))
+        text = str(first)
         if same:
             names = list(dict.fromkeys(d.key_path.split(".", 1)[0] for d in same))
             more = f", and {len(names) - shown} more" if len(names) > shown else ""
-            lines.append(one_line(f"  (the same at this line for {len(same)} more: {', '.join(names[:shown])}{more})"))
+            text = one_line(f"{text} [the same at this line for {len(same)} more: {', '.join(names[:shown])}{more}]")
+        lines.append(text)
     return lines
 
 

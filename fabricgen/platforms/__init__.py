@@ -107,6 +107,10 @@ class Capability:
     # point with on the intent road; a config read back states its own (QosModel.lossless_pool). None: the
     # platform sizes no pool as a share.
     lossless_pool: LosslessPoolModel | None = None
+    # The management port MTUs the platform takes, where it limits them more than the intent's schema does (SONiC:
+    # sonic-mgmt_port.yang ranges MGMT_PORT mtu 1500..9216, and a config outside it is refused): resolve refuses
+    # the others, and the reader an MTU outside it.
+    mgmt_mtu_range: tuple[int, int] | None = None
 
     def lossless_limit(self, sku: str | None, declared: int | None = None) -> int | None:
         """A device's lossless-class limit: the inventory's declaration, else its SKU's where the limit is per SKU,

@@ -196,6 +196,11 @@ def _check_platform_limits(ctx: ResolveContext, cap: Capability) -> None:
     if mtu > cap.max_mtu:
         ctx.problem(("intent", "mtu", key), f"MTU {mtu} exceeds the maximum of platform {cap.name} "
                     f"({cap.max_mtu})", f"lower mtu.{key} to {cap.max_mtu} or less", rule="FG-MTU-004")
+    if cap.mgmt_mtu_range is not None and not cap.mgmt_mtu_range[0] <= intent.mtu.management <= cap.mgmt_mtu_range[1]:
+        low, high = cap.mgmt_mtu_range
+        ctx.problem(("intent", "mtu", "management"), f"management MTU {intent.mtu.management} is outside what platform "
+                    f"{cap.name} takes for its management port ({low}..{high})",
+                    f"set mtu.management to {low}..{high}", rule=PLATFORM_LIMIT)
     lossless = [name for name, cls in intent.qos.classes.items() if cls.lossless]
     if len(lossless) > cap.lossless_class_limit and cap.lossless_limit_per_sku is None:  # else per SKU, below
         ctx.problem(("intent", "qos", "classes"), f"{len(lossless)} lossless classes ({', '.join(lossless)}) "

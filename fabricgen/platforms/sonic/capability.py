@@ -29,6 +29,7 @@ CAPABILITY = Capability(
     target=f"SONiC {DEFAULT_SONIC_RELEASE} or later (config_db.json; YANG models of sonic-buildimage); headroom per "
            f"release {min(SONIC_RELEASES)}-{max(SONIC_RELEASES)}",
     max_mtu=9216,
+    mgmt_mtu_range=(1500, 9216),  # sonic-mgmt_port.yang: leaf mtu, range "1500..9216" (202411, 202511)
     mtu_semantics="l3",
     lossless_class_limit=2,  # buffers_config.j2's lossless PGs 3-4; per SKU: lossless_limit_per_sku
     lossless_limit_per_sku=SKU_LOSSLESS_LIMITS,

@@ -98,6 +98,7 @@ from fabricgen.models.device import (
 )
 from fabricgen.platforms import PORT_QOS, ConfigReadError
 from fabricgen.platforms.common.modelcopy import updated
+from fabricgen.platforms.sonic.capability import CAPABILITY
 from fabricgen.platforms.sonic.render import CABLE_MAP, LOSSLESS_POOL, MAP, PATTERN
 from fabricgen.resolve.headroom import (
     ASIC_CONSTANTS,
@@ -117,6 +118,8 @@ MODE_ROLES = ("host", "fabric", "oob-access")  # the roles resolve gives a forwa
 SWITCHPORT_MODES = ("access", "trunk")  # PORT.mode (sonic-port.yang: routed|access|trunk, default routed)
 DEFAULT_PORT_MTU = 9100  # SONiC's port default (portmgrd)
 DEFAULT_MGMT_MTU = 1500  # Linux default for eth0
+assert CAPABILITY.mgmt_mtu_range is not None
+MGMT_MTU_RANGE = CAPABILITY.mgmt_mtu_range
 # pfcwd's own defaults (sonic-utilities pfcwd/main.py), used for keys a PFC_WD table leaves out.
 PFCWD_DEFAULTS = {"poll": 200, "detection": 200, "restoration": 200, "action": "drop"}
 WATCHDOG_ACTIONS: dict[str, Literal["drop", "forward", "alert"]] = {"drop": "drop", "forward": "forward",
@@ -141,7 +144,7 @@ def owned(device: DeviceModel) -> dict[str, Any]:
         "qos": _owned_qos(device, device.qos) if device.qos is not None else None,
         # What a port that runs the device's QoS (its entry's ``qos`` None) runs, in a port's own view: a port with
         # QoS of its own is compared with this, not with the device view, whose fields are not a port's.
-        PORT_QOS: _owned_port_qos(device.qos) if device.qos is not None else None,
+        PORT_QOS: _device_qos_as_ports_run_it(device),
         "mgmt": _owned_mgmt(device.mgmt) if device.mgmt is not None else None,
     }
 
@@ -170,6 +173,17 @@ def _owned_port_qos(qos: QosModel) -> dict[str, Any]:
             "watchdog": None if watchdog is None else {"detection_ms": watchdog.detection_ms,
                                                        "restoration_ms": watchdog.restoration_ms,
                                                        "action": watchdog.action}}
+
+
+def _device_qos_as_ports_run_it(device: DeviceModel) -> dict[str, Any] | None:
+    """The switch's QoS in a port's own view, as far as its config_db.json can say it: only with data ports (QUEUE and
+    PORT_QOS_MAP entries exist on them alone), and the watchdog only where one of them has PFC (PFC_WD port
+    entries likewise), as the switch-wide view has them."""
+    data_ports = [p for p in device.ports if p.role in DATA_ROLES]
+    if device.qos is None or not data_ports:
+        return None
+    view = _owned_port_qos(device.qos)
+    return view if any(p.pfc_priorities for p in data_ports) else {**view, "watchdog": None}
 
 
 def _owned_headroom(headroom: HeadroomModel | None) -> dict[str, int] | None:
@@ -949,7 +963,7 @@ def _read_mgmt(db: _Db, skeleton: MgmtModel | None) -> MgmtModel | None:
     vrf_enabled = str(db.table("MGMT_VRF_CONFIG").get("vrf_global", {}).get("mgmtVrfEnabled", "false")) == "true"
     return updated(skeleton, {
         "interface": interface, "vrf": "mgmt" if vrf_enabled else "default",
-        "mtu": db.number_in(ports[interface].get("mtu", DEFAULT_MGMT_MTU), 1500, 9216, "sonic-mgmt_port.yang",
+        "mtu": db.number_in(ports[interface].get("mtu", DEFAULT_MGMT_MTU), *MGMT_MTU_RANGE, "sonic-mgmt_port.yang",
                             "MGMT_PORT", interface, "mtu"),
         "address": address, "gateway": _text(mine[address].get("gwaddr")) if address else None,
     })
