@@ -91,6 +91,12 @@ def test_unknown_device_in_the_table_names_its_line_and_column(compact: Path) ->
     assert problems(compact) == [f"{table}:2:19: line 2.b_device: unknown device 'spine9' (did you mean 'spine2'?)"]
 
 
+def test_a_field_with_spaces_around_it_is_found_where_it_starts(compact: Path) -> None:
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf1,Ethernet224,spine1,", "leaf1 , Ethernet224 , spine9 ,")
+    assert problems(compact) == [f"{table}:2:23: line 2.b_device: unknown device 'spine9' (did you mean 'spine2'?)"]
+
+
 def test_a_port_cabled_twice_names_both_lines(compact: Path) -> None:
     table = compact / "inventory" / "cabling.csv"
     edit(table, "leaf2,Ethernet224,spine1,Ethernet3/1", "leaf2,Ethernet224,spine1,Ethernet1/1")

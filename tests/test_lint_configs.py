@@ -266,3 +266,13 @@ def test_a_waiver_naming_what_the_inventory_lacks_is_an_input_error(tmp_path: Pa
     intent = intent_waiving(tmp_path, {"rule": "FG-MTU-002", "reason": "a spine that runs 9000 on purpose", **waiver})
     code, output = invoke("lint", str(intent))
     assert code == 2 and message in output, output
+
+
+def test_a_cable_finding_points_at_the_end_whose_config_changed(configs: Path) -> None:
+    """FG-MTU-001 lists the cable from leaf1's end; only the spine's config was edited, so that is where it points."""
+    edit(configs / "spine1" / "eos.cfg", "mtu 9100", "mtu 9000", after="interface Ethernet1/1")
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 1
+    [line] = [text for text in output.splitlines() if " FG-MTU-001 " in text]
+    at = (configs / "spine1" / "eos.cfg").read_text().splitlines().index("interface Ethernet1/1") + 1
+    assert line.startswith(f"{configs}/spine1/eos.cfg:{at}: FG-MTU-001 error leaf1:Ethernet224 ↔ spine1:Ethernet1/1:")

@@ -84,7 +84,8 @@ class Configs:
 
     def locator(self, fallback: Locate) -> Locate:
         """Findings on a device read from configs point into its first config file, at the first line naming
-        their port (line 1 when none does); a finding that names its setting (``Finding.setting``), at the first
+        their port (line 1 when none does), a finding about a cable at the end whose config changed (see
+        _changed_end); a finding that names its setting (``Finding.setting``), at the first
         line naming it, after its port's, in whichever of the device's files has one (nccl.env's NCCL_IB_TC, not
         the NIC script); findings that know their line keep it; the rest use ``fallback``. Files are read again
         only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
@@ -95,17 +96,36 @@ class Configs:
         def locate(finding: Finding) -> Location:
             if finding.where is not None:
                 return Location(finding.where[0], finding.where[1], 1)
-            files = self.files.get(finding.device)
+            device, port = self._changed_end(finding)
+            files = self.files.get(device)
             if not files:
                 return fallback(finding)
             if finding.setting is not None:
                 for path in files:
-                    line = _line_naming(text(path), finding.setting, after=finding.port)
+                    line = _line_naming(text(path), finding.setting, after=port)
                     if line:
                         return Location(str(path), line, 1)
-            return Location(str(files[0]), (_line_naming(text(files[0]), finding.port) or 1) if finding.port else 1, 1)
+            return Location(str(files[0]), (_line_naming(text(files[0]), port) or 1) if port else 1, 1)
 
         return locate
+
+    def _changed_end(self, finding: Finding) -> tuple[str, str | None]:
+        """The device and port a finding points at: a finding about a cable is listed from one end, and where only
+        the other end's config says otherwise than the intent, that end is the one to look at (and to fix)."""
+        if finding.peer is None or finding.port is None or not self._as_intended(finding.device, finding.port):
+            return finding.device, finding.port
+        far_device, _, far_port = finding.peer.partition(":")
+        if far_device in self.files and not self._as_intended(far_device, far_port):
+            return far_device, far_port
+        return finding.device, finding.port
+
+    def _as_intended(self, device: str, port: str) -> bool:
+        """Whether the port (or a host's NIC) reads back as the intent resolves it. Readers keep the resolved
+        object of what reads back unchanged, so this is an identity test."""
+        intended, found = self.evidence.intended.get(device), self.fabric.devices.get(device)
+        if intended is None or found is None or found is intended:
+            return True
+        return _end_model(found, port) is _end_model(intended, port)
 
 
 def read_configs(fabric: Fabric, directory: Path, partial: bool = False) -> Configs:
@@ -414,6 +434,13 @@ def _gap(path: Path, text: str) -> tuple[int, str] | None:
         if last != "end":
             return len(lines), "is a `show running-config` that does not end with `end`: cut short"
     return None
+
+
+def _end_model(device: DeviceModel, name: str) -> object | None:
+    """The port named ``name`` of a switch, or the NIC of a host (its ports are not what its config sets)."""
+    if device.host is not None:
+        return next((nic for nic in device.host.nics if nic.interface == name), None)
+    return next((port for port in device.ports if port.name == name), None)
 
 
 def _line_naming(text: str, name: str, after: str | None = None) -> int:
