@@ -302,6 +302,7 @@ class ScriptFile:
                None if all_calls is None else tuple(all_calls))
         hit = _BY_TEXT.get(key)
         if hit is not None and hit[0] is new_nic and hit[1] is lines:
+            _LAST_PARSED[:] = [text, new_nic, lines, hit[2]]
             return cast(Script[N], hit[2])
         script: Script[N] = Script(calls=all_calls)
         for name, number, handled in functions:
@@ -313,6 +314,7 @@ class ScriptFile:
         if len(_BY_TEXT) >= _BY_TEXT_SIZE:
             _BY_TEXT.clear()
         _BY_TEXT[key] = (new_nic, lines, script)
+        _LAST_PARSED[:] = [text, new_nic, lines, script]
         return script
 
 
@@ -390,6 +392,8 @@ def _walk(source: list[str], lines: Mapping[str, Any]) -> Walked:
 # platform and NIC layout; the bound only caps what a long-lived process keeps.
 _BY_TEXT: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
 _BY_TEXT_SIZE = 64
+# The text parse() read last (held: its identity is the test), with what it was read with and the Script it gave.
+_LAST_PARSED: list[Any] = [None, None, None, None]
 
 
 # --- nccl.env -------------------------------------------------------------------------------------------
@@ -419,10 +423,16 @@ def parse_env(text: str) -> dict[str, str]:
 def conflicts(files: Mapping[str, str], script_file: ScriptFile, new_nic: Callable[[str, int], N],
               lines: Mapping[str, LineFn[N]]) -> list[ConfigConflict]:
     """The `setting` lines of the NIC functions all_nics() calls whose checked value is not what their command sets
-    (ScriptFile.setting), each on its NIC's interface. The script is the one read() read (its parse is shared)."""
+    (ScriptFile.setting), each on its NIC's interface. ``lint --configs`` asks right after read() of the same text:
+    the Script read() made is taken again (parsing it again would cost a third of reading the host)."""
     if script_file.name not in files:
         return []
-    script = script_file.parse(files[script_file.name], new_nic, lines)
+    text = files[script_file.name]
+    last = _LAST_PARSED
+    if last[0] is text and last[1] is new_nic and last[2] is lines:
+        script = cast(Script[N], last[3])
+    else:
+        script = script_file.parse(text, new_nic, lines)
     found = []
     for name in dict.fromkeys(script.calls or []):
         nic = script.nics.get(name)
