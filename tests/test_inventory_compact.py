@@ -118,6 +118,14 @@ def test_a_bad_cable_length_is_the_schemas_error_at_the_row(compact: Path) -> No
     assert found.startswith(f"{table}:2:38: leaf1.data.ports.Ethernet224.cable_m: Input should be greater than")
 
 
+def test_a_length_in_other_digits_than_ascii_is_refused(compact: Path) -> None:
+    """Python's int() reads full-width digits (a spreadsheet's IME input) as a number; the table takes ASCII only."""
+    table = compact / "inventory" / "cabling.csv"
+    edit(table, "leaf1,Ethernet224,spine1,Ethernet1/1,30,optic", "leaf1,Ethernet224,spine1,Ethernet1/1,３０,optic")
+    [found] = problems(compact)
+    assert found.startswith(f"{table}:2:38: leaf1.data.ports.Ethernet224.cable_m: Input should be a valid integer")
+
+
 def test_a_bad_port_setting_points_into_the_template(compact: Path) -> None:
     devices = compact / "inventory" / "devices.yaml"
     edit(devices, "Management1: {speed: 1G}", "Management1: {speed: 1G, colour: blue}")

@@ -524,7 +524,8 @@ class _Builder:
             cable_lines[line] = 1
             a["peer"] = f"{b_device}:{b_port}"
             if cable_m:
-                a["cable_m"] = int(cable_m) if cable_m.isdecimal() else cable_m  # the schema reports the rest
+                # ASCII digits only: str.isdecimal() and int() take any script's (２３ would be 23 m).
+                a["cable_m"] = int(cable_m) if cable_m.isascii() and cable_m.isdecimal() else cable_m
             if media:
                 a["media"] = media
         return cable_lines
