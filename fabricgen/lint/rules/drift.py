@@ -44,27 +44,48 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         have, want = owned(found), owned(intended)
         for section in sorted(want):
             if section in PER_PORT_SECTIONS:
-                yield from _port_findings(r, name, _effective(have, section), _effective(want, section))
-            elif section != PORT_QOS and have.get(section) != want[section]:  # PORT_QOS: the qos section again
+                yield from _port_findings(r, name, have, want, section)
+            elif section == "qos":
+                diffs = _qos_differences(have, want)
+                if diffs:
+                    yield _finding(r, name, None, diffs)
+            elif section != PORT_QOS and have.get(section) != want[section]:  # PORT_QOS: with the qos section
                 yield _finding(r, name, None, differences(have.get(section), want[section], section),
                                _first_variable(have.get(section), want[section]) if section == "nccl_env" else None)
 
 
-def _effective(view: Mapping[str, Any], section: str) -> dict[str, Any]:
-    """The view's ports with the device's QoS filled in where a port runs it (a port entry's ``qos`` is None then):
-    a port bound to its own watchdog or map is compared with what it should run, not with "not set". The device's
-    QoS as a port's own view has it (PORT_QOS) where the platform gives one: its fields are the port entries'."""
-    device_qos = view[PORT_QOS] if PORT_QOS in view else view.get("qos")
-    ports = view.get(section) or {}
-    return {name: {**entry, "qos": device_qos} if isinstance(entry, Mapping) and "qos" in entry
-            and entry["qos"] is None else entry for name, entry in ports.items()}
+def _qos_differences(have: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+    """How the device's QoS differs, and what its ports run of it where a platform views that with more fields
+    (PORT_QOS: a SONiC switch's trust is its ports'): ports that run their device's QoS repeat none of it."""
+    diffs = differences(have.get("qos"), want.get("qos"), "qos")
+    if PORT_QOS in want:
+        diffs += [diff for diff in differences(have.get(PORT_QOS), want[PORT_QOS], "qos") if diff not in diffs]
+    return diffs
 
 
-def _port_findings(r: Rule, device: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> Iterator[Finding]:
+def _device_qos(view: Mapping[str, Any]) -> Any:
+    """The device's QoS as a port that runs it has it: PORT_QOS where the platform gives one (its fields are the
+    port entries'), else the device's own view."""
+    return view[PORT_QOS] if PORT_QOS in view else view.get("qos")
+
+
+def _port_findings(r: Rule, device: str, have_view: Mapping[str, Any], want_view: Mapping[str, Any],
+                   section: str) -> Iterator[Finding]:
+    """Each port whose entries differ. A port entry's ``qos`` is None where the port runs its device's QoS: where
+    one side runs the device's and the other its own, the device's is filled in (a port bound to its own
+    watchdog or map is compared with what it should run, not with "not set"); where both run their device's, the
+    device's finding already says how those differ, and no port repeats it."""
+    have, want = have_view.get(section) or {}, want_view.get(section) or {}
     # A port the config lacks is FG-EVD-003's when cabled, and a port fabricgen does not know is not owned.
     for port in sorted(want.keys() & have.keys()):
-        if have[port] != want[port]:
-            yield _finding(r, device, port, differences(have[port], want[port], ""))
+        mine, theirs = have[port], want[port]
+        if isinstance(mine, Mapping) and isinstance(theirs, Mapping) and "qos" in mine and "qos" in theirs:
+            if mine["qos"] is None and theirs["qos"] is not None:
+                mine = {**mine, "qos": _device_qos(have_view)}
+            elif theirs["qos"] is None and mine["qos"] is not None:
+                theirs = {**theirs, "qos": _device_qos(want_view)}
+        if mine != theirs:
+            yield _finding(r, device, port, differences(mine, theirs, ""))
 
 
 def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> str | None:
