@@ -263,6 +263,6 @@ def test_one_template_mistake_is_printed_once_for_every_device_that_uses_it(comp
     assert result.output.splitlines()[:1] == [
         f"{devices}:{line + 1}:41: leaf1.data.ports.Ethernet8.lanes: port Ethernet8's lanes "
         "8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23 include lanes of Ethernet0; 2 more of its ports share lanes "
-        "too (give each hardware lane to one port, as the SKU's port_config.ini lists them) [the same at this line "
-        "for 1 more: leaf2]"]
+        "too (give each hardware lane to one port, once, as the SKU's port_config.ini lists them) [the same at this "
+        "line for 1 more: leaf2]"]
     assert "2 problem(s) in the input" in result.output

@@ -253,6 +253,22 @@ def test_a_waiver_written_for_either_end_of_a_cable_waives_its_finding(configs: 
     assert (finding["device"], finding["peer"], finding["waived"]) == ("leaf1", "spine1:Ethernet1/1", True)
 
 
+def test_a_waiver_of_a_whole_device_covers_its_own_findings_only(configs: Path, tmp_path: Path) -> None:
+    """Without a port, a waiver is about the device's own findings, not those of the devices cabled to it."""
+    edit(configs / "spine1" / "eos.cfg", "mtu 9100", "mtu 9000", after="interface Ethernet1/1")
+    intent = intent_waiving(tmp_path, {"rule": "FG-MTU-001", "device": "spine1", "reason": "a spine on trial at 9000"})
+    _, output = invoke("lint", str(intent), "--configs", str(configs), "--format", "json")
+    [finding] = [f for f in json.loads(output)["findings"] if f["rule"] == "FG-MTU-001"]
+    assert (finding["device"], finding["waived"]) == ("leaf1", False)
+
+
+def test_a_waiver_may_name_a_management_interface(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    intent = intent_waiving(tmp_path, {"rule": "FG-MGT-002", "device": "oob1", "port": "Management1",  # not a port
+                                       "reason": "its management port is moved next week"})
+    assert invoke("lint", str(intent))[0] == 0
+
+
 @pytest.mark.parametrize(("waiver", "message"), [
     ({"device": "leaf22"}, "lint.waive.[1].device: the waiver names device 'leaf22', which the inventory does not "
                            "have (did you mean 'leaf2'?)"),

@@ -170,6 +170,14 @@ def test_a_management_mtu_sonic_refuses_is_refused_at_resolve(workspace: Path) -
     assert any(m.startswith(f"{intent}:") and expected in m for m in found), found
 
 
+def test_a_lane_a_port_lists_twice_is_refused(workspace: Path) -> None:
+    hosts = workspace / "inventory" / "hosts.yaml"
+    edit(hosts, 'lanes: "0,1,2,3,4,5,6,7"', 'lanes: "0,1,2,3,4,5,6,6"')
+    found = problems(workspace)
+    assert any(m.startswith(f"{hosts}:") and "leaf1.data.ports.Ethernet0.lanes: port Ethernet0's lanes 0,1,2,3,4,5,6,6 "
+               "list lane 6 twice" in m for m in found), found
+
+
 def test_problem_in_profile_value_points_at_profile(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
     intent = tmp_path / "fabric.yaml"

@@ -49,13 +49,15 @@ class LintReport:
 
 
 def _waiver_for(finding: Finding, waivers: list[WaiverModel]) -> WaiverModel | None:
-    """The first waiver of the finding's rule that names its device (and port), or either end of the cable it is
-    about: a link finding is listed from one end, and a waiver written for the other means the same cable."""
+    """The first waiver of the finding's rule that names its device (and port); a waiver that names a device and a
+    port also waives a finding about the cable on that port, listed from the other end (the same cable). A waiver
+    of a whole device covers that device's own findings only."""
     far_device, _, far_port = finding.peer.partition(":") if finding.peer else ("", "", "")
     for waiver in waivers:
         if waiver.rule != finding.rule:
             continue
-        if _names(waiver, finding.device, finding.port) or (finding.peer and _names(waiver, far_device, far_port)):
+        if _names(waiver, finding.device, finding.port) or \
+                (finding.peer and waiver.port is not None and _names(waiver, far_device, far_port)):
             return waiver
     return None
 

@@ -158,19 +158,24 @@ def _shared_lanes(device: Device) -> list[Problem]:
     if len(set(every)) == len(every):  # one join and one set per switch: 105k ports at 32,768 GPUs
         return []
     owner: dict[str, str] = {}
-    sharing: list[tuple[str, str, list[str]]] = []  # (port, its lanes, the ports that had some of them first)
+    sharing: list[tuple[str, str]] = []  # (port, what is wrong with its lanes)
     for name, spec in ports.items():
         own = spec.lanes.split(",") if spec.lanes else []
         taken = list(dict.fromkeys(owner[lane] for lane in own if lane in owner))
+        repeated = sorted({lane for lane in own if own.count(lane) > 1}, key=int) if len(set(own)) != len(own) else []
         if taken:
-            sharing.append((name, spec.lanes or "", taken))
+            sharing.append((name, f"port {name}'s lanes {spec.lanes} include lanes of {', '.join(taken)}"))
+        elif repeated:
+            sharing.append((name, f"port {name}'s lanes {spec.lanes} list lane {', '.join(repeated)} twice"))
         for lane in own:
             owner.setdefault(lane, name)
+    if not sharing:  # a guard: each repeat the set found is one of the two kinds above
+        return []
     # The first port that shares, and how many more: a template's slip is in every port it makes.
-    port, port_lanes, first = sharing[0]
+    port, problem = sharing[0]
     more = f"; {len(sharing) - 1} more of its ports share lanes too" if len(sharing) > 1 else ""
-    return [(("data", "ports", port, "lanes"), f"port {port}'s lanes {port_lanes} include lanes of {', '.join(first)}"
-             f"{more}", "give each hardware lane to one port, as the SKU's port_config.ini lists them")]
+    return [(("data", "ports", port, "lanes"), f"{problem}{more}",
+             "give each hardware lane to one port, once, as the SKU's port_config.ini lists them")]
 
 
 def _named_ports(device: Device) -> list[tuple[tuple[str | int, ...], str]]:

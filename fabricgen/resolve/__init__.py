@@ -64,7 +64,8 @@ class Resolution:
 
 
 def _check_waived_names(ctx: ResolveContext) -> None:
-    """A waiver's device and port exist in the inventory: a misspelt name waives nothing, and looks as if it did."""
+    """A waiver's device and port exist in the inventory (the port: among its ports, or its management interface):
+    a misspelt name waives nothing, and looks as if it did."""
     devices = ctx.inventory.devices
     for index, waiver in enumerate(ctx.intent.lint.waive):
         if waiver.device is None:
@@ -73,7 +74,8 @@ def _check_waived_names(ctx: ResolveContext) -> None:
         if device is None:
             _unknown_waived_name(ctx, (index, "device"), f"device {waiver.device!r}", waiver.device, list(devices),
                                  "a device of the inventory, or leave `device` out to waive the rule everywhere")
-        elif waiver.port is not None and waiver.port not in device.data.ports:
+        elif waiver.port is not None and waiver.port not in device.data.ports and \
+                waiver.port != mgmt_interface(device, get_platform(device.platform).capability):
             _unknown_waived_name(ctx, (index, "port"), f"port {waiver.port!r} on {waiver.device}", waiver.port,
                                  list(device.data.ports), f"a port of {waiver.device} in the inventory")
 
