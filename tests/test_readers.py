@@ -248,6 +248,16 @@ def test_eos_commands_as_typed_read_as_the_running_config_prints_them(
     assert read_over("spine1", {"eos.cfg": edit(files["eos.cfg"], old, new)}) == read_over("spine1", files)
 
 
+def test_eos_interface_entered_again_as_typed_adds_to_the_first_block(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    files = golden("spine1", "eos")
+    device = read_over("spine1", {"eos.cfg": files["eos.cfg"] + "int et1/1\n   shutdown\n"})
+    first = port(device, "Ethernet1/1")
+    assert not first.admin_up and first.description == port(read_over("spine1", files), "Ethernet1/1").description
+    reset = read_over("spine1", {"eos.cfg": files["eos.cfg"] + "no int Et1/1\nint et1/1\n   shutdown\n"})
+    assert port(reset, "Ethernet1/1").description is None  # `no interface` reset what the first block said
+
+
 def test_eos_shut_is_shutdown(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     text = edit(golden("spine1", "eos")["eos.cfg"], "   no shutdown\n", "   shut\n")  # Ethernet1/1
     device = read_over("spine1", {"eos.cfg": text})
@@ -436,6 +446,18 @@ def test_connectx_mlnx_qos_options_read_as_the_tool_reads_them(
     script = edit(files["fabricgen-nic.sh"], "--pfc '0,0,0,1,0,0,0,0'", written)
     host = read_over("node1", {**files, "fabricgen-nic.sh": script}).host
     assert host is not None and host.nics[0].pfc == [0, 0, 0, 1, 1, 0, 0, 0]
+
+
+def test_connectx_mlnx_qos_calls_beside_the_scripts_own(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+    """Hand-added calls: --specific_pfc changes the priorities it gives and keeps the rest; --defltprio and -d get
+    set nothing fabricgen reads."""
+    files = golden("node1", "connectx")
+    extra = ("  mlnx_qos -i \"$ifname\" --specific_pfc x,x,x,x,1,x,x,x\n  mlnx_qos -i \"$ifname\" --defltprio set,0\n"
+             "  mlnx_qos -i \"$ifname\" -d get\n")
+    script = edit(files["fabricgen-nic.sh"], "  cc_setting \"$ifname\" 'dcqcn np prio 3'",
+                  extra + "  cc_setting \"$ifname\" 'dcqcn np prio 3'")
+    host = read_over("node1", {**files, "fabricgen-nic.sh": script}).host
+    assert host is not None and host.nics[0].pfc == [0, 0, 0, 1, 1, 0, 0, 0] and host.nics[0].dcbx is None
 
 
 def test_connectx_mlnx_qos_option_the_tool_refuses(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:

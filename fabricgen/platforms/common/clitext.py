@@ -117,9 +117,11 @@ def number(text: str, node: Node, low: int = 0, high: int = 2**31) -> int:
 
 
 def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] = (),
-         banner_word: str = "banner ") -> Node:
+         banner_word: str = "banner ", canonical: Callable[[str], str] | None = None) -> Node:
     """The config's lines nested by indentation (a root Node holds the top level). Blank lines, ``!`` lines
-    (comments or separators), the ``skipped`` lines and banner text are left out. ``banner_end`` is asked only
+    (comments or separators), the ``skipped`` lines and banner text are left out. ``canonical`` gives a top-level
+    line as the CLI prints it (`int et1/1` is `interface Ethernet1/1`), so that a block entered again as typed
+    merges with the first (see _merge_repeated_blocks). ``banner_end`` is asked only
     of lines that start with ``banner_word`` (both CLIs open a banner with `banner `): a config is mostly not
     banners, and this loop runs once per line of every switch (issue 26 item 7)."""
     root = Node("", 0, file)
@@ -138,6 +140,8 @@ def tree(text: str, file: str, banner_end: BannerEnd, skipped: Collection[str] =
         if "  " in stripped and not stripped.startswith("description "):
             stripped = " ".join(stripped.split())  # the CLI reads words: `mtu  9100` is `mtu 9100`
         indent = len(raw) - len(raw.lstrip(" "))
+        if indent == 0 and canonical is not None:
+            stripped = canonical(stripped)
         while top_indent >= indent:
             stack.pop()
             top_indent, top = stack[-1]

@@ -251,7 +251,15 @@ class ScriptFile:
                 raise self.error(line, "a `setting` line without ` -- COMMAND`")
             words = self.command(rest, line)
             command(nic, words, line)
-            conflict = self._conflict(head, words, line, command, type(nic)(nic.function, nic.line), wanted)
+            # The lines name their NIC through "$ifname" and "$rdma": a script's NICs, and a fabric's hosts, repeat
+            # the same few, each worked out once (a second read of the command cost a third of reading a host).
+            key = (text, command, wanted)
+            conflict = _CONFLICTS.get(key, _UNKNOWN)
+            if conflict is _UNKNOWN:
+                conflict = self._conflict(head, words, line, command, type(nic)(nic.function, nic.line), wanted)
+                if len(_CONFLICTS) >= _BY_TEXT_SIZE * 64:
+                    _CONFLICTS.clear()
+                _CONFLICTS[key] = conflict
             if conflict is not None:
                 nic.conflicts.append((line, conflict))
         return handle
@@ -392,6 +400,9 @@ def _walk(source: list[str], lines: Mapping[str, Any]) -> Walked:
 # platform and NIC layout; the bound only caps what a long-lived process keeps.
 _BY_TEXT: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
 _BY_TEXT_SIZE = 64
+# ScriptFile.setting's answers by line text and the platform's functions (held in the key: their ids stay theirs).
+_CONFLICTS: dict[tuple[str, Any, Any], Any] = {}
+_UNKNOWN = object()
 # The text parse() read last (held: its identity is the test), with what it was read with and the Script it gave.
 _LAST_PARSED: list[Any] = [None, None, None, None]
 

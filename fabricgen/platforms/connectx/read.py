@@ -107,8 +107,8 @@ class _OptionError(Exception):
 class _MlnxQosOptions(optparse.OptionParser):
     """mlnx_qos 1.2's own option table (Mellanox/mlnx-tools python/mlnx_qos: optparse), so that a call reads as the
     tool reads it: short options (`-f` is `--pfc`), a value attached (`-f0,0,0,1,...`, `--pfc=...`), a long option
-    by any unique prefix (`--prio`), the last of a repeated option, every `--dscp2prio`. Where the tool exits with
-    a usage error, this raises it instead."""
+    by any unique prefix (`--prio_t`), the last of a repeated option, every `--dscp2prio`. Where optparse would exit
+    with a usage error (an option the tool does not have), this raises it instead."""
 
     def __init__(self) -> None:
         super().__init__(add_help_option=False)
@@ -117,7 +117,7 @@ class _MlnxQosOptions(optparse.OptionParser):
                             (("-s", "--tsa"), "tsa"), (("-t", "--tcbw"), "tc_bw"), (("-r", "--ratelimit"), "ratelimit"),
                             (("-d", "--dcbx"), "dcbx"), (("--trust",), "trust"), (("--cable_len",), "cable_len"),
                             (("--prio2buffer",), "prio2buffer"), (("--buffer_size",), "buffer_size"),
-                            (("-i", "--interface"), "intf")):
+                            (("--defltprio",), "defltprio"), (("-i", "--interface"), "intf")):
             self.add_option(*flags, dest=dest)
         self.add_option("--dscp2prio", dest="dscp2prio", action="append")
         self.add_option("-a", action="store_true", dest="printall", default=False)
@@ -144,22 +144,42 @@ def _options(words: list[str], line: int) -> dict[str, Any]:
 
 def _mlnx_qos(nic: _Nic, words: list[str], line: int) -> None:
     options = _options(words[1:], line)
-    if "dcbx" in options:  # mlnx_qos -d os|fw: who runs DCBX (os: the host's settings stand; fw: the firmware's)
+    if "trust" in options and "dscp2prio" in options:
+        raise _error(line, "mlnx_qos refuses this call: trust and dscp2prio cannot be used at the same time")
+    if options.get("dcbx") in ("os", "fw"):  # -d os|fw: who runs DCBX (os: the host's settings stand); -d get reads
         nic.values["dcbx"] = "firmware" if options["dcbx"] == "fw" else None
     if "trust" in options:
         if options["trust"] not in ("dscp", "pcp"):
             raise _error(line, f"--trust: {options['trust']!r} is not dscp or pcp")
         nic.values["trust"] = options["trust"]
+    _pfc_and_ets(nic, options, line)
+    for text in options.get("dscp2prio", []):
+        _dscp2prio(nic, text, line)
+
+
+def _pfc_and_ets(nic: _Nic, options: dict[str, Any], line: int) -> None:
     if "pfc" in options:
         nic.values["pfc"] = _numbers(options["pfc"], line, "--pfc", 1)
+    if "specific_pfc" in options:
+        nic.values["pfc"] = _specific_pfc(nic, options["specific_pfc"], line)
     if "prio_tc" in options:
         nic.values["prio_tc"] = _numbers(options["prio_tc"], line, "--prio_tc", 7)
     if "tsa" in options:
         nic.values["tsa"] = _tsa(options["tsa"], line)
     if "tc_bw" in options:
         nic.values["tcbw"] = _numbers(options["tc_bw"], line, "--tcbw", 100)
-    for text in options.get("dscp2prio", []):
-        _dscp2prio(nic, text, line)
+
+
+def _specific_pfc(nic: _Nic, text: str, line: int) -> list[int]:
+    """``--specific_pfc x,x,x,1,x,x,x,x``: the priorities given (0/1) changed, each ``x`` left as the NIC has it,
+    which the script must have set before (else the NIC's PFC is not known from the script)."""
+    values = _vector(text, line, "--specific_pfc")
+    if "x" in values and "pfc" not in nic.values:
+        raise _error(line, "--specific_pfc keeps the priorities marked x as the NIC has them, and nothing before "
+                           "this line sets them: write --pfc with all 8")
+    current = nic.values.get("pfc", [0] * 8)
+    return [current[index] if value == "x" else _number(value, line, "--specific_pfc", 1)
+            for index, value in enumerate(values)]
 
 
 def _dscp2prio(nic: _Nic, text: str, line: int) -> None:

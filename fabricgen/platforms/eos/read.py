@@ -210,7 +210,22 @@ def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
 
 def _tree(text: str) -> Node:
     """Indentation is structure in EOS CLI; ``!`` lines are separators or comments, ``end`` closes the config."""
-    return tree(text, FILE, _banner_end, skipped=("end",))
+    return tree(text, FILE, _banner_end, skipped=("end",), canonical=_canonical_line)
+
+
+def _canonical_line(line: str) -> str:
+    """A top-level `interface` line (or its `no`/`default`) as a running-config prints it: the keyword whole, the
+    interface name canonical (canonical_interface)."""
+    if not line.startswith(("int", "no int", "default int")):
+        return line
+    if line.startswith("interface ") and " " not in line[10:] and line[10:].startswith(_CANONICAL_PREFIXES):
+        return line  # what fabricgen and a running-config write: no regex
+    typed = _INTERFACE_LINE.fullmatch(line)
+    return f"{typed.group(1)}interface {canonical_interface(typed.group(2))}" if typed else line
+
+
+# `interface` as typed: any prefix of the word from `int` on (EOS takes any unique one; `in` is also `ip`'s).
+_INTERFACE_LINE = re.compile(r"((?:no |default )?)int(?:e|er|erf|erfa|erfac|erface)? (\S+(?: \d\S*)?)")
 
 
 def _banner_end(line: str) -> Callable[[str], bool] | None:
@@ -408,9 +423,7 @@ def _add_route(config: _Config, match: re.Match[str], node: Node) -> None:
 # Top-level lines fabricgen reads; everything else is someone else's configuration.
 _TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
     (re.compile(r"qos profile (\S+)"), lambda c, m, n: c.profiles.__setitem__(m.group(1), _read_profile(n))),
-    # `interface` as typed: any prefix of the word from `int` on (EOS takes any unique one; `in` is also `ip`'s).
-    (re.compile(r"int(?:e|er|erf|erfa|erfac|erface)? (\S+(?: \d\S*)?)"),
-     lambda c, m, n: _add_interface(c, m.group(1), n)),
+    (re.compile(r"interface (\S+)"), lambda c, m, n: _add_interface(c, m.group(1), n)),  # as _canonical_line writes
     (re.compile(r"qos map dscp (.+?) to traffic-class (\S+)(?: .*)?"), _add_dscp_map),
     (re.compile(r"qos map traffic-class (.+?) to (?:uc-)?tx-queue (\S+)"), _add_tc_map),
     (re.compile(r"priority-flow-control pause watchdog (?:default )?(timeout|recovery-time|polling-interval|action) "
