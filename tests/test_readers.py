@@ -171,7 +171,9 @@ def test_sonic_bad_value_names_its_line(read_over: Callable[[str, dict[str, str]
 
 @pytest.mark.parametrize(("old", "new", "message"), [
     ('"mtu": "9100"', '"mtu": "-1"', "PORT|Ethernet0|mtu: -1 is outside 68..9216 (sonic-port.yang)"),
-    ('"speed": "400000"', '"speed": "0"', "PORT|Ethernet0|speed: 0 is outside 1..1600000 (sonic-port.yang)"),
+    ('"speed": "400000"', '"speed": "0"', "PORT|Ethernet0|speed: 0 is outside 1..800000 (sonic-port.yang of 202411)"),
+    ('"speed": "400000"', '"speed": "1600000"',
+     "PORT|Ethernet0|speed: 1600000 is outside 1..800000 (sonic-port.yang of 202411)"),
 ])
 def test_sonic_value_outside_the_yang_range_names_its_line(
         old: str, new: str, message: str, read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
@@ -448,7 +450,8 @@ def test_connectx_mlnx_qos_options_read_as_the_tool_reads_them(
     assert host is not None and host.nics[0].pfc == [0, 0, 0, 1, 1, 0, 0, 0]
 
 
-def test_connectx_mlnx_qos_calls_beside_the_scripts_own(read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
+def test_connectx_mlnx_qos_calls_beside_the_scripts_own(
+        read_over: Callable[[str, dict[str, str]], DeviceModel]) -> None:
     """Hand-added calls: --specific_pfc changes the priorities it gives and keeps the rest; --defltprio and -d get
     set nothing fabricgen reads."""
     files = golden("node1", "connectx")

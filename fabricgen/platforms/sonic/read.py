@@ -538,8 +538,8 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
     fields: dict[str, Any] = {
         "admin_up": str(entry.get("admin_status", "down")) == "up",
         "mtu": db.number_in(entry.get("mtu", DEFAULT_PORT_MTU), 68, 9216, "sonic-port.yang", "PORT", name, "mtu"),
-        "speed_mbps": db.number_in(speed, 1, 1_600_000, "sonic-port.yang", "PORT", name, "speed")
-        if speed is not None else None,
+        "speed_mbps": db.number_in(speed, 1, _max_speed(tables.buffers.release), "sonic-port.yang of "
+                                   f"{tables.buffers.release}", "PORT", name, "speed") if speed is not None else None,
         "fec": _text(entry.get("fec")), "lanes": _text(entry.get("lanes")),
         "description": _text(entry.get("description")),
         "pfc_priorities": pfc, "lossless": bool(pfc),
@@ -548,6 +548,15 @@ def _read_port(db: _Db, tables: _PortTables, port: PortModel, entry: dict[str, A
     fields["headroom"] = _same_headroom(port.headroom, _headroom(db, tables, name, pfc, fields))
     fields |= _vlan_fields(tables.vlans.get(name, []), str(entry.get("mode", "routed")), port.role)
     return updated(port, fields)
+
+
+def _max_speed(release: str) -> int:
+    """PORT speed's upper bound in the release's sonic-port.yang (`range 1..800000` in 202411, 1..1600000 from
+    202511); a release whose models fabricgen has not read gets the widest."""
+    return _MAX_SPEED.get(release, 1_600_000)
+
+
+_MAX_SPEED = {"202411": 800_000}
 
 
 def _same_headroom(intended: HeadroomModel | None, found: HeadroomModel | None) -> HeadroomModel | None:
