@@ -122,6 +122,23 @@ def ets_maps(prio_tc: Sequence[int], tsa: Sequence[str], tcbw: Sequence[int]) ->
     return [dcb_map("prio-tc", prio_tc), dcb_map("tc-tsa", tsa), dcb_map("tc-bw", tcbw)]
 
 
+def checked(kind: str, values: Mapping[str, Any], ets_separator: str) -> str | None:
+    """The text a script's `setting` line of ``kind`` checks for, from what its command set (a fresh NIC's
+    ``values``), for the kinds both host scripts write alike: ``mtu``, ``roce tos``, ``pfc`` and ``ets`` (its three
+    arrays joined by ``ets_separator``, as each script's reader prints them). "" when the command did not set it;
+    None for any other kind (the platform's own)."""
+    if kind == "ets":
+        if not all(key in values for key in ("prio_tc", "tsa", "tcbw")):
+            return ""
+        return ets_separator.join(ets_maps(values["prio_tc"], values["tsa"], values["tcbw"]))
+    if kind == "pfc":
+        return dcb_map("prio-pfc", ["on" if flag else "off" for flag in values["pfc"]]) if "pfc" in values else ""
+    key = {"mtu": "mtu", "roce tos": "roce_tos"}.get(kind)
+    if key is None:
+        return None
+    return str(values[key]) if key in values else ""
+
+
 def render_env(device: DeviceModel, header: Sequence[str]) -> str:
     """nccl.env: the platform's ``header`` comment lines, how to load the file, then ``KEY=VALUE`` lines sorted
     so that the file does not change with the order of the inventory."""

@@ -243,29 +243,19 @@ def _cc_setting(nic: _Nic, text: str, line: int) -> None:
 def _wanted(kind: str, words: list[str], nic: _Nic) -> str | None:
     """What the script's reader of ``kind`` prints once the command (``words``) has set ``nic``, a fresh NIC: the
     text its `setting` line should check for ("" when the command does not set it; None: a kind not known)."""
-    values = nic.values
-    if kind == "ets":
-        if not all(key in values for key in ("prio_tc", "tsa", "tcbw")):
-            return ""
-        return " | ".join(hostscript.ets_maps(values["prio_tc"], values["tsa"], values["tcbw"]))
-    key = _WANTED_KEYS.get(kind)
-    if key is None:
-        return None
-    if key not in values:
+    shared = hostscript.checked(kind, nic.values, " | ")
+    if shared is not None or kind not in ("dcbx", "trust", "roce mode"):
+        return shared
+    key = "roce_mode" if kind == "roce mode" else kind
+    if key not in nic.values:
         return ""
-    value = values[key]
-    if kind == "pfc":
-        return hostscript.dcb_map("prio-pfc", ["on" if flag else "off" for flag in value])
+    value = nic.values[key]
     if kind == "dcbx":  # mlnx_qos prints "DCBX mode: OS controlled" or "Firmware controlled"
         return "Firmware controlled" if value == "firmware" else "OS controlled"
     if kind == "roce mode":  # cma_roce_mode prints the mode as the RDMA-CM configfs names it
         return "IB/RoCE v1" if value == 1 else "RoCE v2"
     return str(value)
 
-
-# The NicModel value (in _Nic.values) each kind of `setting` line checks, but "ets" (three).
-_WANTED_KEYS = {"mtu": "mtu", "dcbx": "dcbx", "trust": "trust", "pfc": "pfc", "roce tos": "roce_tos",
-                "roce mode": "roce_mode"}
 
 _LINES: dict[str, Callable[[_Nic, str, int], None]] = {
     "local": _FILE.local, "setting": _FILE.setting(_command, _wanted), "cc_setting": _cc_setting,

@@ -204,21 +204,14 @@ def _apptrust(nic: Nic, text: str, line: int) -> None:
 def _wanted(kind: str, words: list[str], nic: Nic) -> str | None:
     """What the script's reader of ``kind`` prints once the command (``words``) has set ``nic``, a fresh NIC: the
     text its `setting` line should check for ("" when the command does not set it; None: a kind not known)."""
-    values = nic.values
-    if kind == "ets":
-        if not all(key in values for key in ("prio_tc", "tsa", "tcbw")):
-            return ""
-        return " ".join(hostscript.ets_maps(values["prio_tc"], values["tsa"], values["tcbw"]))
-    if kind == "pfc":
-        return hostscript.dcb_map("prio-pfc", ["on" if f else "off" for f in values["pfc"]]) if "pfc" in values else ""
+    shared = hostscript.checked(kind, nic.values, " ")
+    if shared is not None:
+        return shared
     if kind == "dcbx":  # `dcb dcbx show` prints the mode's flags in its own order
         return " ".join(f for f in hostscript.DCBX_FLAGS if f in words[5:]) if words[:3] == ["dcb", "dcbx", "set"] \
             else ""
-    if kind in ("mtu", "roce tos"):
-        key = "mtu" if kind == "mtu" else "roce_tos"
-        return str(values[key]) if key in values else ""
     if kind == "roce mode":  # the RDMA-CM configfs reads back the mode written to it
-        return " ".join(words[2].split()) if "roce_mode" in values else ""
+        return " ".join(words[2].split()) if "roce_mode" in nic.values else ""
     return None
 
 
