@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -210,6 +211,22 @@ def test_an_edited_entry_carrying_a_secret_is_not_kept(site: Site, monkeypatch: 
         assert _state(site).blobs == {}
     assert not any(b"hunter2-neighbourhood" in path.read_bytes()
                    for path in (tmp_path / "cache").rglob("*") if path.is_file())
+
+
+@pytest.mark.parametrize(("waived", "update"), [("node1", "incremental"), ("leaf2", "neighbourhood")])
+def test_an_edit_of_a_device_a_waiver_names_takes_the_whole_road(tmp_path: Path, waived: str, update: str) -> None:
+    """A waiver's device and port must exist (resolve checks them, over the whole fabric): an edit of a device a
+    waiver names, which may rename the port, takes the whole road; an edit of another device does not."""
+    intent = yaml.safe_load(INTENT.read_text())
+    intent["lint"]["waive"].append({"rule": "FG-ECN-003", "device": waived, "reason": "kept until the congestion test"})
+    path = tmp_path / "waiving.yaml"
+    path.write_text(yaml.safe_dump(intent))
+    inventory = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inventory, ignore=shutil.ignore_patterns("mixed"))
+    site = Site(path, inventory, tmp_path)
+    site.edit_hosts(NODE1_RAIL0, NODE1_RAIL0.replace("cable_m: 2", "cable_m: 3"))
+    assert site.render()["update"] == update
+    assert tree(site.out) == site.full()
 
 
 WHOLE_ROAD = {

@@ -306,6 +306,8 @@ class _Planner:
         intent, groups = load_intent(self.intent_path, parsed), load_groups(self.inventory, parsed)
         if intent is None or groups is None or any(inputs.get(label) != digest for label, digest in parsed.items()):
             raise _Decline  # or a file saved since it was hashed: the whole road reads each input once
+        if any(waiver.device in edited for waiver in intent.lint.waive):
+            raise _Decline  # the edit may rename a port a waiver names: the whole road checks every waiver's names
         self.groups, self.defaults = groups
         affected = self._affected(edited)
         devices, links = self._validated(affected, edited)
