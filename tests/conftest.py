@@ -1,8 +1,9 @@
 """Shared fixtures: the bundled examples, loaded and resolved once per session; and the one way a test says it
-reads data from ``../shared/`` (the folder beside the checkout, which a fresh clone does not have)."""
+reads data from the vendor-data folder (FABRICGEN_VENDOR_DATA, which a fresh clone does not have)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -40,19 +41,23 @@ settings.register_profile("fuzz-100k", settings.get_profile("thorough"), max_exa
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-# --- data from ../shared/ -------------------------------------------------------------------------------------
-# Some tests check fabricgen against vendor data kept beside the checkout, never inside it (../shared/). A test
-# that reads it says so with @pytest.mark.requires_shared("<name>") (or by using a fixture below, which marks it):
+# --- vendor data (FABRICGEN_VENDOR_DATA) --------------------------------------------------------------------
+# Some tests check fabricgen against vendor data kept outside the checkout, never inside it. A test that reads it
+# says so with @pytest.mark.requires_shared("<name>") (or by using a fixture below, which marks it):
 # without the data it is skipped and says what is missing; FABRICGEN_REQUIRE_SHARED=1 (.ci/run) makes that a
 # failure, so CI cannot lose these tests silently. `pytest -m "not requires_shared"` runs the others.
-# README.md ("Tests that read ../shared/") names every such test; tests/test_shared_data.py keeps that list true.
-SHARED = ROOT.parent / "shared"
+# README.md ("Tests that read the vendor-data folder") names every such test; tests/test_shared_data.py keeps that
+# list true.
+# FABRICGEN_VENDOR_DATA names the folder; unset, a folder `shared` beside the checkout (where CI keeps it).
+VENDOR_DATA = "FABRICGEN_VENDOR_DATA"
+SHARED: Path = importlib.import_module("tests.targets.sonic_gcu").SHARED  # the lab's SONiC target reads the same
 REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
+NO_VENDOR_DATA = f"a fresh clone has none; {VENDOR_DATA} names the folder that holds it: docs/testing.md"
 
 
 @dataclass(frozen=True)
 class SharedData:
-    where: str  # under ../shared/
+    where: str  # under the vendor-data folder
     holds: str  # a glob that matches at least one file when the data is there
     what: str   # what it is, for the skip reason
 
@@ -65,7 +70,7 @@ SHARED_DATA = {
     "reference": SharedData("reference", "*.md", "the reference notes"),
 }
 # The fixtures below that hand a test shared data: each marks every test that uses it (directly or through its own
-# fixtures). tests/test_shared_data.py looks for these names, so a fixture here that reads ../shared/ is listed.
+# fixtures). tests/test_shared_data.py looks for these names, so a fixture here that reads vendor data is listed.
 SHARED_FIXTURES = {"sonic_yang_models": "sonic-yang", "sonic_yang": "sonic-yang"}
 
 
@@ -78,7 +83,7 @@ def shared_absent(name: str) -> str | None:
     come from the user's cache instead (`fabricgen validate --fetch-gcu`, `--fetch-models`: fetched_gcu_absent)."""
     data = SHARED_DATA[name]
     if next(shared_path(name).glob(data.holds), None) is None:
-        reason = f"needs {data.what}: no {data.holds} in {shared_path(name)} (a fresh clone has no ../shared/)"
+        reason = f"needs {data.what}: no {data.holds} in {shared_path(name)} ({NO_VENDOR_DATA})"
         if name != "sonic-gcu":
             return reason
         fetched = fetched_gcu_absent(DEFAULT_SONIC_RELEASE)
@@ -188,7 +193,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session")
 def sonic_yang_models() -> Path:
-    """../shared/sonic-yang/models: the test is marked requires_shared("sonic-yang") and skipped without it."""
+    """<vendor data>/sonic-yang/models: the test is marked requires_shared("sonic-yang") and skipped without it."""
     require_shared("sonic-yang")
     return shared_path("sonic-yang")
 
@@ -208,7 +213,7 @@ def sonic_yang(sonic_yang_models: Path) -> SonicYangValidator:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "requires_shared(*names): reads ../shared/<name> (tests/conftest.py "
+    config.addinivalue_line("markers", "requires_shared(*names): reads <vendor data>/<name> (tests/conftest.py "
                                        "SHARED_DATA); skipped without it, failed under FABRICGEN_REQUIRE_SHARED=1")
     config.addinivalue_line("markers", f"slow_lab(why): a slow lab case (SONiC's real patch sorter, the whole fabric); "
                                        f"skipped unless {SLOW_LAB}=1, run by .ci/run's second step")

@@ -144,8 +144,9 @@ class LabHost:
                self.kind.state_var: f"{HOST_LAB_DIR}/nic-state", self.kind.log_var: f"{HOST_LAB_DIR}/tool-calls.jsonl"}
         if self.kind is LINUX_DCB:
             env["FABRICGEN_CONFIGFS"] = f"{HOST_LAB_DIR}/configfs"
-        if self.kind.target and os.environ.get(LAB_CACHE_VAR):  # the SONiC target's fetched GCU and models
-            env[LAB_CACHE_VAR] = os.environ[LAB_CACHE_VAR]
+        for var in (LAB_CACHE_VAR, "FABRICGEN_VENDOR_DATA"):  # where the SONiC target reads GCU and models
+            if self.kind.target and os.environ.get(var):
+                env[var] = os.environ[var]
         return env
 
 
@@ -437,12 +438,12 @@ def host_fstab(host_dir: Path, target: bool = False) -> str:
 
 
 def hidden_by_private_mounts() -> list[tuple[Path, Path]]:
-    """(path, what it really is) of the checkout, the interpreter's trees and the shared references beside the
-    checkout that a host's private /tmp and /run would hide (the overlays show the rest of the machine as it
-    is), outermost only."""
+    """(path, what it really is) of the checkout, the interpreter's trees and the vendor-data folder that a host's
+    private /tmp and /run would hide (the overlays show the rest of the machine as it is), outermost only."""
     private = (Path("/tmp"), Path("/run"))
-    trees = {ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, ROOT.parent / "shared"}
-    if os.environ.get(LAB_CACHE_VAR):  # where `fabricgen validate --fetch-gcu` put SONiC's GCU, when no ../shared
+    vendor_data = importlib.import_module("tests.targets.sonic_gcu").SHARED
+    trees = {ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, vendor_data}
+    if os.environ.get(LAB_CACHE_VAR):  # where `fabricgen validate --fetch-gcu` put SONiC's GCU, without vendor data
         trees.add(Path(os.environ[LAB_CACHE_VAR]))
     hidden = {tree for tree in trees if tree.exists() and any(mount in tree.parents for mount in private)}
     outermost = sorted(tree for tree in hidden if not any(other in tree.parents for other in hidden))

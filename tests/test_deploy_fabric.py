@@ -43,7 +43,7 @@ SONIC = ("leaf1", "spine1")
 HOSTS = ("node1", "node2", "node3", "node4")
 
 
-@pytest.fixture(scope="module")  # leaf1's SONiC target validates against ../shared (tests/conftest.py)
+@pytest.fixture(scope="module")  # leaf1's SONiC target validates against the vendor data (tests/conftest.py)
 def fabric(sonic_yang_models: Path) -> Iterator[tuple[Lab, dict[str, str]]]:
     require_lab()
     lab, hosts = fabric_lab.up(f"fm{os.getpid() % 100000}")

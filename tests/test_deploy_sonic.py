@@ -3,7 +3,7 @@
 No SONiC image runs here, but SONiC's config path does: the lab host (tests/targets/sonic.py) keeps CONFIG_DB in a
 real redis-server in its namespace and answers ``config apply-patch``, ``checkpoint``, ``rollback`` with
 sonic-utilities' own generic_config_updater of the switch's release (202411, 202505, 202511, from
-../shared/sonic-gcu) and that release's YANG models, behind a real OpenSSH server. The switch starts as an SN4700
+<vendor data>/sonic-gcu) and that release's YANG models, behind a real OpenSSH server. The switch starts as an SN4700
 leaf as SONiC ships it (lanes, aliases, BGP, an ACL, SONiC's AZURE QoS and buffer templates on all 32 ports). What
 the switch holds is read from its Redis and /etc/sonic directly, never through the driver.
 
@@ -187,7 +187,7 @@ def require_target() -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the target validates against ../shared (conftest.py)
+def lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the target validates against the vendor data (conftest.py)
     require_lab()
     require_target()
     with Lab.up(1, prefix=f"s{os.getpid()}", kinds=["sonic"]) as built:

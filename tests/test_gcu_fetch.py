@@ -1,5 +1,5 @@
 """`fabricgen validate --fetch-gcu`: SONiC's generic_config_updater and sonic_yang into the per-user cache, where
-the lab's SONiC target finds them when there is no ``../shared/sonic-gcu`` (a fresh clone).
+the lab's SONiC target finds them when there is no ``<vendor data>/sonic-gcu`` (a fresh clone).
 
 Every test runs the installed ``fabricgen`` as a user would, with real git, against repositories made here that
 stand in for sonic-utilities (branch 202411: GCU's two folders and folders GCU does not need) and
@@ -200,7 +200,7 @@ def test_an_edited_cached_file_is_not_used(utilities: Path, buildimage: Path, ca
 
 @pytest.fixture
 def no_shared(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cache: Path) -> None:
-    """A fresh clone (no ../shared/) whose user's cache is ``cache``."""
+    """A fresh clone (no vendor data) whose user's cache is ``cache``."""
     monkeypatch.setattr(conftest, "SHARED", tmp_path / "no-shared")
     monkeypatch.setenv(conftest.LAB_CACHE_VAR, str(cache))
     monkeypatch.delenv(conftest.REQUIRE_SHARED, raising=False)

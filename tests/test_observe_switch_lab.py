@@ -51,7 +51,7 @@ def require_sonic_target() -> None:
 
 
 @pytest.fixture(scope="module")
-def sonic_lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the target loads GCU from ../shared (conftest.py)
+def sonic_lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the target loads GCU from the vendor data (conftest.py)
     require_lab()
     require_sonic_target()
     with Lab.up(1, prefix=f"os{os.getpid()}", kinds=["sonic"]) as built:

@@ -1,5 +1,5 @@
-"""Tests that read ``../shared/`` (vendor data kept beside the checkout, absent from a fresh clone) say so through
-one mechanism, tests/conftest.py's ``requires_shared`` marker: they skip with the reason on a fresh clone and fail
+"""Tests that read the vendor-data folder (FABRICGEN_VENDOR_DATA, absent from a fresh clone) say so through one
+mechanism, tests/conftest.py's ``requires_shared`` marker: they skip with the reason on a fresh clone and fail
 under FABRICGEN_REQUIRE_SHARED=1 (.ci/run). The README names every one of them; this file keeps that list true.
 """
 
@@ -16,7 +16,7 @@ import conftest
 from conftest import REQUIRE_SHARED, ROOT, SHARED_DATA, SHARED_FIXTURES, require_shared
 
 # README.md's list: one `- `tests/test_x.py::test_name`` line per test, under this heading.
-README_HEADING = "### Tests that read `../shared/`"
+README_HEADING = "### Tests that read the vendor-data folder"
 LISTED = re.compile(r"^- `(tests/test_\w+\.py::\w+)`", re.MULTILINE)
 
 
@@ -53,7 +53,7 @@ def test_the_readme_names_every_test_that_reads_shared_data() -> None:
 
 @pytest.fixture
 def nothing_beside(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The checkout as a fresh clone has it: no ../shared/, and nothing fetched into the cache (conftest's
+    """The checkout as a fresh clone has it: no vendor data, and nothing fetched into the cache (conftest's
     LAB_CACHE_VAR names the user's, where `fabricgen validate --fetch-gcu` may have put SONiC's GCU)."""
     monkeypatch.setattr(conftest, "SHARED", tmp_path / "shared")
     monkeypatch.setenv(conftest.LAB_CACHE_VAR, str(tmp_path / "cache"))
@@ -67,7 +67,7 @@ def test_without_shared_data_a_marked_test_skips_and_says_what_is_missing(
     with pytest.raises(pytest.skip.Exception) as skipped:
         conftest.pytest_runtest_setup(request.node)
     assert skipped.value.msg == ("needs SONiC's YANG models (sonic-buildimage src/sonic-yang-models/yang-models): "
-                                 f"no *.yang in {tmp_path}/shared/sonic-yang/models (a fresh clone has no ../shared/)")
+                                 f"no *.yang in {tmp_path}/shared/sonic-yang/models ({conftest.NO_VENDOR_DATA})")
 
 
 @pytest.mark.usefixtures("nothing_beside")
@@ -86,7 +86,7 @@ def test_a_marker_naming_unknown_shared_data_is_a_test_bug(request: pytest.Fixtu
 
 @pytest.mark.requires_shared(*SHARED_DATA)
 def test_each_registry_entry_points_at_the_data_it_names() -> None:
-    """A file each kind must hold, so that a registry path gone wrong is caught where ../shared/ exists."""
+    """A file each kind must hold, so that a registry path gone wrong is caught where the vendor data exists."""
     assert (conftest.shared_path("sonic-yang") / "sonic-port.yang").is_file()
     assert (conftest.shared_path("sonic-gcu") / "sonic-utilities-master" / "generic_config_updater"
             / "generic_updater.py").is_file()

@@ -13,11 +13,11 @@ of 600-1,200 operations) 40 s CPU, 2 min 44 s wall, so they are ``slow_lab``: .c
 ./tests/run, with the other slow lab cases (docs/testing.md).
 
 The real verdict comes from sonic-utilities' own ``generic_config_updater`` of that release
-(``../shared/sonic-gcu``) over a real ``redis-server`` CONFIG_DB, through the SONiC target's ``sonic-lab-verdict``:
+(``<vendor data>/sonic-gcu``) over a real ``redis-server`` CONFIG_DB, through the SONiC target's ``sonic-lab-verdict``:
 GCU's PatchApplier and StrictPatchSorter up to where the sorter starts searching an order (field rules, empty
 tables, YANG validity of the result). The search itself takes minutes a patch; the lab tests run it.
 
-Skipped with the reason when ``../shared/sonic-gcu`` or redis-server is absent; FABRICGEN_REQUIRE_SHARED=1 (or
+Skipped with the reason when ``<vendor data>/sonic-gcu`` or redis-server is absent; FABRICGEN_REQUIRE_SHARED=1 (or
 FABRICGEN_REQUIRE_YANG=1) turns that into a failure.
 """
 
@@ -51,7 +51,7 @@ BENCH_HWSKU = ("Mellanox-SN5600-O128", "x86_64-nvidia_sn5600-r0")
 
 
 def require_shared() -> None:
-    """Skip, or fail when the run must have ../shared (FABRICGEN_REQUIRE_SHARED=1 or FABRICGEN_REQUIRE_YANG=1)."""
+    """Skip, or fail when the run must have the vendor data (FABRICGEN_REQUIRE_SHARED=1 or FABRICGEN_REQUIRE_YANG=1)."""
     reason = target.unavailable()
     required = "1" in (os.environ.get("FABRICGEN_REQUIRE_SHARED"), os.environ.get("FABRICGEN_REQUIRE_YANG"))
     if reason and required:

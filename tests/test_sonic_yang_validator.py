@@ -1,4 +1,4 @@
-"""SONiC YANG validation of config_db dicts against the real SONiC models (../shared/sonic-yang).
+"""SONiC YANG validation of config_db dicts against the real SONiC models (the vendor data's sonic-yang).
 
 The clean baseline is the 2-port RoCEv2 lossless example of shared/reference/sonic.md §1; every
 negative case breaks exactly one thing in a copy of it and checks that the issue names the table.

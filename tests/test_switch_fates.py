@@ -62,8 +62,8 @@ def lab() -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def sonic_lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the SONiC target validates against ../shared
-    """The SONiC switch (sonic-utilities' GCU from ../shared: conftest.py)."""
+def sonic_lab(sonic_yang_models: Path) -> Iterator[Lab]:  # the SONiC target validates against the vendor data
+    """The SONiC switch (sonic-utilities' GCU from the vendor data: conftest.py)."""
     require_lab()
     require_target()
     with Lab.up(1, prefix=f"ss{os.getpid()}", kinds=["sonic"]) as built:

@@ -290,7 +290,7 @@ def _libyang_or_skip() -> None:
         pytest.skip(reason=missing)
 
 
-def test_fetched_models_validate_the_golden_configs(  # ../shared/sonic-yang: tests/conftest.py requires_shared
+def test_fetched_models_validate_the_golden_configs(  # <vendor data>/sonic-yang: tests/conftest.py requires_shared
         tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, sonic_yang_models: Path) -> None:
     _libyang_or_skip()
     repo = tmp_path / "sonic-buildimage"

@@ -1,7 +1,7 @@
 """A SONiC switch for the test lab, built on SONiC's own code: CONFIG_DB and STATE_DB in a real Redis, and
 ``config apply-patch``/``replace``/``checkpoint``/``rollback`` answered by sonic-utilities' own
 ``generic_config_updater`` (GCU) of the switch's release (tests/targets/sonic_gcu.py loads it from
-``../shared/sonic-gcu``, with the release's YANG models; its docstring lists every adapter and why).
+``<vendor data>/sonic-gcu``, with the release's YANG models; its docstring lists every adapter and why).
 
 Adapters (tests/targets/sonic_gcu.py, each the thinnest stand-in for a SONiC-only piece GCU calls, and why):
 swsscommon's ``ConfigDBConnector``/``DBConnector``/``Table`` over redis-py (its C++ connector has no wheel);
@@ -10,7 +10,7 @@ swsscommon's ``ConfigDBConnector``/``DBConnector``/``Table`` over redis-py (its 
 ``sonic_yang`` = sonic-yang-mgmt master on libyang-python 2.7.1 (the releases' libyang-1 SWIG bindings exist in no
 registry here) with the libyang-1 node calls and YIN-shaped table models the releases' GCU reads, libyang 3's
 ``json_string_datatypes``, ``find_backlinks_paths`` and ``find_leafref_path_target_paths`` done over libyang 2;
-GCU's ``YANG_DIR`` pointed at the release's models (202505 uses 202411's: ../shared has no 202505 set).
+GCU's ``YANG_DIR`` pointed at the release's models (202505 uses 202411's: the vendor data has no 202505 set).
 
 GCU's refusals are the refusals: this module has no rule of its own about what a patch may change. What it adds
 is the thin command layer around GCU that sonic-utilities' ``config/main.py`` is on a switch (parse the patch file,

@@ -2,9 +2,10 @@
 
 The SONiC lab target (tests/targets/sonic.py) answers ``config apply-patch``/``replace``/``checkpoint``/
 ``rollback`` by calling this module, which imports sonic-utilities' GCU of the switch's release from
-``../shared/sonic-gcu/sonic-utilities-<release>`` (PYTHONPATH; never copied) and SONiC's ``sonic_yang`` from
-``../shared/sonic-gcu/sonic-yang-mgmt-master``, with the release's YANG models from
-``../shared/sonic-yang/releases/<release>/models``. Without ``../shared/sonic-gcu`` (a fresh clone) the same
+``<vendor data>/sonic-gcu/sonic-utilities-<release>`` (PYTHONPATH; never copied) and SONiC's ``sonic_yang`` from
+``<vendor data>/sonic-gcu/sonic-yang-mgmt-master``, with the release's YANG models from
+``<vendor data>/sonic-yang/releases/<release>/models`` (the vendor-data folder: ``$FABRICGEN_VENDOR_DATA``, else
+``shared`` beside the checkout). Without ``<vendor data>/sonic-gcu`` (a fresh clone) the same
 layout is read from fabricgen's cache (:func:`locate`): ``<cache>/sonic-gcu/``, which ``fabricgen validate
 --fetch-gcu <release>`` fills, and ``<cache>/sonic-yang/<release>/models``, which ``--fetch-models <release>``
 fills. ``<cache>`` is the user's (``$FABRICGEN_LAB_CACHE_DIR``, which tests/conftest.py sets to the cache
@@ -32,7 +33,7 @@ what GCU calls, and nothing of GCU's own logic (field rules, sorter, YANG valida
   ``find_path(x).data()``, ``tree_dfs``, ``schema().nodetype()``), and ``yang.LYS_LEAF`` exists for it.
 * GCU's ``YANG_DIR`` (``/usr/local/yang-models`` on a switch) is pointed at the release's models.
 
-Release models: ``../shared/sonic-yang/releases`` holds 202411 and 202511; a 202505 switch is validated with
+Release models: ``<vendor data>/sonic-yang/releases`` holds 202411 and 202511; a 202505 switch is validated with
 202411's models (the closest older set), which ``models_for`` says.
 """
 
@@ -57,7 +58,8 @@ from fabricgen.load.parsecache import cache_folder
 from fabricgen.validate.gcu import cached_gcu, fetch_gcu_command, gcu_cache_root
 from fabricgen.validate.models import fetch_command
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+# The vendor-data folder: FABRICGEN_VENDOR_DATA, else a folder `shared` beside the checkout (tests/conftest.py).
+SHARED = Path(os.environ.get("FABRICGEN_VENDOR_DATA") or Path(__file__).resolve().parents[3] / "shared")
 RELEASES = ("202411", "202505", "202511")
 LAB_CACHE_VAR = "FABRICGEN_LAB_CACHE_DIR"  # the user's cache folder, where --fetch-gcu/--fetch-models put things
 _RELEASE_FOLDER = re.compile(r"\d{6}")  # a release's models folder (not a fetch's .fetch-* work folder)
@@ -73,7 +75,7 @@ class GcuPaths:
 
 @dataclass(frozen=True)
 class Located:
-    """Where GCU and the release models are read from: ``../shared`` (``cache`` None), else the cache."""
+    """Where GCU and the release models are read from: the vendor-data folder (``cache`` None), else the cache."""
 
     shared: Path
     gcu_root: Path  # holds sonic-utilities-<release>/ and sonic-yang-mgmt-master/
@@ -102,8 +104,8 @@ class Located:
             warnings: list[str] = []
             if cached_gcu(release, self.cache, warnings.append) is None:
                 return warnings[0] if warnings else (
-                    f"SONiC's generic_config_updater of {release} is neither in {self.shared / 'sonic-gcu'} (a "
-                    f"fresh clone has no ../shared/) nor in {self.gcu_root}: {fetch}")
+                    f"SONiC's generic_config_updater of {release} is neither in {self.shared / 'sonic-gcu'} (the "
+                    f"vendor-data folder; a fresh clone has none) nor in {self.gcu_root}: {fetch}")
         if not any(self.models_for(release).glob("*.yang")):
             return f"no SONiC YANG models in {self.models_for(release)}: fetch them with `{fetch_command(release)}`"
         return None
