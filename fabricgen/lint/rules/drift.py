@@ -57,6 +57,8 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 def _qos_differences(have: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
     """How the device's QoS differs, and what its ports run of it where a platform views that with more fields
     (PORT_QOS: a SONiC switch's trust is its ports'): ports that run their device's QoS repeat none of it."""
+    if have.get("qos") == want.get("qos") and have.get(PORT_QOS) == want.get(PORT_QOS):
+        return []  # one comparison, not a walk over every map and queue of both
     diffs = differences(have.get("qos"), want.get("qos"), "qos")
     if PORT_QOS in want:
         diffs += [diff for diff in differences(have.get(PORT_QOS), want[PORT_QOS], "qos") if diff not in diffs]
