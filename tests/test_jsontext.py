@@ -60,6 +60,20 @@ def test_model_dumps_is_json_of_model_dump(example_fabric: Fabric) -> None:
         assert dump_device(device, "json") == json.dumps(plain, indent=2, sort_keys=True) + "\n"
 
 
+def test_nested_shared_fields_dump_as_the_whole_model(example_fabric: Fabric) -> None:
+    """A NIC whose maps are its own objects, not the fabric's shared ones, and values orjson refuses inside a
+    shared field, still give json's bytes."""
+    host = next(d for d in example_fabric.devices.values() if d.host is not None and len(d.host.nics) > 1)
+    assert host.host is not None
+    first, *others = host.host.nics
+    own = first.model_copy(update={"dscp2prio": {**first.dscp2prio, 63: 5}, "pfc": [0] * 8})
+    huge = first.model_copy(update={"tcbw": [2**64, 0, 0, 0, 0, 0, 0, 0]})  # beyond orjson's 64-bit integers
+    for nics in ([own, *others], [huge, *others]):
+        device = host.model_copy(update={"host": host.host.model_copy(update={"nics": nics})})
+        plain = device.model_dump(mode="json", exclude_none=True)
+        assert dump_device(device, "json") == json.dumps(plain, indent=2, sort_keys=True) + "\n"
+
+
 def test_model_dumps_falls_back_to_json_for_non_ascii(example_fabric: Fabric) -> None:
     device = next(d for d in example_fabric.devices.values() if d.qos is not None)
     renamed = device.model_copy(update={"name": "leaf-été", "qos": device.qos.model_copy() if device.qos else None})

@@ -16,11 +16,14 @@ orjson spells some differently (``1e16`` vs ``1e+16``, NaN as ``null``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pydantic_core
 from pydantic import BaseModel
 
 from fabricgen.platforms.common.memo import by_identity
@@ -42,20 +45,86 @@ def dumps(data: Any, indent: int = 2) -> str:
 
 def model_dumps(model: BaseModel, shared: Collection[str] = ()) -> str:
     """``dumps(model.model_dump(mode="json", exclude_none=True))``, byte for byte. The fields named in ``shared``
-    hold objects many models share (every device holds the fabric's one QosModel): each such object is dumped
-    once, and its text reused (an orjson Fragment, indented for a top-level field) in every model holding it."""
-    plain = model.model_dump(mode="json", exclude_none=True, exclude=set(shared))
-    for name in shared:
-        value = getattr(model, name)
-        if value is not None:
-            text = _field_text(value)
-            if text is None:
-                return dumps(model.model_dump(mode="json", exclude_none=True))
-            plain[name] = orjson.Fragment(text)
+    hold objects many models share (every device holds the fabric's one QosModel, every NIC of a fabric the same
+    DSCP map and ETS lists): each such object is dumped once, and its text reused (an orjson Fragment, indented
+    for its depth) in every model holding it. A name is a path of fields: "qos", or "host.nics.*.dscp2prio"
+    ("*": each item of a list)."""
+    tree = _path_tree(tuple(shared))
+    plain = model.model_dump(mode="json", exclude_none=True, exclude=tree.exclude)
+    if not _graft(model, plain, tree.below, 2):
+        return dumps(model.model_dump(mode="json", exclude_none=True))
     raw = _orjson(plain)
     if raw is None:
         return json.dumps(model.model_dump(mode="json", exclude_none=True), indent=2, sort_keys=True)
     return raw.decode("ascii")
+
+
+@dataclass(frozen=True)
+class _PathTree:
+    below: dict[str, _PathTree | None]
+    """each step's paths below it; None where the step is a shared field itself"""
+    exclude: dict[str, Any]
+    """the same as pydantic's nested ``exclude`` ("*" is its "__all__")"""
+
+
+@functools.cache
+def _path_tree(names: tuple[str, ...]) -> _PathTree:
+    below: dict[str, Any] = {}
+    for name in names:
+        node = below
+        *steps, field = name.split(".")
+        for step in steps:
+            node = node.setdefault(step, {})
+        node[field] = None
+    return _as_tree(below)
+
+
+def _as_tree(below: dict[str, Any]) -> _PathTree:
+    trees = {step: None if paths is None else _as_tree(paths) for step, paths in below.items()}
+    exclude = {"__all__" if step == "*" else step: True if tree is None else tree.exclude
+               for step, tree in trees.items()}
+    return _PathTree(trees, exclude)
+
+
+def _graft(model: Any, plain: Any, below: dict[str, _PathTree | None], shift: int) -> bool:
+    """Put the shared text of every field ``below`` names (the fields of ``model``, or of each item where the
+    step is "*") into ``plain``, the dump of ``model`` that left them out; a field's key is ``shift`` spaces in.
+    False when orjson refuses one of their values."""
+    for step, tree in below.items():
+        if step == "*":
+            assert tree is not None  # "*" is never a path's last step: _path_tree makes it so
+            if not all(_graft(item, plain_item, tree.below, shift + 2)
+                       for item, plain_item in zip(model, plain, strict=True)):
+                return False
+            continue
+        value = getattr(model, step)
+        if value is None:  # exclude_none leaves it out of the whole dump too
+            continue
+        if tree is not None:
+            if not _graft(value, plain[step], tree.below, shift + 2):
+                return False
+            continue
+        fragment = _fragment(value, shift)
+        if fragment is None:
+            return False
+        plain[step] = fragment
+    return True
+
+
+@by_identity
+def _fragment(value: Any, shift: int) -> orjson.Fragment | None:
+    """``value`` as orjson writes it as a field whose key is ``shift`` spaces in (its inner lines that much
+    deeper); None when orjson refuses it. The caller's _orjson checks the whole text, this part included, for
+    what json escapes."""
+    if isinstance(value, BaseModel):
+        plain = value.model_dump(mode="json", exclude_none=True)
+    else:  # a field's plain value, as model_dump(mode="json") converts it (dict[int, int] keys become str)
+        plain = pydantic_core.to_jsonable_python(value, by_alias=False)
+    try:
+        raw = orjson.dumps(plain, option=_OPTIONS)
+    except orjson.JSONEncodeError:
+        return None
+    return orjson.Fragment(raw.replace(b"\n", b"\n" + b" " * shift))
 
 
 def _orjson(data: Any) -> bytes | None:
@@ -69,17 +138,6 @@ def _orjson(data: Any) -> bytes | None:
     if not raw.isascii() or b"\x7f" in raw:
         return None
     return raw
-
-
-@by_identity
-def _field_text(value: BaseModel) -> bytes | None:
-    """``value`` as orjson writes it as a field of a top-level object (its lines one level deeper); None when
-    orjson refuses it. The caller's _orjson checks the whole text, this part included, for what json escapes."""
-    try:
-        raw = orjson.dumps(value.model_dump(mode="json", exclude_none=True), option=_OPTIONS)
-    except orjson.JSONEncodeError:
-        return None
-    return raw.replace(b"\n", b"\n  ")
 
 
 def _double_indent(data: Any, raw: bytes) -> bytes:
