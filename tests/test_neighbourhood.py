@@ -198,6 +198,24 @@ def test_past_the_edits_a_state_keeps_the_entry_table_is_written_whole(site: Sit
         assert set(read_entry_table(table)) == {entry_digest(entry) for entry in entries}
 
 
+@pytest.mark.parametrize("damage", ["a device kind edited", "a byte lost"])
+def test_a_damaged_render_state_is_refused_and_the_whole_fabric_resolved(
+        site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, damage: str) -> None:
+    """The render state is sealed like every other cache file: edited by hand (its device kinds make the render
+    summary's role and platform rows) or cut short, it is not read, and the render resolves the whole fabric."""
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(tmp_path / "cache"))
+    site.render()
+    [state] = (tmp_path / "cache").glob("state-*.marshal")
+    sealed = state.read_bytes()
+    assert b"sonic" in sealed
+    state.write_bytes(sealed.replace(b"sonic", b"sanic") if damage == "a device kind edited" else sealed[:-1])
+    assert neighbourhood._load_state((site.out / "manifest.json").read_bytes()) is None
+    _host_cable(site, 3)
+    assert site.render()["update"] == "incremental"  # every device resolved, not the neighbourhood's few
+    assert tree(site.out) == site.full()
+    assert _state(site).kinds["leaf1"][1] != "sanic"  # the whole road recorded the state anew
+
+
 def test_an_edited_entry_carrying_a_secret_is_not_kept(site: Site, monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path) -> None:
     """The state keeps no secret, as the entry table keeps none: such an entry is parsed again from its text."""

@@ -74,7 +74,7 @@ from fabricgen.resolve import Resolution, resolve_policy
 HOSTS = "inventory/hosts.yaml"
 CABLING = f"inventory/{CABLING_FILE}"
 STATES_KEPT = 32
-STATE_FORMAT = 3  # part of the state's key: a state of another format (or entry digest) is not found
+STATE_FORMAT = 4  # part of the state's key: a state of another format (or entry digest) is not found
 # More edited entries than this and the whole road is faster: it resolves in --jobs processes, this in one.
 MAX_EDITED = 200
 # Entries edited since the entry table was last written whole, kept in the render state (RenderState.blobs) up to
@@ -102,39 +102,52 @@ class RenderState:
     carries a secret, as in the table."""
 
 
-def _state_path(manifest: bytes) -> Path | None:
+def _state_path(manifest: bytes) -> tuple[Path, bytes] | None:
+    """Where the render state of the tree with ``manifest`` is kept, and the key it is sealed to."""
     folder = cache_dir()
     if folder is None:
         return None
     key = hashlib.sha256(manifest)
     key.update(f"\0{STATE_FORMAT}\0{__version__}\0{sys.version_info[:2]}".encode())  # marshal's is Python's
-    return folder / f"state-{key.hexdigest()}.marshal"
+    return folder / f"state-{key.hexdigest()}.marshal", key.digest()
 
 
 def save_state(out: Path, state: RenderState) -> None:
     """Record the state of the tree just written at ``out`` (a cache: failing to write it only costs time)."""
     with contextlib.suppress(OSError):
-        path = _state_path((out / MANIFEST).read_bytes())
-        if path is None:
+        found = _state_path((out / MANIFEST).read_bytes())
+        if found is None:
             return
-        write_private(path.parent, path.name,
-                      marshal.dumps({"entries": state.entries, "kinds": state.kinds, "blobs": state.blobs}))
+        path, key = found
+        payload = marshal.dumps({"entries": state.entries, "kinds": state.kinds, "blobs": state.blobs})
+        # Sealed like every other cache file: a damaged or hand-edited state (its device kinds make the render
+        # summary's role and platform rows) is refused, and the update takes the whole road.
+        write_private(path.parent, path.name, seal(key, payload))
         # The most recent states only: one is written per render, and a state is only useful to the next one.
         keep_newest(path.parent, "state-*.marshal", STATES_KEPT)
 
 
 def _load_state(manifest: bytes) -> RenderState | None:
-    path = _state_path(manifest)
-    if path is None:
+    found = _state_path(manifest)
+    if found is None:
+        return None
+    payload = read_sealed(*found)
+    if payload is None:
         return None
     try:
-        raw = marshal.loads(path.read_bytes())
-        blobs = dict(raw["blobs"])
-        if not all(isinstance(digest, bytes) and isinstance(blob, bytes) for digest, blob in blobs.items()):
-            return None
-        return RenderState(dict(raw["entries"]), {name: tuple(kind) for name, kind in raw["kinds"].items()}, blobs)
-    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        raw = marshal.loads(payload)
+        entries, kinds, blobs = dict(raw["entries"]), dict(raw["kinds"]), dict(raw["blobs"])
+    except (EOFError, ValueError, TypeError, KeyError, AttributeError):
         return None
+    if not (_all_of(entries, str, bytes) and _all_of(blobs, bytes, bytes) and
+            all(isinstance(name, str) and isinstance(kind, tuple) and len(kind) == 2 and
+                all(isinstance(part, str) for part in kind) for name, kind in kinds.items())):
+        return None
+    return RenderState(entries, kinds, blobs)
+
+
+def _all_of(mapping: dict[Any, Any], key_type: type, value_type: type) -> bool:
+    return all(isinstance(key, key_type) and isinstance(value, value_type) for key, value in mapping.items())
 
 
 def record_render(out: Path, kinds: dict[str, Kind], hosts: Path, entries: Entries) -> None:
