@@ -4,6 +4,7 @@ it was exported from, byte for byte, and every mistake reported at its FILE:LINE
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -152,9 +153,39 @@ def test_a_bad_range_is_refused_where_it_is_written(compact: Path) -> None:
     assert any("templates.oob.Ethernet{8..1}: range {8..1..1} makes 0 ports" in p for p in found)
 
 
+def test_a_range_written_with_leading_zeros_pads_the_port_numbers_as_bash_does(compact: Path) -> None:
+    """`Ethernet{01..08}` is Ethernet01 ... Ethernet08, as bash's brace expansion writes it (not Ethernet1)."""
+    devices, table = compact / "inventory" / "devices.yaml", compact / "inventory" / "cabling.csv"
+    edit(devices, "'Ethernet{1..8}'", "'Ethernet{01..08}'")
+    text = table.read_text()
+    table.write_text(re.sub(r"oob1,Ethernet(\d),", r"oob1,Ethernet0\1,", text))
+    assert table.read_text() != text
+    oob = load(compact / "fabric.yaml", compact / "inventory").inventory.devices["oob1"]
+    assert list(oob.data.ports) == [f"Ethernet0{number}" for number in range(1, 9)]
+    table.write_text(text)
+    assert "oob1 has no port 'Ethernet1' (did you mean 'Ethernet01'?)" in problems(compact)[0]
+
+
+def test_a_range_in_other_digits_than_ascii_is_not_a_range(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "'Ethernet{1..8}'", "'Ethernet{\u0661..\u0668}'")  # Arabic-Indic 1..8: int() would read them
+    [found] = problems(compact)
+    assert found.startswith(f"{devices}:11:5: templates.oob.'Ethernet{{\u0661..\u0668}}': 'Ethernet{{\u0661..\u0668}}' "
+                            "is not a port range")
+
+
+def test_a_misspelt_template_key_is_said_to_be_one(compact: Path) -> None:
+    devices = compact / "inventory" / "devices.yaml"
+    edit(devices, "groups: [leaves], template: leaves}", "groups: [leaves], templat: leaves}")  # leaf1: 6 cables
+    column = devices.read_text().splitlines()[17].index("templat:") + 1
+    assert problems(compact) == [f"{devices}:18:{column}: devices.leaf1.templat: unknown key 'templat' (a device of "
+                                 "devices.yaml takes `template` and Nornir's host keys) (did you mean 'template'?)"]
+
+
 @pytest.mark.parametrize(("header", "column", "found"), [
     ("from,a_port,b_device,b_port,cable_m,media", 1, "column 1 is 'from', expected 'a_device'"),
     ("a_device,a_port,b_device,b_prot,cable_m,media", 26, "column 4 is 'b_prot', expected 'b_port'"),
+    ("a_device, a_port, b_device,  b_prot, cable_m, media", 30, "column 4 is 'b_prot', expected 'b_port'"),
     ("a_device,a_port,b_device,b_port,cable_m", 41, "5 columns: media missing"),
     ("a_device,a_port,b_device,b_port,cable_m,media,notes", 47, "7 columns: 'notes' not one of them"),
     ("a_device;a_port;b_device;b_port;cable_m;media", 1,

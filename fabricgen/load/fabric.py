@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from fabricgen.load import inventorycache
-from fabricgen.load.sources import open_source
+from fabricgen.load.sources import HOST_KEYS, open_source
 from fabricgen.load.yamlsource import (
     MAX_FILE_BYTES,
     Entries,
@@ -59,8 +59,6 @@ from fabricgen.platforms import get_platform, platform_names
 
 INVENTORY_FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
 NORNIR_ATTRIBUTES = ("hostname", "platform", "username", "password", "port", "connection_options")
-HOST_KEYS = ("hostname", "platform", "groups", "data", "port", "username", "password", "connection_options")
-"""the keys of a Nornir host that Nornir's SimpleInventory reads"""
 NAMESPACE = "fabricgen"
 """the key under a Nornir host's ``data`` that may hold fabricgen's keys, in an inventory other automation shares"""
 DATA_KEYS = frozenset(DeviceData.model_fields)

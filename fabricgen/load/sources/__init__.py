@@ -23,6 +23,8 @@ from fabricgen.models.diagnostics import Diagnostic
 
 HOSTS, GROUPS, DEFAULTS = "hosts.yaml", "groups.yaml", "defaults.yaml"
 """the labels load gives the three Nornir layers, whatever file (or service) each came from"""
+HOST_KEYS = ("hostname", "platform", "groups", "data", "port", "username", "password", "connection_options")
+"""the keys of a Nornir host that Nornir's SimpleInventory reads"""
 
 
 @dataclass

@@ -15,7 +15,8 @@ read as in a SimpleInventory)::
     a_device,a_port,b_device,b_port,cable_m,media
     leaf1,Ethernet224,spine1,Ethernet1/1,30,optic
 
-A port key ``<text>{A..B}<text>`` (or ``{A..B..STEP}``) is one port per number from A to B; in its values ``{n}``
+A port key ``<text>{A..B}<text>`` (or ``{A..B..STEP}``) is one port per number from A to B, zero-padded as bash pads
+them where a bound is written with a leading zero (``swp{01..64}``: swp01 to swp64); in its values ``{n}``
 is that number and ``{n+K}`` / ``{n-K}`` the number plus or minus K, and a ``lanes`` value ``X..Y`` is the lanes
 X to Y. A device's own ``data.ports`` adds ports or replaces a template's port whole. Each device becomes the
 Nornir host it would be in hosts.yaml, its ports those of its template with each cable's ``peer``, ``cable_m`` and
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from fabricgen.load.sources import DEFAULTS, GROUPS, HOSTS, NornirData
+from fabricgen.load.sources import DEFAULTS, GROUPS, HOST_KEYS, HOSTS, NornirData
 from fabricgen.load.yamlsource import (
     Entries,
     InputFileError,
@@ -56,10 +57,12 @@ PORT_USED_TWICE = "FG-INV-002"  # the lint rule whose condition a port cabled tw
 MAX_RANGE_PORTS = 4096
 """ports one range key may make: a switch has at most a few hundred; a typo ({0..50000}) must not make a million"""
 
-_RANGE = re.compile(r"^(?P<head>[^{}]*)\{(?P<first>\d+)\.\.(?P<last>\d+)(?:\.\.(?P<step>\d+))?\}(?P<tail>[^{}]*)$")
+# ASCII digits only: `{٠..٣}` is not a range a switch's port names are made of (and int() would take it).
+_RANGE = re.compile(r"^(?P<head>[^{}]*)\{(?P<first>\d+)\.\.(?P<last>\d+)(?:\.\.(?P<step>\d+))?\}(?P<tail>[^{}]*)$",
+                    re.ASCII)
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_OFFSET = re.compile(r"^n(?:([+-])(\d+))?$")
-_LANE_SPAN = re.compile(r"^(\d+)\.\.(\d+)$")
+_OFFSET = re.compile(r"^n(?:([+-])(\d+))?$", re.ASCII)
+_LANE_SPAN = re.compile(r"^(\d+)\.\.(\d+)$", re.ASCII)
 
 
 def is_compact(directory: Path) -> bool:
@@ -213,7 +216,7 @@ def _header_problem(file: str, number: int, line: str) -> Diagnostic | None:
         return None
     shared = min(len(cells), len(COLUMNS))
     index = next((i for i in range(shared) if cells[i] != COLUMNS[i]), shared)
-    column = 1 + sum(len(cell) + 1 for cell in line.split(",")[:index]) if '"' not in line else 1
+    column = _header_column(line, index)
     if index < len(COLUMNS) and index < len(cells):
         found = f"column {index + 1} is {cells[index]!r}, expected {COLUMNS[index]!r}"
     elif index < len(COLUMNS):
@@ -224,6 +227,16 @@ def _header_problem(file: str, number: int, line: str) -> Diagnostic | None:
         found += " (the columns are separated by `;`: save the table with commas)"
     return Diagnostic(Location(file, number, column), "<header>", f"the header must be {','.join(COLUMNS)}: "
                       f"{found}", "put that line first, then one cable a line", INPUT_SCHEMA)
+
+
+def _header_column(line: str, index: int) -> int:
+    """The column where header cell ``index`` starts, past the spaces before it, as a row's fields are found
+    (Cable.at); 1 for a header with quotes (the csv module's cells do not say where they were)."""
+    if '"' in line:
+        return 1
+    raw = line.split(",")
+    before = 1 + sum(len(cell) + 1 for cell in raw[:index])
+    return before + (len(raw[index]) - len(raw[index].lstrip()) if index < len(raw) else 0)
 
 
 BOM = "\ufeff"
@@ -389,12 +402,13 @@ class _Builder:
             self.problem(at, f"range {{{first}..{last}..{step}}} makes {max(count, 0)} ports",
                          f"FIRST ≤ LAST, STEP ≥ 1, at most {MAX_RANGE_PORTS} ports")
             return []
+        width = _padded_width(match["first"], match["last"])
         ports = []
         for number in range(first, last + 1, step):
             value = self._substitute(at, spec, number)
             if value is _BAD:
                 return []
-            ports.append((f"{match['head']}{number}{match['tail']}", _lane_span(value)))
+            ports.append((f"{match['head']}{number:0{width}d}{match['tail']}", _lane_span(value)))
         return ports
 
     def _substitute(self, at: KeyPath, spec: Any, number: int) -> Any:
@@ -420,6 +434,9 @@ class _Builder:
         host = {key: value for key, value in entry.items() if key != "template"}
         if not self._own_ports_checked(path, host):
             self.broken.add(name)
+        if "template" not in entry and self._misspelt_template(path, host):
+            self.broken.add(name)  # its cables name ports its template would have given it: said once, here
+            return host
         data = host.get("data")
         if isinstance(data, dict) and isinstance(data.get(NAMESPACE), dict):
             self.ports_paths[str(name)] = ("data", NAMESPACE, "ports")
@@ -447,6 +464,17 @@ class _Builder:
                 ports[port] = _lane_span(spec)
         holder["ports"] = ports
         return host
+
+    def _misspelt_template(self, path: KeyPath, host: dict[str, Any]) -> bool:
+        """A key that is none of Nornir's but reads as `template` misspelt: reported as that, and taken out of
+        ``host`` (load would call it an unknown Nornir key and say to move it under `data`)."""
+        misspelt = [key for key in host if key not in HOST_KEYS and
+                    difflib.get_close_matches(str(key), ("template", *HOST_KEYS), n=1) == ["template"]]
+        for key in misspelt:
+            self.problem((*path, key), f"unknown key {key!r} (a device of {DEVICES_FILE} takes `template` and "
+                         "Nornir's host keys)", "did you mean 'template'?")
+            del host[key]
+        return bool(misspelt)
 
     def _own_ports_checked(self, path: KeyPath, host: dict[str, Any]) -> bool:
         """A device's ``data`` must be a mapping (or absent) and its own ports a mapping of port → settings without
@@ -568,6 +596,14 @@ class _Builder:
 
 
 _BAD: Any = object()
+
+
+def _padded_width(first: str, last: str) -> int:
+    """The width a range's port numbers are written at: as bash's brace expansion does, a bound written with a
+    leading zero (`swp{01..64}`) pads every number to the wider bound's digits (swp01 ... swp64); else none."""
+    if any(len(bound) > 1 and bound.startswith("0") for bound in (first, last)):
+        return max(len(first), len(last))
+    return 0
 
 
 def _offset(expression: str, number: int) -> int:
