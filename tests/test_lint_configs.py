@@ -292,3 +292,6 @@ def test_a_cable_finding_points_at_the_end_whose_config_changed(configs: Path) -
     [line] = [text for text in output.splitlines() if " FG-MTU-001 " in text]
     at = (configs / "spine1" / "eos.cfg").read_text().splitlines().index("interface Ethernet1/1") + 1
     assert line.startswith(f"{configs}/spine1/eos.cfg:{at}: FG-MTU-001 error leaf1:Ethernet224 ↔ spine1:Ethernet1/1:")
+    # and its fix names that end, which the intent's mtu.fabric (9100 in the bundled intent) says is off
+    assert line.endswith("(fix: set spine1:Ethernet1/1 back to MTU 9100, the intent's mtu.fabric, as "
+                         "leaf1:Ethernet224 has it)"), line

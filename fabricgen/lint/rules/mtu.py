@@ -23,10 +23,20 @@ def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     watches: the 'MTU black hole'.
 
     Fix: the same MTU on both ends (intent mtu.fabric on every switch hop)."""
+    fabric_mtu = ctx.policy.fabric_mtu if ctx.policy is not None else None
     for a, b in ctx.data_links:
         if a.nic is None and b.nic is None and a.mtu != b.mtu:
-            yield r.finding(a.device.name, f"MTU {a.mtu} vs {b.mtu}", "set the same MTU on both",
+            yield r.finding(a.device.name, f"MTU {a.mtu} vs {b.mtu}", _same_mtu_fix(a, b, fabric_mtu),
                             port=a.port.name, peer=b.name, source=end_source(a))
+
+
+def _same_mtu_fix(a: End, b: End, fabric_mtu: int | None) -> str:
+    """Which end to change, where the intent says it: the one that is not at the intent's mtu.fabric."""
+    off = [end for end in (a, b) if end.mtu != fabric_mtu]
+    if fabric_mtu is not None and len(off) == 1:
+        kept = b if off[0] is a else a
+        return f"set {off[0].name} back to MTU {fabric_mtu}, the intent's mtu.fabric, as {kept.name} has it"
+    return "set the same MTU on both"
 
 
 # The bar is the intent's host MTU; a NIC above it is judged on its own link. Reads every NIC's MTU and the MTU of
