@@ -9,10 +9,9 @@ from typing import Any
 import yaml
 
 import fabricgen.platforms.common.jsontext as jsontext
-from fabricgen.models.device import DeviceModel, Fabric
+from fabricgen.models.device import NIC_SHARED_FIELDS, DeviceModel, Fabric
 from fabricgen.platforms import get_platform
 from fabricgen.platforms.common.templating import Templates, default_templates
-from fabricgen.resolve.host import NIC_SHARED_FIELDS
 from fabricgen.runtime.forked import fork_map, interleaved, worth_forking
 
 # JSON, not YAML: PyYAML's Python representer made these dumps 3/4 of render time (7 ms vs 0.3 ms per device).

@@ -60,6 +60,15 @@ def test_model_dumps_is_json_of_model_dump(example_fabric: Fabric) -> None:
         assert dump_device(device, "json") == json.dumps(plain, indent=2, sort_keys=True) + "\n"
 
 
+def test_the_fields_dumped_once_are_one_object_for_every_nic(example_fabric: Fabric) -> None:
+    """NIC_SHARED_FIELDS names what resolve makes once per fabric: were one of them made per NIC, its text would
+    be made per NIC too (still right, no longer cheap)."""
+    nics = [nic for device in example_fabric.devices.values() if device.host for nic in device.host.nics]
+    assert len(nics) > 1
+    for name in model.NIC_SHARED_FIELDS:
+        assert len({id(getattr(nic, name)) for nic in nics}) == 1, name
+
+
 def test_nested_shared_fields_dump_as_the_whole_model(example_fabric: Fabric) -> None:
     """A NIC whose maps are its own objects, not the fabric's shared ones, and values orjson refuses inside a
     shared field, still give json's bytes."""

@@ -262,6 +262,11 @@ class NicModel(Resolved):
                                              "fabricgen sets")
 
 
+NIC_SHARED_FIELDS = ("pfc", "prio_tc", "tsa", "tcbw", "dscp2prio", "dcqcn_priorities")
+"""the NicModel fields whose value resolve makes once for every NIC of a fabric (fabricgen.resolve.host): a dump of
+the resolved models writes each one's text once (fabricgen.api.dump_device)"""
+
+
 class HostModel(Resolved):
     nics: list[NicModel]
     nccl_env: dict[str, str]

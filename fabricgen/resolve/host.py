@@ -101,11 +101,6 @@ def resolve_nic(ctx: ResolveContext, device: Device, port: str, qos: QosModel) -
     })
 
 
-NIC_SHARED_FIELDS = ("pfc", "prio_tc", "tsa", "tcbw", "dscp2prio", "dcqcn_priorities")
-"""the NicModel fields whose value is one object for every NIC of a fabric (made by _shared_nic_fields): a dump of
-the resolved models writes each one's text once (fabricgen.api.dump_device)"""
-
-
 def _shared_nic_fields(intent: Intent, qos: QosModel) -> dict[str, Any]:
     """The NicModel fields every RDMA NIC of the fabric has alike, in field order, made once: each NIC refers to
     the same lists (the models are frozen), not to 32k copies of them (at 32,768 GPUs, 160k lists)."""
