@@ -122,23 +122,6 @@ def test_unreadable_bytes_are_an_input_error(copy: Callable[[str], Path], exampl
     assert "internal error" not in output and "Traceback" not in output
 
 
-def test_a_carriage_return_in_a_comment_is_read_as_bash_reads_it(copy: Callable[[str], Path]) -> None:
-    """bash skips a comment to its end, a carriage return included: only one on a line bash runs is refused."""
-    directory = copy("fabric")
-    script = directory / "node1" / "fabricgen-nic.sh"
-    lines = script.read_bytes().split(b"\n")
-    comment = next(number for number, line in enumerate(lines) if number > 0 and line.startswith(b"# "))
-    lines[comment] += b"\r"
-    script.write_bytes(b"\n".join(lines))
-    code, output = lint("fabric", directory)
-    assert code == 0 and errors(output) == [], output
-    command = next(number for number, line in enumerate(lines) if line.startswith(b"set "))
-    lines[command] += b"\r"
-    script.write_bytes(b"\n".join(lines))
-    code, output = lint("fabric", directory)
-    assert code == 2 and f"{script}:{command + 1}: a carriage return" in output, output
-
-
 @pytest.mark.parametrize(("depth", "line"), [(64, None), (65, 65)])
 def test_json_nesting_is_judged_at_64_levels_whatever_strings_hold(depth: int, line: int | None) -> None:
     """The depth check's fast bound ignores brackets inside strings (escaped quotes included) and still lets the

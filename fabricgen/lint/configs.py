@@ -351,22 +351,12 @@ def _check_shell_text(path: Path, text: str) -> None:
     if text.startswith("\ufeff"):
         raise _Refused(Problem(str(path), 1, "starts with a byte-order mark: the kernel sees no `#!` and bash no "
                                              "command on the first line; save it as UTF-8 without a BOM"))
-    line = _carriage_return_line(text)
-    if line is not None:
+    carriage = text.find("\r")
+    if carriage >= 0:
+        line = text.count("\n", 0, carriage) + 1
         raise _Refused(Problem(str(path), line, "a carriage return (\\r, as a Windows editor ends lines with "
                                                 "\\r\\n): bash reads it as part of the word before it, so the "
                                                 "file does not run as written; save it with \\n line ends"))
-
-
-def _carriage_return_line(text: str) -> int | None:
-    """The first line holding a carriage return that bash would read, if any: not one in a comment line after the
-    first (bash skips a comment to its end; the first line is the `#!` line, or the first of a file saved so)."""
-    if "\r" not in text:
-        return None
-    for number, line in enumerate(text.split("\n"), 1):
-        if "\r" in line and (number == 1 or not line.lstrip(" \t").startswith("#")):
-            return number
-    return None
 
 
 def _json_too_deep(text: str) -> int | None:
