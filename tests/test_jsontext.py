@@ -83,6 +83,20 @@ def test_nested_shared_fields_dump_as_the_whole_model(example_fabric: Fabric) ->
         assert dump_device(device, "json") == json.dumps(plain, indent=2, sort_keys=True) + "\n"
 
 
+def test_a_shared_list_of_models_dumps_as_the_whole_model(example_fabric: Fabric) -> None:
+    """A shared field holding models (a host's whole NIC list) leaves out their None fields, as model_dump does."""
+    host = next(d for d in example_fabric.devices.values() if d.host is not None)
+    plain = host.model_dump(mode="json", exclude_none=True)
+    assert jsontext.model_dumps(host, shared=("host.nics",)) == json.dumps(plain, indent=2, sort_keys=True)
+
+
+@pytest.mark.parametrize("path", ["host.nics.*", "host..nics", ""])
+def test_a_shared_path_must_end_in_a_field(example_fabric: Fabric, path: str) -> None:
+    device = next(iter(example_fabric.devices.values()))
+    with pytest.raises(ValueError, match="a path of field names"):
+        jsontext.model_dumps(device, shared=(path,))
+
+
 def test_model_dumps_falls_back_to_json_for_non_ascii(example_fabric: Fabric) -> None:
     device = next(d for d in example_fabric.devices.values() if d.qos is not None)
     renamed = device.model_copy(update={"name": "leaf-été", "qos": device.qos.model_copy() if device.qos else None})

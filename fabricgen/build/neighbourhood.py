@@ -120,8 +120,9 @@ def save_state(out: Path, state: RenderState) -> None:
             return
         path, key = found
         payload = marshal.dumps({"entries": state.entries, "kinds": state.kinds, "blobs": state.blobs})
-        # Sealed like every other cache file: a damaged or hand-edited state (its device kinds make the render
-        # summary's role and platform rows) is refused, and the update takes the whole road.
+        # Sealed like every other cache file (a digest, not a signature: the cache folder's owner is trusted): a
+        # damaged, cut-short or hand-edited state (its device kinds make the render summary's role and platform
+        # rows) is refused, and the render resolves the whole fabric.
         write_private(path.parent, path.name, seal(key, payload))
         # The most recent states only: one is written per render, and a state is only useful to the next one.
         keep_newest(path.parent, "state-*.marshal", STATES_KEPT)

@@ -576,11 +576,11 @@ Produce = Callable[[list[str]], dict[str, str]]
 
 
 # The render workers' nice value above the parent's. A new tree's critical path is the parent: it loads, resolves
-# chunk after chunk and lints, and each worker it forks renders a chunk already resolved. At equal priority up to
-# 2 x jobs workers share the cores with it, and at 32,768 GPUs on 2 cores the parent got about half a core:
-# resolve + lint took 5.5-6.2 s of wall for 2.3 s of its CPU. Niced, the workers take what the parent leaves (the
-# other cores, then all of them once the parent only waits): resolve + lint 2.3 s; the workers then end the render.
-# The cost: on a machine busy with other work, the workers get less of it than that work does.
+# chunk after chunk and lints, and each worker it forks renders a chunk already resolved. At equal priority up to 4 x
+# jobs workers (as many as there were then) shared the cores with it, and at 32,768 GPUs on 2 cores the parent got
+# about half a core: resolve + lint took 5.5-6.2 s of wall for 2.3 s of its CPU. Niced, the workers take what the
+# parent leaves (the other cores, then all of them once the parent only waits): resolve + lint 2.3 s; the workers then
+# end the render. The cost: on a machine busy with other work, the workers get less of it than that work does.
 RENDER_WORKER_NICENESS = 10
 
 
@@ -631,9 +631,10 @@ class StagedRender:
 
 def _produce_and_write(produce: Produce, root: Path, names: list[str],
                        then: Callable[[], None] | None = None, flush: bool = False) -> dict[str, str]:
-    """``flush``: flush what is written (a forked worker's files) before returning. The tree must be on disk
+    """``flush``: flush what is written to disk before returning (a forked worker's files: os.sync, every file
+    system's dirty data, as the parent's flush before the swap; Python has no syncfs). The tree must be on disk
     before it is swapped in; begun by each worker as it ends, the disk's work overlaps the render's, and the
-    parent's flush before the swap waits for little (32,768 GPUs on ext4: 0.33 s before, 0.002 s after)."""
+    parent's flush before the swap waits for little (32,768 GPUs on ext4: 0.33 s before, 0.002-0.08 s after)."""
     hashes = _write_files(root, produce(names))
     if then is not None:
         then()

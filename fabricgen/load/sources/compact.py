@@ -15,13 +15,12 @@ read as in a SimpleInventory)::
     a_device,a_port,b_device,b_port,cable_m,media
     leaf1,Ethernet224,spine1,Ethernet1/1,30,optic
 
-A port key ``<text>{A..B}<text>`` (or ``{A..B..STEP}``) is one port per number from A to B, zero-padded as bash pads
-them where a bound is written with a leading zero (``swp{01..64}``: swp01 to swp64); in its values ``{n}``
-is that number and ``{n+K}`` / ``{n-K}`` the number plus or minus K, and a ``lanes`` value ``X..Y`` is the lanes
-X to Y. A device's own ``data.ports`` adds ports or replaces a template's port whole. Each device becomes the
-Nornir host it would be in hosts.yaml, its ports those of its template with each cable's ``peer``, ``cable_m`` and
-``media`` set on the a-end port (a cable belongs to the table, never to a template). Every problem is reported
-at its FILE:LINE, the table's at its row and column.
+A port key ``<text>{A..B}<text>`` (or ``{A..B..STEP}``) is one port per number from A to B (bounds without leading
+zeros: see _padded_bound); in its values ``{n}`` is that number and ``{n+K}`` / ``{n-K}`` the number plus or minus
+K, and a ``lanes`` value ``X..Y`` is the lanes X to Y. A device's own ``data.ports`` adds ports or replaces a
+template's port whole. Each device becomes the Nornir host it would be in hosts.yaml, its ports those of its
+template with each cable's ``peer``, ``cable_m`` and ``media`` set on the a-end port (a cable belongs to the table,
+never to a template). Every problem is reported at its FILE:LINE, the table's at its row and column.
 """
 
 from __future__ import annotations
@@ -396,19 +395,25 @@ class _Builder:
             self.problem(at, f"{key!r} is not a port range", "write one range as {FIRST..LAST} or "
                          "{FIRST..LAST..STEP}, e.g. Ethernet{0..248..8}")
             return []
+        padded = _padded_bound(match)
+        if padded is not None:
+            self.problem(at, f"{key!r}: the bound {padded!r} has a leading zero, which bash's brace expansion reads "
+                         f"as zero-padding ({match['head']}{padded}{match['tail']}, ...); no switch fabricgen renders "
+                         "for pads its port numbers", f"write the bounds without leading zeros, e.g. "
+                         f"{match['head']}{{{int(match['first'])}..{int(match['last'])}}}{match['tail']}")
+            return []
         first, last, step = int(match["first"]), int(match["last"]), int(match["step"] or 1)
         count = (last - first) // step + 1 if step and last >= first else 0
         if count <= 0 or count > MAX_RANGE_PORTS:
             self.problem(at, f"range {{{first}..{last}..{step}}} makes {max(count, 0)} ports",
                          f"FIRST ≤ LAST, STEP ≥ 1, at most {MAX_RANGE_PORTS} ports")
             return []
-        width = _padded_width(match["first"], match["last"])
         ports = []
         for number in range(first, last + 1, step):
             value = self._substitute(at, spec, number)
             if value is _BAD:
                 return []
-            ports.append((f"{match['head']}{number:0{width}d}{match['tail']}", _lane_span(value)))
+            ports.append((f"{match['head']}{number}{match['tail']}", _lane_span(value)))
         return ports
 
     def _substitute(self, at: KeyPath, spec: Any, number: int) -> Any:
@@ -469,7 +474,8 @@ class _Builder:
         """A key that is none of Nornir's but reads as `template` misspelt: reported as that, and taken out of
         ``host`` (load would call it an unknown Nornir key and say to move it under `data`)."""
         misspelt = [key for key in host if key not in HOST_KEYS and
-                    difflib.get_close_matches(str(key), ("template", *HOST_KEYS), n=1) == ["template"]]
+                    difflib.get_close_matches(str(key).casefold(), ("template", *HOST_KEYS), n=1, cutoff=0.8)
+                    == ["template"]]
         for key in misspelt:
             self.problem((*path, key), f"unknown key {key!r} (a device of {DEVICES_FILE} takes `template` and "
                          "Nornir's host keys)", "did you mean 'template'?")
@@ -598,12 +604,16 @@ class _Builder:
 _BAD: Any = object()
 
 
-def _padded_width(first: str, last: str) -> int:
-    """The width a range's port numbers are written at: as bash's brace expansion does, a bound written with a
-    leading zero (`swp{01..64}`) pads every number to the wider bound's digits (swp01 ... swp64); else none."""
-    if any(len(bound) > 1 and bound.startswith("0") for bound in (first, last)):
-        return max(len(first), len(last))
-    return 0
+def _padded_bound(match: re.Match[str]) -> str | None:
+    """A range's first bound written with a leading zero (`01` in `swp{01..64}`), or None. bash pads every number of
+    such a range (swp01 ... swp64); fabricgen read it as swp1 ... swp64, which surprised who wrote it. Neither is
+    right for all: no switch fabricgen renders for (SONiC, EOS, Cumulus, NX-OS) zero-pads its port numbers, and a
+    name with zeros renders a port the switch does not have, in silence where nothing is cabled to it. So the range
+    is refused and the hint says what to write. A lone `0` is a bound, not padding (bash: `{0..10}` is 0 ... 10)."""
+    for bound in (match["first"], match["last"]):
+        if len(bound) > 1 and bound.startswith("0"):
+            return bound
+    return None
 
 
 def _offset(expression: str, number: int) -> int:

@@ -73,6 +73,8 @@ def _path_tree(names: tuple[str, ...]) -> _PathTree:
     for name in names:
         node = below
         *steps, field = name.split(".")
+        if field == "*" or "" in (*steps, field):
+            raise ValueError(f"shared field {name!r}: a path of field names, each '*' followed by a field")
         for step in steps:
             node = node.setdefault(step, {})
         node[field] = None
@@ -118,8 +120,9 @@ def _fragment(value: Any, shift: int) -> orjson.Fragment | None:
     what json escapes."""
     if isinstance(value, BaseModel):
         plain = value.model_dump(mode="json", exclude_none=True)
-    else:  # a field's plain value, as model_dump(mode="json") converts it (dict[int, int] keys become str)
-        plain = pydantic_core.to_jsonable_python(value, by_alias=False)
+    else:  # a field's plain value as model_dump(mode="json", exclude_none=True) converts it (dict[int, int] keys
+        # become str; a list of models leaves out their None fields)
+        plain = pydantic_core.to_jsonable_python(value, by_alias=False, exclude_none=True)
     try:
         raw = orjson.dumps(plain, option=_OPTIONS)
     except orjson.JSONEncodeError:
