@@ -284,13 +284,43 @@ def test_a_waiver_naming_what_the_inventory_lacks_is_an_input_error(tmp_path: Pa
     assert code == 2 and message in output, output
 
 
+def test_a_port_finding_points_into_the_port_s_own_entry(configs: Path) -> None:
+    """A SONiC config_db.json names a port in BUFFER_PG, CABLE_LENGTH and PFC_WD before its PORT entry: an MTU edit
+    is pointed at the `mtu` line of that entry, not at the first line naming the port."""
+    leaf = configs / "leaf1" / "config_db.json"
+    edit(leaf, '"mtu": "9100"', '"mtu": "1500"', after='"Ethernet8": {\n            "admin_status"')
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 1
+    lines = leaf.read_text().splitlines()
+    at = lines.index('            "mtu": "1500",', lines.index('    "PORT": {')) + 1  # eth0's MTU is 1500 too
+    for rule in ("FG-MTU-002", "FG-MTU-005", "FG-CFG-001"):
+        [line] = [text for text in output.splitlines() if f" {rule} " in text and "leaf1:Ethernet8" in text]
+        assert line.startswith(f"{leaf}:{at}: {rule} error leaf1:Ethernet8"), line
+
+
+def test_a_setting_the_port_lacks_is_not_looked_for_in_the_next_port(configs: Path) -> None:
+    """With the `fec` key gone from one PORT entry, the finding points at that port's entry: the ports after it
+    have a `fec` line of their own, which is not this port's."""
+    leaf = configs / "leaf1" / "config_db.json"
+    edit(leaf, '            "fec": "rs",\n', "", after='"PORT": {\n        "Ethernet0": {')
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 1
+    lines = leaf.read_text().splitlines()
+    at = lines.index('        "Ethernet0": {', lines.index('    "PORT": {')) + 1
+    [line] = [text for text in output.splitlines() if " FG-CFG-001 " in text and "leaf1:Ethernet0:" in text]
+    assert line.startswith(f"{leaf}:{at}: FG-CFG-001 error leaf1:Ethernet0: the config differs from the intent: "
+                           "fec is not set, intent rs"), line
+
+
 def test_a_cable_finding_points_at_the_end_whose_config_changed(configs: Path) -> None:
-    """FG-MTU-001 lists the cable from leaf1's end; only the spine's config was edited, so that is where it points."""
+    """FG-MTU-001 lists the cable from leaf1's end; only the spine's config was edited, so that is where it points:
+    at the `mtu` line of the spine port's block."""
     edit(configs / "spine1" / "eos.cfg", "mtu 9100", "mtu 9000", after="interface Ethernet1/1")
     code, output = invoke("lint", "--configs", str(configs))
     assert code == 1
     [line] = [text for text in output.splitlines() if " FG-MTU-001 " in text]
-    at = (configs / "spine1" / "eos.cfg").read_text().splitlines().index("interface Ethernet1/1") + 1
+    lines = (configs / "spine1" / "eos.cfg").read_text().splitlines()
+    at = lines.index("   mtu 9000", lines.index("interface Ethernet1/1")) + 1
     assert line.startswith(f"{configs}/spine1/eos.cfg:{at}: FG-MTU-001 error leaf1:Ethernet224 ↔ spine1:Ethernet1/1:")
     # and its fix names that end, which the intent's mtu.fabric (9100 in the bundled intent) says is off
     assert line.endswith("(fix: set spine1:Ethernet1/1 back to MTU 9100, the intent's mtu.fabric, as "

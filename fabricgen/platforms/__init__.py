@@ -80,6 +80,19 @@ class Capability:
     # tests/test_lint_completeness.py mutates every one on one port of a rendered config and expects findings
     # there and nowhere else: a setting read but not listed here, or listed without a mutation, fails it.
     port_settings: tuple[str, ...] = ()
+    # Where a config of the platform defines a port (a regular expression, read line by line; `{port}` stands for
+    # the port's name): lint --configs points a port's findings at the first line naming the port from there on,
+    # not at the first line naming it anywhere (a SONiC config_db.json names a port first in BUFFER_PG or
+    # CABLE_LENGTH, long before its PORT entry). None, or no match: the first line naming the port.
+    port_anchor: str | None = None
+    # Where the platform's config writes a port's setting, for a finding that names the setting by its model field
+    # (Finding.setting "cable_m"; a dotted field, "qos.watchdog", is looked up before its parent): names joined by
+    # " > ", each looked for as a whole name after the one before, `{port}` the port's name (first: the port's own
+    # entry, see port_anchor), and a name after the port within the port's entry (its indented block: a port
+    # without the key is not pointed at the next port's). SONiC: cable_m "CABLE_LENGTH > {port}". lint --configs
+    # points the finding there, else at the port. A setting not listed is looked for as it is named (a host's
+    # NCCL_IB_TC); lint rules name only the settings listed here or host words.
+    config_words: Mapping[str, str] = field(default_factory=dict)
     # Host NIC drivers: whether the driver takes an ETS traffic class at 0 % beside an ETS total of 100 (None on
     # switches). fabricgen renders a layout every driver takes (resolve.host.nic_ets); lint holds configs read
     # back against this.

@@ -79,13 +79,16 @@ Problem = tuple[str, str, str, KeyPath]
 
 
 def per_port_qos(ctx: LintContext, r: Rule, check: Callable[[DeviceModel, QosModel], list[Problem]],
-                 setting: Callable[[DeviceModel], object], severity: Severity | None = None) -> Iterator[Finding]:
+                 setting: Callable[[DeviceModel], object], severity: Severity | None = None,
+                 located: str = "qos") -> Iterator[Finding]:
     """``check(device, qos)`` run on every QoS a switch applies: the switch's own (findings on the device), then
     each data port's own where its config binds other maps, trust, queues or watchdog (a reader's ``port.qos``;
     findings on ``device:port``). A port reports only what the switch's own QoS does not already report, so one
     switch-wide fault stays one finding, and one port's fault names that port rather than the switch or FG-CFG-001
     alone.
-    ``setting`` reads what the finding is about, for :func:`remedy` (device drifted vs intent asks for it)."""
+    ``setting`` reads what the finding is about, for :func:`remedy` (device drifted vs intent asks for it);
+    ``located``, the port's model field it is about, where a port's finding points in a config read back
+    (Capability.config_words: SONiC's PORT_QOS_MAP, QUEUE or PFC_WD entry of the port)."""
     for device, ports in ctx.switch_own_qos_ports:
         if device.qos is None:
             continue
@@ -106,4 +109,4 @@ def per_port_qos(ctx: LintContext, r: Rule, check: Callable[[DeviceModel, QosMod
                 if message not in reported:
                     yield r.finding(device.name, f"{message} on this port (the switch's other ports do not)",
                                     f"on {device.name}: {device_fix} on {end.port.name}", port=end.port.name,
-                                    source=end_source(end), severity=severity)
+                                    source=end_source(end), severity=severity, setting=located)

@@ -55,12 +55,13 @@ def _unknown_cable(ctx: LintContext, r: Rule, device: DeviceModel, end: End) -> 
     if end.cable_m is None:  # only a config can say nothing: resolve always sizes for some length
         return r.finding(device.name, "lossless port whose config sets no cable length (its headroom is sized "
                          "for no cable)", f"set {end.port.name}'s cable length on {device.name} (SONiC: "
-                         "CABLE_LENGTH)", port=end.port.name, peer=end.peer_ref, source=end_source(end))
+                         "CABLE_LENGTH)", port=end.port.name, peer=end.peer_ref, source=end_source(end),
+                         setting="cable_m")
     where = "the config keeps the default" if ctx.from_config(device) else "headroom assumes"
     return r.finding(device.name, f"lossless port with no cable length in the inventory ({where} "
                      f"{end.cable_m} m)", "set the cable's cable_m in the inventory (on the port or its peer; in a "
                      "compact inventory, its cabling.csv line)",
-                     port=end.port.name, peer=end.peer_ref, source=end_source(end, "cable_m"))
+                     port=end.port.name, peer=end.peer_ref, source=end_source(end, "cable_m"), setting="cable_m")
 
 
 def _required_xoff(policy: PolicyModel | None, asic: str, port: tuple[int, int, int, int], release: str) -> int:

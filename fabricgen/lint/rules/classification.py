@@ -56,7 +56,7 @@ def _switch_ports_off_lossless(ctx: LintContext, r: Rule, policy: PolicyModel) -
             if end.qos.trust != "dscp":
                 yield r.finding(device.name, f"the port trusts {end.qos.trust}, not DSCP: RoCE DSCP {dscp} is not "
                                 "classified into its lossless class here", "trust DSCP on the port",
-                                port=end.port.name, source=end_source(end))
+                                port=end.port.name, source=end_source(end), setting="qos.trust")
                 continue
             tc = end.qos.dscp_to_tc.get(dscp)
             if tc is None or tc not in end.pfc_priorities:

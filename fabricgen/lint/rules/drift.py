@@ -10,6 +10,7 @@ every setting a reader reads is compared, and a new one is compared the day the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -44,7 +45,8 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         have, want = owned(found), owned(intended)
         for section in sorted(want):
             if section in PER_PORT_SECTIONS:
-                yield from _port_findings(r, name, have, want, section)
+                words = get_platform(intended.platform).capability.config_words
+                yield from _port_findings(r, name, have, want, section, words)
             elif section == "qos":
                 diffs = _qos_differences(have, want)
                 if diffs:
@@ -72,7 +74,7 @@ def _device_qos(view: Mapping[str, Any]) -> Any:
 
 
 def _port_findings(r: Rule, device: str, have_view: Mapping[str, Any], want_view: Mapping[str, Any],
-                   section: str) -> Iterator[Finding]:
+                   section: str, words: Mapping[str, str]) -> Iterator[Finding]:
     """Each port whose entries differ. A port entry's ``qos`` is None where the port runs its device's QoS: where
     one side runs the device's and the other its own, the device's is filled in (a port bound to its own
     watchdog or map is compared with what it should run, not with "not set"); where both run their device's, the
@@ -87,7 +89,21 @@ def _port_findings(r: Rule, device: str, have_view: Mapping[str, Any], want_view
             elif theirs["qos"] is None and mine["qos"] is not None:
                 theirs = {**theirs, "qos": _device_qos(want_view)}
         if mine != theirs:
-            yield _finding(r, device, port, differences(mine, theirs, ""))
+            diffs = _shown_first(differences(mine, theirs, ""))
+            yield _finding(r, device, port, diffs, _listed_setting(diffs[0], words))
+
+
+def _listed_setting(diff: str, words: Mapping[str, str]) -> str | None:
+    """The setting a port's first difference names (``qos.queues[3].ecn.min_bytes is …`` names
+    ``qos.queues.ecn.min_bytes``), where the platform says where its config writes it or a parent of it
+    (Capability.config_words: where the finding then points); else None, and the finding points at the port."""
+    setting = re.sub(r"\[\d+\]", "", diff.split(" is ", 1)[0])
+    field_path = setting
+    while field_path:
+        if field_path in words:
+            return setting
+        field_path = field_path.rpartition(".")[0]
+    return None
 
 
 def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> str | None:
@@ -97,10 +113,14 @@ def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> 
     return min((key for key in have.keys() | want.keys() if have.get(key) != want.get(key)), default=None)
 
 
+def _shown_first(diffs: list[str]) -> list[str]:
+    """The settings themselves before what is worked out from them (a port's PFC priorities before the headroom
+    sized for them): the fewest dots first, then by name, so that the edit is among those spelled out."""
+    return sorted(diffs, key=lambda diff: (diff.split(" is ", 1)[0].count("."), diff))
+
+
 def _finding(r: Rule, device: str, port: str | None, diffs: list[str], setting: str | None = None) -> Finding:
-    # The settings themselves before what is worked out from them (a port's PFC priorities before the headroom
-    # sized for them): the fewest dots first, then by name, so that the edit is among those spelled out.
-    diffs = sorted(diffs, key=lambda diff: (diff.split(" is ", 1)[0].count("."), diff))
+    diffs = _shown_first(diffs)
     more = len(diffs) - SHOWN
     text = "; ".join(diffs[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
     where = f"{device}:{port}" if port else device

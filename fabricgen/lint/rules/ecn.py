@@ -39,7 +39,7 @@ def ecn_min_not_below_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     nothing, which makes DCQCN oscillate); kmin > kmax is refused by SONiC's YANG.
 
     Fix: kmin well below kmax (e.g. 150 KB / 1.5 MB, or the seed's 5 KB / 40 KB)."""
-    yield from per_port_qos(ctx, r, _ecn_order_problems, queue_settings)
+    yield from per_port_qos(ctx, r, _ecn_order_problems, queue_settings, located="qos.queues")
 
 
 def _ecn_order_problems(device: DeviceModel, qos: QosModel) -> list[Problem]:
@@ -112,7 +112,7 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         pool = _lossless_pool(ctx, device)
         return rdma_ecn(device), (pool.percent, pool.alpha) if pool is not None else None
 
-    yield from per_port_qos(ctx, r, above_pause_point, setting)
+    yield from per_port_qos(ctx, r, above_pause_point, setting, located="qos.queues")
     yield from _unplaced_pause_points(ctx, r, point_of)
 
 
@@ -262,7 +262,7 @@ def ecn_min_below_frame(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                  (*ECN_SOURCE, q.class_name, "ecn", "min"))
                 for q in qos.queues if q.ecn and q.ecn.min_bytes < frame]
 
-    yield from per_port_qos(ctx, r, below_one_frame, queue_settings)
+    yield from per_port_qos(ctx, r, below_one_frame, queue_settings, located="qos.queues")
 
 
 @rule("FG-ECN-004", "ecn-off-on-roce-queue", "error", "ECN marks on the RoCE queue of every switch")
@@ -374,7 +374,7 @@ def cnp_not_strict(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                  f"schedule queue {queue.index} strict priority (it is {queue.scheduler})",
                  ("intent", "rdma", "cnp_class"))]
 
-    yield from per_port_qos(ctx, r, not_strict, queue_settings)
+    yield from per_port_qos(ctx, r, not_strict, queue_settings, located="qos.queues")
 
 
 @rule("FG-ECN-009", "dcqcn-left-to-vendor-tool", "error", "DCQCN/CNP on hosts whose platform cannot set them")

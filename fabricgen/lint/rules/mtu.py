@@ -27,7 +27,7 @@ def link_mtu_mismatch(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     for a, b in ctx.data_links:
         if a.nic is None and b.nic is None and a.mtu != b.mtu:
             yield r.finding(a.device.name, f"MTU {a.mtu} vs {b.mtu}", _same_mtu_fix(a, b, fabric_mtu),
-                            port=a.port.name, peer=b.name, source=end_source(a))
+                            port=a.port.name, peer=b.name, source=end_source(a), setting="mtu")
 
 
 def _same_mtu_fix(a: End, b: End, fabric_mtu: int | None) -> str:
@@ -62,7 +62,7 @@ def hop_mtu_below_host(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         if end.nic is None and end.role in ("host", "fabric") and end.port_mtu < needed:
             yield r.finding(end.device.name, f"MTU {end.port_mtu} is below host MTU + L2 overhead ({needed})",
                             f"raise the port MTU to at least {needed}", port=end.port.name, peer=end.peer_ref,
-                            source=end_source(end))
+                            source=end_source(end), setting="mtu")
     smallest_hop = min(hops, default=None)
     for host, nics in ctx.host_nics:
         for nic in nics:
@@ -71,7 +71,7 @@ def hop_mtu_below_host(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                 yield r.finding(host.name, f"NIC MTU {nic.mtu} is above the fabric's host MTU {bar}: its {frame}-byte "
                                 f"frames exceed switch ports at MTU {smallest_hop}",
                                 f"set the NIC's MTU back to {bar}", port=nic.interface, peer=nic.peer,
-                                source=port_source(host.name, nic.interface))
+                                source=port_source(host.name, nic.interface), setting="mtu")
 
 
 @rule("FG-MTU-003", "roce-path-mtu-too-big", "error", "RoCE path MTU plus headers fits the NIC MTU")
@@ -87,7 +87,7 @@ def roce_path_mtu(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             if nic.mtu < least:
                 yield r.finding(host.name, f"NIC MTU {nic.mtu} cannot carry RoCE path MTU {host.host.path_mtu}",
                                 f"NIC MTU ≥ {host.host.path_mtu + ROCE_OVERHEAD} or a smaller rdma.path_mtu",
-                                port=nic.interface, source=port_source(host.name, nic.interface))
+                                port=nic.interface, source=port_source(host.name, nic.interface), setting="mtu")
 
 
 @rule("FG-MTU-004", "mtu-above-platform-max", "error", "no MTU above the platform's maximum")
@@ -101,7 +101,7 @@ def mtu_above_platform_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         for end in ends:
             if end.mtu > limit:
                 yield r.finding(device.name, f"MTU {end.mtu} exceeds {device.platform}'s maximum {limit}",
-                                f"MTU ≤ {limit}", port=end.port.name, source=end_source(end))
+                                f"MTU ≤ {limit}", port=end.port.name, source=end_source(end), setting="mtu")
 
 
 @rule("FG-MTU-005", "mtu-not-in-effect", "error", "every switch data port has the intent's fabric MTU in effect")
@@ -133,5 +133,5 @@ def _not_in_effect(r: Rule, end: End, intended: int, spelling: str) -> Finding:
     mode = f" ({end.port.mode} port)" if end.port.mode else ""
     return r.finding(end.device.name, f"MTU {end.port_mtu} in effect{mode}, the intent's mtu.fabric is {intended}",
                      f"make {intended} the MTU in effect — {end.device.platform}: {spelling}", port=end.port.name,
-                     peer=end.peer_ref, source=end_source(end),
+                     peer=end.peer_ref, source=end_source(end), setting="mtu",
                      severity="error" if end.port_mtu < intended else "warning")

@@ -136,8 +136,9 @@ def pfc_watchdog_timing(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     and out of drop mode while the storm lasts.
 
     Fix: poll ≤ detection ≤ restoration (e.g. 100 / 200 / 200 ms); EOS wants poll ≤ half the timeout."""
-    yield from per_port_qos(ctx, r, _watchdog_polls_too_slowly, _watchdog)
-    yield from per_port_qos(ctx, r, _watchdog_restores_too_soon, _watchdog, severity="warning")
+    yield from per_port_qos(ctx, r, _watchdog_polls_too_slowly, _watchdog, located="qos.watchdog")
+    yield from per_port_qos(ctx, r, _watchdog_restores_too_soon, _watchdog, severity="warning",
+                            located="qos.watchdog")
 
 
 def _watchdog_polls_too_slowly(device: DeviceModel, qos: QosModel) -> list[Problem]:
@@ -187,7 +188,8 @@ def lossless_without_ecn(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     (PFC storms, victim flows). ECN lets DCQCN slow the senders before PFC has to act.
 
     Fix: give the lossless class `ecn: {min, max, probability}`."""
-    yield from per_port_qos(ctx, r, _lossless_queues_without_ecn, queue_settings, severity="warning")
+    yield from per_port_qos(ctx, r, _lossless_queues_without_ecn, queue_settings, severity="warning",
+                            located="qos.queues")
 
 
 def _lossless_queues_without_ecn(device: DeviceModel, qos: QosModel) -> list[Problem]:
@@ -240,8 +242,9 @@ def _per_lossless_port(ctx: LintContext, r: Rule, check: PortCheck,
             if end.qos is device.qos and switch_wide:
                 continue
             for message, _, device_fix, _ in problems:
+                # setting "qos": where the config binds the port's own maps (SONiC: its PORT_QOS_MAP entry)
                 yield r.finding(device.name, message, f"on {device.name}: {device_fix} on {end.port.name}",
-                                port=end.port.name, source=end_source(end))
+                                port=end.port.name, source=end_source(end), setting="qos")
 
 
 def _tc_pg_problems(qos: QosModel, lossless: frozenset[int]) -> list[Problem]:

@@ -16,7 +16,7 @@ def dwrr_weights(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     driver ('BW sum is illegal') and means different shares on platforms that normalise differently.
 
     Fix: weights that add up to exactly 100."""
-    yield from per_port_qos(ctx, r, _weights_not_100, queue_settings)
+    yield from per_port_qos(ctx, r, _weights_not_100, queue_settings, located="qos.queues")
     # Every NIC of a fabric carries one of a few TSA/share vectors: sum each distinct pair once.
     ets_sums: dict[tuple[tuple[str, ...], tuple[int, ...]], int | None] = {}
     for host, nics in ctx.host_nics:
@@ -90,7 +90,7 @@ def strict_may_starve(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                  f"schedule queue {q.index} DWRR", ("intent", "qos", "classes", q.class_name))
                 for q in qos.queues if q.scheduler == "strict" and q.traffic_class != cnp]
 
-    yield from per_port_qos(ctx, r, unlimited_strict, queue_settings)
+    yield from per_port_qos(ctx, r, unlimited_strict, queue_settings, located="qos.queues")
 
 
 @rule("FG-SCH-005", "nic-ets-differs-from-switch", "error",

@@ -51,6 +51,14 @@ CAPABILITY = Capability(
     # from the device's) on data ports; VLAN membership, access and trunk, on every port.
     port_settings=("admin_up", "description", "access_vlan", "tagged_vlans", "mode", "mtu", "speed_mbps", "fec",
                    "pfc_priorities", "lossless", "qos"),
+    port_anchor=r"^[ \t]*interface {port}[ \t]*$",
+    config_words={
+        "admin_up": "{port} > shutdown", "mtu": "{port} > mtu", "speed_mbps": "{port} > speed",
+        "fec": "{port} > error-correction", "description": "{port} > description", "mode": "{port} > switchport",
+        "access_vlan": "{port} > switchport", "tagged_vlans": "{port} > switchport",
+        "pfc_priorities": "{port} > priority-flow-control", "lossless": "{port} > priority-flow-control",
+        "qos": "{port} > service-profile", "qos.trust": "{port} > trust", "qos.queues": "{port} > uc-tx-queue",
+    },
     spelling={
         "trust": "qos trust dscp (in qos profile; a port's own qos trust line overrides it)",
         "dscp_map": "qos map dscp … to traffic-class N",

@@ -114,6 +114,13 @@ CAPABILITY = Capability(
     # bindings (mapping, egress-scheduler, congestion-control profile; watchdog) differ from the switch's.
     port_settings=("admin_up", "description", "speed_mbps", "fec", "mode", "access_vlan", "tagged_vlans", "mtu",
                    "pfc_priorities", "lossless", "cable_m", "qos"),
+    port_anchor=r"^[ \t]*interface:",  # the set block's interfaces: qos and bridge name ports too
+    config_words={
+        "admin_up": "{port} > state", "mtu": "{port} > mtu", "speed_mbps": "{port} > speed",
+        "fec": "{port} > fec", "description": "{port} > description", "pfc_priorities": "{port} > pfc",
+        "lossless": "{port} > pfc", "qos": "{port} > qos", "access_vlan": "{port} > bridge",
+        "tagged_vlans": "{port} > bridge", "mode": "{port} > bridge",
+    },
     spelling={
         "trust": "qos mapping default-global trust l3 (DSCP; l2: PCP, port: none)",
         "dscp_map": "qos mapping default-global dscp <list> switch-priority N (all 64)",

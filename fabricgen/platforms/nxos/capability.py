@@ -64,6 +64,14 @@ CAPABILITY = Capability(
     # ports.
     port_settings=("admin_up", "description", "access_vlan", "mode", "tagged_vlans", "mtu", "speed_mbps", "fec",
                    "pfc_priorities", "lossless", "qos"),
+    port_anchor=r"^[ \t]*interface {port}[ \t]*$",
+    config_words={
+        "admin_up": "{port} > shutdown", "mtu": "{port} > mtu", "speed_mbps": "{port} > speed", "fec": "{port} > fec",
+        "description": "{port} > description", "mode": "{port} > switchport", "access_vlan": "{port} > switchport",
+        "tagged_vlans": "{port} > switchport", "pfc_priorities": "{port} > priority-flow-control",
+        "lossless": "{port} > priority-flow-control", "qos": "{port} > service-policy",
+        "qos.queues": "{port} > queuing",
+    },
     spelling={
         "trust": f"service-policy type qos input {QOS_POLICY} on data ports (DSCP class-maps)",
         "dscp_map": "class-map type qos match-all … match dscp …; policy-map type qos: set qos-group N",

@@ -87,6 +87,16 @@ CAPABILITY = Capability(
     output_files=("config_db.json",),
     port_settings=("admin_up", "mtu", "speed_mbps", "fec", "lanes", "description", "access_vlan", "tagged_vlans",
                    "mode", "pfc_priorities", "lossless", "cable_m", "headroom", "qos"),
+    port_anchor=r'"PORT"\s*:',  # the PORT table: BUFFER_PG, CABLE_LENGTH and PFC_WD name ports before it
+    config_words={
+        "admin_up": "{port} > admin_status", "mtu": "{port} > mtu", "speed_mbps": "{port} > speed",
+        "fec": "{port} > fec",
+        "lanes": "{port} > lanes", "description": "{port} > description", "mode": "{port} > mode",
+        "cable_m": "CABLE_LENGTH > {port}", "headroom": "BUFFER_PG > {port}",
+        "pfc_priorities": "PORT_QOS_MAP > {port} > pfc_enable", "lossless": "PORT_QOS_MAP > {port} > pfc_enable",
+        "qos": "PORT_QOS_MAP > {port}", "qos.watchdog": "PFC_WD > {port}", "qos.queues": "QUEUE > {port}",
+        "access_vlan": "VLAN_MEMBER > {port}", "tagged_vlans": "VLAN_MEMBER > {port}",
+    },
     spelling={
         "trust": "PORT_QOS_MAP|<port>.dscp_to_tc_map (DSCP trust is implied)",
         "dscp_map": "DSCP_TO_TC_MAP|ROCE (all 64 code points)",
