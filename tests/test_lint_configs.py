@@ -284,6 +284,32 @@ def test_a_waiver_naming_what_the_inventory_lacks_is_an_input_error(tmp_path: Pa
     assert code == 2 and message in output, output
 
 
+def test_an_interface_line_at_column_0_is_refused_at_its_line(configs: Path) -> None:
+    """`mtu 9000` moved out of its interface block by a hand edit (its indentation lost) was read as a top-level
+    line nobody owns and dropped, and the port read at the MTU its block left: now it is refused where it is."""
+    eos = configs / "spine1" / "eos.cfg"
+    edit(eos, "   mtu 9100\n", "mtu 9000\n", after="interface Ethernet1/1")
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 2, output
+    at = eos.read_text().splitlines().index("mtu 9000") + 1
+    assert f"{eos}:{at}: a line of an `interface` block at the top level (column 0)" in output
+    assert "indent it under its `interface` line" in output and "`mtu 9000`" in output
+
+
+def test_an_nxos_interface_line_at_column_0_is_refused_and_global_pfc_lines_are_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "configs"
+    assert invoke("render", "intent/mixed.yaml", "-i", "inventory/mixed", "-o", str(out))[0] == 0
+    nxos = out / "leaf4" / "nxos.cfg"
+    assert "\npriority-flow-control watch-dog-interval on\n" in nxos.read_text()  # global: read as before
+    edit(nxos, "  mtu 9100\n", "mtu 9100\n", after="interface Ethernet1/1")
+    code, output = invoke("lint", "intent/mixed.yaml", "-i", "inventory/mixed", "--configs", str(out))
+    assert code == 2, output
+    at = nxos.read_text().splitlines().index("mtu 9100") + 1
+    assert f"{nxos}:{at}: a line of an `interface` block at the top level (column 0)" in output
+
+
 def test_a_port_finding_points_into_the_port_s_own_entry(configs: Path) -> None:
     """A SONiC config_db.json names a port in BUFFER_PG, CABLE_LENGTH and PFC_WD before its PORT entry: an MTU edit
     is pointed at the `mtu` line of that entry, not at the first line naming the port."""

@@ -182,6 +182,20 @@ def _merge_repeated_blocks(node: Node) -> None:
         _merge_repeated_blocks(block)
 
 
+def refuse_stray_lines(root: Node, stray: re.Pattern[str], block: str) -> None:
+    """A top-level line that sets something only a ``block`` sets (``stray`` matches its start: `mtu 9000` at
+    column 0 after an `interface` block) is refused at its line. The CLI applies a line in the mode the lines
+    before it entered, whatever its indentation; the readers nest a block's lines by indentation, so such a line
+    was read as someone else's top-level configuration and dropped, in silence. A running-config prints every
+    line of a block indented under it."""
+    for node in root.children:
+        if stray.match(node.text):
+            raise node.error(f"a line of an `{block}` block at the top level (column 0): lint reads a block by "
+                             "its indentation and cannot tell which one it configures (the CLI applies it in the "
+                             f"mode the lines before it entered); indent it under its `{block}` line, as a "
+                             "running-config prints it")
+
+
 # What a top-level line means to a reader: its pattern, and the handler that records the block in the reader's
 # record (the match, for the line's values, and the block's Node, for the lines under it).
 Handler = Callable[[C, re.Match[str], Node], None]

@@ -97,7 +97,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, tree
+from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, refuse_stray_lines, tree
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.common.ownedviews import SharedViews
 from fabricgen.platforms.eos.render import PROFILE, natural_key
@@ -435,7 +435,17 @@ _TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
 def _parse(files: Mapping[str, str]) -> _Config:
     if FILE not in files:
         raise ConfigReadError(FILE, 0, "file missing")
-    return dispatch(_tree(files[FILE]), _TOP, _Config())
+    root = _tree(files[FILE])
+    refuse_stray_lines(root, _INTERFACE_ONLY, "interface")
+    return dispatch(root, _TOP, _Config())
+
+
+# Lines that are interface-mode commands and nothing at the top level (EOS's global PFC commands are
+# `priority-flow-control pause watchdog ...`, its global switchport one `switchport default mode`: not matched).
+_INTERFACE_ONLY = re.compile(
+    r"(?:no |default )?(?:mtu|speed|shutdown|shut|description|error-correction|service-profile|uc-tx-queue|tx-queue"
+    r"|channel-group|qos trust|switchport (?:mode|access|trunk)|priority-flow-control (?:on|off|mode|priority))"
+    r"(?: |$)")
 
 
 # --- ports ----------------------------------------------------------------------------------------------

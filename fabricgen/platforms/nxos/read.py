@@ -86,7 +86,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, tree
+from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, refuse_stray_lines, tree
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.nxos.capability import FILE, MGMT_VRF, QOS_POLICY
 from fabricgen.platforms.nxos.render import DATA_ROLES, QUEUES, dscp_groups, natural_key, pfc_groups
@@ -354,7 +354,17 @@ _TOP: list[tuple[re.Pattern[str], Handler[_Config]]] = [
 def _parse(files: Mapping[str, str]) -> _Config:
     if FILE not in files:
         raise ConfigReadError(FILE, 0, "file missing")
-    return dispatch(_tree(files[FILE]), _TOP, _Config())
+    root = _tree(files[FILE])
+    refuse_stray_lines(root, _INTERFACE_ONLY, "interface")
+    return dispatch(root, _TOP, _Config())
+
+
+# Lines that are interface-mode commands and nothing at the top level (NX-OS's global PFC commands are
+# `priority-flow-control watch-dog...`/`auto-restore`/`fixed-restore`, its global switchport one `system default
+# switchport`: not matched).
+_INTERFACE_ONLY = re.compile(
+    r"(?:no )?(?:mtu|speed|shutdown|description|fec|service-policy|channel-group"
+    r"|switchport (?:mode|access|trunk)|priority-flow-control mode)(?: |$)")
 
 
 # --- qos-groups -----------------------------------------------------------------------------------------
