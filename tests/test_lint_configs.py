@@ -292,8 +292,8 @@ def test_an_interface_line_at_column_0_is_refused_at_its_line(configs: Path) -> 
     code, output = invoke("lint", "--configs", str(configs))
     assert code == 2, output
     at = eos.read_text().splitlines().index("mtu 9000") + 1
-    assert f"{eos}:{at}: a line of an `interface` block at the top level (column 0)" in output
-    assert "indent it under its `interface` line" in output and "`mtu 9000`" in output
+    assert f"{eos}:{at}: a line of a block (`interface`, `qos profile`) at the top level (column 0)" in output
+    assert "indent it under the line that opens its block" in output and "`mtu 9000`" in output
 
 
 def test_an_nxos_interface_line_at_column_0_is_refused_and_global_pfc_lines_are_not(
@@ -307,7 +307,7 @@ def test_an_nxos_interface_line_at_column_0_is_refused_and_global_pfc_lines_are_
     code, output = invoke("lint", "intent/mixed.yaml", "-i", "inventory/mixed", "--configs", str(out))
     assert code == 2, output
     at = nxos.read_text().splitlines().index("mtu 9100") + 1
-    assert f"{nxos}:{at}: a line of an `interface` block at the top level (column 0)" in output
+    assert f"{nxos}:{at}: a line of a block (`interface`, a QoS policy's `class`) at the top level" in output
 
 
 def test_a_port_finding_points_into_the_port_s_own_entry(configs: Path) -> None:
@@ -336,6 +336,66 @@ def test_a_setting_the_port_lacks_is_not_looked_for_in_the_next_port(configs: Pa
     [line] = [text for text in output.splitlines() if " FG-CFG-001 " in text and "leaf1:Ethernet0:" in text]
     assert line.startswith(f"{leaf}:{at}: FG-CFG-001 error leaf1:Ethernet0: the config differs from the intent: "
                            "fec is not set, intent rs"), line
+
+
+def test_a_port_named_elsewhere_is_found_by_its_own_key(configs: Path) -> None:
+    """Another port's description naming Ethernet8 and a DEVICE_NEIGHBOR entry naming it as a value are not its
+    entry; a table it is missing from does not send the finding into the next table."""
+    leaf = configs / "leaf1" / "config_db.json"
+    data = json.loads(leaf.read_text())
+    data["PORT"]["Ethernet0"]["description"] = "breakout peer of Ethernet8"
+    data["PORT"]["Ethernet8"]["mtu"] = "9000"
+    data["DEVICE_NEIGHBOR"] = {"Ethernet224": {"name": "spine1", "port": "Ethernet8"}}
+    del data["CABLE_LENGTH"]["AZURE"]["Ethernet8"]
+    leaf.write_text(json.dumps(data, indent=4, sort_keys=True))
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 1
+    lines = leaf.read_text().splitlines()
+    entry = lines.index('        "Ethernet8": {', lines.index('    "PORT": {')) + 1
+    mtu = lines.index('            "mtu": "9000",', entry) + 1
+    found = {text.split(" ", 2)[1]: text.split(": ", 1)[0] for text in output.splitlines()
+             if "leaf1:Ethernet8" in text and text.startswith(str(leaf))}
+    assert found["FG-MTU-005"] == f"{leaf}:{mtu}"
+    assert found["FG-BUF-001"] == f"{leaf}:{entry}"  # no CABLE_LENGTH entry: the port's own entry, not a neighbour's
+
+
+def test_a_block_entered_twice_is_pointed_at_the_line_that_wins(configs: Path) -> None:
+    """EOS applies a repeated interface block's lines in order, and the reader merges them so: the finding points
+    at the later `mtu`, the one in effect."""
+    eos = configs / "spine1" / "eos.cfg"
+    text = eos.read_text()
+    eos.write_text(text.replace("\nend\n", "\ninterface Ethernet1/1\n   mtu 9000\n!\nend\n") if "\nend\n" in text
+                   else text + "interface Ethernet1/1\n   mtu 9000\n")
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 1
+    at = eos.read_text().splitlines().index("   mtu 9000") + 1
+    [line] = [text for text in output.splitlines() if " FG-MTU-001 " in text]
+    assert line.startswith(f"{eos}:{at}: FG-MTU-001 "), line
+
+
+def test_an_nvue_port_is_found_by_its_own_key_not_a_bond_s_member_list(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "configs"
+    assert invoke("render", "intent/mixed.yaml", "-i", "inventory/mixed", "-o", str(out))[0] == 0
+    nvue = out / "leaf3" / "nvue.yaml"
+    edit(nvue, "    interface:\n", "    interface:\n      bond1:\n        bond:\n          member:\n"
+               "            swp2: {}\n        type: bond\n")
+    edit(nvue, "          mtu: 9100\n", "          mtu: 9000\n", after="      swp2:\n        description")
+    code, output = invoke("lint", "intent/mixed.yaml", "-i", "inventory/mixed", "--configs", str(out))
+    assert code == 1, output
+    lines = nvue.read_text().splitlines()
+    at = lines.index("          mtu: 9000") + 1
+    mtu = [text for text in output.splitlines() if "leaf3:swp2" in text and " FG-MTU-" in text]
+    assert mtu and all(text.startswith(f"{nvue}:{at}: ") for text in mtu), mtu
+
+
+def test_no_switchport_at_column_0_is_refused(configs: Path) -> None:
+    eos = configs / "spine1" / "eos.cfg"
+    edit(eos, "   no switchport\n", "no switchport\n", after="interface Ethernet1/1")
+    code, output = invoke("lint", "--configs", str(configs))
+    assert code == 2, output
+    assert f"{eos}:{eos.read_text().splitlines().index('no switchport') + 1}: a line of a block" in output
 
 
 def test_a_cable_finding_points_at_the_end_whose_config_changed(configs: Path) -> None:

@@ -15,7 +15,7 @@ import functools
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
     ryml = None
 
 from fabricgen.build.output import INCOMPLETE
+from fabricgen.lint.configlines import ConfigText, config_words
 from fabricgen.lint.evidence import Conflict, Evidence, Gap
 from fabricgen.lint.registry import Finding
 
@@ -92,8 +93,8 @@ class Configs:
         not the NIC script); findings that know their line keep it; the rest use ``fallback``. Files are read again
         only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
         @functools.cache
-        def text(path: Path) -> str:
-            return path.read_text(encoding="utf-8", errors="replace")
+        def config(path: Path, anchor: str | None) -> ConfigText:
+            return ConfigText(path.read_text(encoding="utf-8", errors="replace"), anchor)
 
         def locate(finding: Finding) -> Location:
             if finding.where is not None:
@@ -103,16 +104,20 @@ class Configs:
             if not files:
                 return fallback(finding)
             capability = get_platform(self.fabric.devices[device].platform).capability
-            anchor = capability.port_anchor
-            for word in _config_words(capability.config_words, finding.setting):
-                for path in files:
-                    line = _setting_line(text(path), word, port, _port_start(text(path), port, anchor))
+            words = config_words(capability.config_words, finding.setting)
+            found = [(path, config(path, capability.port_anchor)) for path in files]
+            if port is not None and capability.port_anchor is not None:
+                # A switch: the file that has the port's entry (NVUE's nvue.yaml before nvue.commands), and in it
+                # the setting, else the entry: never a line of another file that may say otherwise.
+                path, text = next(((path, text) for path, text in found if text.entries(port)), found[0])
+                line = next((at for word in words if (at := text.setting(word, port))), 0)
+                return Location(str(path), line or _entry_line(text, port), 1)
+            for word in words:
+                for path, text in found:
+                    line = text.setting(word, port)
                     if line:
                         return Location(str(path), line, 1)
-            if port is None:
-                return Location(str(files[0]), 1, 1)
-            first = text(files[0])
-            return Location(str(files[0]), _line_naming(first, port, _port_start(first, port, anchor)) or 1, 1)
+            return Location(str(files[0]), _entry_line(found[0][1], port) if port else 1, 1)
 
         return locate
 
@@ -450,83 +455,7 @@ def _end_model(device: DeviceModel, name: str) -> object | None:
     return next((port for port in device.ports if port.name == name), None)
 
 
-def _config_words(words: Mapping[str, str], setting: str | None) -> list[str]:
-    """Where to look for a setting named by its model field, in order: the platform's word (or path of names) for
-    the dotted field, then for each parent it lists (``qos.watchdog.action`` → ``qos.watchdog`` → ``qos``: a port
-    whose config binds a profile instead of writing the watchdog itself); the setting as it is named when the
-    platform lists none of them (a host's word). None: nowhere."""
-    if setting is None:
-        return []
-    found, field_path = [], setting
-    while field_path:
-        if field_path in words:
-            found.append(words[field_path])
-        field_path = field_path.rpartition(".")[0]
-    return found or [setting]
-
-
-def _port_start(text: str, port: str | None, anchor: str | None) -> int:
-    """Where the config's own entry of ``port`` starts: the first place naming it from the first match of the
-    platform's ``anchor`` (``{port}`` in it stands for the port's name) on, else the first place naming it
-    anywhere; 0 (the start) when nothing names it."""
-    if port is None:
-        return 0
-    named = _whole_name(port)
-    if anchor is not None:
-        entry = re.compile(anchor.replace("{port}", re.escape(port)), re.MULTILINE).search(text)
-        found = named.search(text, entry.start()) if entry else None
-        if found is not None:
-            return found.start()
-    found = named.search(text)
-    return found.start() if found else 0
-
-
-def _setting_line(text: str, word: str, port: str | None, port_start: int) -> int:
-    """The line where the config writes the setting: ``word`` as a path of names (see Capability.config_words)
-    when it is one, else the first line naming ``word`` from the port's entry (``port_start``) on; 0 when the
-    config does not name it."""
-    if " > " not in word:
-        return _line_naming(text, word, port_start)
-    if port is None:
-        return 0
-    start, end = 0, len(text)
-    for step, name in enumerate(word.split(" > ")):
-        if name == "{port}" and step == 0:
-            start = port_start  # the port's own entry, as findings without a setting find it
-        found = _whole_name(name.replace("{port}", port)).search(text, start, end)
-        if found is None:
-            return 0
-        if name == "{port}":
-            end = _block_end(text, found.start())  # what follows is the port's: its indented block
-        start = found.start() if name == "{port}" else found.end()
-    return text.count("\n", 0, start) + 1
-
-
-def _block_end(text: str, at: int) -> int:
-    """Where the indented block of the line holding offset ``at`` ends: at the next line indented no deeper
-    (blank lines skipped), or the end of the text. A JSON entry's closing brace, YAML's next key, a CLI's next
-    top-level command."""
-    line_start, line_end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
-    line = text[line_start:line_end if line_end >= 0 else len(text)]
-    depth = len(line) - len(line.lstrip(" \t"))
-    position = line_start + len(line) + 1
-    while position < len(text):
-        newline = text.find("\n", position)
-        following = text[position:newline if newline >= 0 else len(text)]
-        if following.strip() and len(following) - len(following.lstrip(" \t")) <= depth:
-            return position
-        if newline < 0:
-            break
-        position = newline + 1
-    return len(text)
-
-
-def _line_naming(text: str, name: str, start: int = 0) -> int:
-    """The first line naming ``name`` as a whole name (Ethernet1 is not Ethernet10 or Ethernet1/1) from offset
-    ``start`` on; 0 when none does."""
-    found = _whole_name(name).search(text, start)
-    return text.count("\n", 0, found.start()) + 1 if found else 0
-
-
-def _whole_name(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w/.]){re.escape(name)}(?![\w/.])")
+def _entry_line(text: ConfigText, port: str) -> int:
+    """The line of the port's own entry in the file; 1 when the file does not name the port."""
+    entries = text.entries(port)
+    return text.line_of(entries[0]) if entries else 1

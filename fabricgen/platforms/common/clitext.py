@@ -182,17 +182,17 @@ def _merge_repeated_blocks(node: Node) -> None:
         _merge_repeated_blocks(block)
 
 
-def refuse_stray_lines(root: Node, stray: re.Pattern[str], block: str) -> None:
-    """A top-level line that sets something only a ``block`` sets (``stray`` matches its start: `mtu 9000` at
-    column 0 after an `interface` block) is refused at its line. The CLI applies a line in the mode the lines
-    before it entered, whatever its indentation; the readers nest a block's lines by indentation, so such a line
-    was read as someone else's top-level configuration and dropped, in silence. A running-config prints every
-    line of a block indented under it."""
+def refuse_stray_lines(root: Node, stray: re.Pattern[str], blocks: str) -> None:
+    """A top-level line that only a block sets (``stray`` matches it: `mtu 9000` at column 0 after an `interface`
+    block; ``blocks`` names the kinds of block it may belong to) is refused at its line. The CLI applies a line in
+    the mode the lines before it entered, whatever its indentation; the readers nest a block's lines by
+    indentation, so such a line was read as someone else's top-level configuration and dropped, in silence. A
+    running-config prints every line of a block indented under it."""
     for node in root.children:
         if stray.match(node.text):
-            raise node.error(f"a line of an `{block}` block at the top level (column 0): lint reads a block by "
-                             "its indentation and cannot tell which one it configures (the CLI applies it in the "
-                             f"mode the lines before it entered); indent it under its `{block}` line, as a "
+            raise node.error(f"a line of a block ({blocks}) at the top level (column 0): lint reads a block by its "
+                             "indentation and cannot tell which one it configures (the CLI applies it in the mode "
+                             "the lines before it entered); indent it under the line that opens its block, as a "
                              "running-config prints it")
 
 

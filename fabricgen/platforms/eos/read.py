@@ -436,16 +436,17 @@ def _parse(files: Mapping[str, str]) -> _Config:
     if FILE not in files:
         raise ConfigReadError(FILE, 0, "file missing")
     root = _tree(files[FILE])
-    refuse_stray_lines(root, _INTERFACE_ONLY, "interface")
+    refuse_stray_lines(root, _BLOCK_ONLY, "`interface`, `qos profile`")
     return dispatch(root, _TOP, _Config())
 
 
-# Lines that are interface-mode commands and nothing at the top level (EOS's global PFC commands are
-# `priority-flow-control pause watchdog ...`, its global switchport one `switchport default mode`: not matched).
-_INTERFACE_ONLY = re.compile(
-    r"(?:no |default )?(?:mtu|speed|shutdown|shut|description|error-correction|service-profile|uc-tx-queue|tx-queue"
-    r"|channel-group|qos trust|switchport (?:mode|access|trunk)|priority-flow-control (?:on|off|mode|priority))"
-    r"(?: |$)")
+# Lines of an interface or QoS-profile block, which mean nothing at the top level (EOS's global PFC commands are
+# `priority-flow-control all off` and `priority-flow-control pause watchdog ...`, its global switchport ones
+# `switchport default mode ...` and `switchport port-security ...`: not matched).
+_BLOCK_ONLY = re.compile(
+    r"(?:no |default )?(?:(?:mtu|speed|shutdown|shut|description|error-correction|service-profile|uc-tx-queue"
+    r"|tx-queue|channel-group|qos trust|switchport (?:mode|access|trunk)"
+    r"|priority-flow-control (?:on|off|mode|priority))(?: |$)|switchport$)")
 
 
 # --- ports ----------------------------------------------------------------------------------------------

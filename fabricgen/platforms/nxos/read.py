@@ -355,16 +355,16 @@ def _parse(files: Mapping[str, str]) -> _Config:
     if FILE not in files:
         raise ConfigReadError(FILE, 0, "file missing")
     root = _tree(files[FILE])
-    refuse_stray_lines(root, _INTERFACE_ONLY, "interface")
+    refuse_stray_lines(root, _BLOCK_ONLY, "`interface`, a QoS policy's `class`")
     return dispatch(root, _TOP, _Config())
 
 
-# Lines that are interface-mode commands and nothing at the top level (NX-OS's global PFC commands are
-# `priority-flow-control watch-dog...`/`auto-restore`/`fixed-restore`, its global switchport one `system default
-# switchport`: not matched).
-_INTERFACE_ONLY = re.compile(
-    r"(?:no )?(?:mtu|speed|shutdown|description|fec|service-policy|channel-group"
-    r"|switchport (?:mode|access|trunk)|priority-flow-control mode)(?: |$)")
+# Lines of an interface (or a QoS policy's class, or `system qos`), which mean nothing at the top level (NX-OS's
+# global PFC commands are `priority-flow-control watch-dog...`/`auto-restore`/`fixed-restore`, its global
+# switchport one `system default switchport`: not matched).
+_BLOCK_ONLY = re.compile(
+    r"(?:no |default )?(?:(?:mtu|speed|shutdown|shut|description|fec|service-policy|channel-group"
+    r"|switchport (?:mode|access|trunk)|priority-flow-control mode)(?: |$)|switchport$)")
 
 
 # --- qos-groups -----------------------------------------------------------------------------------------
