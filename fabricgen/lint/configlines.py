@@ -83,7 +83,7 @@ class ConfigText:
         NCCL_IB_TC, anywhere when there is no port)."""
         entries = self.entries(port) if port is not None else []
         if " > " not in word:
-            at = self.find_name(word, entries[0] if entries else 0, len(self.text))
+            at = self._find_outside_comments(word, entries[0] if entries else 0)
             return self.line_of(at) if at >= 0 else 0
         if port is None:
             return 0
@@ -94,6 +94,17 @@ class ConfigText:
             return self.line_of(hits[-1]) if hits else 0
         at = self._walk(steps, port, 0, len(self.text))
         return self.line_of(at) if at >= 0 else 0
+
+    def _find_outside_comments(self, word: str, start: int) -> int:
+        """The first place from ``start`` naming ``word`` on a line that is not a comment (`#`, `!`): nccl.env's
+        `NCCL_IB_TC=106`, not its header naming the variable; a comment's when only comments name it."""
+        first = at = self.find_name(word, start, len(self.text))
+        while at >= 0:
+            line_start = self.text.rfind("\n", 0, at) + 1
+            if not self.text[line_start:at].lstrip(" \t").startswith(("#", "!")):
+                return at
+            at = self.find_name(word, at + 1, len(self.text))
+        return first
 
     def _walk(self, steps: list[str], port: str, start: int, end: int) -> int:
         at = start
