@@ -17,19 +17,24 @@ _DEDENTS: dict[int, re.Pattern[str]] = {}  # by depth: the next line indented no
 _KEY_END = re.compile(r"""["']?[ \t]*[:|]""")  # after a name that is a key: `"Ethernet8": {`, `"Ethernet8|3"`, `swp2:`
 
 
-def config_words(words: Mapping[str, str], setting: str | None) -> list[str]:
-    """Where to look for a setting named by its model field, in order: the platform's word (or path of names) for
-    the dotted field, then for each parent it lists (``qos.watchdog.action`` → ``qos.watchdog`` → ``qos``: a port
-    whose config binds a profile instead of writing the watchdog itself); the setting as it is named when the
-    platform lists none of them (a host's word). None: nowhere."""
-    if setting is None:
-        return []
+def listed_words(words: Mapping[str, str], setting: str) -> list[str]:
+    """The platform's words (or paths of names) for a setting named by its model field, in order: for the dotted
+    field, then for each parent it lists (``qos.watchdog.action`` → ``qos.watchdog`` → ``qos``: a port whose
+    config binds a profile instead of writing the watchdog itself); [] when it lists none of them."""
     found, field_path = [], setting
     while field_path:
         if field_path in words:
             found.append(words[field_path])
         field_path = field_path.rpartition(".")[0]
-    return found or [setting]
+    return found
+
+
+def config_words(words: Mapping[str, str], setting: str | None) -> list[str]:
+    """Where to look for a setting: the platform's words for it (listed_words), else the setting as it is named
+    (a host's word); None: nowhere."""
+    if setting is None:
+        return []
+    return listed_words(words, setting) or [setting]
 
 
 class ConfigText:
@@ -38,6 +43,7 @@ class ConfigText:
     def __init__(self, text: str, anchor: str | None) -> None:
         self.text, self.anchor = text, anchor
         self._entries: dict[str, list[int]] = {}
+        self._opened: int | None = None  # where an anchor without `{port}` first matches (0: nowhere)
 
     def line_of(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -64,8 +70,7 @@ class ConfigText:
             if blocks:
                 return blocks
         else:
-            opened = re.compile(self.anchor, re.MULTILINE).search(self.text)
-            start = opened.start() if opened else 0
+            start = self._anchor_start(self.anchor)
         keys = []
         at = self.find_key(port, start, len(self.text))
         while at >= 0:
@@ -75,6 +80,17 @@ class ConfigText:
             return [min(keys, key=self._indent)]  # min keeps the first of the least indented
         named = self.find_name(port, 0, len(self.text))
         return [named] if named >= 0 else []
+
+    def _anchor_start(self, anchor: str) -> int:
+        if self._opened is None:
+            opened = re.compile(anchor, re.MULTILINE).search(self.text)
+            self._opened = opened.start() if opened else 0
+        return self._opened
+
+    def entry_line(self, port: str) -> int:
+        """The line of the port's own entry; 1 when the file does not name the port."""
+        entries = self.entries(port)
+        return self.line_of(entries[0]) if entries else 1
 
     def setting(self, word: str, port: str | None) -> int:
         """The line where the config writes the setting, 0 when it does not. ``word``: a path of names (see

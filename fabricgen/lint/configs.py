@@ -84,14 +84,13 @@ class Configs:
     files: dict[str, list[Path]] = field(default_factory=dict)
 
     def locator(self, fallback: Locate) -> Locate:
-        """Findings on a device read from configs point into its first config file, at the line where the config
-        defines their port (the first naming it from the platform's ``port_anchor`` on: a SONiC port's PORT entry,
-        an EOS port's `interface` line; line 1 when none does), a finding about a cable at the end whose config
-        changed (see _changed_end); a finding that names its setting (``Finding.setting``, in the platform's word
-        for it: ``config_words``), at the first line naming it from its port's on, else at its port in the section
-        the word opens (SONiC's CABLE_LENGTH), in whichever of the device's files has one (nccl.env's NCCL_IB_TC,
-        not the NIC script); findings that know their line keep it; the rest use ``fallback``. Files are read again
-        only for the findings that need a line (not kept: at 32,768 GPUs they are GBs)."""
+        """Findings on a device read from configs point at the line that sets what they are about
+        (``Finding.setting``) in their port's own entry, else at that entry (fabricgen.lint.configlines: a SONiC
+        port's PORT entry, an EOS port's `interface` line), else at line 1; on a switch, in the file that has the
+        port's entry; on a host, in whichever file names the setting (nccl.env's NCCL_IB_TC, not the NIC script).
+        A finding about a cable points at the end whose config changed (see _changed_end); findings that know
+        their line keep it; the rest use ``fallback``. Files are read again only for the findings that need a line
+        (not kept: at 32,768 GPUs they are GBs)."""
         @functools.cache
         def config(path: Path, anchor: str | None) -> ConfigText:
             return ConfigText(path.read_text(encoding="utf-8", errors="replace"), anchor)
@@ -111,13 +110,13 @@ class Configs:
                 # the setting, else the entry: never a line of another file that may say otherwise.
                 path, text = next(((path, text) for path, text in found if text.entries(port)), found[0])
                 line = next((at for word in words if (at := text.setting(word, port))), 0)
-                return Location(str(path), line or _entry_line(text, port), 1)
+                return Location(str(path), line or text.entry_line(port), 1)
             for word in words:
                 for path, text in found:
                     line = text.setting(word, port)
                     if line:
                         return Location(str(path), line, 1)
-            return Location(str(files[0]), _entry_line(found[0][1], port) if port else 1, 1)
+            return Location(str(files[0]), found[0][1].entry_line(port) if port else 1, 1)
 
         return locate
 
@@ -454,8 +453,3 @@ def _end_model(device: DeviceModel, name: str) -> object | None:
         return next((nic for nic in device.host.nics if nic.interface == name), None)
     return next((port for port in device.ports if port.name == name), None)
 
-
-def _entry_line(text: ConfigText, port: str) -> int:
-    """The line of the port's own entry in the file; 1 when the file does not name the port."""
-    entries = text.entries(port)
-    return text.line_of(entries[0]) if entries else 1

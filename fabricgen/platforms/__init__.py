@@ -80,10 +80,11 @@ class Capability:
     # tests/test_lint_completeness.py mutates every one on one port of a rendered config and expects findings
     # there and nowhere else: a setting read but not listed here, or listed without a mutation, fails it.
     port_settings: tuple[str, ...] = ()
-    # Where a config of the platform defines a port (a regular expression, read line by line; `{port}` stands for
-    # the port's name): lint --configs points a port's findings at the first line naming the port from there on,
-    # not at the first line naming it anywhere (a SONiC config_db.json names a port first in BUFFER_PG or
-    # CABLE_LENGTH, long before its PORT entry). None, or no match: the first line naming the port.
+    # Where a config of the platform defines its ports (a regular expression, read line by line; `{port}` stands
+    # for the port's name): each line it matches is the port's entry, or, without `{port}`, the port's name as a
+    # key from its first match on (a SONiC config_db.json names a port in BUFFER_PG or CABLE_LENGTH long before
+    # its PORT entry). lint --configs points a port's findings there (fabricgen.lint.configlines). None, or no
+    # match: the first line naming the port.
     port_anchor: str | None = None
     # Where the platform's config writes a port's setting, for a finding that names the setting by its model field
     # (Finding.setting "cable_m"; a dotted field, "qos.watchdog", is looked up before its parent): names joined by

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from fabricgen.lint.configlines import listed_words
 from fabricgen.lint.context import LintContext
 from fabricgen.lint.registry import Finding, Rule, rule
 from fabricgen.lint.rules._util import device_source, port_source
@@ -39,14 +40,14 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         return
     for name, intended in sorted(evidence.intended.items()):
         found = ctx.fabric.devices.get(name)
-        owned = get_platform(intended.platform).owned
+        platform = get_platform(intended.platform)
+        owned = platform.owned
         if found is None or owned is None or ctx.read_as_resolved(name):
             continue  # read back as resolved (most devices, and a cheap test): their owned views are equal too
         have, want = owned(found), owned(intended)
         for section in sorted(want):
             if section in PER_PORT_SECTIONS:
-                words = get_platform(intended.platform).capability.config_words
-                yield from _port_findings(r, name, have, want, section, words)
+                yield from _port_findings(r, name, have, want, section, platform.capability.config_words)
             elif section == "qos":
                 diffs = _qos_differences(have, want)
                 if diffs:
@@ -89,8 +90,7 @@ def _port_findings(r: Rule, device: str, have_view: Mapping[str, Any], want_view
             elif theirs["qos"] is None and mine["qos"] is not None:
                 theirs = {**theirs, "qos": _device_qos(want_view)}
         if mine != theirs:
-            diffs = _shown_first(differences(mine, theirs, ""))
-            yield _finding(r, device, port, diffs, _listed_setting(diffs[0], words))
+            yield _finding(r, device, port, differences(mine, theirs, ""), words=words)
 
 
 def _listed_setting(diff: str, words: Mapping[str, str]) -> str | None:
@@ -98,12 +98,7 @@ def _listed_setting(diff: str, words: Mapping[str, str]) -> str | None:
     ``qos.queues.ecn.min_bytes``), where the platform says where its config writes it or a parent of it
     (Capability.config_words: where the finding then points); else None, and the finding points at the port."""
     setting = re.sub(r"\[\d+\]", "", diff.split(" is ", 1)[0])
-    field_path = setting
-    while field_path:
-        if field_path in words:
-            return setting
-        field_path = field_path.rpartition(".")[0]
-    return None
+    return setting if listed_words(words, setting) else None
 
 
 def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> str | None:
@@ -113,14 +108,15 @@ def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> 
     return min((key for key in have.keys() | want.keys() if have.get(key) != want.get(key)), default=None)
 
 
-def _shown_first(diffs: list[str]) -> list[str]:
-    """The settings themselves before what is worked out from them (a port's PFC priorities before the headroom
-    sized for them): the fewest dots first, then by name, so that the edit is among those spelled out."""
-    return sorted(diffs, key=lambda diff: (diff.split(" is ", 1)[0].count("."), diff))
-
-
-def _finding(r: Rule, device: str, port: str | None, diffs: list[str], setting: str | None = None) -> Finding:
-    diffs = _shown_first(diffs)
+def _finding(r: Rule, device: str, port: str | None, diffs: list[str], setting: str | None = None,
+             words: Mapping[str, str] | None = None) -> Finding:
+    """``words`` (a port's finding: the platform's config_words): the finding is about the first difference shown,
+    where the platform says where that is written."""
+    # The settings themselves before what is worked out from them (a port's PFC priorities before the headroom
+    # sized for them): the fewest dots first, then by name, so that the edit is among those spelled out.
+    diffs = sorted(diffs, key=lambda diff: (diff.split(" is ", 1)[0].count("."), diff))
+    if words is not None:
+        setting = _listed_setting(diffs[0], words)
     more = len(diffs) - SHOWN
     text = "; ".join(diffs[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
     where = f"{device}:{port}" if port else device
