@@ -296,6 +296,8 @@ def main() -> None:
     if args.pyavd_only:
         print(json.dumps({"pyavd_side_by_side": side_by_side_alone()}, indent=2))
         return
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-", dir=args.work) as tmp:
         work = Path(tmp)
         where = file_system(work)

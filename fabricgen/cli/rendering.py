@@ -175,11 +175,19 @@ def _render_whole_tree(loaded: FabricInput, out: Path, devices: list[str] | None
         # memory when it ends: at 32,768 GPUs on 2 cores, 8 chunks took 377,000 page faults and 1.4-2.9 s of
         # system time, 4 chunks 337,000 and 1.2-1.8 s, for the same overlap of resolving and rendering.
         count = max(1, min(2 * jobs, len(resolution.names) // CHUNK_DEVICES)) if render.forking else 1
-        keep = loaded.keep  # the validated inventory, kept by the first worker once its devices are written
-        for chunk in contiguous(resolution.names, count):
+        keep = loaded.keep  # the validated inventory, kept for the next load of the same files
+        if keep is not None and render.forking:
+            # by a worker of its own, on the core that idles while the first chunk is resolved
+            render.start(produce, [], then=keep)
+            keep = None
+        chunks = contiguous(resolution.names, count)
+        for number, chunk in enumerate(chunks, 1):
             if resolution.resolve(chunk) and (part := [name for name in chunk if name in wanted]):
-                render.start(produce, part, then=keep)
-                keep = None
+                # The last chunk's workers are the ones the command waits for at the end: its devices are
+                # shared by `jobs` of them, so that no core idles while one worker finishes alone.
+                for piece in contiguous(part, jobs if number == len(chunks) and render.forking else 1):
+                    render.start(produce, piece, then=keep)
+                    keep = None
             gate.steps.advance(len(chunk))
         fabric = resolution.fabric()
         gate.fabric = fabric
