@@ -55,6 +55,9 @@ def render_into(intent: Path, inventory: Path, out: Path, fmt: str, force: bool,
     whole = shard is None and filter_expr is None
     plan = _neighbourhood(intent, inventory, out, check, whole)
     if plan is not None:
+        # Freeing what the update read (its state, the models around the edit) object by object at exit costs
+        # more than writing the update: left to the kernel.
+        keep_until_exit(plan)
         _neighbourhood_update(plan, out, fmt)
         return
     loaded = load(intent, inventory, jobs=jobs)
