@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from fabricgen.platforms.common.hostscript import STATE_DIR
+
 from lab import Lab
 from test_lab import require_lab
 
@@ -99,6 +101,19 @@ def script_check(lab: Lab, host: str) -> int:
 def installed(lab: Lab, host: str) -> list[str]:
     names = [f"/usr/local/sbin/{lab.hosts[host].kind.script}", "/etc/fabricgen/nccl.env"]
     return [name for name in names if lab.inside(host, name).exists()]
+
+
+def host_records(lab: Lab, host: str) -> str:
+    """What the host itself recorded of each commit (its fate, its revert's status line and the revert timer's
+    output), read from the host's disk: shown when a test of a fault fails, so that a failure says what the host
+    did."""
+    commits = lab.inside(host, f"{STATE_DIR}/commits")
+    shown = []
+    for commit in sorted(commits.iterdir()) if commits.is_dir() else []:
+        for name in ("fate", "reverted", "timer.log"):
+            if (commit / name).is_file():
+                shown.append(f"{host} {commit.name}/{name}: {(commit / name).read_text(errors='replace').strip()}")
+    return "\n".join(shown) or f"{host}: no commit recorded under {STATE_DIR}/commits"
 
 
 def wait_for(condition: Any, what: str, timeout: float) -> None:
@@ -218,7 +233,7 @@ def test_a_killed_controller_leaves_the_host_to_revert_itself_and_resume_finishe
     run_id = next(iter(json.loads(fabricgen(tmp_path, inputs, "runs", "--format", "json").stdout)))["run_id"]
 
     resumed = fabricgen(tmp_path, inputs, "push", "--yes", "--resume", run_id, "--format", "json")
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr + host_records(lab, canary)
     assert all(script_check(lab, host) == 0 for host in lab.hosts)
 
 
