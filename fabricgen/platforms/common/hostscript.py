@@ -158,21 +158,85 @@ class HostFiles:
     unit: str
     install_path: str
 
-    def render(self, device: DeviceModel, nic_context: Callable[[NicModel], Any],
+    def render(self, device: DeviceModel, nic_context: Callable[[NicModel], Sequence[Any]],
                env: str, templates: Templates) -> dict[str, str]:
         """The files by name, script first; ``nic_context`` gives each NIC's template values (as attributes: a
-        NamedTuple costs Jinja one getattr per value, a dict a failed getattr then a lookup)."""
+        NamedTuple costs Jinja one getattr per value, a dict a failed getattr then a lookup), the NIC's identity
+        (:func:`nic_identity`) first."""
         assert device.host is not None
         nics = [nic_context(nic) for nic in device.host.nics]
         return {
-            self.script: templates.render(f"{self.folder}/{self.script}.j2", version=__version__, device=device,
-                                          nics=nics, tool_timeout=TOOL_TIMEOUT_S, kill_after=KILL_AFTER_S),
+            self.script: self._script(device, nics, templates),
             self.unit: templates.render(f"{self.folder}/{self.unit}.j2", version=__version__, device=device,
                                         install_path=self.install_path, tool_timeout=TOOL_TIMEOUT_S,
                                         state_dir=STATE_DIR,
                                         start_timeout=START_TIMEOUT),
             NCCL_ENV: env,
         }
+
+    def _script(self, device: DeviceModel, nics: list[Sequence[Any]], templates: Templates) -> str:
+        """The script: the template's text for these NICs' QoS, with the host's name and each NIC's identity in
+        their places. Hosts of a fabric differ only in those (thousands of hosts, a handful of QoS shapes), so the
+        template is rendered once per shape, with marks in place of those values, and split at the marks."""
+        template = f"{self.folder}/{self.script}.j2"
+        kept = templates.pieces(template)
+        shape = tuple(tuple(nic[_IDENTITY:]) for nic in nics)
+        pieces = kept.get(shape)
+        if pieces is None:
+            if len(kept) >= _KEPT_SHAPES:
+                kept.clear()
+            pieces = kept[shape] = self._pieces(template, device, nics, templates)
+        values = _identities(device.name, nics)
+        parts = [pieces[0]]
+        for index in range(1, len(pieces), 2):  # a mark's slot, then the text up to the next one
+            parts += (values[pieces[index]], pieces[index + 1])
+        return "".join(parts)
+
+    def _pieces(self, template: str, device: DeviceModel, nics: list[Sequence[Any]],
+                templates: Templates) -> tuple[str, ...]:
+        """The template's text for these NICs' QoS as (text, slot, text, slot, ..., text), a slot naming the value
+        that goes there (see _identities). Checked against this host's own rendering, so that a template that uses
+        the name or an identity value otherwise than printing it as it is fails here, not silently."""
+        context = {"version": __version__, "tool_timeout": TOOL_TIMEOUT_S, "kill_after": KILL_AFTER_S}
+        marked_nics = [type(nic)(*(_mark(1 + _IDENTITY * i + k) for k in range(_IDENTITY)), *nic[_IDENTITY:])
+                       for i, nic in enumerate(nics)]
+        marked = templates.render(template, device=_Named(_mark(0)), nics=marked_nics, **context)
+        pieces = tuple(_MARK.split(marked))
+        own = templates.render(template, device=device, nics=nics, **context)
+        values = _identities(device.name, nics)
+        if "".join(values[piece] if index % 2 else piece for index, piece in enumerate(pieces)) != own:
+            raise RuntimeError(f"{template} must print the host's name and each NIC's identity as they are")
+        return pieces
+
+
+# A host script's pieces (HostFiles._script): what a NIC's identity is (nic_identity's fields, the first of each
+# NicContext), the marks it is rendered with in their place, and how many QoS shapes are kept (a fabric has one).
+_IDENTITY = 5
+_MARK = re.compile("\0([0-9]+)\0")
+_KEPT_SHAPES = 64
+
+
+def _mark(slot: int) -> str:
+    """What slot ``slot`` is rendered as: a NUL cannot be in a name or an identity value (their types refuse
+    control characters), nor in a template."""
+    return f"\0{slot}\0"
+
+
+class _Named(NamedTuple):
+    """The device as a host script's template reads it when it is split into pieces: its name only."""
+
+    name: str
+
+
+def _identities(name: str, nics: list[Sequence[Any]]) -> dict[str, str]:
+    """The values a host script's slots name: "0" the device's name, "1 + 5i + k" the k-th identity field of NIC i."""
+    values = [name, *[str(value) for nic in nics for value in nic[:_IDENTITY]]]
+    return dict(zip(_slot_names(len(values)), values, strict=True))
+
+
+@lru_cache(maxsize=16)
+def _slot_names(count: int) -> tuple[str, ...]:
+    return tuple(map(str, range(count)))
 
 
 # --- reading the script ---------------------------------------------------------------------------------
