@@ -3,7 +3,8 @@
 
     .venv/bin/python bench/run.py [--gpus 32 1024 8192 32768] [--jobs 2] [--json bench/results.json]
 
-Per size, each in fresh processes with its own parse cache:
+Per size, each in fresh processes with its own parse cache (the two cold renders first, before the bench writes its
+other trees: see run_size):
   phases       bench/phases.py: load, resolve, lint, render, write one after the other (--jobs 1): wall and CPU,
                peak RSS; cold parse cache
   cli cold     `fabricgen render --jobs N` end to end (interpreter start-up included), cold parse cache
@@ -55,14 +56,21 @@ def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     fabric = work / f"fabric-{gpus}"
     subprocess.run([sys.executable, str(BENCH / "make_fabric.py"), "--gpus", str(gpus), "-o", str(fabric)],
                    check=True, capture_output=True)
-    env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-phases-{gpus}")}
+    env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-cli-{gpus}")}
+    compact_env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-compact-{gpus}")}
+    # The two cold renders first, one after the other, before the bench writes its other trees: the kernel's cost
+    # of creating a tree's ~25,000 files grows with the trees written beside it in the minutes before (ext4 on
+    # this machine, each `sync`ed first: 1.6-1.8 s of system time for the first trees of a folder, 2.5-3.1 s from
+    # the eighth on), and a cold render is what a CI runner does first, on its own.
+    cold = cli_render(fabric, work / f"cold-{gpus}", jobs, env)
+    compact_cold = cli_render(fabric, work / f"compact-cold-{gpus}", jobs, compact_env, "compact")
+    phases_env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-phases-{gpus}")}
     done = subprocess.run([sys.executable, str(BENCH / "phases.py"), str(fabric), str(work / f"phases-{gpus}")],
-                          check=True, capture_output=True, text=True, env=env)
+                          check=True, capture_output=True, text=True, env=phases_env)
     result: dict[str, Any] = json.loads(done.stdout)
     result["gpus"] = gpus
-    env["FABRICGEN_CACHE_DIR"] = str(work / f"cache-cli-{gpus}")
+    result["cli_cold"] = cold
     out = work / f"out-{gpus}"
-    result["cli_cold"] = cli_render(fabric, work / f"cold-{gpus}", jobs, env)
     # Three warm runs, each into a new directory: this shared machine's speed moves between runs, so the
     # median and the best are both reported.
     warm_runs = []
@@ -80,7 +88,7 @@ def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     result["io_floor_s"] = time.perf_counter() - start
     os.sync()  # fabricgen flushes its tree before the atomic swap: the floor of that is the copy and its flush
     result["io_floor_sync_s"] = time.perf_counter() - start
-    result["compact"] = compact_form(fabric, work, gpus, jobs, env)
+    result["compact"] = compact_form(fabric, work, gpus, jobs, compact_env, compact_cold)
     # The trees stay until the whole run ends (the temporary directory goes then): on ext4, creating files soon
     # after many were deleted is slower (fs/ext4/ialloc.c's find_inode_bit skips each inode freed in the last
     # minutes, recently_deleted(), and checks every one of them), so deleting here would slow the next size's
@@ -89,16 +97,16 @@ def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     return result
 
 
-def compact_form(fabric: Path, work: Path, gpus: int, jobs: int, env: dict[str, str]) -> dict[str, Any]:
-    """The same fabric from its compact inventory (devices.yaml + cabling.csv, written by make_fabric.py): cold
-    and warm `fabricgen render`, whether it wrote the same files as the SimpleInventory's cold render, and the
-    incremental render after one cable's length changed in cabling.csv."""
-    env = {**env, "FABRICGEN_CACHE_DIR": str(work / f"cache-compact-{gpus}")}
-    cold, warm = work / f"compact-cold-{gpus}", work / f"compact-warm-{gpus}"
-    result = {"cli_cold": cli_render(fabric, cold, jobs, env, "compact"),
-              "cli_warm": cli_render(fabric, warm, jobs, env, "compact")}
+def compact_form(fabric: Path, work: Path, gpus: int, jobs: int, env: dict[str, str],
+                 cold: dict[str, Any]) -> dict[str, Any]:
+    """The same fabric from its compact inventory (devices.yaml + cabling.csv, written by make_fabric.py): its
+    ``cold`` render (made by run_size, beside the SimpleInventory's), a warm `fabricgen render`, whether the cold
+    render wrote the same files as the SimpleInventory's, and the incremental render after one cable's length
+    changed in cabling.csv."""
+    compact_cold, warm = work / f"compact-cold-{gpus}", work / f"compact-warm-{gpus}"
+    result = {"cli_cold": cold, "cli_warm": cli_render(fabric, warm, jobs, env, "compact")}
     files = json.loads((work / f"cold-{gpus}" / "manifest.json").read_text())["files"]
-    result["same_files"] = json.loads((cold / "manifest.json").read_text())["files"] == files
+    result["same_files"] = json.loads((compact_cold / "manifest.json").read_text())["files"] == files
     change_one_cable_in_table(fabric / "compact" / "cabling.csv")
     result["incremental"] = cli_render(fabric, warm, jobs, env, "compact")
     return result  # the trees stay until the run ends: see run_size
