@@ -59,9 +59,9 @@ def run_size(gpus: int, work: Path, jobs: int) -> dict[str, Any]:
     env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-cli-{gpus}")}
     compact_env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-compact-{gpus}")}
     # The two cold renders first, one after the other, before the bench writes its other trees: the kernel's cost
-    # of creating a tree's ~25,000 files grows with the trees written beside it in the minutes before (ext4 on
-    # this machine, each `sync`ed first: 1.6-1.8 s of system time for the first trees of a folder, 2.5-3.1 s from
-    # the eighth on), and a cold render is what a CI runner does first, on its own.
+    # of creating a tree's ~25,000 files grows with the trees written beside it before (ext4 on this machine:
+    # 1.6-1.8 s of system time for the first six trees of a folder, 2.5-3.1 s from the seventh on, with or without
+    # a `sync` before each), and a cold render is what a CI runner does first, on its own.
     cold = cli_render(fabric, work / f"cold-{gpus}", jobs, env)
     compact_cold = cli_render(fabric, work / f"compact-cold-{gpus}", jobs, compact_env, "compact")
     phases_env = {**os.environ, "FABRICGEN_CACHE_DIR": str(work / f"cache-phases-{gpus}")}
