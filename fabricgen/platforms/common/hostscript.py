@@ -177,7 +177,9 @@ class HostFiles:
     def _script(self, device: DeviceModel, nics: list[Sequence[Any]], templates: Templates) -> str:
         """The script: the template's text for these NICs' QoS, with the host's name and each NIC's identity in
         their places. Hosts of a fabric differ only in those (thousands of hosts, a handful of QoS shapes), so the
-        template is rendered once per shape, with marks in place of those values, and split at the marks."""
+        template is rendered once per shape, with marks in place of those values, and split at the marks. That is
+        the host's own text as long as the templates only print those values, bare (never test, filter or compute
+        with them): tests/test_host_script_pieces.py holds both host templates to it."""
         template = f"{self.folder}/{self.script}.j2"
         kept = templates.pieces(template)
         shape = tuple(tuple(nic[_IDENTITY:]) for nic in nics)
