@@ -160,6 +160,22 @@ def test_a_host_without_a_fabricgen_role_is_skipped_with_one_note(workspace: Pat
     assert "core1" not in loaded.inventory.devices and len(loaded.inventory.devices) == 9
 
 
+def test_an_inventory_of_which_no_host_is_fabricgens_is_an_input_error(workspace: Path) -> None:
+    """Every host skipped (a shared group lost its role, say) leaves nothing to render: said at the inventory, with
+    the first host's reason, as an input problem (the render stopped with an internal error before)."""
+    inventory = workspace / "inventory"
+    write(inventory / "hosts.yaml", {"core1": {**ROUTER, "data": {"site": "ams1"}}, "console1": {}})
+    hosts = inventory / "hosts.yaml"
+    assert problems(workspace) == [
+        f"{hosts}:1:1: <root>: none of the inventory's hosts is fabricgen's: each was skipped (console1: no "
+        "fabricgen role and 1 more) (give each device fabricgen manages its role (data.role, on the host or one of "
+        "its groups); a host without one belongs to other automation)"]
+    rendered = CliRunner().invoke(main, ["render", str(workspace / "fabric.yaml"), "-i", str(inventory), "-o",
+                                         str(workspace / "out"), "--jobs", "2"])
+    assert rendered.exit_code == 2 and "internal error" not in rendered.output
+    assert not (workspace / "out").exists()
+
+
 def test_flat_layout_other_hosts_are_skipped_too(workspace: Path) -> None:
     """In the flat layout a host is another tool's when it has no fabricgen key of its own at all."""
     inventory = workspace / "inventory"

@@ -13,7 +13,7 @@ from fabricgen.api import generate, generate_parallel, shard
 from fabricgen.cli import main
 from fabricgen.cli import rendering as cli
 from fabricgen.models.device import Fabric
-from fabricgen.runtime.forked import Background
+from fabricgen.runtime.forked import Background, contiguous
 
 from conftest import ROOT
 
@@ -117,3 +117,11 @@ def test_leaving_a_background_process_unasked_ends_it(tmp_path: Path) -> None:
     with pytest.raises(ChildProcessError):  # reaped: no such child any more
         os.waitpid(pid, os.WNOHANG)
     assert time.monotonic() - begun < 30
+
+
+@pytest.mark.parametrize("count", [0, 1, 5, 8, 9])
+def test_contiguous_runs_give_back_the_items_in_order(count: int) -> None:
+    items = list(range(count))
+    runs = contiguous(items, 4)
+    assert [item for run in runs for item in run] == items
+    assert len(runs) <= 4 and all(runs)  # no empty run, none for no items

@@ -768,6 +768,8 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
         problems += _check_device(device, sources, host.namespaced)
         devices[device.name] = device
     links = _build_links(devices, sources, problems, skipped=frozenset(skipped), unresolved=frozenset(unresolved))
+    if not devices and not problems:
+        problems.append(_none_is_fabricgens(files, skipped))
     if problems:
         return None, None
     hosts = files.docs["hosts.yaml"]
@@ -775,6 +777,17 @@ def _load_inventory(directory: Path, sources: SourceMap, problems: list[Diagnost
     # A compact inventory's hosts document carries the hosts it built (fabricgen.load.sources.compact).
     entries = entries_by_key(hosts) if from_files else getattr(hosts, "entries", None)
     return Inventory.model_construct(devices=devices, links=links), entries
+
+
+def _none_is_fabricgens(files: _InventoryFiles, skipped: dict[str, str]) -> Diagnostic:
+    """The problem of an inventory whose every host was skipped as another automation's: there is nothing to
+    render, lint or push, and a role missing from a shared group is the likely cause."""
+    name, reason = next(iter(sorted(skipped.items())))
+    more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+    return Diagnostic(files.docs["hosts.yaml"].at(()), "<root>",
+                      f"none of the inventory's hosts is fabricgen's: each was skipped ({name}: {reason}{more})",
+                      "give each device fabricgen manages its role (data.role, on the host or one of its groups); "
+                      "a host without one belongs to other automation")
 
 
 # --- inventory sources (issue 29): which source `-i` names; all of them give the same Nornir data -----------

@@ -45,8 +45,8 @@ def interleaved(items: Sequence[T], jobs: int) -> list[list[T]]:
 
 
 def contiguous(items: Sequence[T], jobs: int) -> list[list[T]]:
-    """Consecutive runs, in order: the results concatenate back into the items' order."""
-    size = -(-len(items) // jobs)
+    """Consecutive runs, in order: the results concatenate back into the items' order (none for no items)."""
+    size = max(1, -(-len(items) // jobs))
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
