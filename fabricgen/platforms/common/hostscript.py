@@ -183,29 +183,29 @@ class HostFiles:
         template = f"{self.folder}/{self.script}.j2"
         kept = templates.pieces(template)
         shape = tuple(tuple(nic[_IDENTITY:]) for nic in nics)
+        values = _identities(device.name, nics)
         pieces = kept.get(shape)
         if pieces is None:
             if len(kept) >= _KEPT_SHAPES:
                 kept.clear()
-            pieces = kept[shape] = self._pieces(template, device, nics, templates)
-        values = _identities(device.name, nics)
+            pieces = kept[shape] = self._pieces(template, device, nics, values, templates)
         parts = [pieces[0]]
         for index in range(1, len(pieces), 2):  # a mark's slot, then the text up to the next one
             parts += (values[pieces[index]], pieces[index + 1])
         return "".join(parts)
 
-    def _pieces(self, template: str, device: DeviceModel, nics: list[Sequence[Any]],
+    def _pieces(self, template: str, device: DeviceModel, nics: list[Sequence[Any]], values: dict[str, str],
                 templates: Templates) -> tuple[str, ...]:
         """The template's text for these NICs' QoS as (text, slot, text, slot, ..., text), a slot naming the value
-        that goes there (see _identities). Checked against this host's own rendering, so that a template that uses
-        the name or an identity value otherwise than printing it as it is fails here, not silently."""
+        that goes there (``values``: this host's, see _identities). Checked against this host's own rendering, so
+        that a template that uses the name or an identity value otherwise than printing it as it is fails here,
+        not silently."""
         context = {"version": __version__, "tool_timeout": TOOL_TIMEOUT_S, "kill_after": KILL_AFTER_S}
         marked_nics = [type(nic)(*(_mark(1 + _IDENTITY * i + k) for k in range(_IDENTITY)), *nic[_IDENTITY:])
                        for i, nic in enumerate(nics)]
         marked = templates.render(template, device=_Named(_mark(0)), nics=marked_nics, **context)
         pieces = tuple(_MARK.split(marked))
         own = templates.render(template, device=device, nics=nics, **context)
-        values = _identities(device.name, nics)
         if "".join(values[piece] if index % 2 else piece for index, piece in enumerate(pieces)) != own:
             raise RuntimeError(f"{template} must print the host's name and each NIC's identity as they are")
         return pieces
