@@ -25,9 +25,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the lab's targets package (tests/targets/__init__.py says why)
 
 from fabricgen.platforms.sonic import gcu  # noqa: E402
-from tests.targets import sonic as target  # noqa: E402
+
+from targets import sonic as target  # noqa: E402
 
 NARROWED = ("PORT", "PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "PFC_WD")
 
@@ -48,8 +50,8 @@ def switch_env(directory: Path) -> dict[str, str]:
     (directory / "bin").mkdir()
     target.lab_init(directory / "state")
     launcher = directory / "bin" / "lab-target-sonic"
-    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                        "from tests.targets.sonic import main\nsys.exit(main())\n")
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+                        "from targets.sonic import main\nsys.exit(main())\n")
     launcher.chmod(0o755)
     for tool in target.TOOLS:
         (directory / "bin" / tool).symlink_to(launcher.name)

@@ -50,7 +50,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # list true.
 # FABRICGEN_VENDOR_DATA names the folder; unset, a folder `shared` beside the checkout (where CI keeps it).
 VENDOR_DATA = "FABRICGEN_VENDOR_DATA"
-SHARED: Path = importlib.import_module("tests.targets.sonic_gcu").SHARED  # the lab's SONiC target reads the same
+SHARED: Path = importlib.import_module("targets.sonic_gcu").SHARED  # the lab's SONiC target reads the same
 REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
 NO_VENDOR_DATA = f"a fresh clone has none; {VENDOR_DATA} names the folder that holds it: docs/testing.md"
 

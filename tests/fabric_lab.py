@@ -3,7 +3,7 @@ the switches as the device targets of tests/targets (programs that implement eac
 transactional behaviour; no vendor image runs here), the GPU hosts as the lab's SSH hosts with NIC tool models.
 
 A developer tool too (root, openssh-server): ``python tests/fabric_lab.py up --inputs DIR`` builds it and writes
-the intent and inventory to DIR; ``python -m tests.lab --prefix fgmix down`` removes it.
+the intent and inventory to DIR; ``python tests/lab.py --prefix fgmix down`` removes it.
 
 ``fabricgen diff|push|rollback`` then run against it exactly as against a real fabric: the inventory written
 here is inventory/mixed with each device's management address replaced by its lab host's and the NAPALM
@@ -85,8 +85,8 @@ def connection(lab: Lab, host: str) -> dict[str, Any]:
 
 
 def _target_module(name: str) -> Any:
-    kind_for(name)  # puts the checkout on sys.path the way the lab imports targets
-    return importlib.import_module(f"tests.targets.{name}")
+    kind_for(name)  # puts tests/ on sys.path the way the lab imports targets
+    return importlib.import_module(f"targets.{name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, host in hosts.items():
         print(f"{name:8} {lab.hosts[host].platform:10} {lab.address(host)}")
     print(f"fabricgen inputs: {intent} -i {inventory}")
-    print(f"remove it with: python -m tests.lab --prefix {args.prefix} down")
+    print(f"remove it with: python tests/lab.py --prefix {args.prefix} down")
     return 0
 
 

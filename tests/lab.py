@@ -1,6 +1,6 @@
 """The GPU-host SSH lab: real OpenSSH servers, one per fake GPU host, each in its own network namespace.
 
-fabricgen's deploy tests (and developers: ``python -m tests.lab up 8`` / ``status`` / ``down``) push to these
+fabricgen's deploy tests (and developers: ``python tests/lab.py up 8`` / ``status`` / ``down``) push to these
 hosts over real SSH, so nothing of SSH, the shell or the rendered scripts is mocked. A lab host is:
 
 * a network namespace ``<prefix>-h<i>`` whose ``eth0`` sits on the lab bridge ``<prefix>br`` with an address
@@ -59,6 +59,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"  # on sys.path for the targets package (tests/targets/__init__.py says why)
 STATE_ROOT = Path("/var/tmp/fabricgen-lab")  # not /tmp or /run: a host mounts its own over those
 LAB_NET = ipaddress.IPv4Network("198.18.0.0/15")
 BLOCK_PREFIX = 22  # one lab's share of LAB_NET: 128 labs of up to MAX_HOSTS hosts
@@ -66,7 +67,7 @@ FIRST_HOST_OFFSET = 10  # host i gets block + FIRST_HOST_OFFSET + i; the bridge 
 MAX_HOSTS = 2 ** (32 - BLOCK_PREFIX) - FIRST_HOST_OFFSET - 2
 IFNAMSIZ = 15  # a Linux interface name is at most 15 characters
 PREFIX_RE = re.compile(r"[a-z][a-z0-9]{1,8}")
-CLI_PREFIX = "fgdev"  # `python -m tests.lab` without --prefix: one developer lab at a time
+CLI_PREFIX = "fgdev"  # `python tests/lab.py` without --prefix: one developer lab at a time
 SSHD = Path("/usr/sbin/sshd")
 NICS = ("ens1f0np0", "ens2f0np0")
 # Inside a host: where the NIC models keep their state, and the fake /sys and configfs trees.
@@ -115,9 +116,9 @@ def kind_for(platform: str) -> HostKind:
         return KINDS[platform]
     if platform not in TARGET_GROUPS:
         raise LabError(f"no lab kind for platform {platform!r}: {sorted([*KINDS, *TARGET_GROUPS])}")
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    module = importlib.import_module(f"tests.targets.{platform}")
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    module = importlib.import_module(f"targets.{platform}")
     return HostKind(platform, TARGET_GROUPS[platform], "", "targets", platform, "", module.STATE_VAR,
                     module.LOG_VAR, ("", ""), tuple(module.TOOLS), target=True, daemon=getattr(module, "DAEMON", ""))
 
@@ -391,8 +392,8 @@ def install_target(kind: HostKind, usr_local: Path) -> None:
     from the checkout (bind-mounted into the host, see host_fstab)."""
     (usr_local / "bin").mkdir()
     launcher = usr_local / "bin" / f"lab-target-{kind.module}"
-    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                        f"from tests.targets.{kind.module} import main\nsys.exit(main())\n")
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+                        f"from targets.{kind.module} import main\nsys.exit(main())\n")
     launcher.chmod(0o755)
     for tool in kind.tools:
         (usr_local / "bin" / tool).symlink_to(launcher.name)
@@ -441,7 +442,7 @@ def hidden_by_private_mounts() -> list[tuple[Path, Path]]:
     """(path, what it really is) of the checkout, the interpreter's trees and the vendor-data folder that a host's
     private /tmp and /run would hide (the overlays show the rest of the machine as it is), outermost only."""
     private = (Path("/tmp"), Path("/run"))
-    vendor_data = importlib.import_module("tests.targets.sonic_gcu").SHARED
+    vendor_data = importlib.import_module("targets.sonic_gcu").SHARED
     trees = {ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, vendor_data}
     if os.environ.get(LAB_CACHE_VAR):  # where `fabricgen validate --fetch-gcu` put SONiC's GCU, without vendor data
         trees.add(Path(os.environ[LAB_CACHE_VAR]))
@@ -507,9 +508,9 @@ def init_models(kind: HostKind, state_dirs: Sequence[Path]) -> None:
 
 def init_targets(kind: HostKind, state_dirs: Sequence[Path]) -> None:
     """A switch target's starting config in each state directory (its module's ``lab_init``)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    module = importlib.import_module(f"tests.targets.{kind.module}")
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    module = importlib.import_module(f"targets.{kind.module}")
     for state_dir in state_dirs:
         module.lab_init(state_dir)
 
@@ -562,7 +563,7 @@ class Lab:
     # Popen handles of the anchors this process started, so they are reaped (no zombies, no ResourceWarning).
     children: dict[str, subprocess.Popen[str]]
     # The process whose lab this is: once it is gone without bringing the lab down, remove_stale_labs() may.
-    # None for a lab that stays until `down` (python -m tests.lab up).
+    # None for a lab that stays until `down` (python tests/lab.py up).
     owner: int | None = None
 
     # --- where things are -----------------------------------------------------------------------------
@@ -630,7 +631,7 @@ class Lab:
 
     @classmethod
     def attach(cls, prefix: str) -> Lab:
-        """The running lab ``prefix`` (started by another process, e.g. ``python -m tests.lab up``)."""
+        """The running lab ``prefix`` (started by another process, e.g. ``python tests/lab.py up``)."""
         recorded = json.loads((STATE_ROOT / prefix / "lab.json").read_text())
         hosts = {h["name"]: LabHost(**h) for h in recorded["hosts"]}
         return cls(prefix, ipaddress.IPv4Network(recorded["block"]), hosts, recorded["anchors"], {},
@@ -983,11 +984,11 @@ def write_inputs(lab: Lab, directory: Path) -> tuple[Path, Path]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# python -m tests.lab up N | status | down
+# python tests/lab.py up N | status | down
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.lab", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python tests/lab.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--prefix", default=CLI_PREFIX, help=f"the lab's name prefix (default {CLI_PREFIX})")
     commands = parser.add_subparsers(dest="command", required=True)
     up = commands.add_parser("up", help="build N hosts (replacing a lab of the same prefix)")

@@ -34,8 +34,8 @@ from fabricgen.platforms.eos.driver import splice
 from lab import ROOT, Lab
 from test_lab import require_lab
 
-# The target module as the lab imports it (tests.targets.eos, from the checkout's root): its eAPI login and port.
-target = importlib.import_module("tests.targets.eos")
+# The target module as the lab imports it (targets.eos): its eAPI login and port.
+target = importlib.import_module("targets.eos")
 LAB_USER: str = target.LAB_USER
 LAB_PASSWORD: str = target.LAB_PASSWORD
 PORT: int = target.PORT

@@ -37,7 +37,7 @@ from lab import Lab
 from test_lab import require_lab
 
 # The target module as the lab imports it (from the checkout's root), for reading its state from outside.
-target = importlib.import_module("tests.targets.nvue")
+target = importlib.import_module("targets.nvue")
 CONFIRM_S = 10
 REVERT_WAIT_S = CONFIRM_S + 30  # the target's timer, on a loaded 2-core machine
 STARTUP = target._set_body(yaml.safe_load(target.STARTUP_FILE.read_text()))

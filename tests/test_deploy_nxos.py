@@ -32,15 +32,7 @@ from fabricgen.platforms.nxos.splice import owned_diff, splice
 from lab import ROOT, Lab
 from test_lab import require_lab
 
-
-def _target_module() -> Any:
-    """The target module as the lab imports it: tests.targets.nxos, from the checkout's root."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    return importlib.import_module("tests.targets.nxos")
-
-
-target = _target_module()
+target: Any = importlib.import_module("targets.nxos")  # as the lab imports it
 
 STARTING: str = target.STARTING_CONFIG.read_text()
 REVERT_IN = 30  # the shortest commit-timeout NX-OS takes

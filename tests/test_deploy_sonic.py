@@ -49,10 +49,9 @@ from lab import MIXED_INTENT, MIXED_INVENTORY, Lab, hidden_by_private_mounts
 from test_lab import require_lab
 
 ROOT = Path(__file__).resolve().parent.parent
-# The target module, as the lab loads it (tests/targets/ is test infrastructure, not a package of its own).
-sys.path.insert(0, str(ROOT))
-target = importlib.import_module("tests.targets.sonic")
-sonic_gcu = importlib.import_module("tests.targets.sonic_gcu")
+# The target module, as the lab loads it.
+target = importlib.import_module("targets.sonic")
+sonic_gcu = importlib.import_module("targets.sonic_gcu")
 
 REVERT_S = 15
 REVERT_WAIT_S = REVERT_S + 1800  # the switch's timer, plus GCU's rollback (its sorter) on a loaded 2-core machine

@@ -21,11 +21,9 @@ from test_validate_models import git
 
 import conftest
 import lab
-from conftest import ROOT
 
-# The target module, as the lab loads it (tests/targets/ is test infrastructure, not a package of its own).
-sys.path.insert(0, str(ROOT))
-sonic_gcu = importlib.import_module("tests.targets.sonic_gcu")
+# The target module, as the lab loads it.
+sonic_gcu = importlib.import_module("targets.sonic_gcu")
 
 RELEASE = "202411"
 FABRICGEN = Path(sys.executable).parent / "fabricgen"

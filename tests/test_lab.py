@@ -296,7 +296,7 @@ def test_command_line_up_status_down(tmp_path: Path) -> None:
     prefix = f"lc{os.getpid()}"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "tests.lab", "--prefix", prefix, *args], cwd=ROOT,
+        return subprocess.run([sys.executable, "tests/lab.py", "--prefix", prefix, *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=120, check=False)
 
     try:

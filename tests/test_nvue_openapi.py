@@ -41,7 +41,7 @@ from conftest import ROOT
 
 Schema = dict[str, Any]
 # The lab's NVUE target validates against the same closed schema (one function, imported as the lab does).
-NVUE_TARGET = importlib.import_module("tests.targets.nvue")
+NVUE_TARGET = importlib.import_module("targets.nvue")
 
 
 # --- NVIDIA's object model ----------------------------------------------------------------------------------

@@ -10,11 +10,9 @@ every mode it has forms for is opened by some form.
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import napalm
 import pytest
@@ -33,16 +31,9 @@ from fabricgen.platforms.nxos.splice import splice
 from fabricgen.resolve import resolve
 
 from lab import ROOT, Lab
+from targets import nxos as target
+from targets import nxos_grammar as grammar
 from test_lab import require_lab
-
-if TYPE_CHECKING:  # mypy reads tests/ as top-level modules; at run time they are tests.targets.* from the root
-    import nxos as target
-    import nxos_grammar as grammar
-else:
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    target = importlib.import_module("tests.targets.nxos")
-    grammar = importlib.import_module("tests.targets.nxos_grammar")
 
 STARTING: str = target.STARTING_CONFIG.read_text()
 GOLDEN_NXOS = sorted((ROOT / "golden").rglob("nxos.cfg"))

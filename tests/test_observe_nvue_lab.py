@@ -33,7 +33,7 @@ from lab import Lab
 from test_lab import require_lab
 
 ROOT = Path(__file__).resolve().parent.parent
-target = importlib.import_module("tests.targets.nvue")  # as the lab imports it, to read the switch's state
+target = importlib.import_module("targets.nvue")  # as the lab imports it, to read the switch's state
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from lab import Lab
 from test_lab import require_lab
 
 ROOT = Path(__file__).resolve().parent.parent
-target: Any = importlib.import_module("tests.targets.nxos")  # as the lab imports it
+target: Any = importlib.import_module("targets.nxos")  # as the lab imports it
 
 
 @pytest.fixture(scope="module")

@@ -38,8 +38,8 @@ from lab import Lab
 from test_lab import require_lab
 
 ROOT = Path(__file__).resolve().parent.parent
-sonic: Any = importlib.import_module("tests.targets.sonic")  # as the lab imports them
-eos: Any = importlib.import_module("tests.targets.eos")
+sonic: Any = importlib.import_module("targets.sonic")  # as the lab imports them
+eos: Any = importlib.import_module("targets.eos")
 
 
 def require_sonic_target() -> None:

@@ -41,8 +41,8 @@ from fabricgen.platforms.sonic import gcu
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-target = importlib.import_module("tests.targets.sonic")
-sonic_gcu = importlib.import_module("tests.targets.sonic_gcu")
+target = importlib.import_module("targets.sonic")
+sonic_gcu = importlib.import_module("targets.sonic_gcu")
 GOLDENS = sorted((ROOT / "golden").glob("*/*/config_db.json"))
 RELEASES = ("202411", "202505", "202511")
 BENCH_GPUS = "256"
@@ -72,8 +72,8 @@ class Switch:
         (directory / "bin").mkdir()
         target.lab_init(self.state)
         launcher = directory / "bin" / "lab-target-sonic"
-        launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                            "from tests.targets.sonic import main\nsys.exit(main())\n")
+        launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+                            "from targets.sonic import main\nsys.exit(main())\n")
         launcher.chmod(0o755)
         for tool in target.TOOLS:
             (directory / "bin" / tool).symlink_to(launcher.name)

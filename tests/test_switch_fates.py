@@ -41,11 +41,10 @@ from lab import Lab
 from test_lab import require_lab
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sonic = importlib.import_module("tests.targets.sonic")
-nvue = importlib.import_module("tests.targets.nvue")
-nxos = importlib.import_module("tests.targets.nxos")
-eos = importlib.import_module("tests.targets.eos")
+sonic = importlib.import_module("targets.sonic")
+nvue = importlib.import_module("targets.nvue")
+nxos = importlib.import_module("targets.nxos")
+eos = importlib.import_module("targets.eos")
 
 STATE = "/var/lib/fabricgen"
 SONIC_MTU = json.dumps({"PORT": {"Ethernet0": {"mtu": "9216"}}})  # the smallest patch: one field, no port bounced

@@ -42,7 +42,6 @@ command, never credentials) to ``NXOS_TARGET_LOG``.
 from __future__ import annotations
 
 import base64
-import importlib
 import json
 import os
 import re
@@ -56,14 +55,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# The command table every config file is parsed under. At run time the target is the module tests.targets.nxos
-# (the lab's launcher puts the checkout on sys.path); mypy reads tests/ as top-level modules (no __init__.py).
-if TYPE_CHECKING:
-    import nxos_grammar
-else:
-    nxos_grammar = importlib.import_module("tests.targets.nxos_grammar")
+# The command table every config file is parsed under.
+from targets import nxos_grammar
 
 TOOLS = ("nxapi-server",)
 DAEMON = "nxapi-server"

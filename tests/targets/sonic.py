@@ -51,9 +51,7 @@ from typing import Any
 
 import click
 
-# tests/targets/ is not a package: the lab's launcher imports this file as tests.targets.sonic, mypy as sonic.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import sonic_gcu
+from targets import sonic_gcu
 
 TOOLS = ("show", "config", "sonic-db-cli", "sonic-cfggen", "pfcwd", "sonic-lab-redis", "sonic-lab-reimage",
          "sonic-lab-verdict", "sonic-db-dump")
