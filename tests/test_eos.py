@@ -253,3 +253,32 @@ def test_a_model_that_leaves_dscps_out_projects_them_on_eos_defaults(example_fab
         ["qos map dscp 26 to traffic-class 5"]
     assert reader.owned(reader.read(partial, {"eos.cfg": config})) == reader.owned(partial)
     assert reader.owned(partial)["qos"]["dscp_to_tc"][0] == 1
+
+
+ECN_IN_BYTES = "random-detect ecn minimum-threshold 5000 bytes maximum-threshold 40000 bytes"  # spine1's
+
+
+@pytest.mark.parametrize(("thresholds", "ecn"), [
+    # Arista's documented form (kbytes), as a brownfield profile writes it: 1 kbyte = 1,024 bytes (clitext.BYTE_UNITS).
+    ("minimum-threshold 5 kbytes maximum-threshold 40 kbytes", (5 * 1024, 40 * 1024)),
+    ("minimum-threshold 5 kbytes maximum-threshold 1 mbytes", (5 * 1024, 1024 * 1024)),
+    # No byte count: a time (Jericho) or segment threshold is not converted, and the queue reads as without ECN.
+    ("minimum-threshold 320 microseconds maximum-threshold 480 microseconds", None),
+    ("minimum-threshold 100 segments maximum-threshold 1000 segments", None),
+])
+def test_ecn_thresholds_in_kbytes_and_mbytes_read_as_bytes(example_fabric: Fabric, thresholds: str,
+                                                            ecn: tuple[int, int] | None) -> None:
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"]
+    assert text.count(ECN_IN_BYTES) == 1  # the profile's RoCE queue
+    read = reader.read(spine, {"eos.cfg": text.replace(ECN_IN_BYTES, f"random-detect ecn {thresholds}")})
+    assert read.qos is not None
+    queue = next(q for q in read.qos.queues if q.traffic_class == 3)
+    read_ecn = (queue.ecn.min_bytes, queue.ecn.max_bytes) if queue.ecn else None
+    assert read_ecn == ecn
+    fabric = example_fabric.model_copy(update={"devices": {**example_fabric.devices, "spine1": read}})
+    found = {f.rule for f in lint(fabric).findings if f.device == "spine1"}
+    if ecn:  # the thresholds are read, and lint names how they differ from the intent's 5,000..40,000 B
+        assert "FG-ECN-008" in found and "FG-ECN-004" not in found
+    else:
+        assert "FG-ECN-004" in found  # "marks no ECN": what the reader can say of a unit it does not convert

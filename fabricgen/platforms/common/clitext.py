@@ -19,6 +19,10 @@ from fabricgen.platforms import ConfigReadError
 # says whether the banner's text ends with it. Lines up to and including that one are skipped.
 BannerEnd = Callable[[str], Callable[[str], bool] | None]
 C = TypeVar("C")  # a reader's record of what the config says
+# Bytes per unit of a queue-length threshold (`random-detect … kbytes`) on both CLIs; fabricgen writes bytes, and a
+# brownfield config may use any of these. Neither vendor's reference configs say whether a kbyte is 1,000 or 1,024
+# bytes (unverified); 1,024 is taken. Segments, packets and time units are no byte count and are not here.
+BYTE_UNITS = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
 
 
 @dataclass(slots=True)

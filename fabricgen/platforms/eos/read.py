@@ -61,8 +61,9 @@ where the config sets none (fabricgen renders them on data ports only), the mana
 hardware/role/name.
 A TC the config does not map to a tx-queue reads as egressing on the queue of its own number: the model's
 convention for a TC a map leaves out, which lint applies on every platform (``tc_to_queue.get(tc, tc)``).
-ECN thresholds in units other than ``bytes`` (kbytes, segments, milliseconds) are not converted: such a queue
-reads as without ECN. Watchdog timers the config leaves out keep the skeleton's
+ECN thresholds in ``kbytes``/``mbytes`` read as 1024/1024² bytes (clitext.BYTE_UNITS); in ``segments``,
+``milliseconds`` or ``microseconds`` they are no byte count and are not converted: such a queue reads as without
+ECN. Watchdog timers the config leaves out keep the skeleton's
 value, and an action other than ``drop``/``notify-only`` (``errdisable``) is not expressible and keeps the
 skeleton's action. A skeleton without QoS or management stays without.
 
@@ -97,7 +98,15 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, refuse_stray_lines, tree
+from fabricgen.platforms.common.clitext import (
+    BYTE_UNITS,
+    Handler,
+    Node,
+    dispatch,
+    number,
+    refuse_stray_lines,
+    tree,
+)
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.common.ownedviews import SharedViews
 from fabricgen.platforms.eos.render import PROFILE, natural_key
@@ -619,10 +628,11 @@ def _read_ecn(node: Node) -> EcnThresholds | None:
     pattern = (r"random-detect ecn minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
                r"(?: max-mark-probability (\S+))?(?: .*)?")
     for match, child in node.each(pattern):
-        if match.group(2) != "bytes" or match.group(4) != "bytes":
-            continue  # kbytes/segments/milliseconds: not converted, see the docstring
+        if match.group(2) not in BYTE_UNITS or match.group(4) not in BYTE_UNITS:
+            continue  # segments, milliseconds, microseconds: no byte count, see the docstring
         # Without max-mark-probability EOS marks every packet at the maximum threshold.
-        return EcnThresholds(min_bytes=number(match.group(1), child), max_bytes=number(match.group(3), child),
+        return EcnThresholds(min_bytes=number(match.group(1), child) * BYTE_UNITS[match.group(2)],
+                             max_bytes=number(match.group(3), child) * BYTE_UNITS[match.group(4)],
                              probability_pct=number(match.group(5), child, 1, 100) if match.group(5) else 100)
     return None
 

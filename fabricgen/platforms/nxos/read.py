@@ -38,7 +38,7 @@ Owned — what ``owned()`` projects and ``read()`` replaces with what the config
   order, first match wins, the rest in ``class-default``'s qos-group, 0 when it sets none), ``pfc_cos``
   (``pause pfc-cos P`` in ``c-8q-nqN`` of the system network-qos policy: priority P → qos-group N), the
   queues of the system queuing policy (index, scheduler, DWRR weight, ECN thresholds in bytes, as the renderer
-  writes them; ``kbytes``/``mbytes`` read as 1024/1024² bytes, see KBYTE), the PFC watchdog (the global
+  writes them; ``kbytes``/``mbytes`` read as 1024/1024² bytes, see clitext.BYTE_UNITS), the PFC watchdog (the global
   ``priority-flow-control watch-dog-interval on``; a port that turns it off is that port's ``qos``) and
   ``trust`` ("dscp" when data ports classify with a type-qos policy, else "none");
 * ``mgmt``: ``interface`` (mgmt0), ``vrf`` (``vrf member``; absent = ``management``), ``address``, ``gateway``
@@ -86,7 +86,15 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, refuse_stray_lines, tree
+from fabricgen.platforms.common.clitext import (
+    BYTE_UNITS,
+    Handler,
+    Node,
+    dispatch,
+    number,
+    refuse_stray_lines,
+    tree,
+)
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.nxos.capability import FILE, MGMT_VRF, QOS_POLICY
 from fabricgen.platforms.nxos.render import DATA_ROLES, QUEUES, dscp_groups, natural_key, pfc_groups
@@ -94,9 +102,6 @@ from fabricgen.platforms.nxos.render import DATA_ROLES, QUEUES, dscp_groups, nat
 DEFAULT_MTU = 1500
 # Roles whose port mode fabricgen decides (resolve.ports.port_mode): the mode is owned on these ports only.
 MODE_ROLES = ("host", "fabric", "oob-access")
-# One kbyte of a brownfield `random-detect … kbytes` (fabricgen writes bytes). The reference configs use kbytes
-# without saying whether a kbyte is 1,000 or 1,024 bytes (unverified); 1,024 is taken.
-KBYTE = 1024
 # NX-OS watchdog defaults for lines a running-config leaves out (unverified; see the module docstring).
 WATCHDOG_DEFAULTS = {"interval": 100, "shutdown-multiplier": 1, "restore-multiplier": 2}
 ALL_VLANS = range(1, 4095)
@@ -107,7 +112,6 @@ FEC_WORDS: dict[str, str | None] = {"rs-fec": "rs", "rs-ieee": "rs", "rs-cons16"
                                     "fc-fec": "fc", "off": "none", "fec-off": "none", "auto": None}
 # The fastest `speed` NX-OS lists (800G), in Mb/s; a larger number is a typo, not a speed.
 MAX_SPEED_MBPS = 800_000
-THRESHOLD_UNITS = {"bytes": 1, "kbytes": KBYTE, "mbytes": KBYTE * KBYTE}
 # DSCP names NX-OS accepts in `match dscp` (RFC 2474/2597/3246 code points).
 DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{n}": 8 * n for n in range(8)},
               **{f"af{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)}}
@@ -537,10 +541,10 @@ def _read_ecn(node: Node) -> EcnThresholds | None:
     if not found:
         return None
     match, child = found[-1]
-    if not match.group(6) or match.group(2) not in THRESHOLD_UNITS or match.group(4) not in THRESHOLD_UNITS:
+    if not match.group(6) or match.group(2) not in BYTE_UNITS or match.group(4) not in BYTE_UNITS:
         return None  # WRED without ecn drops instead of marking; packets/preset thresholds are not bytes
-    return EcnThresholds(min_bytes=number(match.group(1), child) * THRESHOLD_UNITS[match.group(2)],
-                         max_bytes=number(match.group(3), child) * THRESHOLD_UNITS[match.group(4)],
+    return EcnThresholds(min_bytes=number(match.group(1), child) * BYTE_UNITS[match.group(2)],
+                         max_bytes=number(match.group(3), child) * BYTE_UNITS[match.group(4)],
                          probability_pct=number(match.group(5), child, 0, 100) if match.group(5) else 100)
 
 
