@@ -98,15 +98,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import (
-    BYTE_UNITS,
-    Handler,
-    Node,
-    dispatch,
-    number,
-    refuse_stray_lines,
-    tree,
-)
+from fabricgen.platforms.common.clitext import BYTE_UNITS, Handler, Node, dispatch, number, refuse_stray_lines, tree
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.common.ownedviews import SharedViews
 from fabricgen.platforms.eos.render import PROFILE, natural_key

@@ -86,15 +86,7 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import (
-    BYTE_UNITS,
-    Handler,
-    Node,
-    dispatch,
-    number,
-    refuse_stray_lines,
-    tree,
-)
+from fabricgen.platforms.common.clitext import BYTE_UNITS, Handler, Node, dispatch, number, refuse_stray_lines, tree
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.nxos.capability import FILE, MGMT_VRF, QOS_POLICY
 from fabricgen.platforms.nxos.render import DATA_ROLES, QUEUES, dscp_groups, natural_key, pfc_groups
