@@ -258,27 +258,41 @@ def test_a_model_that_leaves_dscps_out_projects_them_on_eos_defaults(example_fab
 ECN_IN_BYTES = "random-detect ecn minimum-threshold 5000 bytes maximum-threshold 40000 bytes"  # spine1's
 
 
-@pytest.mark.parametrize(("thresholds", "ecn"), [
+@pytest.mark.parametrize(("thresholds", "ecn", "unconverted"), [
     # Arista's documented form (kbytes), as a brownfield profile writes it: 1 kbyte = 1,024 bytes (clitext.BYTE_UNITS).
-    ("minimum-threshold 5 kbytes maximum-threshold 40 kbytes", (5 * 1024, 40 * 1024)),
-    ("minimum-threshold 5 kbytes maximum-threshold 1 mbytes", (5 * 1024, 1024 * 1024)),
-    # No byte count: a time (Jericho) or segment threshold is not converted, and the queue reads as without ECN.
-    ("minimum-threshold 320 microseconds maximum-threshold 480 microseconds", None),
-    ("minimum-threshold 100 segments maximum-threshold 1000 segments", None),
+    ("minimum-threshold 5 kbytes maximum-threshold 40 kbytes", (5 * 1024, 40 * 1024), None),
+    ("minimum-threshold 5 kbytes maximum-threshold 1 mbytes", (5 * 1024, 1024 * 1024), None),
+    # No byte count (a Jericho's time thresholds, segments): the queue marks, its thresholds read as written.
+    ("minimum-threshold 320 microseconds maximum-threshold 480 microseconds", None, (320, 480, "microseconds")),
+    ("minimum-threshold 100 segments maximum-threshold 1000 segments", None, (100, 1000, "segments")),
 ])
-def test_ecn_thresholds_in_kbytes_and_mbytes_read_as_bytes(example_fabric: Fabric, thresholds: str,
-                                                            ecn: tuple[int, int] | None) -> None:
+def test_ecn_thresholds_read_in_bytes_or_as_written(example_fabric: Fabric, thresholds: str,
+                                                    ecn: tuple[int, int] | None,
+                                                    unconverted: tuple[int, int, str] | None) -> None:
     spine = example_fabric.devices["spine1"]
     text = render_device(spine)["eos.cfg"]
     assert text.count(ECN_IN_BYTES) == 1  # the profile's RoCE queue
     read = reader.read(spine, {"eos.cfg": text.replace(ECN_IN_BYTES, f"random-detect ecn {thresholds}")})
     assert read.qos is not None
     queue = next(q for q in read.qos.queues if q.traffic_class == 3)
-    read_ecn = (queue.ecn.min_bytes, queue.ecn.max_bytes) if queue.ecn else None
-    assert read_ecn == ecn
+    assert ((queue.ecn.min_bytes, queue.ecn.max_bytes) if queue.ecn else None) == ecn
+    other = queue.ecn_unconverted
+    assert ((other.min, other.max, other.unit) if other else None) == unconverted
     fabric = example_fabric.model_copy(update={"devices": {**example_fabric.devices, "spine1": read}})
-    found = {f.rule for f in lint(fabric).findings if f.device == "spine1"}
+    found = {f.rule: f for f in lint(fabric).findings if f.device == "spine1"}
+    assert "FG-ECN-004" not in found and "FG-PFC-006" not in found  # the queue marks, in any unit
     if ecn:  # the thresholds are read, and lint names how they differ from the intent's 5,000..40,000 B
-        assert "FG-ECN-008" in found and "FG-ECN-004" not in found
-    else:
-        assert "FG-ECN-004" in found  # "marks no ECN": what the reader can say of a unit it does not convert
+        assert "FG-ECN-008" in found and "FG-ECN-010" not in found
+    else:  # said, not judged: no byte count to hold against the pause point or the fabric
+        assert found["FG-ECN-010"].severity == "info" and "FG-ECN-008" not in found
+        assert f"marks ECN at {thresholds.split()[1]}..{thresholds.split()[4]} {thresholds.split()[2]}" \
+            in found["FG-ECN-010"].message
+
+
+def test_ecn_in_one_unit_with_min_not_below_max_is_still_found(example_fabric: Fabric) -> None:
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"].replace(
+        ECN_IN_BYTES, "random-detect ecn minimum-threshold 480 microseconds maximum-threshold 320 microseconds")
+    fabric = example_fabric.model_copy(update={"devices": {**example_fabric.devices,
+                                                           "spine1": reader.read(spine, {"eos.cfg": text})}})
+    assert _spine1_findings(fabric, "FG-ECN-001") == {"FG-ECN-001 spine1"}

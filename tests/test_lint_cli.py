@@ -133,6 +133,13 @@ def test_docs_rules_md_is_in_sync_with_the_registry() -> None:
         "regenerate: fabricgen rules --format markdown > docs/rules.md"
 
 
+def test_the_readme_counts_the_lint_rules_the_registry_has() -> None:
+    from fabricgen.lint.registry import all_rules
+
+    count = sum(1 for r in all_rules() if not r.id.startswith("FG-INP-"))  # FG-INP: input errors, not lint rules
+    assert f"with {count} rules of stable ID" in (ROOT / "README.md").read_text()
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_render_refuses_a_fabric_with_lint_errors(tmp_path: Path, jobs: str) -> None:
     """With --jobs 2, lint runs while the workers render into a staging tree: a failing lint removes it."""

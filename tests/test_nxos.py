@@ -21,6 +21,7 @@ from fabricgen.lint import lint
 from fabricgen.models.device import (
     DeviceModel,
     EcnThresholds,
+    EcnUnconverted,
     Fabric,
     MgmtModel,
     PortModel,
@@ -337,6 +338,22 @@ def test_hand_edits() -> None:
     assert device.qos.dscp_to_tc[26] == 0 and device.qos.dscp_to_tc[48] == 6
     assert device.qos.watchdog == WatchdogModel(detection_ms=400, restoration_ms=400, poll_ms=200, action="drop")
 
+
+
+def test_ecn_in_packets_marks_and_is_said_not_judged() -> None:
+    """`packets` is one of the NX-OS device model's threshold units (ipqos_ThreshUnit) and no byte count: the
+    queue marks ECN (no FG-ECN-004 or FG-PFC-006), and FG-ECN-010 says its thresholds were not judged."""
+    text = edit(cfg(leaf4()), "minimum-threshold 5000 bytes maximum-threshold 40000 bytes drop-probability 10",
+                "minimum-threshold 20 packets maximum-threshold 200 packets drop-probability 10")
+    device = read(text, leaf4())
+    assert device.qos is not None
+    queue = next(q for q in device.qos.queues if q.index == 3)
+    assert queue.ecn is None and queue.ecn_unconverted == EcnUnconverted(min=20, max=200, unit="packets",
+                                                                          probability_pct=10)
+    fabric = mixed()
+    found = {f.rule for f in lint(fabric.model_copy(update={"devices": {**fabric.devices, "leaf4": device}})).findings
+             if f.device == "leaf4"}
+    assert "FG-ECN-010" in found and not found & {"FG-ECN-004", "FG-PFC-006"}
 
 def test_commands_as_typed_read_as_the_running_config_prints_them() -> None:
     """A hand edit types `no shut` and stray spaces; the CLI takes both as the whole command."""

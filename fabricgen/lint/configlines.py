@@ -96,14 +96,16 @@ class ConfigText:
         """The line where the config writes the setting, 0 when it does not. ``word``: a path of names (see
         Capability.config_words), each looked for after the one before, inside its entry (its indented block) —
         the last of the port's blocks that has it; else one word, looked for from the port's entry on (a host's
-        NCCL_IB_TC, anywhere when there is no port)."""
+        NCCL_IB_TC, anywhere when there is no port). Without a port, a path that names none is walked from the top
+        (Capability.device_words)."""
         entries = self.entries(port) if port is not None else []
         if " > " not in word:
             at = self._find_outside_comments(word, entries[0] if entries else 0)
             return self.line_of(at) if at >= 0 else 0
-        if port is None:
-            return 0
         steps = word.split(" > ")
+        if port is None:  # a switch-wide setting: its path from the top of the file, if it names no port
+            at = -1 if PORT in steps else self._walk(steps, "", 0, len(self.text))
+            return self.line_of(at) if at >= 0 else 0
         if steps[0] == PORT:
             found = [self._walk(steps[1:], port, entry, self.block_end(entry)) for entry in entries]
             hits = [at for at in found if at >= 0]

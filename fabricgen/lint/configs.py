@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; without it 
     ryml = None
 
 from fabricgen.build.output import INCOMPLETE
-from fabricgen.lint.configlines import ConfigText, config_words
+from fabricgen.lint.configlines import ConfigText, config_words, listed_words
 from fabricgen.lint.evidence import Conflict, Evidence, Gap
 from fabricgen.lint.registry import Finding
 
@@ -104,6 +104,8 @@ class Configs:
                 return fallback(finding)
             capability = get_platform(self.fabric.devices[device].platform).capability
             words = config_words(capability.config_words, finding.setting)
+            if port is None and finding.setting is not None:  # a switch-wide setting: where the device writes it
+                words = listed_words(capability.device_words, finding.setting) + words
             found = [(path, config(path, capability.port_anchor)) for path in files]
             if port is not None and capability.port_anchor is not None:
                 # A switch: the file that has the port's entry (NVUE's nvue.yaml before nvue.commands), and in it

@@ -63,6 +63,8 @@ COVERAGE: dict[str, Coverage] = {
     "FG-ECN-007": Coverage(BOTH, SWITCH_QOS, PER_QOS),
     "FG-ECN-008": Coverage(BOTH, SWITCH_QOS, "each switch against the fabric"),
     "FG-ECN-009": Coverage(BOTH, (), "each host whose platform delegates DCQCN"),
+    "FG-ECN-010": Coverage(("configs",), (), PER_QOS, readers=("eos", "nxos"),
+                           note="the intent road's thresholds are always bytes; EOS segments or time, NX-OS packets"),
     "FG-EVD-001": Coverage(("configs",), ("*",), "each device"),
     "FG-EVD-002": Coverage(("configs",), ("*",), "each config file, at its line"),
     "FG-EVD-003": Coverage(("configs",), ("admin_up",), PORT),

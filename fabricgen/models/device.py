@@ -99,6 +99,20 @@ class EcnThresholds(Resolved):
     probability_pct: int
 
 
+EcnUnit = Literal["segments", "packets", "microseconds", "milliseconds"]  # no byte count: EcnUnconverted's
+
+
+class EcnUnconverted(Resolved):
+    """ECN marking a config read back sets at thresholds that are no byte count (EOS segments or time, NX-OS
+    packets), as written. fabricgen sizes and checks ECN in bytes: such a queue marks, but its thresholds are not
+    judged (FG-ECN-010 says so). The intent road never has one."""
+
+    min: int
+    max: int
+    unit: EcnUnit
+    probability_pct: int
+
+
 class QueueModel(Resolved):
     """One egress queue and the class mapped to it."""
 
@@ -109,6 +123,12 @@ class QueueModel(Resolved):
     scheduler: Literal["strict", "dwrr"]
     weight: int | None = Field(default=None, description="DWRR share, percent; required for dwrr queues")
     ecn: EcnThresholds | None = None
+    ecn_unconverted: EcnUnconverted | None = None  # a config's ECN in other units (then ecn is None)
+
+    @property
+    def marks_ecn(self) -> bool:
+        """Whether the queue marks ECN at all, in bytes or in units fabricgen does not convert."""
+        return self.ecn is not None or self.ecn_unconverted is not None
 
     @model_validator(mode="after")
     def _dwrr_has_weight(self) -> QueueModel:

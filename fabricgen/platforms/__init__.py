@@ -94,6 +94,11 @@ class Capability:
     # points the finding there, else at the port. A setting not listed is looked for as it is named (a host's
     # NCCL_IB_TC); lint rules name only the settings listed here or host words.
     config_words: Mapping[str, str] = field(default_factory=dict)
+    # Where the config writes a switch-wide setting, for a finding about the device rather than a port (its QoS
+    # profile, queues, ECN, watchdog): names joined by " > " as in config_words, without `{port}`, looked for from
+    # the top of the file (EOS: qos.queues.ecn "qos profile > random-detect ecn"). A setting not listed here points
+    # at line 1.
+    device_words: Mapping[str, str] = field(default_factory=dict)
     # Host NIC drivers: whether the driver takes an ETS traffic class at 0 % beside an ETS total of 100 (None on
     # switches). fabricgen renders a layout every driver takes (resolve.host.nic_ets); lint holds configs read
     # back against this.

@@ -95,7 +95,7 @@ def per_port_qos(ctx: LintContext, r: Rule, check: Callable[[DeviceModel, QosMod
         own_problems = check(device, device.qos)
         for message, intent_fix, device_fix, source in own_problems:
             yield r.finding(device.name, message, remedy(ctx, device, setting, intent_fix, device_fix), source=source,
-                            severity=severity)
+                            severity=severity, setting=located)
         reported = {problem[0] for problem in own_problems}
         checked: dict[int, list[Problem]] = {}  # ports of one config often share one QoS object
         for end in ports:  # those whose QoS is their own

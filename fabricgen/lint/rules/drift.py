@@ -51,7 +51,7 @@ def config_differs_from_intent(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             elif section == "qos":
                 diffs = _qos_differences(have, want)
                 if diffs:
-                    yield _finding(r, name, None, diffs)
+                    yield _finding(r, name, None, diffs, words=platform.capability.device_words)
             elif section != PORT_QOS and have.get(section) != want[section]:  # PORT_QOS: with the qos section
                 yield _finding(r, name, None, differences(have.get(section), want[section], section),
                                _first_variable(have.get(section), want[section]) if section == "nccl_env" else None)
@@ -110,8 +110,8 @@ def _first_variable(have: Mapping[str, str] | None, want: Mapping[str, str]) -> 
 
 def _finding(r: Rule, device: str, port: str | None, diffs: list[str], setting: str | None = None,
              words: Mapping[str, str] | None = None) -> Finding:
-    """``words`` (a port's finding: the platform's config_words): the finding is about the first difference shown,
-    where the platform says where that is written."""
+    """``words`` (a port's finding: the platform's config_words; the device's QoS: its device_words): the finding is
+    about the first difference shown, where the platform says where that is written."""
     # The settings themselves before what is worked out from them (a port's PFC priorities before the headroom
     # sized for them): the fewest dots first, then by name, so that the edit is among those spelled out.
     diffs = sorted(diffs, key=lambda diff: (diff.split(" is ", 1)[0].count("."), diff))

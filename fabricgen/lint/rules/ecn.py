@@ -21,7 +21,7 @@ from fabricgen.lint.rules._util import (
     rdma_ecn,
     remedy,
 )
-from fabricgen.models.device import DeviceModel, LosslessPoolModel, PolicyModel, QosModel
+from fabricgen.models.device import DeviceModel, LosslessPoolModel, PolicyModel, QosModel, QueueModel
 from fabricgen.resolve.headroom import (
     ASIC_BUFFER_BYTES,
     ASIC_CONSTANTS,
@@ -39,15 +39,25 @@ def ecn_min_not_below_max(ctx: LintContext, r: Rule) -> Iterator[Finding]:
     nothing, which makes DCQCN oscillate); kmin > kmax is refused by SONiC's YANG.
 
     Fix: kmin well below kmax (e.g. 150 KB / 1.5 MB, or the seed's 5 KB / 40 KB)."""
-    yield from per_port_qos(ctx, r, _ecn_order_problems, queue_settings, located="qos.queues")
+    yield from per_port_qos(ctx, r, _ecn_order_problems, queue_settings, located="qos.queues.ecn")
 
 
 def _ecn_order_problems(device: DeviceModel, qos: QosModel) -> list[Problem]:
-    return [(f"queue {q.index} ECN min {kib(q.ecn.min_bytes)} is not below max {kib(q.ecn.max_bytes)}",
-             "lower ecn.min or raise ecn.max",
-             f"set queue {q.index}'s ECN minimum threshold ({kib(q.ecn.min_bytes)}) below its maximum "
-             f"({kib(q.ecn.max_bytes)})", (*ECN_SOURCE, q.class_name, "ecn"))
-            for q in qos.queues if q.ecn and q.ecn.min_bytes >= q.ecn.max_bytes]
+    return [(f"queue {q.index} ECN min {low} is not below max {high}", "lower ecn.min or raise ecn.max",
+             f"set queue {q.index}'s ECN minimum threshold ({low}) below its maximum ({high})",
+             (*ECN_SOURCE, q.class_name, "ecn"))
+            for q in qos.queues for low, high in [_ecn_range(q)] if low is not None and high is not None]
+
+
+def _ecn_range(queue: QueueModel) -> tuple[str, str] | tuple[None, None]:
+    """The queue's ECN thresholds as written in a message when min is not below max (both in one unit, so a
+    config's thresholds in segments or time are compared too), else (None, None)."""
+    if queue.ecn is not None and queue.ecn.min_bytes >= queue.ecn.max_bytes:
+        return kib(queue.ecn.min_bytes), kib(queue.ecn.max_bytes)
+    other = queue.ecn_unconverted
+    if other is not None and other.min >= other.max:
+        return f"{other.min} {other.unit}", f"{other.max} {other.unit}"
+    return None, None
 
 
 @rule("FG-ECN-002", "ecn-max-above-pfc-pause-point", "error", "ECN kmax below the port's PFC pause point")
@@ -112,7 +122,7 @@ def ecn_max_above_pause_point(ctx: LintContext, r: Rule) -> Iterator[Finding]:
         pool = _lossless_pool(ctx, device)
         return rdma_ecn(device), (pool.percent, pool.alpha) if pool is not None else None
 
-    yield from per_port_qos(ctx, r, above_pause_point, setting, located="qos.queues")
+    yield from per_port_qos(ctx, r, above_pause_point, setting, located="qos.queues.ecn")
     yield from _unplaced_pause_points(ctx, r, point_of)
 
 
@@ -139,7 +149,8 @@ def _unplaced_pause_points(ctx: LintContext, r: Rule,
         whose = "its config" if ctx.from_config(device) else "the intent"
         yield r.finding(device.name, f"ECN max {kib(queue.ecn.max_bytes)} cannot be held against the PFC pause "
                         f"point ({point.describe(device, whose)}): the size of {_buffer_of(device)} is unknown", fix,
-                        source=(*ECN_SOURCE, queue.class_name, "ecn", "max"), severity="warning")
+                        source=(*ECN_SOURCE, queue.class_name, "ecn", "max"), severity="warning",
+                        setting="qos.queues.ecn")
 
 
 def _buffer_of(device: DeviceModel) -> str:
@@ -262,7 +273,7 @@ def ecn_min_below_frame(ctx: LintContext, r: Rule) -> Iterator[Finding]:
                  (*ECN_SOURCE, q.class_name, "ecn", "min"))
                 for q in qos.queues if q.ecn and q.ecn.min_bytes < frame]
 
-    yield from per_port_qos(ctx, r, below_one_frame, queue_settings, located="qos.queues")
+    yield from per_port_qos(ctx, r, below_one_frame, queue_settings, located="qos.queues.ecn")
 
 
 @rule("FG-ECN-004", "ecn-off-on-roce-queue", "error", "ECN marks on the RoCE queue of every switch")
@@ -276,14 +287,14 @@ def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             continue
         yield from _ports_without_ecn(r, device, ports)
         queue = queue_for_tc(device, device.qos.rdma_priority)
-        if queue is None or queue.ecn is None:
+        if queue is None or not queue.marks_ecn:
             tc = device.qos.rdma_priority
             what = (f"RoCE queue {queue.index} marks no ECN" if queue is not None else f"RoCE traffic class {tc} "
                     f"egresses on queue {device.qos.tc_to_queue.get(tc, tc)}, which is not configured: no ECN")
             yield r.finding(device.name, what, remedy(
                 ctx, device, rdma_ecn, "add ecn to the RDMA class",
                 f"configure ECN marking on the queue of traffic class {device.qos.rdma_priority}"),
-                source=(*ECN_SOURCE,))
+                source=(*ECN_SOURCE,), setting="qos.queues")
 
 
 def _ports_without_ecn(r: Rule, device: DeviceModel, ports: list[End]) -> Iterator[Finding]:
@@ -291,14 +302,14 @@ def _ports_without_ecn(r: Rule, device: DeviceModel, ports: list[End]) -> Iterat
     own RoCE queue does (the switch-wide case is one finding on the switch)."""
     assert device.qos is not None
     switch_queue = queue_for_tc(device, device.qos.rdma_priority)
-    if switch_queue is None or switch_queue.ecn is None:
+    if switch_queue is None or not switch_queue.marks_ecn:
         return
     for end in ports:
         own = end.port.qos
         if own is None or end.role not in ("host", "fabric"):
             continue
         queue = queue_in(own, own.rdma_priority)
-        if queue is None or queue.ecn is None:
+        if queue is None or not queue.marks_ecn:
             yield r.finding(device.name, "the port's RoCE queue marks no ECN (the switch's other ports mark)",
                             f"on {device.name}: bind {end.port.name} to the switch's ECN profile on the RoCE queue",
                             port=end.port.name, source=end_source(end))
@@ -394,3 +405,23 @@ def dcqcn_left_to_vendor(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             yield r.finding(host.name, f"platform {host.platform} does not program DCQCN/CNP", f"with the NIC "
                             f"vendor's tool: DCQCN on priority {policy.rdma_priority}, CNP DSCP {policy.cnp_dscp} / "
                             f"priority {policy.cnp_priority}", source=device_source(host.name))
+
+
+@rule("FG-ECN-010", "ecn-thresholds-not-in-bytes", "info", "a config's ECN thresholds are bytes, which lint can judge")
+def ecn_thresholds_not_in_bytes(ctx: LintContext, r: Rule) -> Iterator[Finding]:
+    """fabricgen sizes ECN against the PFC pause point, the frame size and the rest of the fabric in bytes. A
+    config read back may mark at thresholds that are no byte count: EOS `segments` or, on Jericho, `microseconds`
+    and `milliseconds`; NX-OS `packets`. Such a queue marks ECN (FG-ECN-004 and FG-PFC-006 count it as marking)
+    and its minimum is still held below its maximum (FG-ECN-001), but FG-ECN-002, FG-ECN-003 and FG-ECN-008
+    cannot judge it: this finding says so, so that a clean report is not read as "checked".
+
+    Fix: nothing, if the thresholds are deliberate; to have them checked, write them in bytes (or kbytes/mbytes)."""
+    def not_in_bytes(device: DeviceModel, qos: QosModel) -> list[Problem]:
+        return [(f"queue {q.index} ({q.class_name}) marks ECN at {other.min}..{other.max} {other.unit}: not checked "
+                 "against the PFC pause point, one frame or the fabric's thresholds (fabricgen checks bytes)",
+                 "nothing to change in the intent",
+                 f"write queue {q.index}'s ECN thresholds in bytes to have them checked",
+                 (*ECN_SOURCE, q.class_name, "ecn"))
+                for q in qos.queues if (other := q.ecn_unconverted) is not None]
+
+    yield from per_port_qos(ctx, r, not_in_bytes, queue_settings, located="qos.queues.ecn")

@@ -90,4 +90,5 @@ def ecn_differs(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             yield r.finding(device.name, f"RoCE ECN {kib(kmin)}..{kib(kmax)} at {prob} %, the fabric marks at "
                             f"{kib(reference[0])}..{kib(reference[1])} at {reference[2]} % (tolerance {step} B)",
                             f"on {device.name}: mark at the intent's ECN thresholds" if ctx.from_config(device)
-                            else "use the intent's ECN thresholds", source=device_source(device.name))
+                            else "use the intent's ECN thresholds", source=device_source(device.name),
+                            setting="qos.queues.ecn")

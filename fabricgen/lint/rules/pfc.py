@@ -195,7 +195,7 @@ def lossless_without_ecn(ctx: LintContext, r: Rule) -> Iterator[Finding]:
 def _lossless_queues_without_ecn(device: DeviceModel, qos: QosModel) -> list[Problem]:
     return [(f"lossless queue {queue.index} ({queue.class_name}) marks no ECN", "add ecn thresholds to the class",
              f"configure ECN marking on queue {queue.index}", ("intent", "qos", "classes", queue.class_name))
-            for queue in qos.queues if queue.lossless and queue.ecn is None]
+            for queue in qos.queues if queue.lossless and not queue.marks_ecn]
 
 
 @rule("FG-PFC-007", "lossless-tc-outside-lossless-pg", "error",

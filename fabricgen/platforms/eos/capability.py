@@ -59,6 +59,12 @@ CAPABILITY = Capability(
         "pfc_priorities": "{port} > priority-flow-control", "lossless": "{port} > priority-flow-control",
         "qos": "{port} > service-profile", "qos.trust": "{port} > trust", "qos.queues": "{port} > uc-tx-queue",
     },
+    device_words={
+        "qos": "qos profile", "qos.trust": "qos profile > qos trust", "qos.queues": "qos profile > tx-queue",
+        "qos.queues.ecn": "qos profile > random-detect ecn", "qos.lossless_priorities": "qos profile > no-drop",
+        "qos.watchdog": "priority-flow-control pause watchdog default", "qos.dscp_to_tc": "qos map dscp",
+        "qos.tc_to_queue": "qos map traffic-class",
+    },
     spelling={
         "trust": "qos trust dscp (in qos profile; a port's own qos trust line overrides it)",
         "dscp_map": "qos map dscp … to traffic-class N",

@@ -62,8 +62,8 @@ hardware/role/name.
 A TC the config does not map to a tx-queue reads as egressing on the queue of its own number: the model's
 convention for a TC a map leaves out, which lint applies on every platform (``tc_to_queue.get(tc, tc)``).
 ECN thresholds in ``kbytes``/``mbytes`` read as 1024/1024² bytes (clitext.BYTE_UNITS); in ``segments``,
-``milliseconds`` or ``microseconds`` they are no byte count and are not converted: such a queue reads as without
-ECN. Watchdog timers the config leaves out keep the skeleton's
+``milliseconds`` or ``microseconds`` they are no byte count: the queue marks, with thresholds read as written
+(``QueueModel.ecn_unconverted``) and not judged. Watchdog timers the config leaves out keep the skeleton's
 value, and an action other than ``drop``/``notify-only`` (``errdisable``) is not expressible and keeps the
 skeleton's action. A skeleton without QoS or management stays without.
 
@@ -91,6 +91,8 @@ from typing import Any, Literal
 from fabricgen.models.device import (
     DeviceModel,
     EcnThresholds,
+    EcnUnconverted,
+    EcnUnit,
     MgmtModel,
     PortModel,
     QosModel,
@@ -117,6 +119,9 @@ TRUST_WORDS: dict[str, Trust] = {"dscp": "dscp", "cos": "pcp"}
 # The trust of a port that neither it nor its profile states: EOS trusts DSCP on routed ports, CoS on switchports.
 DEFAULT_TRUST: dict[bool, Trust] = {True: "dscp", False: "pcp"}
 FEC_WORDS = {"reed-solomon": "rs", "fire-code": "fc"}
+# ECN threshold units EOS offers that are no byte count (segments; time on Jericho, `microseconds` among them).
+OTHER_ECN_UNITS: dict[str, EcnUnit] = {"segments": "segments", "microseconds": "microseconds",
+                                       "milliseconds": "milliseconds"}
 VLAN_IDS = range(1, 4095)
 # Watchdog fields for a config that configures only some of them and a skeleton that has none (the intent
 # schema's defaults).
@@ -200,7 +205,8 @@ def _owned_qos(qos: QosModel) -> dict[str, Any]:
 def _owned_queue(queue: QueueModel) -> dict[str, Any]:
     return {"index": queue.index, "scheduler": queue.scheduler,
             "weight": queue.weight if queue.scheduler == "dwrr" else None,
-            "ecn": None if queue.ecn is None else queue.ecn.model_dump()}
+            "ecn": None if queue.ecn is None else queue.ecn.model_dump(),
+            "ecn_unconverted": None if queue.ecn_unconverted is None else queue.ecn_unconverted.model_dump()}
 
 
 def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
@@ -611,21 +617,26 @@ def _read_queue(node: Node, index: int, tc: int, class_name: str, lossless: bool
     dwrr = node.last(r"(no )?priority(?: strict)?")  # EOS tx-queues are strict until `no priority`
     weight = node.last_int(r"bandwidth percent (\S+)", 0, 100)
     scheduler: Literal["strict", "dwrr"] = "dwrr" if dwrr is not None and dwrr.group(1) else "strict"
+    ecn = _read_ecn(node)
     return QueueModel(index=index, traffic_class=tc, class_name=class_name, lossless=lossless, scheduler=scheduler,
                       weight=weight if scheduler == "dwrr" else None,
-                      ecn=_read_ecn(node))
+                      ecn=ecn if isinstance(ecn, EcnThresholds) else None,
+                      ecn_unconverted=ecn if isinstance(ecn, EcnUnconverted) else None)
 
 
-def _read_ecn(node: Node) -> EcnThresholds | None:
+def _read_ecn(node: Node) -> EcnThresholds | EcnUnconverted | None:
     pattern = (r"random-detect ecn minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
                r"(?: max-mark-probability (\S+))?(?: .*)?")
     for match, child in node.each(pattern):
-        if match.group(2) not in BYTE_UNITS or match.group(4) not in BYTE_UNITS:
-            continue  # segments, milliseconds, microseconds: no byte count, see the docstring
+        low, low_unit, high, high_unit, probability = match.groups()
         # Without max-mark-probability EOS marks every packet at the maximum threshold.
-        return EcnThresholds(min_bytes=number(match.group(1), child) * BYTE_UNITS[match.group(2)],
-                             max_bytes=number(match.group(3), child) * BYTE_UNITS[match.group(4)],
-                             probability_pct=number(match.group(5), child, 1, 100) if match.group(5) else 100)
+        percent = number(probability, child, 1, 100) if probability else 100
+        if low_unit in BYTE_UNITS and high_unit in BYTE_UNITS:
+            return EcnThresholds(min_bytes=number(low, child) * BYTE_UNITS[low_unit],
+                                 max_bytes=number(high, child) * BYTE_UNITS[high_unit], probability_pct=percent)
+        if low_unit == high_unit and low_unit in OTHER_ECN_UNITS:
+            return EcnUnconverted(min=number(low, child), max=number(high, child), unit=OTHER_ECN_UNITS[low_unit],
+                                  probability_pct=percent)
     return None
 
 

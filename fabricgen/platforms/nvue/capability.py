@@ -121,6 +121,10 @@ CAPABILITY = Capability(
         "lossless": "{port} > pfc", "qos": "{port} > qos", "access_vlan": "{port} > bridge",
         "tagged_vlans": "{port} > bridge", "mode": "{port} > bridge",
     },
+    device_words={
+        "qos.queues": "egress-scheduler", "qos.queues.ecn": "congestion-control",
+        "qos.tc_to_queue": "egress-queue-mapping",
+    },
     spelling={
         "trust": "qos mapping default-global trust l3 (DSCP; l2: PCP, port: none)",
         "dscp_map": "qos mapping default-global dscp <list> switch-priority N (all 64)",

@@ -72,6 +72,11 @@ CAPABILITY = Capability(
         "lossless": "{port} > priority-flow-control", "qos": "{port} > service-policy",
         "qos.queues": "{port} > queuing",
     },
+    device_words={
+        "qos": "policy-map type qos", "qos.queues": "policy-map type queuing",
+        "qos.queues.ecn": "policy-map type queuing > random-detect", "qos.lossless_priorities":
+        "policy-map type network-qos", "qos.watchdog": "priority-flow-control watch-dog",
+    },
     spelling={
         "trust": f"service-policy type qos input {QOS_POLICY} on data ports (DSCP class-maps)",
         "dscp_map": "class-map type qos match-all … match dscp …; policy-map type qos: set qos-group N",

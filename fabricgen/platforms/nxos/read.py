@@ -57,8 +57,9 @@ Not recoverable, kept from the skeleton: class names (the skeleton's class on th
 ``queue<N>``), ``tc_to_pg``, ``qos.rdma_*``/``cnp_*``, cable/peer/lanes/media of ports, the management VLAN,
 hardware/role/name. Not read: the network-qos class MTU (a platform constant, see CLASS_MTU), ``match cos``
 and ACL matches in type-qos class-maps (routed RoCE is classified by DSCP; a policy matching only CoS
-reads as trust "dscp" with those classes empty), the 4q queuing mode, WRED thresholds in ``packets`` or
-without ``ecn`` (such a queue reads as without ECN). A skeleton without QoS or management stays without.
+reads as trust "dscp" with those classes empty), the 4q queuing mode, WRED without ``ecn`` (such a queue reads
+as without ECN). ECN thresholds in ``packets`` are no byte count: the queue marks, with thresholds read as written
+(``QueueModel.ecn_unconverted``) and not judged. A skeleton without QoS or management stays without.
 
 Brownfield: unknown sections and unknown lines inside known ones are ignored; ``banner`` text is skipped;
 ``interface ethernet 1/1`` and ranges (``Ethernet1/1-4``, comma lists) are expanded. A skeleton port with no
@@ -79,6 +80,7 @@ from typing import Any, Literal, NamedTuple
 from fabricgen.models.device import (
     DeviceModel,
     EcnThresholds,
+    EcnUnconverted,
     MgmtModel,
     PortModel,
     QosModel,
@@ -148,7 +150,8 @@ def _owned_qos(qos: QosModel) -> dict[str, Any]:
 def _owned_queue(queue: QueueModel) -> dict[str, Any]:
     return {"index": queue.index, "scheduler": queue.scheduler,
             "weight": queue.weight if queue.scheduler == "dwrr" else None,
-            "ecn": None if queue.ecn is None else queue.ecn.model_dump()}
+            "ecn": None if queue.ecn is None else queue.ecn.model_dump(),
+            "ecn_unconverted": None if queue.ecn_unconverted is None else queue.ecn_unconverted.model_dump()}
 
 
 def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
@@ -526,18 +529,23 @@ def _main_policy(config: _Config, ports: list[PortModel]) -> Node | None:
     return config.qos_policies.get(fallback or QOS_POLICY)
 
 
-def _read_ecn(node: Node) -> EcnThresholds | None:
+def _read_ecn(node: Node) -> EcnThresholds | EcnUnconverted | None:
     pattern = (r"random-detect minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
                r"(?: drop-probability (\S+))?(?: weight \S+)?( ecn)?")
     found = list(node.each(pattern))
     if not found:
         return None
     match, child = found[-1]
-    if not match.group(6) or match.group(2) not in BYTE_UNITS or match.group(4) not in BYTE_UNITS:
-        return None  # WRED without ecn drops instead of marking; packets/preset thresholds are not bytes
-    return EcnThresholds(min_bytes=number(match.group(1), child) * BYTE_UNITS[match.group(2)],
-                         max_bytes=number(match.group(3), child) * BYTE_UNITS[match.group(4)],
-                         probability_pct=number(match.group(5), child, 0, 100) if match.group(5) else 100)
+    low, low_unit, high, high_unit, probability, ecn = match.groups()
+    if not ecn:
+        return None  # WRED without ecn drops instead of marking
+    percent = number(probability, child, 0, 100) if probability else 100
+    if low_unit in BYTE_UNITS and high_unit in BYTE_UNITS:
+        return EcnThresholds(min_bytes=number(low, child) * BYTE_UNITS[low_unit],
+                             max_bytes=number(high, child) * BYTE_UNITS[high_unit], probability_pct=percent)
+    if low_unit == high_unit == "packets":  # the device model's ipqos_ThreshUnit: no byte count
+        return EcnUnconverted(min=number(low, child), max=number(high, child), unit="packets", probability_pct=percent)
+    return None  # preset thresholds (no numbers) are not read
 
 
 def _scheduled(node: Node) -> bool:
@@ -557,8 +565,10 @@ def _weight(node: Node) -> int | None:
 def _read_queue(node: Node, group: int, tc: int, name: str, lossless: bool) -> QueueModel:
     strict = _strict(node)
     scheduler: Literal["strict", "dwrr"] = "strict" if strict else "dwrr"
+    ecn = _read_ecn(node)
     return QueueModel(index=group, traffic_class=tc, class_name=name, lossless=lossless, scheduler=scheduler,
-                      weight=None if strict else _weight(node), ecn=_read_ecn(node))
+                      weight=None if strict else _weight(node), ecn=ecn if isinstance(ecn, EcnThresholds) else None,
+                      ecn_unconverted=ecn if isinstance(ecn, EcnUnconverted) else None)
 
 
 def _traffic_classes(skeleton: QosModel, pfc: dict[int, int], queued: list[int]) -> dict[int, int]:

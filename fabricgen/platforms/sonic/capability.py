@@ -97,6 +97,12 @@ CAPABILITY = Capability(
         "qos": "PORT_QOS_MAP > {port}", "qos.watchdog": "PFC_WD > {port}", "qos.queues": "QUEUE > {port}",
         "access_vlan": "VLAN_MEMBER > {port}", "tagged_vlans": "VLAN_MEMBER > {port}",
     },
+    device_words={
+        "qos": "PORT_QOS_MAP", "qos.lossless_priorities": "PORT_QOS_MAP", "qos.dscp_to_tc": "DSCP_TO_TC_MAP",
+        "qos.tc_to_queue": "TC_TO_QUEUE_MAP", "qos.tc_to_pg": "TC_TO_PRIORITY_GROUP_MAP",
+        "qos.pfc_priority_to_queue": "MAP_PFC_PRIORITY_TO_QUEUE", "qos.queues": "QUEUE",
+        "qos.queues.ecn": "WRED_PROFILE", "qos.watchdog": "PFC_WD", "qos.lossless_pool": "BUFFER_POOL",
+    },
     spelling={
         "trust": "PORT_QOS_MAP|<port>.dscp_to_tc_map (DSCP trust is implied)",
         "dscp_map": "DSCP_TO_TC_MAP|ROCE (all 64 code points)",
