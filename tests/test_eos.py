@@ -296,3 +296,32 @@ def test_ecn_in_one_unit_with_min_not_below_max_is_still_found(example_fabric: F
     fabric = example_fabric.model_copy(update={"devices": {**example_fabric.devices,
                                                            "spine1": reader.read(spine, {"eos.cfg": text})}})
     assert _spine1_findings(fabric, "FG-ECN-001") == {"FG-ECN-001 spine1"}
+
+
+@pytest.mark.parametrize(("profile", "interface", "ecn", "unconverted"), [
+    ("minimum-threshold 5000 bytes maximum-threshold 40000 bytes",
+     "minimum-threshold 100 segments maximum-threshold 1000 segments", None, (100, 1000, "segments")),
+    ("minimum-threshold 100 segments maximum-threshold 1000 segments",
+     "minimum-threshold 5000 bytes maximum-threshold 40000 bytes", (5000, 40000), None),
+])
+def test_an_interfaces_ecn_replaces_the_profiles_in_either_unit(example_fabric: Fabric, profile: str, interface: str,
+                                                              ecn: tuple[int, int] | None,
+                                                              unconverted: tuple[int, int, str] | None) -> None:
+    """The port's own thresholds replace the profile's whole: never one field of each (a review found the reader
+    crashing on the first case, and reporting drift on a port that marks as intended on the second)."""
+    spine = example_fabric.devices["spine1"]
+    text = render_device(spine)["eos.cfg"].replace(ECN_IN_BYTES, f"random-detect ecn {profile}")
+    head = "\ninterface Ethernet1/1\n"
+    end = text.index("!\n", text.index(head) + 1)
+    text = text[:end] + f"   !\n   tx-queue 3\n      random-detect ecn {interface}\n" + text[end:]
+    read = reader.read(spine, {"eos.cfg": text})
+    own = next(p for p in read.ports if p.name == "Ethernet1/1").qos
+    assert own is not None
+    queue = next(q for q in own.queues if q.index == 3)
+    assert ((queue.ecn.min_bytes, queue.ecn.max_bytes) if queue.ecn else None) == ecn
+    other = queue.ecn_unconverted
+    assert ((other.min, other.max, other.unit) if other else None) == unconverted
+    fabric = example_fabric.model_copy(update={"devices": {**example_fabric.devices, "spine1": read}})
+    # FG-ECN-010 names whichever side writes no byte count: the port alone, or the switch (its other ports).
+    assert _spine1_findings(fabric, "FG-ECN-010") == {"FG-ECN-010 spine1:Ethernet1/1" if unconverted
+                                                      else "FG-ECN-010 spine1"}

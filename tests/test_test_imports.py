@@ -14,6 +14,8 @@ from conftest import ROOT
 
 # `python -m tests.lab`, or a launcher's `from tests.targets.sonic import main`, written as text.
 IN_TEXT = re.compile(r"(?:-m\s+|\bfrom\s+|\bimport\s+|import_module\(f?[\"'])tests\.")
+# A module named as a string: subprocess's ["-m", "tests.lab"], import_module, runpy.run_module, __import__.
+MODULE = re.compile(r"tests(?:\.[A-Za-z_]\w*)+")
 
 
 def _python_files() -> list[Path]:
@@ -32,7 +34,8 @@ def _imports_of_tests(path: Path) -> list[str]:
     source = path.read_text()
     where = path.relative_to(ROOT)
     found = [f"{where}:{node.lineno}" for node in ast.walk(ast.parse(source))
-             if isinstance(node, ast.Import | ast.ImportFrom) and "tests" in _imported_roots(node)]
+             if (isinstance(node, ast.Import | ast.ImportFrom) and "tests" in _imported_roots(node))
+             or (isinstance(node, ast.Constant) and isinstance(node.value, str) and MODULE.fullmatch(node.value))]
     if path.name != Path(__file__).name:  # this file's own pattern and docstring name what they look for
         found += [f"{where}:{number}" for number, line in enumerate(source.splitlines(), 1) if IN_TEXT.search(line)]
     return found

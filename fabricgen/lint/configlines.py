@@ -96,22 +96,43 @@ class ConfigText:
         """The line where the config writes the setting, 0 when it does not. ``word``: a path of names (see
         Capability.config_words), each looked for after the one before, inside its entry (its indented block) —
         the last of the port's blocks that has it; else one word, looked for from the port's entry on (a host's
-        NCCL_IB_TC, anywhere when there is no port). Without a port, a path that names none is walked from the top
-        (Capability.device_words)."""
+        NCCL_IB_TC, anywhere when there is no port)."""
         entries = self.entries(port) if port is not None else []
         if " > " not in word:
             at = self._find_outside_comments(word, entries[0] if entries else 0)
             return self.line_of(at) if at >= 0 else 0
+        if port is None:
+            return 0
         steps = word.split(" > ")
-        if port is None:  # a switch-wide setting: its path from the top of the file, if it names no port
-            at = -1 if PORT in steps else self._walk(steps, "", 0, len(self.text))
-            return self.line_of(at) if at >= 0 else 0
         if steps[0] == PORT:
             found = [self._walk(steps[1:], port, entry, self.block_end(entry)) for entry in entries]
             hits = [at for at in found if at >= 0]
             return self.line_of(hits[-1]) if hits else 0
         at = self._walk(steps, port, 0, len(self.text))
         return self.line_of(at) if at >= 0 else 0
+
+    def device_setting(self, word: str) -> int:
+        """The line where a switch writes a switch-wide setting (Capability.device_words: a path of names without a
+        port), walked from the one block its first name opens (only_block); 0 when there is none, or several."""
+        steps = word.split(" > ")
+        block = self.only_block(steps[0])
+        at = block if block < 0 or len(steps) == 1 else self._walk(steps[1:], "", block, self.block_end(block))
+        return self.line_of(at) if at >= 0 else 0
+
+    def only_block(self, name: str) -> int:
+        """Where the one block that ``name`` opens starts: the least indented line that begins with it (a CLI
+        command, a JSON or YAML key; not a value naming it, nor SONiC's FLEX_COUNTER_TABLE "QUEUE" deeper in);
+        -1 when no line does, or several do at that depth (two EOS `qos profile`s: the reader took the one most
+        ports apply, which the text alone does not say, so no line is better than a wrong one)."""
+        found: list[tuple[int, int]] = []
+        at = self.find_name(name, 0, len(self.text))
+        while at >= 0:
+            line_start = self.text.rfind("\n", 0, at) + 1
+            if self.text[line_start:at].strip(" \t") in ("", '"', "'"):
+                found.append((at - line_start, at))
+            at = self.find_name(name, at + 1, len(self.text))
+        shallowest = [at for depth, at in found if depth == min(found)[0]] if found else []
+        return shallowest[0] if len(shallowest) == 1 else -1
 
     def _find_outside_comments(self, word: str, start: int) -> int:
         """The first place from ``start`` naming ``word`` on a line that is not a comment (`#`, `!`): nccl.env's

@@ -104,8 +104,6 @@ class Configs:
                 return fallback(finding)
             capability = get_platform(self.fabric.devices[device].platform).capability
             words = config_words(capability.config_words, finding.setting)
-            if port is None and finding.setting is not None:  # a switch-wide setting: where the device writes it
-                words = listed_words(capability.device_words, finding.setting) + words
             found = [(path, config(path, capability.port_anchor)) for path in files]
             if port is not None and capability.port_anchor is not None:
                 # A switch: the file that has the port's entry (NVUE's nvue.yaml before nvue.commands), and in it
@@ -113,12 +111,12 @@ class Configs:
                 path, text = next(((path, text) for path, text in found if text.entries(port)), found[0])
                 line = next((at for word in words if (at := text.setting(word, port))), 0)
                 return Location(str(path), line or text.entry_line(port), 1)
-            for word in words:
-                for path, text in found:
-                    line = text.setting(word, port)
-                    if line:
-                        return Location(str(path), line, 1)
-            return Location(str(files[0]), found[0][1].entry_line(port) if port else 1, 1)
+            # A switch-wide setting where the switch writes it; else the words anywhere (a host's NCCL_IB_TC).
+            switch_wide = listed_words(capability.device_words, finding.setting) if port is None and finding.setting \
+                else []
+            located = (_first_written(found, switch_wide, ConfigText.device_setting)
+                       or _first_written(found, words, lambda text, word: text.setting(word, port)))
+            return located or Location(str(files[0]), found[0][1].entry_line(port) if port else 1, 1)
 
         return locate
 
@@ -248,6 +246,18 @@ class _Reading:
             self.missing[device.name] = f"no {exc.file} in {folder}/ (found {', '.join(sorted(texts))})"
         # else: the file it needs is empty, and FG-EVD-002 says so already
 
+
+
+def _first_written(found: list[tuple[Path, ConfigText]], words: list[str],
+                   line_of: Callable[[ConfigText, str], int]) -> Location | None:
+    """The first of ``words`` that a file of ``found`` writes (``line_of`` not 0), in the order of the words, then
+    of the files; None when no file writes any."""
+    for word in words:
+        for path, text in found:
+            line = line_of(text, word)
+            if line:
+                return Location(str(path), line, 1)
+    return None
 
 class _Refused(Exception):
     def __init__(self, problem: Problem) -> None:

@@ -294,7 +294,7 @@ def ecn_off_on_roce(ctx: LintContext, r: Rule) -> Iterator[Finding]:
             yield r.finding(device.name, what, remedy(
                 ctx, device, rdma_ecn, "add ecn to the RDMA class",
                 f"configure ECN marking on the queue of traffic class {device.qos.rdma_priority}"),
-                source=(*ECN_SOURCE,), setting="qos.queues")
+                source=(*ECN_SOURCE,), setting="qos")  # no queue marks: the switch's QoS profile or table
 
 
 def _ports_without_ecn(r: Rule, device: DeviceModel, ports: list[End]) -> Iterator[Finding]:

@@ -57,7 +57,7 @@ CAPABILITY = Capability(
         "fec": "{port} > error-correction", "description": "{port} > description", "mode": "{port} > switchport",
         "access_vlan": "{port} > switchport", "tagged_vlans": "{port} > switchport",
         "pfc_priorities": "{port} > priority-flow-control", "lossless": "{port} > priority-flow-control",
-        "qos": "{port} > service-profile", "qos.trust": "{port} > trust", "qos.queues": "{port} > uc-tx-queue",
+        "qos": "{port} > service-profile", "qos.trust": "{port} > trust", "qos.queues": "{port} > tx-queue",
     },
     device_words={
         "qos": "qos profile", "qos.trust": "qos profile > qos trust", "qos.queues": "qos profile > tx-queue",

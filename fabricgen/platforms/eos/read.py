@@ -617,11 +617,15 @@ def _read_queue(node: Node, index: int, tc: int, class_name: str, lossless: bool
     dwrr = node.last(r"(no )?priority(?: strict)?")  # EOS tx-queues are strict until `no priority`
     weight = node.last_int(r"bandwidth percent (\S+)", 0, 100)
     scheduler: Literal["strict", "dwrr"] = "dwrr" if dwrr is not None and dwrr.group(1) else "strict"
-    ecn = _read_ecn(node)
     return QueueModel(index=index, traffic_class=tc, class_name=class_name, lossless=lossless, scheduler=scheduler,
-                      weight=weight if scheduler == "dwrr" else None,
-                      ecn=ecn if isinstance(ecn, EcnThresholds) else None,
-                      ecn_unconverted=ecn if isinstance(ecn, EcnUnconverted) else None)
+                      weight=weight if scheduler == "dwrr" else None, **_ecn_fields(_read_ecn(node)))
+
+
+def _ecn_fields(ecn: EcnThresholds | EcnUnconverted | None) -> dict[str, Any]:
+    """A queue's two ECN fields for what _read_ecn read: one set, the other None (an interface's thresholds
+    replace the profile's whole, in whichever unit each writes them)."""
+    return {"ecn": ecn if isinstance(ecn, EcnThresholds) else None,
+            "ecn_unconverted": ecn if isinstance(ecn, EcnUnconverted) else None}
 
 
 def _read_ecn(node: Node) -> EcnThresholds | EcnUnconverted | None:
@@ -746,7 +750,7 @@ def _with_interface_ecn(queues: list[QueueModel], node: Node, skeleton: QosModel
             continue
         queue = by_index.get(index) or QueueModel(index=index, traffic_class=index, class_name=names.get(
             index, f"queue{index}"), lossless=index in lossless, scheduler="strict")
-        by_index[index] = updated(queue, {"ecn": ecn})
+        by_index[index] = updated(queue, _ecn_fields(ecn))
     return [by_index[index] for index in sorted(by_index)]
 
 

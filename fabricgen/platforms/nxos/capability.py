@@ -73,7 +73,8 @@ CAPABILITY = Capability(
         "qos.queues": "{port} > queuing",
     },
     device_words={
-        "qos": "policy-map type qos", "qos.queues": "policy-map type queuing",
+        "qos.dscp_to_tc": "policy-map type qos", "qos.trust": "policy-map type qos",
+        "qos.queues": "policy-map type queuing",
         "qos.queues.ecn": "policy-map type queuing > random-detect", "qos.lossless_priorities":
         "policy-map type network-qos", "qos.watchdog": "priority-flow-control watch-dog",
     },
