@@ -44,6 +44,7 @@ class ConfigText:
         self.text, self.anchor = text, anchor
         self._entries: dict[str, list[int]] = {}
         self._opened: int | None = None  # where an anchor without `{port}` first matches (0: nowhere)
+        self._blocks: dict[str, int] = {}  # only_block's answers (a file's switch-wide findings share them)
 
     def line_of(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -124,15 +125,19 @@ class ConfigText:
         command, a JSON or YAML key; not a value naming it, nor SONiC's FLEX_COUNTER_TABLE "QUEUE" deeper in);
         -1 when no line does, or several do at that depth (two EOS `qos profile`s: the reader took the one most
         ports apply, which the text alone does not say, so no line is better than a wrong one)."""
-        found: list[tuple[int, int]] = []
-        at = self.find_name(name, 0, len(self.text))
-        while at >= 0:
-            line_start = self.text.rfind("\n", 0, at) + 1
-            if self.text[line_start:at].strip(" \t") in ("", '"', "'"):
-                found.append((at - line_start, at))
-            at = self.find_name(name, at + 1, len(self.text))
-        shallowest = [at for depth, at in found if depth == min(found)[0]] if found else []
-        return shallowest[0] if len(shallowest) == 1 else -1
+        block = self._blocks.get(name)
+        if block is None:
+            found: list[tuple[int, int]] = []  # (depth, offset) of each line that begins with the name
+            at = self.find_name(name, 0, len(self.text))
+            while at >= 0:
+                line_start = self.text.rfind("\n", 0, at) + 1
+                if self.text[line_start:at].strip(" \t") in ("", '"', "'"):
+                    found.append((at - line_start, at))
+                at = self.find_name(name, at + 1, len(self.text))
+            depth = min(found)[0] if found else 0
+            shallowest = [at for line_depth, at in found if line_depth == depth]
+            block = self._blocks[name] = shallowest[0] if len(shallowest) == 1 else -1
+        return block
 
     def _find_outside_comments(self, word: str, start: int) -> int:
         """The first place from ``start`` naming ``word`` on a line that is not a comment (`#`, `!`): nccl.env's

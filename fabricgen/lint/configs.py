@@ -247,7 +247,6 @@ class _Reading:
         # else: the file it needs is empty, and FG-EVD-002 says so already
 
 
-
 def _first_written(found: list[tuple[Path, ConfigText]], words: list[str],
                    line_of: Callable[[ConfigText, str], int]) -> Location | None:
     """The first of ``words`` that a file of ``found`` writes (``line_of`` not 0), in the order of the words, then
@@ -258,6 +257,7 @@ def _first_written(found: list[tuple[Path, ConfigText]], words: list[str],
             if line:
                 return Location(str(path), line, 1)
     return None
+
 
 class _Refused(Exception):
     def __init__(self, problem: Problem) -> None:
