@@ -95,9 +95,10 @@ class Capability:
     # NCCL_IB_TC); lint rules name only the settings listed here or host words.
     config_words: Mapping[str, str] = field(default_factory=dict)
     # Where the config writes a switch-wide setting, for a finding about the device rather than a port (its QoS
-    # profile, queues, ECN, watchdog): names joined by " > " as in config_words, without `{port}`, looked for from
-    # the top of the file (EOS: qos.queues.ecn "qos profile > random-detect ecn"). A setting not listed here points
-    # at line 1.
+    # profile, queues, ECN, watchdog): names joined by " > " as in config_words, without `{port}`, the first one the
+    # line that opens the block, the one such line at the top level (EOS: qos.queues.ecn "qos profile > random-detect
+    # ecn"; lint.configlines.ConfigText.only_block). A setting not listed, or a block of which the file has two,
+    # points at line 1.
     device_words: Mapping[str, str] = field(default_factory=dict)
     # Host NIC drivers: whether the driver takes an ETS traffic class at 0 % beside an ETS total of 100 (None on
     # switches). fabricgen renders a layout every driver takes (resolve.host.nic_ets); lint holds configs read

@@ -9,10 +9,11 @@ the dispatch are written once and both readers get the same fixes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from fabricgen.models.device import EcnThresholds, EcnUnconverted, EcnUnit, QueueModel
 from fabricgen.platforms import ConfigReadError
 
 # Given a command line just read: None when it opens no banner, else a test of each later (stripped) line that
@@ -215,3 +216,34 @@ def dispatch(root: Node, handlers: Sequence[tuple[re.Pattern[str], Handler[C]]],
                 handler(record, match, node)
                 break
     return record
+
+
+# --- what both CLIs' readers make of a queue ------------------------------------------------------------------
+
+def ecn_thresholds(low: str, low_unit: str, high: str, high_unit: str, percent: int, node: Node,
+                   other_units: Mapping[str, EcnUnit]) -> EcnThresholds | EcnUnconverted | None:
+    """A `random-detect` line's thresholds: bytes when both units are (BYTE_UNITS); as written when both are one
+    of the platform's ``other_units``, which are no byte count; else None (not read). Numbers are checked at
+    ``node``'s line."""
+    if low_unit in BYTE_UNITS and high_unit in BYTE_UNITS:
+        return EcnThresholds(min_bytes=number(low, node) * BYTE_UNITS[low_unit],
+                             max_bytes=number(high, node) * BYTE_UNITS[high_unit], probability_pct=percent)
+    if low_unit == high_unit and low_unit in other_units:
+        return EcnUnconverted(min=number(low, node), max=number(high, node), unit=other_units[low_unit],
+                              probability_pct=percent)
+    return None
+
+
+def ecn_fields(ecn: EcnThresholds | EcnUnconverted | None) -> dict[str, Any]:
+    """A queue's two ECN fields for what ecn_thresholds read: one set, the other None (thresholds that replace
+    others replace them whole, in whichever unit each is written)."""
+    return {"ecn": ecn if isinstance(ecn, EcnThresholds) else None,
+            "ecn_unconverted": ecn if isinstance(ecn, EcnUnconverted) else None}
+
+
+def owned_queue(queue: QueueModel) -> dict[str, Any]:
+    """A queue as both CLIs' owned views have it (its weight only where it is DWRR)."""
+    return {"index": queue.index, "scheduler": queue.scheduler,
+            "weight": queue.weight if queue.scheduler == "dwrr" else None,
+            "ecn": None if queue.ecn is None else queue.ecn.model_dump(),
+            "ecn_unconverted": None if queue.ecn_unconverted is None else queue.ecn_unconverted.model_dump()}

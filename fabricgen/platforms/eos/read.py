@@ -100,7 +100,8 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import BYTE_UNITS, Handler, Node, dispatch, number, refuse_stray_lines, tree
+from fabricgen.platforms.common import clitext
+from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, refuse_stray_lines, tree
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.common.ownedviews import SharedViews
 from fabricgen.platforms.eos.render import PROFILE, natural_key
@@ -197,16 +198,9 @@ def _owned_qos(qos: QosModel) -> dict[str, Any]:
         "dscp_to_tc": {dscp: qos.dscp_to_tc.get(dscp, DEFAULT_DSCP_TO_TC[dscp]) for dscp in range(64)},
         "tc_to_queue": {tc: qos.tc_to_queue.get(tc) for tc in used},
         "lossless_priorities": sorted(qos.lossless_priorities),
-        "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
+        "queues": [clitext.owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
         "watchdog": None if watchdog is None else watchdog.model_dump(),
     }
-
-
-def _owned_queue(queue: QueueModel) -> dict[str, Any]:
-    return {"index": queue.index, "scheduler": queue.scheduler,
-            "weight": queue.weight if queue.scheduler == "dwrr" else None,
-            "ecn": None if queue.ecn is None else queue.ecn.model_dump(),
-            "ecn_unconverted": None if queue.ecn_unconverted is None else queue.ecn_unconverted.model_dump()}
 
 
 def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
@@ -618,14 +612,7 @@ def _read_queue(node: Node, index: int, tc: int, class_name: str, lossless: bool
     weight = node.last_int(r"bandwidth percent (\S+)", 0, 100)
     scheduler: Literal["strict", "dwrr"] = "dwrr" if dwrr is not None and dwrr.group(1) else "strict"
     return QueueModel(index=index, traffic_class=tc, class_name=class_name, lossless=lossless, scheduler=scheduler,
-                      weight=weight if scheduler == "dwrr" else None, **_ecn_fields(_read_ecn(node)))
-
-
-def _ecn_fields(ecn: EcnThresholds | EcnUnconverted | None) -> dict[str, Any]:
-    """A queue's two ECN fields for what _read_ecn read: one set, the other None (an interface's thresholds
-    replace the profile's whole, in whichever unit each writes them)."""
-    return {"ecn": ecn if isinstance(ecn, EcnThresholds) else None,
-            "ecn_unconverted": ecn if isinstance(ecn, EcnUnconverted) else None}
+                      weight=weight if scheduler == "dwrr" else None, **clitext.ecn_fields(_read_ecn(node)))
 
 
 def _read_ecn(node: Node) -> EcnThresholds | EcnUnconverted | None:
@@ -635,12 +622,9 @@ def _read_ecn(node: Node) -> EcnThresholds | EcnUnconverted | None:
         low, low_unit, high, high_unit, probability = match.groups()
         # Without max-mark-probability EOS marks every packet at the maximum threshold.
         percent = number(probability, child, 1, 100) if probability else 100
-        if low_unit in BYTE_UNITS and high_unit in BYTE_UNITS:
-            return EcnThresholds(min_bytes=number(low, child) * BYTE_UNITS[low_unit],
-                                 max_bytes=number(high, child) * BYTE_UNITS[high_unit], probability_pct=percent)
-        if low_unit == high_unit and low_unit in OTHER_ECN_UNITS:
-            return EcnUnconverted(min=number(low, child), max=number(high, child), unit=OTHER_ECN_UNITS[low_unit],
-                                  probability_pct=percent)
+        ecn = clitext.ecn_thresholds(low, low_unit, high, high_unit, percent, child, OTHER_ECN_UNITS)
+        if ecn is not None:
+            return ecn
     return None
 
 
@@ -750,7 +734,7 @@ def _with_interface_ecn(queues: list[QueueModel], node: Node, skeleton: QosModel
             continue
         queue = by_index.get(index) or QueueModel(index=index, traffic_class=index, class_name=names.get(
             index, f"queue{index}"), lossless=index in lossless, scheduler="strict")
-        by_index[index] = updated(queue, _ecn_fields(ecn))
+        by_index[index] = updated(queue, clitext.ecn_fields(ecn))
     return [by_index[index] for index in sorted(by_index)]
 
 

@@ -81,6 +81,7 @@ from fabricgen.models.device import (
     DeviceModel,
     EcnThresholds,
     EcnUnconverted,
+    EcnUnit,
     MgmtModel,
     PortModel,
     QosModel,
@@ -88,7 +89,8 @@ from fabricgen.models.device import (
     WatchdogModel,
 )
 from fabricgen.platforms import ConfigReadError
-from fabricgen.platforms.common.clitext import BYTE_UNITS, Handler, Node, dispatch, number, refuse_stray_lines, tree
+from fabricgen.platforms.common import clitext
+from fabricgen.platforms.common.clitext import Handler, Node, dispatch, number, refuse_stray_lines, tree
 from fabricgen.platforms.common.modelcopy import updated
 from fabricgen.platforms.nxos.capability import FILE, MGMT_VRF, QOS_POLICY
 from fabricgen.platforms.nxos.render import DATA_ROLES, QUEUES, dscp_groups, natural_key, pfc_groups
@@ -106,6 +108,8 @@ FEC_WORDS: dict[str, str | None] = {"rs-fec": "rs", "rs-ieee": "rs", "rs-cons16"
                                     "fc-fec": "fc", "off": "none", "fec-off": "none", "auto": None}
 # The fastest `speed` NX-OS lists (800G), in Mb/s; a larger number is a typo, not a speed.
 MAX_SPEED_MBPS = 800_000
+# The device model's threshold unit (ipqos_ThreshUnit) that is no byte count; preset thresholds have no numbers.
+OTHER_ECN_UNITS: dict[str, EcnUnit] = {"packets": "packets"}
 # DSCP names NX-OS accepts in `match dscp` (RFC 2474/2597/3246 code points).
 DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{n}": 8 * n for n in range(8)},
               **{f"af{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)}}
@@ -141,17 +145,10 @@ def _owned_qos(qos: QosModel) -> dict[str, Any]:
     return {
         "dscp_to_qos_group": dscp_groups(qos),
         "pfc_cos": pfc_groups(qos),
-        "queues": [_owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
+        "queues": [clitext.owned_queue(q) for q in sorted(qos.queues, key=lambda q: q.index)],
         "watchdog": None if qos.watchdog is None else qos.watchdog.model_dump(),
         "trust": qos.trust,
     }
-
-
-def _owned_queue(queue: QueueModel) -> dict[str, Any]:
-    return {"index": queue.index, "scheduler": queue.scheduler,
-            "weight": queue.weight if queue.scheduler == "dwrr" else None,
-            "ecn": None if queue.ecn is None else queue.ecn.model_dump(),
-            "ecn_unconverted": None if queue.ecn_unconverted is None else queue.ecn_unconverted.model_dump()}
 
 
 def _owned_mgmt(mgmt: MgmtModel) -> dict[str, Any]:
@@ -540,12 +537,7 @@ def _read_ecn(node: Node) -> EcnThresholds | EcnUnconverted | None:
     if not ecn:
         return None  # WRED without ecn drops instead of marking
     percent = number(probability, child, 0, 100) if probability else 100
-    if low_unit in BYTE_UNITS and high_unit in BYTE_UNITS:
-        return EcnThresholds(min_bytes=number(low, child) * BYTE_UNITS[low_unit],
-                             max_bytes=number(high, child) * BYTE_UNITS[high_unit], probability_pct=percent)
-    if low_unit == high_unit == "packets":  # the device model's ipqos_ThreshUnit: no byte count
-        return EcnUnconverted(min=number(low, child), max=number(high, child), unit="packets", probability_pct=percent)
-    return None  # preset thresholds (no numbers) are not read
+    return clitext.ecn_thresholds(low, low_unit, high, high_unit, percent, child, OTHER_ECN_UNITS)
 
 
 def _scheduled(node: Node) -> bool:
@@ -565,10 +557,8 @@ def _weight(node: Node) -> int | None:
 def _read_queue(node: Node, group: int, tc: int, name: str, lossless: bool) -> QueueModel:
     strict = _strict(node)
     scheduler: Literal["strict", "dwrr"] = "strict" if strict else "dwrr"
-    ecn = _read_ecn(node)
     return QueueModel(index=group, traffic_class=tc, class_name=name, lossless=lossless, scheduler=scheduler,
-                      weight=None if strict else _weight(node), ecn=ecn if isinstance(ecn, EcnThresholds) else None,
-                      ecn_unconverted=ecn if isinstance(ecn, EcnUnconverted) else None)
+                      weight=None if strict else _weight(node), **clitext.ecn_fields(_read_ecn(node)))
 
 
 def _traffic_classes(skeleton: QosModel, pfc: dict[int, int], queued: list[int]) -> dict[int, int]:
